@@ -1,0 +1,81 @@
+package dev.effectledger.schema.serde;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.util.Map;
+import org.apache.avro.Schema;
+import org.apache.avro.io.BinaryEncoder;
+import org.apache.avro.io.DecoderFactory;
+import org.apache.avro.io.EncoderFactory;
+import org.apache.avro.specific.SpecificData;
+import org.apache.avro.specific.SpecificDatumReader;
+import org.apache.avro.specific.SpecificDatumWriter;
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.serialization.Serializer;
+
+/**
+ * Plain Avro binary with the current schema on both sides, for data only this service writes (the
+ * ledger store and its changelog).
+ *
+ * @param <T> the generated record type
+ */
+public final class AvroBinarySerde<T extends SpecificRecord>
+    implements Serde<T>, Serializer<T>, Deserializer<T> {
+
+  private final Schema schema;
+  private final SpecificDatumWriter<T> writer;
+  private final SpecificDatumReader<T> reader;
+
+  public AvroBinarySerde(Class<T> type) {
+    this.schema = SpecificData.get().getSchema(type);
+    this.writer = new SpecificDatumWriter<>(schema);
+    this.reader = new SpecificDatumReader<>(schema);
+  }
+
+  @Override
+  public byte[] serialize(String topic, T data) {
+    if (data == null) {
+      return null;
+    }
+    ByteArrayOutputStream out = new ByteArrayOutputStream(256);
+    BinaryEncoder encoder = EncoderFactory.get().directBinaryEncoder(out, null);
+    try {
+      writer.write(data, encoder);
+      encoder.flush();
+    } catch (IOException e) {
+      throw new SerializationException("Could not encode " + schema.getName(), e);
+    }
+    return out.toByteArray();
+  }
+
+  @Override
+  public T deserialize(String topic, byte[] bytes) {
+    if (bytes == null) {
+      return null;
+    }
+    try {
+      return reader.read(null, DecoderFactory.get().binaryDecoder(bytes, null));
+    } catch (IOException | RuntimeException e) {
+      throw new SerializationException("Could not decode " + schema.getName() + " from " + topic, e);
+    }
+  }
+
+  @Override
+  public Serializer<T> serializer() {
+    return this;
+  }
+
+  @Override
+  public Deserializer<T> deserializer() {
+    return this;
+  }
+
+  @Override
+  public void configure(Map<String, ?> configs, boolean isKey) {}
+
+  @Override
+  public void close() {}
+}

@@ -1,0 +1,128 @@
+package dev.effectledger.schema.serde;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.avro.Schema;
+import org.apache.avro.io.BinaryDecoder;
+import org.apache.avro.io.BinaryEncoder;
+import org.apache.avro.io.DecoderFactory;
+import org.apache.avro.io.EncoderFactory;
+import org.apache.avro.specific.SpecificData;
+import org.apache.avro.specific.SpecificDatumReader;
+import org.apache.avro.specific.SpecificDatumWriter;
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.serialization.Serializer;
+
+/**
+ * Serde of one generated Avro record type in the Schema Registry wire format: magic byte {@code
+ * 0}, 4-byte big-endian schema id, Avro binary. The serializer registers the record's schema under
+ * {@code <topic>-value}; the deserializer resolves the writer's schema by id against the record's
+ * own schema, so older and newer compatible writers are read.
+ *
+ * @param <T> the generated record type
+ */
+public final class RegistryAvroSerde<T extends SpecificRecord>
+    implements Serde<T>, Serializer<T>, Deserializer<T> {
+
+  /** The first byte of every record in the wire format. */
+  public static final byte MAGIC_BYTE = 0;
+
+  /** Length of the wire-format header: magic byte and schema id. */
+  public static final int HEADER_LENGTH = 5;
+
+  private final SchemaRegistry registry;
+  private final Schema readerSchema;
+  private final Map<String, Integer> idsByTopic = new ConcurrentHashMap<>();
+  private final Map<Integer, SpecificDatumReader<T>> readersById = new ConcurrentHashMap<>();
+  private final SpecificDatumWriter<T> writer;
+
+  public RegistryAvroSerde(SchemaRegistry registry, Class<T> type) {
+    this.registry = registry;
+    this.readerSchema = SpecificData.get().getSchema(type);
+    this.writer = new SpecificDatumWriter<>(readerSchema);
+  }
+
+  @Override
+  public byte[] serialize(String topic, T data) {
+    if (data == null) {
+      return null;
+    }
+    int id = idsByTopic.computeIfAbsent(topic, t -> registry.register(t + "-value", readerSchema));
+    ByteArrayOutputStream out = new ByteArrayOutputStream(256);
+    out.write(MAGIC_BYTE);
+    out.write(ByteBuffer.allocate(4).putInt(id).array(), 0, 4);
+    BinaryEncoder encoder = EncoderFactory.get().directBinaryEncoder(out, null);
+    try {
+      writer.write(data, encoder);
+      encoder.flush();
+    } catch (IOException | RuntimeException e) {
+      throw new SerializationException(
+          "Could not encode " + readerSchema.getName() + " for topic " + topic, e);
+    }
+    return out.toByteArray();
+  }
+
+  @Override
+  public T deserialize(String topic, byte[] bytes) {
+    if (bytes == null) {
+      return null;
+    }
+    if (bytes.length < HEADER_LENGTH || bytes[0] != MAGIC_BYTE) {
+      throw new WireFormatException(
+          WireFormatException.Reason.MALFORMED,
+          "Record on " + topic + " is not in the Schema Registry wire format (expected magic byte 0"
+              + " and a 4-byte schema id)");
+    }
+    int id = ByteBuffer.wrap(bytes, 1, 4).getInt();
+    SpecificDatumReader<T> reader;
+    try {
+      reader = readersById.computeIfAbsent(id, this::readerFor);
+    } catch (SchemaRegistryException e) {
+      throw new WireFormatException(
+          e.isNotFound() ? WireFormatException.Reason.UNKNOWN_SCHEMA_ID : WireFormatException.Reason.REGISTRY_UNAVAILABLE,
+          "Record on " + topic + " names schema id " + id + ": " + e.getMessage(),
+          e);
+    }
+    try {
+      BinaryDecoder decoder =
+          DecoderFactory.get().binaryDecoder(bytes, HEADER_LENGTH, bytes.length - HEADER_LENGTH, null);
+      T value = reader.read(null, decoder);
+      if (!decoder.isEnd()) {
+        throw new IOException((bytes.length - HEADER_LENGTH) + "-byte body has trailing bytes");
+      }
+      return value;
+    } catch (IOException | RuntimeException e) {
+      throw new WireFormatException(
+          WireFormatException.Reason.MALFORMED,
+          "Record on " + topic + " with schema id " + id + " is not a valid "
+              + readerSchema.getName() + ": " + e.getMessage(),
+          e);
+    }
+  }
+
+  private SpecificDatumReader<T> readerFor(int id) {
+    return new SpecificDatumReader<>(registry.schemaById(id), readerSchema);
+  }
+
+  @Override
+  public Serializer<T> serializer() {
+    return this;
+  }
+
+  @Override
+  public Deserializer<T> deserializer() {
+    return this;
+  }
+
+  @Override
+  public void configure(Map<String, ?> configs, boolean isKey) {}
+
+  @Override
+  public void close() {}
+}
