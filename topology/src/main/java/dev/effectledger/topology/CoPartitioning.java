@@ -1,0 +1,43 @@
+package dev.effectledger.topology;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.TopicDescription;
+
+/** Checks, before the topology starts, that intents and outcomes share one partitioning. */
+public final class CoPartitioning {
+
+  private CoPartitioning() {}
+
+  /**
+   * Fails when tool-intents and tool-outcomes differ in partition count (or one is missing): a key's
+   * intents and outcomes would land in different tasks, and two duplicates could race.
+   *
+   * @throws IllegalStateException naming both counts and what to do
+   */
+  public static void verify(Admin admin) {
+    Map<String, TopicDescription> topics;
+    try {
+      topics = admin.describeTopics(List.of(LedgerTopics.INTENTS, LedgerTopics.OUTCOMES))
+          .allTopicNames().get(30, TimeUnit.SECONDS);
+    } catch (ExecutionException | TimeoutException e) {
+      throw new IllegalStateException("Cannot describe " + LedgerTopics.INTENTS + " and " + LedgerTopics.OUTCOMES
+          + ": create both with the same partition count before starting the processor", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("Interrupted while checking co-partitioning", e);
+    }
+    int intents = topics.get(LedgerTopics.INTENTS).partitions().size();
+    int outcomes = topics.get(LedgerTopics.OUTCOMES).partitions().size();
+    if (intents != outcomes) {
+      throw new IllegalStateException(LedgerTopics.INTENTS + " has " + intents + " partitions but "
+          + LedgerTopics.OUTCOMES + " has " + outcomes + ": they must be co-partitioned (same count, keyed by"
+          + " idempotency key) so one task owns every event of a key. Recreate " + LedgerTopics.OUTCOMES
+          + " with " + intents + " partitions.");
+    }
+  }
+}

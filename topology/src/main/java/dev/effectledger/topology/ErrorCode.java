@@ -1,0 +1,54 @@
+package dev.effectledger.topology;
+
+import dev.effectledger.schema.ErrorInfo;
+
+/**
+ * Every error code the ledger puts in a reply or a dead-letter header, with whether retrying the
+ * same intent can help and what the caller should do. Codes are stable API: clients switch on them.
+ */
+public enum ErrorCode {
+  IDEMPOTENCY_KEY_REUSED(false,
+      "The key already belongs to other arguments. Derive the key from the intent's own arguments; never reuse a key for a different action."),
+  UNKNOWN_TOOL(false, "Add the tool to tools.yaml, or configure unknownTool, and restart the processor."),
+  DUPLICATE_IN_FLIGHT(true, "The original call is still running. Wait for its result on the reply topic, then retry if needed."),
+  BYPASS_NOT_ALLOWED(false, "This tool's policy forbids a second execution (bypass: false). Ask the tool's owner to change the policy."),
+  RETRIES_EXHAUSTED(true, "The effect did not happen. Send the same intent again later; it will run once."),
+  AMBIGUOUS_OUTCOME(false, "The effect may have happened. Reconcile with the downstream using the key before any retry."),
+  PENDING_TIMEOUT(false, "No outcome arrived in time and the tool may not be re-dispatched blind. Reconcile with the downstream using the key."),
+  HELD_FOR_RECONCILIATION(false, "The effect may have happened and is held. Reconcile with the downstream, or an operator may approve a bypass."),
+  EFFECT_FAILED(false, "The downstream refused the request. Fix the arguments and send a new intent (a new step)."),
+  MALFORMED_RECORD(false, "Produce intents with the ToolIntent schema in the Schema Registry wire format."),
+  UNKNOWN_SCHEMA_ID(false, "Register the schema in the Schema Registry the ledger uses, or point the producer at the same registry."),
+  MISSING_KEY(false, "Set the record key to the intent's idempotency key."),
+  KEY_MISMATCH(false, "The record key must equal the intent's idempotencyKey; produce with key = idempotencyKey."),
+  ARGUMENTS_TOO_LARGE(false, "Send a reference to large data instead of the data, or raise the ledger's max.arguments.bytes."),
+  ARGUMENTS_NOT_JSON(false, "Send the arguments as canonical JSON text."),
+  INVALID_INTENT(false, "Fill every required field of the intent as its schema documents."),
+  INVALID_REPLY_TOPIC(false, "Leave replyTopic empty for tool-results, or name a topic the ledger's reply pattern allows.");
+
+  private final boolean retriable;
+  private final String correctiveAction;
+
+  ErrorCode(boolean retriable, String correctiveAction) {
+    this.retriable = retriable;
+    this.correctiveAction = correctiveAction;
+  }
+
+  public boolean retriable() {
+    return retriable;
+  }
+
+  public String correctiveAction() {
+    return correctiveAction;
+  }
+
+  /** The structured error for this code with a message specific to the case. */
+  public ErrorInfo toError(String message) {
+    return ErrorInfo.newBuilder()
+        .setCode(name())
+        .setMessage(message)
+        .setRetriable(retriable)
+        .setCorrectiveAction(correctiveAction)
+        .build();
+  }
+}

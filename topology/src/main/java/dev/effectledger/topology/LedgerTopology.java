@@ -1,0 +1,100 @@
+package dev.effectledger.topology;
+
+import dev.effectledger.schema.Dispatch;
+import dev.effectledger.schema.LedgerEntry;
+import dev.effectledger.schema.serde.AvroBinarySerde;
+import dev.effectledger.topology.internal.IntentProcessor;
+import dev.effectledger.topology.internal.OutcomeProcessor;
+import java.nio.charset.StandardCharsets;
+import java.util.Properties;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.errors.LogAndContinueExceptionHandler;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.StoreBuilder;
+import org.apache.kafka.streams.state.Stores;
+
+/**
+ * The ledger topology: the one factory that {@code main} and the tests call.
+ *
+ * <pre>
+ * tool-intents (bytes) ──▶ intent-processor ──┬──▶ tool-dispatch.&lt;lane&gt;
+ *                               │ ledger      ├──▶ tool-results (or the intent's reply topic)
+ * tool-outcomes ───────▶ outcome-processor ───┼──▶ tool-audit
+ *                                             └──▶ tool-intents.dlq   (intent-processor only)
+ * </pre>
+ *
+ * Both processors share the RocksDB stores {@value LedgerTopics#LEDGER_STORE} and {@value
+ * LedgerTopics#DEADLINE_STORE}, so they run in one task per partition: tool-intents and
+ * tool-outcomes must be co-partitioned ({@link CoPartitioning#verify}).
+ */
+public final class LedgerTopology {
+
+  private static final String INTENTS_SOURCE = "intents-source";
+  private static final String OUTCOMES_SOURCE = "outcomes-source";
+  private static final String INTENT_PROCESSOR = "intent-processor";
+  private static final String OUTCOME_PROCESSOR = "outcome-processor";
+
+  private LedgerTopology() {}
+
+  public static Topology build(LedgerConfig config) {
+    LedgerTopics topics = new LedgerTopics(config.schemaRegistryUrl());
+    Topology topology = new Topology();
+    topology.addSource(INTENTS_SOURCE, Serdes.ByteArray().deserializer(), Serdes.ByteArray().deserializer(),
+        LedgerTopics.INTENTS);
+    topology.addSource(OUTCOMES_SOURCE, topics.outcomes().keySerde().deserializer(),
+        topics.outcomes().valueSerde().deserializer(), LedgerTopics.OUTCOMES);
+    topology.addProcessor(INTENT_PROCESSOR,
+        () -> new IntentProcessor(config, topics.intents().valueSerde().deserializer()), INTENTS_SOURCE);
+    topology.addProcessor(OUTCOME_PROCESSOR, () -> new OutcomeProcessor(config), OUTCOMES_SOURCE);
+    topology.addStateStore(ledgerStore(), INTENT_PROCESSOR, OUTCOME_PROCESSOR);
+    topology.addStateStore(deadlineStore(), INTENT_PROCESSOR, OUTCOME_PROCESSOR);
+
+    Topic<String, Dispatch> anyLane = topics.dispatch("any");
+    topology.addSink("dispatch-sink", (key, value, context) -> LedgerTopics.dispatchTopic(((Dispatch) value).getLane()),
+        anyLane.keySerde().serializer(), anyLane.valueSerde().serializer(), INTENT_PROCESSOR, OUTCOME_PROCESSOR);
+    topology.addSink("results-sink", (key, value, context) -> replyTopic(context.headers().lastHeader(LedgerTopics.REPLY_TOPIC_HEADER)),
+        topics.results().keySerde().serializer(), topics.results().valueSerde().serializer(),
+        INTENT_PROCESSOR, OUTCOME_PROCESSOR);
+    topology.addSink("audit-sink", LedgerTopics.AUDIT, topics.audit().keySerde().serializer(),
+        topics.audit().valueSerde().serializer(), INTENT_PROCESSOR, OUTCOME_PROCESSOR);
+    topology.addSink("intents-dlq-sink", LedgerTopics.INTENTS_DLQ, Serdes.ByteArray().serializer(),
+        Serdes.ByteArray().serializer(), INTENT_PROCESSOR);
+    return topology;
+  }
+
+  /**
+   * Streams settings for the ledger on top of {@code base}: {@code exactly_once_v2} unless {@code
+   * base} sets {@code processing.guarantee} (tests run both), and outcomes that cannot be
+   * deserialized logged and sent to {@value LedgerTopics#OUTCOMES_DLQ} instead of stopping the task.
+   */
+  public static Properties streamsProperties(Properties base) {
+    Properties props = new Properties();
+    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+    props.put(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, LogAndContinueExceptionHandler.class);
+    props.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, LedgerTopics.OUTCOMES_DLQ);
+    props.putAll(base);
+    return props;
+  }
+
+  private static String replyTopic(Header header) {
+    return header == null ? LedgerTopics.RESULTS : new String(header.value(), StandardCharsets.UTF_8);
+  }
+
+  private static StoreBuilder<KeyValueStore<String, LedgerEntry>> ledgerStore() {
+    return Stores.keyValueStoreBuilder(
+            Stores.persistentKeyValueStore(LedgerTopics.LEDGER_STORE),
+            Serdes.String(),
+            new AvroBinarySerde<>(LedgerEntry.class))
+        .withCachingDisabled();
+  }
+
+  private static StoreBuilder<KeyValueStore<Bytes, byte[]>> deadlineStore() {
+    return Stores.keyValueStoreBuilder(
+            Stores.persistentKeyValueStore(LedgerTopics.DEADLINE_STORE), Serdes.Bytes(), Serdes.ByteArray())
+        .withCachingDisabled();
+  }
+}

@@ -1,0 +1,128 @@
+package dev.effectledger.topology.internal;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.serde.WireFormatException;
+import dev.effectledger.topology.ErrorCode;
+import dev.effectledger.topology.LedgerConfig;
+import dev.effectledger.topology.LedgerTopics;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.regex.Pattern;
+import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.streams.errors.StreamsException;
+
+/**
+ * Turns raw tool-intents records into intents or named rejections. Decoding happens here rather
+ * than in a Kafka Streams deserialization handler because a rejected intent needs a reply on the
+ * result topic as well as a dead-letter record, and only a processor can produce both in the same
+ * transaction.
+ */
+final class IntentDecoder {
+
+  private static final Pattern TENANT = Pattern.compile("[A-Za-z0-9._:-]{1,128}");
+  private static final JsonFactory JSON = new JsonFactory();
+
+  private final Deserializer<ToolIntent> deserializer;
+  private final int maxArgumentsBytes;
+  private final Pattern replyTopics;
+
+  IntentDecoder(Deserializer<ToolIntent> deserializer, LedgerConfig config) {
+    this.deserializer = deserializer;
+    this.maxArgumentsBytes = config.maxArgumentsBytes();
+    this.replyTopics = config.replyTopics();
+  }
+
+  DecodedIntent decode(byte[] rawKey, byte[] rawValue) {
+    String recordKey = rawKey == null ? null : new String(rawKey, StandardCharsets.UTF_8);
+    String replyKey = recordKey == null || recordKey.isEmpty() ? null : recordKey;
+    if (rawValue == null) {
+      return invalid(ErrorCode.MALFORMED_RECORD, "record has no value", replyKey, null);
+    }
+    ToolIntent intent;
+    try {
+      intent = deserializer.deserialize(LedgerTopics.INTENTS, rawValue);
+    } catch (WireFormatException e) {
+      if (e.reason() == WireFormatException.Reason.REGISTRY_UNAVAILABLE) {
+        // Not bad input: fail the task so it retries rather than dead-lettering a good intent.
+        throw new StreamsException("Schema Registry unavailable while reading an intent", e);
+      }
+      ErrorCode code = e.reason() == WireFormatException.Reason.UNKNOWN_SCHEMA_ID
+          ? ErrorCode.UNKNOWN_SCHEMA_ID : ErrorCode.MALFORMED_RECORD;
+      return invalid(code, e.getMessage(), replyKey, null);
+    } catch (SerializationException e) {
+      return invalid(ErrorCode.MALFORMED_RECORD, e.getMessage(), replyKey, null);
+    }
+    String replyTopic = intent.getReplyTopic() == null ? LedgerTopics.RESULTS : intent.getReplyTopic();
+    if (!replyTopics.matcher(replyTopic).matches()) {
+      return new DecodedIntent.Invalid(ErrorCode.INVALID_REPLY_TOPIC,
+          "replyTopic '" + replyTopic + "' does not match " + replyTopics.pattern(),
+          keyOf(intent, replyKey), intent.getTenant(), intent.getTool(), LedgerTopics.RESULTS);
+    }
+    String key = intent.getIdempotencyKey();
+    if (recordKey == null || recordKey.isEmpty() || key.isEmpty()) {
+      return new DecodedIntent.Invalid(ErrorCode.MISSING_KEY,
+          recordKey == null || recordKey.isEmpty() ? "record has no key" : "intent has an empty idempotencyKey",
+          keyOf(intent, replyKey), intent.getTenant(), intent.getTool(), replyTopic);
+    }
+    if (!recordKey.equals(key)) {
+      return new DecodedIntent.Invalid(ErrorCode.KEY_MISMATCH,
+          "record key differs from the intent's idempotencyKey", key, intent.getTenant(), intent.getTool(), replyTopic);
+    }
+    String missing = missingField(intent);
+    if (missing != null) {
+      return new DecodedIntent.Invalid(ErrorCode.INVALID_INTENT, missing, key, intent.getTenant(), intent.getTool(), replyTopic);
+    }
+    byte[] arguments = intent.getArguments().getBytes(StandardCharsets.UTF_8);
+    if (arguments.length > maxArgumentsBytes) {
+      return new DecodedIntent.Invalid(ErrorCode.ARGUMENTS_TOO_LARGE,
+          "arguments are " + arguments.length + " bytes; the limit is " + maxArgumentsBytes,
+          key, intent.getTenant(), intent.getTool(), replyTopic);
+    }
+    if (!isJson(arguments)) {
+      return new DecodedIntent.Invalid(ErrorCode.ARGUMENTS_NOT_JSON, "arguments are not one JSON value",
+          key, intent.getTenant(), intent.getTool(), replyTopic);
+    }
+    return new DecodedIntent.Valid(intent, replyTopic);
+  }
+
+  private static String keyOf(ToolIntent intent, String recordKey) {
+    return intent.getIdempotencyKey().isEmpty() ? recordKey : intent.getIdempotencyKey();
+  }
+
+  private static String missingField(ToolIntent intent) {
+    if (!TENANT.matcher(intent.getTenant()).matches()) {
+      return "tenant must be 1-128 of A-Z a-z 0-9 . _ : -";
+    }
+    if (intent.getTool().isEmpty()) {
+      return "tool is empty";
+    }
+    if (intent.getArgumentsHash().isEmpty()) {
+      return "argumentsHash is empty";
+    }
+    if (intent.getRunId().isEmpty() || intent.getStepId().isEmpty()) {
+      return "runId and stepId must be set";
+    }
+    return null;
+  }
+
+  /** True when the bytes hold exactly one JSON value; streams the tokens, builds no tree. */
+  private static boolean isJson(byte[] bytes) {
+    try (JsonParser parser = JSON.createParser(bytes)) {
+      if (parser.nextToken() == null) {
+        return false;
+      }
+      parser.skipChildren();
+      return parser.nextToken() == null;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private static DecodedIntent invalid(ErrorCode code, String message, String key, String replyTopic) {
+    return new DecodedIntent.Invalid(code, message, key, "", "", replyTopic == null ? LedgerTopics.RESULTS : replyTopic);
+  }
+}

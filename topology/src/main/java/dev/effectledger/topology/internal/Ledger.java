@@ -1,0 +1,145 @@
+package dev.effectledger.topology.internal;
+
+import dev.effectledger.schema.LedgerEntry;
+import dev.effectledger.schema.LedgerState;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.ToLongFunction;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+/**
+ * The ledger store and its deadline index, one task's share of both.
+ *
+ * <p>The index holds {@code [kind][deadline, 8 bytes big-endian][store key]}, so RocksDB keeps it
+ * sorted by deadline within each kind and finding what is due is one range scan that touches only
+ * due entries. Index entries may go stale (an entry completed before its pending deadline, a window
+ * changed); whoever reads one re-checks the entry against the current policy, so a stale index entry
+ * costs one lookup and is never wrong.
+ */
+final class Ledger {
+
+  /** Which deadline an index entry is for. */
+  enum Deadline {
+    /** Wall-clock time a PENDING entry times out. */
+    PENDING((byte) 'P'),
+    /** Record time a SUCCEEDED or FAILED entry leaves its window. */
+    EXPIRY((byte) 'E');
+
+    private final byte prefix;
+
+    Deadline(byte prefix) {
+      this.prefix = prefix;
+    }
+  }
+
+  /** A due index entry: its deadline and the store key it points at. */
+  record Due(long deadline, String storeKey) {}
+
+  private static final byte[] PRESENT = {1};
+  private static final Bytes FINGERPRINT_KEY = Bytes.wrap(new byte[] {'F'});
+
+  private final KeyValueStore<String, LedgerEntry> entries;
+  private final KeyValueStore<Bytes, byte[]> deadlines;
+
+  Ledger(KeyValueStore<String, LedgerEntry> entries, KeyValueStore<Bytes, byte[]> deadlines) {
+    this.entries = entries;
+    this.deadlines = deadlines;
+  }
+
+  /** Keys are scoped by tenant; a tenant never contains '/', so the pair is unambiguous. */
+  static String storeKey(String tenant, String idempotencyKey) {
+    return tenant + '/' + idempotencyKey;
+  }
+
+  LedgerEntry get(String storeKey) {
+    return entries.get(storeKey);
+  }
+
+  void put(LedgerEntry entry) {
+    entries.put(storeKey(entry.getTenant(), entry.getIdempotencyKey()), entry);
+  }
+
+  void remove(String storeKey) {
+    entries.delete(storeKey);
+  }
+
+  void index(Deadline kind, long deadline, String storeKey) {
+    deadlines.put(indexKey(kind, deadline, storeKey), PRESENT);
+  }
+
+  void unindex(Deadline kind, long deadline, String storeKey) {
+    deadlines.delete(indexKey(kind, deadline, storeKey));
+  }
+
+  /**
+   * Removes and returns up to {@code max} index entries of {@code kind} due at or before {@code
+   * now}, earliest first.
+   */
+  List<Due> takeDue(Deadline kind, long now, int max) {
+    List<Due> due = new ArrayList<>();
+    List<Bytes> taken = new ArrayList<>();
+    Bytes from = Bytes.wrap(new byte[] {kind.prefix});
+    // Inclusive bound just past every key due at `now`: store keys are never empty.
+    Bytes to = indexKey(kind, now + 1, "");
+    try (KeyValueIterator<Bytes, byte[]> it = deadlines.range(from, to)) {
+      while (it.hasNext() && due.size() < max) {
+        KeyValue<Bytes, byte[]> next = it.next();
+        ByteBuffer key = ByteBuffer.wrap(next.key.get());
+        key.get();
+        long deadline = key.getLong();
+        if (deadline > now) {
+          break;
+        }
+        String storeKey = StandardCharsets.UTF_8.decode(key).toString();
+        due.add(new Due(deadline, storeKey));
+        taken.add(next.key);
+      }
+    }
+    taken.forEach(deadlines::delete);
+    return due;
+  }
+
+  /**
+   * Re-indexes every completed entry's expiry with {@code expiryOf} when the windows changed since
+   * the index was written (their fingerprint differs). A full scan, once per window change per
+   * task, so that a shortened window purges on time.
+   */
+  void reindexExpiryIfChanged(String fingerprint, ToLongFunction<LedgerEntry> expiryOf) {
+    byte[] stored = deadlines.get(FINGERPRINT_KEY);
+    byte[] current = fingerprint.getBytes(StandardCharsets.UTF_8);
+    if (stored != null && Arrays.equals(stored, current)) {
+      return;
+    }
+    if (stored != null) {
+      try (KeyValueIterator<String, LedgerEntry> it = entries.all()) {
+        while (it.hasNext()) {
+          KeyValue<String, LedgerEntry> next = it.next();
+          if (isFinal(next.value)) {
+            index(Deadline.EXPIRY, expiryOf.applyAsLong(next.value), next.key);
+          }
+        }
+      }
+    }
+    deadlines.put(FINGERPRINT_KEY, current);
+  }
+
+  static boolean isFinal(LedgerEntry entry) {
+    return entry.getState() == LedgerState.SUCCEEDED || entry.getState() == LedgerState.FAILED;
+  }
+
+  private static Bytes indexKey(Deadline kind, long deadline, String storeKey) {
+    byte[] key = storeKey.getBytes(StandardCharsets.UTF_8);
+    return Bytes.wrap(
+        ByteBuffer.allocate(1 + Long.BYTES + key.length)
+            .put(kind.prefix)
+            .putLong(Math.max(0, deadline))
+            .put(key)
+            .array());
+  }
+}

@@ -1,0 +1,243 @@
+package dev.effectledger.topology.internal;
+
+import dev.effectledger.schema.AuditType;
+import dev.effectledger.schema.Dispatch;
+import dev.effectledger.schema.LedgerEntry;
+import dev.effectledger.schema.LedgerState;
+import dev.effectledger.schema.Outcome;
+import dev.effectledger.schema.OutcomeStatus;
+import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.topology.ErrorCode;
+import dev.effectledger.topology.LedgerConfig;
+import dev.effectledger.topology.policy.AmbiguityPolicy;
+import dev.effectledger.topology.policy.InFlightPolicy;
+import dev.effectledger.topology.policy.ToolClass;
+import dev.effectledger.topology.policy.ToolPolicies;
+import dev.effectledger.topology.policy.ToolPolicy;
+import dev.effectledger.topology.policy.ToolPolicyLoader;
+import java.time.Instant;
+import java.util.List;
+import org.apache.kafka.streams.processor.api.ProcessingContext;
+
+/**
+ * The ledger's state transitions, each with its outputs. Shared by the intent and outcome
+ * processors of one task and by the task's punctuations, so every path through a transition emits
+ * the same records.
+ */
+final class LedgerActions {
+
+  private final Ledger ledger;
+  private final Outputs outputs;
+  private final ToolPolicies policies;
+  private final ProcessingContext context;
+  private final int maxPerPunctuation;
+
+  LedgerActions(Ledger ledger, Outputs outputs, LedgerConfig config, ProcessingContext context) {
+    this.ledger = ledger;
+    this.outputs = outputs;
+    this.policies = config.policies();
+    this.context = context;
+    this.maxPerPunctuation = config.maxPerPunctuation();
+  }
+
+  Ledger ledger() {
+    return ledger;
+  }
+
+  Outputs outputs() {
+    return outputs;
+  }
+
+  /**
+   * The policy of a tool that has entries. A tool that has since left the file, with no
+   * unknown-tool default, keeps its entries under the safest terms: the longest window, and a
+   * silent dispatch is held, never re-dispatched.
+   */
+  ToolPolicy policyOf(String tool) {
+    return policies.forTool(tool).orElseGet(() -> new ToolPolicy(
+        tool, ToolClass.IRREVERSIBLE, ToolClass.IRREVERSIBLE.defaultWindow(),
+        ToolPolicyLoader.DEFAULT_PENDING_TIMEOUT, InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD,
+        ToolPolicyLoader.DEFAULT_LANE, "unknown", 1, false));
+  }
+
+  /** The entry under {@code storeKey}, or null when absent or past its window at {@code now}. */
+  LedgerEntry liveEntry(String storeKey, long now) {
+    LedgerEntry entry = ledger.get(storeKey);
+    if (entry != null && Ledger.isFinal(entry) && expiresAt(entry) <= now) {
+      expire(storeKey, entry, now);
+      return null;
+    }
+    return entry;
+  }
+
+  void start(ToolIntent intent, ToolPolicy policy, String replyTopic, String effectKey, int attempt, long now) {
+    LedgerEntry entry = LedgerEntry.newBuilder()
+        .setIdempotencyKey(intent.getIdempotencyKey())
+        .setTenant(intent.getTenant())
+        .setRunId(intent.getRunId())
+        .setStepId(intent.getStepId())
+        .setTool(intent.getTool())
+        .setEffectKey(effectKey)
+        .setArgumentsHash(intent.getArgumentsHash())
+        .setArguments(intent.getArguments())
+        .setState(LedgerState.PENDING)
+        .setAttempts(attempt - 1)
+        .setFirstSeenAt(Instant.ofEpochMilli(now))
+        .setLastDispatchedAt(Instant.ofEpochMilli(wallClock()))
+        .setReplyTopic(replyTopic)
+        .setTraceId(intent.getTraceId())
+        .build();
+    dispatch(entry, policy, AuditType.DISPATCHED, now);
+  }
+
+  /** Sends the entry's next attempt with the same effect key. */
+  void redispatch(LedgerEntry entry, ToolPolicy policy, long now) {
+    dispatch(entry, policy, AuditType.REDISPATCHED, now);
+  }
+
+  private void dispatch(LedgerEntry entry, ToolPolicy policy, AuditType audit, long now) {
+    long wallNow = wallClock();
+    entry.setState(LedgerState.PENDING);
+    entry.setAttempts(entry.getAttempts() + 1);
+    entry.setLastDispatchedAt(Instant.ofEpochMilli(wallNow));
+    String storeKey = storeKey(entry);
+    ledger.put(entry);
+    ledger.index(Ledger.Deadline.PENDING, wallNow + policy.pendingTimeout().toMillis(), storeKey);
+    outputs.dispatch(Dispatch.newBuilder()
+        .setIdempotencyKey(entry.getIdempotencyKey())
+        .setEffectKey(entry.getEffectKey())
+        .setTenant(entry.getTenant())
+        .setRunId(entry.getRunId())
+        .setStepId(entry.getStepId())
+        .setTool(entry.getTool())
+        .setLane(policy.lane())
+        .setArguments(entry.getArguments())
+        .setAttempt(entry.getAttempts())
+        .setDispatchedAt(Instant.ofEpochMilli(wallNow))
+        .setReplyTopic(entry.getReplyTopic())
+        .setTraceId(entry.getTraceId())
+        .build(), now);
+    audit(entry, audit, null, now);
+  }
+
+  /** A read tool: straight to its lane, no entry, no dedup. */
+  void passThrough(ToolIntent intent, ToolPolicy policy, String replyTopic, long now) {
+    outputs.dispatch(Dispatch.newBuilder()
+        .setIdempotencyKey(intent.getIdempotencyKey())
+        .setEffectKey(intent.getIdempotencyKey())
+        .setTenant(intent.getTenant())
+        .setRunId(intent.getRunId())
+        .setStepId(intent.getStepId())
+        .setTool(intent.getTool())
+        .setLane(policy.lane())
+        .setArguments(intent.getArguments())
+        .setAttempt(1)
+        .setDispatchedAt(Instant.ofEpochMilli(wallClock()))
+        .setReplyTopic(replyTopic)
+        .setTraceId(intent.getTraceId())
+        .build(), now);
+    outputs.audit(intent.getIdempotencyKey(), intent.getTenant(), intent.getTool(), AuditType.PASS_THROUGH, null, 1, null, now);
+  }
+
+  /** SUCCEEDED or FAILED: store the answer, reply, and start the window. */
+  void complete(LedgerEntry entry, ToolPolicy policy, Outcome outcome, long now) {
+    String storeKey = storeKey(entry);
+    ledger.unindex(Ledger.Deadline.PENDING, pendingDeadline(entry, policy), storeKey);
+    boolean succeeded = outcome.getStatus() == OutcomeStatus.SUCCEEDED;
+    entry.setState(succeeded ? LedgerState.SUCCEEDED : LedgerState.FAILED);
+    entry.setResultJson(outcome.getResultJson());
+    entry.setError(succeeded ? null : ErrorCode.EFFECT_FAILED.toError(Replies.detail(outcome, "the downstream refused the request")));
+    entry.setEffectId(outcome.getEffectId());
+    entry.setCompletedAt(Instant.ofEpochMilli(now));
+    entry.setArguments("");
+    ledger.put(entry);
+    ledger.index(Ledger.Deadline.EXPIRY, now + policy.window().toMillis(), storeKey);
+    outputs.reply(Replies.of(entry, false), entry.getReplyTopic(), now);
+    audit(entry, succeeded ? AuditType.COMPLETED : AuditType.FAILED, null, now);
+  }
+
+  /** RETRYABLE after the executor's last try: no effect happened, so forget the key. */
+  void release(LedgerEntry entry, ToolPolicy policy, Outcome outcome, long now) {
+    String storeKey = storeKey(entry);
+    ledger.unindex(Ledger.Deadline.PENDING, pendingDeadline(entry, policy), storeKey);
+    ledger.remove(storeKey);
+    outputs.reply(Replies.released(entry, outcome), entry.getReplyTopic(), now);
+    outputs.audit(entry.getIdempotencyKey(), entry.getTenant(), entry.getTool(), AuditType.RELEASED, null,
+        entry.getAttempts(), ErrorCode.RETRIES_EXHAUSTED.name(), now);
+  }
+
+  /** The effect may have happened: UNKNOWN, never purged, until reconciled. */
+  void hold(LedgerEntry entry, ToolPolicy policy, ErrorCode code, String message, long now) {
+    ledger.unindex(Ledger.Deadline.PENDING, pendingDeadline(entry, policy), storeKey(entry));
+    entry.setState(LedgerState.UNKNOWN);
+    entry.setError(code.toError(message));
+    ledger.put(entry);
+    outputs.reply(Replies.of(entry, false), entry.getReplyTopic(), now);
+    audit(entry, AuditType.HELD_UNKNOWN, code.name(), now);
+  }
+
+  void expire(String storeKey, LedgerEntry entry, long now) {
+    ledger.remove(storeKey);
+    outputs.audit(entry.getIdempotencyKey(), entry.getTenant(), entry.getTool(), AuditType.EXPIRED, null,
+        entry.getAttempts(), null, now);
+  }
+
+  void audit(LedgerEntry entry, AuditType type, String code, long now) {
+    outputs.audit(entry.getIdempotencyKey(), entry.getTenant(), entry.getTool(), type, entry.getState(),
+        entry.getAttempts(), code, now);
+  }
+
+  /** Wall-clock punctuation: re-dispatch or hold every PENDING entry whose timeout passed. */
+  void timeoutsDue(long wallNow) {
+    for (Ledger.Due due : ledger.takeDue(Ledger.Deadline.PENDING, wallNow, maxPerPunctuation)) {
+      LedgerEntry entry = ledger.get(due.storeKey());
+      if (entry == null || entry.getState() != LedgerState.PENDING) {
+        continue;
+      }
+      ToolPolicy policy = policyOf(entry.getTool());
+      long deadline = pendingDeadline(entry, policy);
+      if (deadline > wallNow) {
+        ledger.index(Ledger.Deadline.PENDING, deadline, due.storeKey());
+      } else if (policy.mayRedispatchAfter(entry.getAttempts())) {
+        redispatch(entry, policy, wallNow);
+      } else {
+        hold(entry, policy, ErrorCode.PENDING_TIMEOUT,
+            "no outcome within " + policy.pendingTimeout() + " after attempt " + entry.getAttempts(), wallNow);
+      }
+    }
+  }
+
+  /** Stream-time punctuation: purge completed entries whose window passed. */
+  void purgeDue(long streamTime) {
+    List<Ledger.Due> due = ledger.takeDue(Ledger.Deadline.EXPIRY, streamTime, maxPerPunctuation);
+    for (Ledger.Due d : due) {
+      LedgerEntry entry = ledger.get(d.storeKey());
+      if (entry == null || !Ledger.isFinal(entry)) {
+        continue;
+      }
+      long expiresAt = expiresAt(entry);
+      if (expiresAt > streamTime) {
+        ledger.index(Ledger.Deadline.EXPIRY, expiresAt, d.storeKey());
+      } else {
+        expire(d.storeKey(), entry, streamTime);
+      }
+    }
+  }
+
+  /** Completion time plus the tool's current window. */
+  long expiresAt(LedgerEntry entry) {
+    return entry.getCompletedAt().toEpochMilli() + policyOf(entry.getTool()).window().toMillis();
+  }
+
+  private static long pendingDeadline(LedgerEntry entry, ToolPolicy policy) {
+    return entry.getLastDispatchedAt().toEpochMilli() + policy.pendingTimeout().toMillis();
+  }
+
+  static String storeKey(LedgerEntry entry) {
+    return Ledger.storeKey(entry.getTenant(), entry.getIdempotencyKey());
+  }
+
+  private long wallClock() {
+    return context.currentSystemTimeMs();
+  }
+}

@@ -1,0 +1,87 @@
+package dev.effectledger.topology.internal;
+
+import dev.effectledger.schema.AuditType;
+import dev.effectledger.schema.LedgerEntry;
+import dev.effectledger.schema.LedgerState;
+import dev.effectledger.schema.Outcome;
+import dev.effectledger.schema.OutcomeStatus;
+import dev.effectledger.topology.ErrorCode;
+import dev.effectledger.topology.LedgerConfig;
+import dev.effectledger.topology.LedgerTopics;
+import dev.effectledger.topology.policy.ToolPolicy;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+/**
+ * Settles PENDING entries from executors' outcomes. Only the outcome of the current attempt can
+ * release or hold a key; a success or failure from any attempt settles it, since the effect did
+ * happen (or was refused). Anything else is late and only audited.
+ */
+public final class OutcomeProcessor implements Processor<String, Outcome, Object, Object> {
+
+  private final LedgerConfig config;
+  private LedgerActions actions;
+
+  public OutcomeProcessor(LedgerConfig config) {
+    this.config = config;
+  }
+
+  @Override
+  public void init(ProcessorContext<Object, Object> context) {
+    KeyValueStore<String, LedgerEntry> entries = context.getStateStore(LedgerTopics.LEDGER_STORE);
+    KeyValueStore<Bytes, byte[]> deadlines = context.getStateStore(LedgerTopics.DEADLINE_STORE);
+    actions = new LedgerActions(new Ledger(entries, deadlines), new Outputs(context), config, context);
+  }
+
+  @Override
+  public void process(Record<String, Outcome> record) {
+    Outcome outcome = record.value();
+    if (outcome == null) {
+      return;
+    }
+    long now = record.timestamp();
+    ToolPolicy policy = actions.policyOf(outcome.getTool());
+    if (!policy.isLedgered()) {
+      String replyTopic = outcome.getReplyTopic() == null ? LedgerTopics.RESULTS : outcome.getReplyTopic();
+      actions.outputs().reply(Replies.passThrough(outcome, now), replyTopic, now);
+      return;
+    }
+    LedgerEntry entry = actions.ledger().get(Ledger.storeKey(outcome.getTenant(), outcome.getIdempotencyKey()));
+    if (entry != null && entry.getState() == LedgerState.PENDING) {
+      settle(entry, policy, outcome, now);
+    } else if (entry != null && entry.getState() == LedgerState.UNKNOWN && isDefinitive(outcome)) {
+      actions.complete(entry, policy, outcome, now);
+    } else {
+      late(outcome, entry, now);
+    }
+  }
+
+  private void settle(LedgerEntry entry, ToolPolicy policy, Outcome outcome, long now) {
+    boolean current = outcome.getAttempt() == entry.getAttempts();
+    if (isDefinitive(outcome)) {
+      actions.complete(entry, policy, outcome, now);
+    } else if (!current) {
+      late(outcome, entry, now);
+    } else if (outcome.getStatus() == OutcomeStatus.RETRYABLE) {
+      actions.release(entry, policy, outcome, now);
+    } else if (policy.mayRedispatchAfter(entry.getAttempts())) {
+      actions.redispatch(entry, policy, now);
+    } else {
+      actions.hold(entry, policy, ErrorCode.AMBIGUOUS_OUTCOME,
+          Replies.detail(outcome, "the effect may have happened"), now);
+    }
+  }
+
+  private static boolean isDefinitive(Outcome outcome) {
+    return outcome.getStatus() == OutcomeStatus.SUCCEEDED || outcome.getStatus() == OutcomeStatus.FAILED;
+  }
+
+  private void late(Outcome outcome, LedgerEntry entry, long now) {
+    actions.outputs().audit(outcome.getIdempotencyKey(), outcome.getTenant(), outcome.getTool(),
+        AuditType.LATE_OUTCOME, entry == null ? null : entry.getState(), outcome.getAttempt(),
+        outcome.getStatus().name(), now);
+  }
+}

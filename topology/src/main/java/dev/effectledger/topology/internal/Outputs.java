@@ -1,0 +1,85 @@
+package dev.effectledger.topology.internal;
+
+import dev.effectledger.schema.AuditEvent;
+import dev.effectledger.schema.AuditType;
+import dev.effectledger.schema.Dispatch;
+import dev.effectledger.schema.LedgerState;
+import dev.effectledger.schema.ToolResult;
+import dev.effectledger.topology.ErrorCode;
+import dev.effectledger.topology.LedgerTopics;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.processor.api.RecordMetadata;
+
+/**
+ * Everything the ledger emits, one method per output: a dispatch, a reply, an audit event, a
+ * dead-letter record. Output records start with fresh headers so nothing a producer put on an
+ * intent leaks to another topic.
+ */
+final class Outputs {
+
+  static final String DISPATCH_SINK = "dispatch-sink";
+  static final String RESULTS_SINK = "results-sink";
+  static final String AUDIT_SINK = "audit-sink";
+  static final String DLQ_SINK = "intents-dlq-sink";
+
+  /** Header naming the topic a reply goes to; read by the results sink's topic extractor. */
+  static final String REPLY_TOPIC_HEADER = LedgerTopics.REPLY_TOPIC_HEADER;
+  static final String DLQ_CODE_HEADER = "effectledger.error.code";
+  static final String DLQ_MESSAGE_HEADER = "effectledger.error.message";
+  static final String DLQ_TOPIC_HEADER = "effectledger.source.topic";
+  static final String DLQ_PARTITION_HEADER = "effectledger.source.partition";
+  static final String DLQ_OFFSET_HEADER = "effectledger.source.offset";
+
+  private final ProcessorContext<Object, Object> context;
+
+  Outputs(ProcessorContext<Object, Object> context) {
+    this.context = context;
+  }
+
+  void dispatch(Dispatch dispatch, long timestamp) {
+    context.forward(new Record<>(dispatch.getIdempotencyKey(), dispatch, timestamp, new RecordHeaders()), DISPATCH_SINK);
+  }
+
+  void reply(ToolResult result, String replyTopic, long timestamp) {
+    Headers headers = new RecordHeaders().add(REPLY_TOPIC_HEADER, replyTopic.getBytes(StandardCharsets.UTF_8));
+    context.forward(new Record<>(result.getIdempotencyKey(), result, timestamp, headers), RESULTS_SINK);
+  }
+
+  void audit(String key, String tenant, String tool, AuditType type, LedgerState state, int attempt, String code, long timestamp) {
+    AuditEvent event = AuditEvent.newBuilder()
+        .setIdempotencyKey(key)
+        .setTenant(tenant)
+        .setTool(tool)
+        .setType(type)
+        .setState(state)
+        .setAttempt(attempt)
+        .setAt(Instant.ofEpochMilli(timestamp))
+        .setCode(code)
+        .build();
+    context.forward(new Record<>(key, event, timestamp, new RecordHeaders()), AUDIT_SINK);
+  }
+
+  /** The raw record, untouched, with headers naming why and where it came from. */
+  void deadLetter(byte[] key, byte[] value, ErrorCode code, String message, long timestamp) {
+    Headers headers = new RecordHeaders()
+        .add(DLQ_CODE_HEADER, utf8(code.name()))
+        .add(DLQ_MESSAGE_HEADER, utf8(message));
+    context.recordMetadata().ifPresent(source -> addSource(headers, source));
+    context.forward(new Record<>(key, value, timestamp, headers), DLQ_SINK);
+  }
+
+  private static void addSource(Headers headers, RecordMetadata source) {
+    headers.add(DLQ_TOPIC_HEADER, utf8(source.topic()))
+        .add(DLQ_PARTITION_HEADER, utf8(Integer.toString(source.partition())))
+        .add(DLQ_OFFSET_HEADER, utf8(Long.toString(source.offset())));
+  }
+
+  private static byte[] utf8(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+}

@@ -1,0 +1,39 @@
+package dev.effectledger.topology.policy;
+
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Parses the durations operators write in tools.yaml: {@code 500ms}, {@code 30s}, {@code 15m},
+ * {@code 24h}, {@code 7d}, or ISO-8601 ({@code PT15M}). Hand-written because it is five lines and
+ * Jackson's {@code Duration} support reads only ISO-8601 and numbers, which operators misread.
+ */
+public final class Durations {
+
+  private static final Pattern SHORT = Pattern.compile("(\\d{1,12})(ms|s|m|h|d)");
+
+  private Durations() {}
+
+  public static Optional<Duration> parse(String text) {
+    Matcher m = SHORT.matcher(text.trim());
+    if (m.matches()) {
+      long n = Long.parseLong(m.group(1));
+      return Optional.of(
+          switch (m.group(2)) {
+            case "ms" -> Duration.ofMillis(n);
+            case "s" -> Duration.ofSeconds(n);
+            case "m" -> Duration.ofMinutes(n);
+            case "h" -> Duration.ofHours(n);
+            default -> Duration.ofDays(n);
+          });
+    }
+    try {
+      return Optional.of(Duration.parse(text.trim()));
+    } catch (DateTimeParseException e) {
+      return Optional.empty();
+    }
+  }
+}

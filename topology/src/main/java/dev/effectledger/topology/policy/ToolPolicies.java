@@ -1,0 +1,47 @@
+package dev.effectledger.topology.policy;
+
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * Every tool's policy, and what applies to a tool the file does not name.
+ *
+ * @param tools policies by tool name
+ * @param unknownTool policy for tools not in {@code tools}; empty means such intents are rejected
+ *     with {@code UNKNOWN_TOOL}
+ */
+public record ToolPolicies(Map<String, ToolPolicy> tools, Optional<ToolPolicy> unknownTool) {
+
+  public ToolPolicies {
+    tools = Map.copyOf(tools);
+  }
+
+  public static ToolPolicies of(ToolPolicy... policies) {
+    Map<String, ToolPolicy> byName = new TreeMap<>();
+    for (ToolPolicy policy : policies) {
+      byName.put(policy.name(), policy);
+    }
+    return new ToolPolicies(byName, Optional.empty());
+  }
+
+  /** The policy for {@code tool}, the unknown-tool default, or empty when the tool is unknown. */
+  public Optional<ToolPolicy> forTool(String tool) {
+    ToolPolicy policy = tools.get(tool);
+    if (policy != null) {
+      return Optional.of(policy);
+    }
+    return unknownTool.map(p -> p.named(tool));
+  }
+
+  /**
+   * A fingerprint of every window; when it changes between runs the ledger re-indexes expiry, so a
+   * new window applies to entries written under the old one.
+   */
+  public String windowFingerprint() {
+    StringBuilder out = new StringBuilder();
+    new TreeMap<>(tools).forEach((name, p) -> out.append(name).append('=').append(p.window()).append(';'));
+    unknownTool.ifPresent(p -> out.append("*=").append(p.window()));
+    return out.toString();
+  }
+}

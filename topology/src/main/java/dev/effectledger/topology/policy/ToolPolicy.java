@@ -1,0 +1,80 @@
+package dev.effectledger.topology.policy;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * The ledger's policy for one tool, as read from tools.yaml.
+ *
+ * @param name tool name as intents carry it
+ * @param toolClass what kind of effect the tool has
+ * @param window dedup horizon, counted from completion; zero for {@link ToolClass#READ}
+ * @param pendingTimeout how long a dispatch may stay silent before it is re-dispatched or held
+ * @param onInFlight answer to a duplicate while PENDING
+ * @param onAmbiguous what an ambiguous outcome or a pending timeout leads to
+ * @param lane dispatch lane; records go to {@code tool-dispatch.<lane>}
+ * @param connector connector that executors run for this tool
+ * @param maxAttempts dispatch attempts allowed for one key, at least 1
+ * @param bypassAllowed whether an operator approval may mint a fresh execution of a completed key
+ */
+public record ToolPolicy(
+    String name,
+    ToolClass toolClass,
+    Duration window,
+    Duration pendingTimeout,
+    InFlightPolicy onInFlight,
+    AmbiguityPolicy onAmbiguous,
+    String lane,
+    String connector,
+    int maxAttempts,
+    boolean bypassAllowed) {
+
+  /** Characters Kafka allows in a topic name. */
+  public static final Pattern LANE = Pattern.compile("[A-Za-z0-9._-]{1,200}");
+
+  public ToolPolicy {
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(toolClass, "toolClass");
+    Objects.requireNonNull(window, "window");
+    Objects.requireNonNull(pendingTimeout, "pendingTimeout");
+    Objects.requireNonNull(onInFlight, "onInFlight");
+    Objects.requireNonNull(onAmbiguous, "onAmbiguous");
+    Objects.requireNonNull(lane, "lane");
+    Objects.requireNonNull(connector, "connector");
+    if (toolClass != ToolClass.READ && (window.isNegative() || window.isZero())) {
+      throw new IllegalArgumentException("tool " + name + ": window must be positive, was " + window);
+    }
+    if (pendingTimeout.isNegative() || pendingTimeout.isZero()) {
+      throw new IllegalArgumentException(
+          "tool " + name + ": pendingTimeout must be positive, was " + pendingTimeout);
+    }
+    if (!LANE.matcher(lane).matches()) {
+      throw new IllegalArgumentException("tool " + name + ": lane '" + lane + "' is not a legal topic suffix");
+    }
+    if (maxAttempts < 1) {
+      throw new IllegalArgumentException("tool " + name + ": maxAttempts must be at least 1, was " + maxAttempts);
+    }
+    if (toolClass == ToolClass.IRREVERSIBLE && onAmbiguous == AmbiguityPolicy.REDISPATCH) {
+      throw new IllegalArgumentException(
+          "tool " + name + ": class irreversible conflicts with onAmbiguous redispatch; use hold");
+    }
+  }
+
+  /** True when intents of this tool go through the ledger (every class but read). */
+  public boolean isLedgered() {
+    return toolClass != ToolClass.READ;
+  }
+
+  /** Whether a silent or ambiguous dispatch at {@code attempt} may be sent once more. */
+  public boolean mayRedispatchAfter(int attempt) {
+    return onAmbiguous == AmbiguityPolicy.REDISPATCH && attempt < maxAttempts;
+  }
+
+  /** This policy under another tool name, for the unknown-tool default. */
+  public ToolPolicy named(String toolName) {
+    return new ToolPolicy(
+        toolName, toolClass, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector,
+        maxAttempts, bypassAllowed);
+  }
+}

@@ -1,0 +1,139 @@
+package dev.effectledger.topology;
+
+import dev.effectledger.schema.AuditEvent;
+import dev.effectledger.schema.AuditType;
+import dev.effectledger.schema.Dispatch;
+import dev.effectledger.schema.LedgerEntry;
+import dev.effectledger.schema.Outcome;
+import dev.effectledger.schema.OutcomeStatus;
+import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.serde.RegistryAvroSerde;
+import dev.effectledger.schema.serde.SchemaRegistries;
+import dev.effectledger.schema.serde.SchemaRegistry;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Properties;
+import java.util.UUID;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.test.TestRecord;
+
+/** A {@link TopologyTestDriver} around the ledger topology, with readable inputs and outputs. */
+final class LedgerDriver implements AutoCloseable {
+
+  static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
+
+  final String registryUrl = "mock://ledger-test-" + UUID.randomUUID();
+  final SchemaRegistry registry = SchemaRegistries.forUrl(registryUrl);
+  final TopologyTestDriver driver;
+  final TestInputTopic<String, ToolIntent> intents;
+  final TestInputTopic<byte[], byte[]> rawIntents;
+  final TestInputTopic<String, Outcome> outcomes;
+  final TestOutputTopic<String, ToolResult> results;
+  final TestOutputTopic<String, AuditEvent> audit;
+  final TestOutputTopic<byte[], byte[]> deadLetters;
+  final RegistryAvroSerde<ToolIntent> intentSerde = new RegistryAvroSerde<>(registry, ToolIntent.class);
+  private final RegistryAvroSerde<Dispatch> dispatchSerde = new RegistryAvroSerde<>(registry, Dispatch.class);
+
+  LedgerDriver(LedgerConfigFactory configFactory, String guarantee, Path stateDir) {
+    LedgerConfig config = configFactory.create(registryUrl);
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, "ledger-test");
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+    props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
+    driver = new TopologyTestDriver(LedgerTopology.build(config), LedgerTopology.streamsProperties(props), T0);
+    intents = driver.createInputTopic(LedgerTopics.INTENTS, new StringSerializer(), intentSerde, T0, Duration.ZERO);
+    rawIntents = driver.createInputTopic(LedgerTopics.INTENTS, new ByteArraySerializer(), new ByteArraySerializer(), T0, Duration.ZERO);
+    outcomes = driver.createInputTopic(LedgerTopics.OUTCOMES, new StringSerializer(),
+        new RegistryAvroSerde<>(registry, Outcome.class), T0, Duration.ZERO);
+    results = driver.createOutputTopic(LedgerTopics.RESULTS, new StringDeserializer(),
+        new RegistryAvroSerde<>(registry, ToolResult.class));
+    audit = driver.createOutputTopic(LedgerTopics.AUDIT, new StringDeserializer(),
+        new RegistryAvroSerde<>(registry, AuditEvent.class));
+    deadLetters = driver.createOutputTopic(LedgerTopics.INTENTS_DLQ, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+  }
+
+  /** Builds the config once the driver knows its registry URL. */
+  interface LedgerConfigFactory {
+    LedgerConfig create(String registryUrl);
+  }
+
+  TestOutputTopic<String, Dispatch> dispatches(String lane) {
+    return driver.createOutputTopic(LedgerTopics.dispatchTopic(lane), new StringDeserializer(), dispatchSerde);
+  }
+
+  TestOutputTopic<String, ToolResult> results(String topic) {
+    return driver.createOutputTopic(topic, new StringDeserializer(), new RegistryAvroSerde<>(registry, ToolResult.class));
+  }
+
+  KeyValueStore<String, LedgerEntry> store() {
+    return driver.getKeyValueStore(LedgerTopics.LEDGER_STORE);
+  }
+
+  LedgerEntry entry(String tenant, String key) {
+    return store().get(tenant + "/" + key);
+  }
+
+  static ToolIntent.Builder intent(String key, String tool, String arguments) {
+    return ToolIntent.newBuilder()
+        .setIdempotencyKey(key)
+        .setTenant("acme")
+        .setRunId("run-1")
+        .setStepId("step-" + key)
+        .setTool(tool)
+        .setArguments(arguments)
+        .setArgumentsHash("h:" + arguments.hashCode())
+        .setRequestedAt(T0);
+  }
+
+  void send(ToolIntent intent, Instant at) {
+    intents.pipeInput(intent.getIdempotencyKey(), intent, at);
+  }
+
+  void send(ToolIntent.Builder intent, Instant at) {
+    send(intent.build(), at);
+  }
+
+  void outcome(Dispatch dispatch, OutcomeStatus status, String result, Instant at) {
+    outcomes.pipeInput(dispatch.getIdempotencyKey(), Outcome.newBuilder()
+        .setIdempotencyKey(dispatch.getIdempotencyKey())
+        .setTenant(dispatch.getTenant())
+        .setTool(dispatch.getTool())
+        .setAttempt(dispatch.getAttempt())
+        .setStatus(status)
+        .setResultJson(result)
+        .setEffectId(status == OutcomeStatus.SUCCEEDED ? "fx-" + dispatch.getEffectKey() : null)
+        .setCompletedAt(at)
+        .setReplyTopic(dispatch.getReplyTopic())
+        .build(), at);
+  }
+
+  List<AuditType> auditTypes() {
+    return audit.readValuesToList().stream().map(AuditEvent::getType).toList();
+  }
+
+  static String header(Headers headers, String name) {
+    return headers.lastHeader(name) == null ? null : new String(headers.lastHeader(name).value(), java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  List<TestRecord<byte[], byte[]>> deadLetterRecords() {
+    return deadLetters.readRecordsToList();
+  }
+
+  @Override
+  public void close() {
+    driver.close();
+  }
+}

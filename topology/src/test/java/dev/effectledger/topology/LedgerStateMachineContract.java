@@ -1,0 +1,476 @@
+package dev.effectledger.topology;
+
+import static dev.effectledger.topology.LedgerDriver.T0;
+import static dev.effectledger.topology.LedgerDriver.intent;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.effectledger.schema.AuditType;
+import dev.effectledger.schema.Dispatch;
+import dev.effectledger.schema.LedgerEntry;
+import dev.effectledger.schema.LedgerState;
+import dev.effectledger.schema.OutcomeStatus;
+import dev.effectledger.schema.ResultStatus;
+import dev.effectledger.schema.ToolResult;
+import dev.effectledger.topology.policy.AmbiguityPolicy;
+import dev.effectledger.topology.policy.InFlightPolicy;
+import dev.effectledger.topology.policy.ToolClass;
+import dev.effectledger.topology.policy.ToolPolicies;
+import dev.effectledger.topology.policy.ToolPolicy;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * One test per row of DESIGN.md's ledger state machine, asserting dispatches, replies, audit events
+ * and the store. Subclasses run it under each processing guarantee.
+ */
+abstract class LedgerStateMachineContract {
+
+  static final String CHARGE = "charge_card";   // irreversible, hold, coalesce, bypass allowed
+  static final String TICKET = "create_ticket"; // write-idempotent, redispatch, max 2 attempts
+  static final String EMAIL = "send_email";     // write-non-idempotent, refuse in flight, no bypass
+  static final String LOOKUP = "lookup";        // read
+
+  static final ToolPolicies POLICIES = ToolPolicies.of(
+      new ToolPolicy(CHARGE, ToolClass.IRREVERSIBLE, Duration.ofDays(30), Duration.ofMinutes(2),
+          InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD, "payments", "http", 3, true),
+      new ToolPolicy(TICKET, ToolClass.WRITE_IDEMPOTENT, Duration.ofHours(1), Duration.ofMinutes(1),
+          InFlightPolicy.COALESCE, AmbiguityPolicy.REDISPATCH, "tickets", "http", 2, false),
+      new ToolPolicy(EMAIL, ToolClass.WRITE_NON_IDEMPOTENT, Duration.ofDays(7), Duration.ofMinutes(5),
+          InFlightPolicy.REFUSE, AmbiguityPolicy.HOLD, "messaging", "http", 3, false),
+      new ToolPolicy(LOOKUP, ToolClass.READ, Duration.ZERO, Duration.ofMinutes(1),
+          InFlightPolicy.COALESCE, AmbiguityPolicy.REDISPATCH, "reads", "http", 1, false));
+
+  static final String ARGS = "{\"amount\":1000,\"currency\":\"EUR\",\"to\":\"cus_1\"}";
+
+  @TempDir Path stateDir;
+  LedgerDriver ledger;
+  TestOutputTopic<String, Dispatch> payments;
+  TestOutputTopic<String, Dispatch> tickets;
+
+  abstract String processingGuarantee();
+
+  @BeforeEach
+  void start() {
+    ledger = new LedgerDriver(url -> LedgerConfig.of(POLICIES, url), processingGuarantee(), stateDir);
+    payments = ledger.dispatches("payments");
+    tickets = ledger.dispatches("tickets");
+  }
+
+  @AfterEach
+  void stop() {
+    ledger.close();
+  }
+
+  private Dispatch chargeDispatched(String key) {
+    ledger.send(intent(key, CHARGE, ARGS), T0);
+    return payments.readValue();
+  }
+
+  private Instant at(Duration offset) {
+    return T0.plus(offset);
+  }
+
+  @Test
+  void shouldDispatchAndRecordPendingOnFirstIntent() {
+    ledger.send(intent("k1", CHARGE, ARGS).setTraceId("trace-9"), T0);
+
+    Dispatch dispatch = payments.readValue();
+    assertThat(dispatch.getIdempotencyKey()).isEqualTo("k1");
+    assertThat(dispatch.getEffectKey()).isEqualTo("k1");
+    assertThat(dispatch.getAttempt()).isEqualTo(1);
+    assertThat(dispatch.getArguments()).isEqualTo(ARGS);
+    assertThat(dispatch.getTraceId()).isEqualTo("trace-9");
+    assertThat(payments.isEmpty()).isTrue();
+    assertThat(ledger.results.isEmpty()).isTrue();
+    assertThat(ledger.auditTypes()).containsExactly(AuditType.DISPATCHED);
+    LedgerEntry entry = ledger.entry("acme", "k1");
+    assertThat(entry.getState()).isEqualTo(LedgerState.PENDING);
+    assertThat(entry.getAttempts()).isEqualTo(1);
+    assertThat(entry.getFirstSeenAt()).isEqualTo(T0);
+  }
+
+  @Test
+  void shouldReplyInFlightToDuplicateWhilePendingWhenCoalescing() {
+    chargeDispatched("k1");
+    ledger.audit.readValuesToList();
+
+    ledger.send(intent("k1", CHARGE, ARGS), at(Duration.ofSeconds(1)));
+
+    assertThat(payments.isEmpty()).isTrue();
+    ToolResult reply = ledger.results.readValue();
+    assertThat(reply.getStatus()).isEqualTo(ResultStatus.IN_FLIGHT);
+    assertThat(reply.getAttempts()).isEqualTo(1);
+    assertThat(ledger.auditTypes()).containsExactly(AuditType.IN_FLIGHT);
+    assertThat(ledger.entry("acme", "k1").getState()).isEqualTo(LedgerState.PENDING);
+  }
+
+  @Test
+  void shouldRefuseDuplicateWhilePendingWhenPolicyRefuses() {
+    ledger.send(intent("e1", EMAIL, ARGS), T0);
+    ledger.send(intent("e1", EMAIL, ARGS), at(Duration.ofSeconds(1)));
+
+    assertThat(ledger.dispatches("messaging").readValuesToList()).hasSize(1);
+    ToolResult reply = ledger.results.readValue();
+    assertThat(reply.getStatus()).isEqualTo(ResultStatus.REJECTED);
+    assertThat(reply.getError().getCode()).isEqualTo("DUPLICATE_IN_FLIGHT");
+    assertThat(reply.getError().getRetriable()).isTrue();
+    assertThat(ledger.auditTypes()).containsExactly(AuditType.DISPATCHED, AuditType.REFUSED_IN_FLIGHT);
+  }
+
+  @Test
+  void shouldStoreResultAndReplyOnSuccess() {
+    Dispatch dispatch = chargeDispatched("k1");
+
+    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{\"charge\":\"ch_1\"}", at(Duration.ofSeconds(2)));
+
+    ToolResult reply = ledger.results.readValue();
+    assertThat(reply.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+    assertThat(reply.getResultJson()).isEqualTo("{\"charge\":\"ch_1\"}");
+    assertThat(reply.getReplayed()).isFalse();
+    assertThat(reply.getEffectId()).isEqualTo("fx-k1");
+    assertThat(reply.getCompletedAt()).isEqualTo(at(Duration.ofSeconds(2)));
+    assertThat(ledger.auditTypes()).containsExactly(AuditType.DISPATCHED, AuditType.COMPLETED);
+    LedgerEntry entry = ledger.entry("acme", "k1");
+    assertThat(entry.getState()).isEqualTo(LedgerState.SUCCEEDED);
+    assertThat(entry.getResultJson()).isEqualTo("{\"charge\":\"ch_1\"}");
+    assertThat(entry.getArguments()).as("arguments are not kept once settled").isEmpty();
+  }
+
+  @Test
+  void shouldStoreFailureAndReplyNonRetriableOnFailedOutcome() {
+    Dispatch dispatch = chargeDispatched("k1");
+
+    ledger.outcome(dispatch, OutcomeStatus.FAILED, null, at(Duration.ofSeconds(2)));
+
+    ToolResult reply = ledger.results.readValue();
+    assertThat(reply.getStatus()).isEqualTo(ResultStatus.FAILED);
+    assertThat(reply.getError().getRetriable()).isFalse();
+    assertThat(ledger.entry("acme", "k1").getState()).isEqualTo(LedgerState.FAILED);
+    assertThat(ledger.auditTypes()).containsExactly(AuditType.DISPATCHED, AuditType.FAILED);
+  }
+
+  @Test
+  void shouldReleaseKeyWhenRetriesExhaustedWithoutEffect() {
+    Dispatch dispatch = chargeDispatched("k1");
+
+    ledger.outcome(dispatch, OutcomeStatus.RETRYABLE, null, at(Duration.ofSeconds(2)));
+
+    ToolResult reply = ledger.results.readValue();
+    assertThat(reply.getStatus()).isEqualTo(ResultStatus.FAILED);
+    assertThat(reply.getError().getCode()).isEqualTo("RETRIES_EXHAUSTED");
+    assertThat(reply.getError().getRetriable()).isTrue();
+    assertThat(ledger.entry("acme", "k1")).as("a transient failure is never cached").isNull();
+    assertThat(ledger.auditTypes()).containsExactly(AuditType.DISPATCHED, AuditType.RELEASED);
+
+    ledger.send(intent("k1", CHARGE, ARGS), at(Duration.ofSeconds(3)));
+    assertThat(payments.readValue().getAttempt()).isEqualTo(1);
+  }
+
+  @Test
+  void shouldHoldAsUnknownOnAmbiguousOutcomeWhenPolicyHolds() {
+    Dispatch dispatch = chargeDispatched("k1");
+
+    ledger.outcome(dispatch, OutcomeStatus.AMBIGUOUS, null, at(Duration.ofSeconds(2)));
+
+    ToolResult reply = ledger.results.readValue();
+    assertThat(reply.getStatus()).isEqualTo(ResultStatus.UNKNOWN);
+    assertThat(reply.getError().getCode()).isEqualTo("AMBIGUOUS_OUTCOME");
+    assertThat(payments.isEmpty()).as("an irreversible effect is never re-dispatched blind").isTrue();
+    assertThat(ledger.entry("acme", "k1").getState()).isEqualTo(LedgerState.UNKNOWN);
+    assertThat(ledger.auditTypes()).containsExactly(AuditType.DISPATCHED, AuditType.HELD_UNKNOWN);
+  }
+
+  @Test
+  void shouldRedispatchWithSameKeyOnAmbiguousOutcomeWhenPolicyRedispatches() {
+    ledger.send(intent("t1", TICKET, ARGS), T0);
+    Dispatch first = tickets.readValue();
+
+    ledger.outcome(first, OutcomeStatus.AMBIGUOUS, null, at(Duration.ofSeconds(2)));
+
+    Dispatch second = tickets.readValue();
+    assertThat(second.getEffectKey()).isEqualTo(first.getEffectKey());
+    assertThat(second.getAttempt()).isEqualTo(2);
+    assertThat(ledger.results.isEmpty()).isTrue();
+    assertThat(ledger.entry("acme", "t1").getState()).isEqualTo(LedgerState.PENDING);
+    assertThat(ledger.auditTypes()).containsExactly(AuditType.DISPATCHED, AuditType.REDISPATCHED);
+  }
+
+  @Test
+  void shouldRedispatchWithSameKeyWhenPendingTimeoutPasses() {
+    ledger.send(intent("t1", TICKET, ARGS), T0);
+    Dispatch first = tickets.readValue();
+
+    ledger.driver.advanceWallClockTime(Duration.ofSeconds(30));
+    assertThat(tickets.isEmpty()).as("not before the timeout").isTrue();
+    ledger.driver.advanceWallClockTime(Duration.ofSeconds(31));
+
+    Dispatch second = tickets.readValue();
+    assertThat(second.getEffectKey()).isEqualTo(first.getEffectKey());
+    assertThat(second.getAttempt()).isEqualTo(2);
+    assertThat(ledger.entry("acme", "t1").getAttempts()).isEqualTo(2);
+  }
+
+  @Test
+  void shouldHoldAsUnknownWhenPendingTimeoutPassesForIrreversibleTool() {
+    chargeDispatched("k1");
+
+    ledger.driver.advanceWallClockTime(Duration.ofMinutes(2).plusSeconds(1));
+
+    assertThat(payments.isEmpty()).isTrue();
+    ToolResult reply = ledger.results.readValue();
+    assertThat(reply.getStatus()).isEqualTo(ResultStatus.UNKNOWN);
+    assertThat(reply.getError().getCode()).isEqualTo("PENDING_TIMEOUT");
+    assertThat(ledger.entry("acme", "k1").getState()).isEqualTo(LedgerState.UNKNOWN);
+  }
+
+  @Test
+  void shouldHoldOnceMaxAttemptsAreSpent() {
+    ledger.send(intent("t1", TICKET, ARGS), T0);
+    ledger.driver.advanceWallClockTime(Duration.ofSeconds(61));
+    ledger.driver.advanceWallClockTime(Duration.ofSeconds(61));
+
+    assertThat(tickets.readValuesToList()).extracting(Dispatch::getAttempt).containsExactly(1, 2);
+    assertThat(ledger.results.readValue().getStatus()).isEqualTo(ResultStatus.UNKNOWN);
+    assertThat(ledger.entry("acme", "t1").getState()).isEqualTo(LedgerState.UNKNOWN);
+  }
+
+  @Test
+  void shouldReplayStoredResultForDuplicateAfterSuccess() {
+    Dispatch dispatch = chargeDispatched("k1");
+    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{\"charge\":\"ch_1\"}", at(Duration.ofSeconds(2)));
+    ledger.results.readValue();
+    ledger.audit.readValuesToList();
+
+    ledger.send(intent("k1", CHARGE, ARGS), at(Duration.ofHours(1)));
+
+    assertThat(payments.isEmpty()).isTrue();
+    ToolResult replay = ledger.results.readValue();
+    assertThat(replay.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+    assertThat(replay.getReplayed()).isTrue();
+    assertThat(replay.getResultJson()).isEqualTo("{\"charge\":\"ch_1\"}");
+    assertThat(ledger.auditTypes()).containsExactly(AuditType.DEDUP_HIT);
+  }
+
+  @Test
+  void shouldReplayStoredFailureForDuplicateAfterFailure() {
+    Dispatch dispatch = chargeDispatched("k1");
+    ledger.outcome(dispatch, OutcomeStatus.FAILED, null, at(Duration.ofSeconds(2)));
+    ledger.results.readValue();
+
+    ledger.send(intent("k1", CHARGE, ARGS), at(Duration.ofMinutes(5)));
+
+    ToolResult replay = ledger.results.readValue();
+    assertThat(replay.getStatus()).isEqualTo(ResultStatus.FAILED);
+    assertThat(replay.getReplayed()).isTrue();
+    assertThat(payments.isEmpty()).isTrue();
+  }
+
+  @Test
+  void shouldRefuseKeyReusedWithOtherArgumentsWithoutRevealingResult() {
+    Dispatch dispatch = chargeDispatched("k1");
+    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{\"charge\":\"ch_1\"}", at(Duration.ofSeconds(2)));
+    ledger.results.readValue();
+    ledger.audit.readValuesToList();
+
+    ledger.send(intent("k1", CHARGE, "{\"amount\":999999}"), at(Duration.ofSeconds(3)));
+
+    ToolResult reply = ledger.results.readValue();
+    assertThat(reply.getStatus()).isEqualTo(ResultStatus.REJECTED);
+    assertThat(reply.getError().getCode()).isEqualTo("IDEMPOTENCY_KEY_REUSED");
+    assertThat(reply.getResultJson()).isNull();
+    assertThat(reply.getEffectId()).isNull();
+    assertThat(reply.getCompletedAt()).isNull();
+    assertThat(payments.isEmpty()).isTrue();
+    assertThat(ledger.auditTypes()).containsExactly(AuditType.CONFLICT);
+    assertThat(ledger.entry("acme", "k1").getResultJson()).isEqualTo("{\"charge\":\"ch_1\"}");
+  }
+
+  @Test
+  void shouldRefuseKeyReusedWhilePending() {
+    chargeDispatched("k1");
+
+    ledger.send(intent("k1", CHARGE, "{\"amount\":1}"), at(Duration.ofSeconds(1)));
+
+    assertThat(ledger.results.readValue().getError().getCode()).isEqualTo("IDEMPOTENCY_KEY_REUSED");
+    assertThat(ledger.entry("acme", "k1").getState()).isEqualTo(LedgerState.PENDING);
+  }
+
+  @Test
+  void shouldOnlyAuditLateOrDuplicateOutcomeOfSettledEntry() {
+    Dispatch dispatch = chargeDispatched("k1");
+    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{\"charge\":\"ch_1\"}", at(Duration.ofSeconds(2)));
+    ledger.results.readValue();
+    ledger.audit.readValuesToList();
+
+    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{\"charge\":\"ch_2\"}", at(Duration.ofSeconds(3)));
+    ledger.outcome(dispatch, OutcomeStatus.RETRYABLE, null, at(Duration.ofSeconds(4)));
+
+    assertThat(ledger.results.isEmpty()).isTrue();
+    assertThat(ledger.auditTypes()).containsExactly(AuditType.LATE_OUTCOME, AuditType.LATE_OUTCOME);
+    assertThat(ledger.entry("acme", "k1").getResultJson()).isEqualTo("{\"charge\":\"ch_1\"}");
+  }
+
+  @Test
+  void shouldIgnoreRetryableOutcomeOfAnEarlierAttempt() {
+    ledger.send(intent("t1", TICKET, ARGS), T0);
+    Dispatch first = tickets.readValue();
+    ledger.driver.advanceWallClockTime(Duration.ofSeconds(61));
+    tickets.readValue();
+
+    ledger.outcome(first, OutcomeStatus.RETRYABLE, null, at(Duration.ofSeconds(70)));
+
+    LedgerEntry entry = ledger.entry("acme", "t1");
+    assertThat(entry.getState()).as("attempt 2 is still in flight").isEqualTo(LedgerState.PENDING);
+    assertThat(ledger.results.isEmpty()).isTrue();
+  }
+
+  @Test
+  void shouldAcceptSuccessOfAnEarlierAttempt() {
+    ledger.send(intent("t1", TICKET, ARGS), T0);
+    Dispatch first = tickets.readValue();
+    ledger.driver.advanceWallClockTime(Duration.ofSeconds(61));
+
+    ledger.outcome(first, OutcomeStatus.SUCCEEDED, "{\"id\":1}", at(Duration.ofSeconds(70)));
+
+    assertThat(ledger.entry("acme", "t1").getState()).isEqualTo(LedgerState.SUCCEEDED);
+  }
+
+  @Test
+  void shouldPurgeSettledEntryWhenWindowPassesCountedFromCompletion() {
+    ledger.send(intent("t1", TICKET, ARGS), T0);
+    ledger.outcome(tickets.readValue(), OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofMinutes(10)));
+    ledger.audit.readValuesToList();
+
+    // Stream time moves with records of any key: to 1 h after the intent, not yet after completion.
+    ledger.send(intent("other", TICKET, ARGS), at(Duration.ofMinutes(65)));
+    assertThat(ledger.entry("acme", "t1")).isNotNull();
+
+    ledger.send(intent("other2", TICKET, ARGS), at(Duration.ofMinutes(72)));
+    assertThat(ledger.entry("acme", "t1")).isNull();
+    assertThat(ledger.audit.readValuesToList())
+        .filteredOn(e -> e.getIdempotencyKey().equals("t1"))
+        .extracting(e -> e.getType())
+        .containsExactly(AuditType.EXPIRED);
+  }
+
+  @Test
+  void shouldTreatIntentAfterWindowAsNewAction() {
+    ledger.send(intent("t1", TICKET, ARGS), T0);
+    ledger.outcome(tickets.readValue(), OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofMinutes(1)));
+
+    ledger.send(intent("t1", TICKET, ARGS), at(Duration.ofMinutes(61)));
+
+    assertThat(tickets.readValue().getAttempt()).isEqualTo(1);
+    assertThat(ledger.entry("acme", "t1").getState()).isEqualTo(LedgerState.PENDING);
+  }
+
+  @Test
+  void shouldNeverPurgePendingOrUnknownEntries() {
+    chargeDispatched("pending");
+    Dispatch held = chargeDispatched("held");
+    ledger.outcome(held, OutcomeStatus.AMBIGUOUS, null, at(Duration.ofSeconds(1)));
+
+    ledger.send(intent("late", TICKET, ARGS), at(Duration.ofDays(400)));
+
+    assertThat(ledger.entry("acme", "pending").getState()).isEqualTo(LedgerState.PENDING);
+    assertThat(ledger.entry("acme", "held").getState()).isEqualTo(LedgerState.UNKNOWN);
+  }
+
+  @Test
+  void shouldReplayUnknownToDuplicateAndSettleOnReconciledOutcome() {
+    Dispatch dispatch = chargeDispatched("k1");
+    ledger.outcome(dispatch, OutcomeStatus.AMBIGUOUS, null, at(Duration.ofSeconds(1)));
+    ledger.results.readValue();
+
+    ledger.send(intent("k1", CHARGE, ARGS), at(Duration.ofSeconds(2)));
+    ToolResult replay = ledger.results.readValue();
+    assertThat(replay.getStatus()).isEqualTo(ResultStatus.UNKNOWN);
+    assertThat(replay.getReplayed()).isTrue();
+
+    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{\"charge\":\"ch_1\"}", at(Duration.ofSeconds(3)));
+    assertThat(ledger.results.readValue().getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+    assertThat(ledger.entry("acme", "k1").getState()).isEqualTo(LedgerState.SUCCEEDED);
+  }
+
+  @Test
+  void shouldPassReadToolsStraightThroughWithoutEntry() {
+    ledger.send(intent("r1", LOOKUP, "{\"id\":1}"), T0);
+    ledger.send(intent("r1", LOOKUP, "{\"id\":1}"), T0);
+
+    var reads = ledger.dispatches("reads").readValuesToList();
+    assertThat(reads).hasSize(2);
+    assertThat(ledger.entry("acme", "r1")).isNull();
+
+    ledger.outcome(reads.get(0), OutcomeStatus.SUCCEEDED, "{\"name\":\"Ada\"}", at(Duration.ofSeconds(1)));
+    ToolResult reply = ledger.results.readValue();
+    assertThat(reply.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+    assertThat(reply.getResultJson()).isEqualTo("{\"name\":\"Ada\"}");
+    assertThat(ledger.entry("acme", "r1")).isNull();
+  }
+
+  @Test
+  void shouldScopeKeysByTenant() {
+    ledger.send(intent("k1", CHARGE, ARGS), T0);
+    ledger.send(intent("k1", CHARGE, "{\"other\":true}").setTenant("globex"), T0);
+
+    assertThat(payments.readValuesToList()).extracting(Dispatch::getTenant).containsExactly("acme", "globex");
+    assertThat(ledger.entry("acme", "k1")).isNotNull();
+    assertThat(ledger.entry("globex", "k1")).isNotNull();
+    assertThat(ledger.results.isEmpty()).as("no conflict across tenants").isTrue();
+  }
+
+  @Test
+  void shouldRejectUnknownTool() {
+    ledger.send(intent("k1", "drop_database", ARGS), T0);
+
+    ToolResult reply = ledger.results.readValue();
+    assertThat(reply.getStatus()).isEqualTo(ResultStatus.REJECTED);
+    assertThat(reply.getError().getCode()).isEqualTo("UNKNOWN_TOOL");
+    assertThat(ledger.store().approximateNumEntries()).isZero();
+  }
+
+  @Test
+  void shouldRunApprovedBypassUnderFreshEffectKeyOnce() {
+    Dispatch dispatch = chargeDispatched("k1");
+    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofSeconds(1)));
+
+    ledger.send(intent("k1", CHARGE, ARGS).setBypassApproval("ticket-42 approved by ops"), at(Duration.ofSeconds(2)));
+    Dispatch bypass = payments.readValue();
+    ledger.send(intent("k1", CHARGE, ARGS).setBypassApproval("ticket-42 approved by ops"), at(Duration.ofSeconds(3)));
+
+    assertThat(bypass.getEffectKey()).startsWith("k1~bypass-").isNotEqualTo("k1");
+    assertThat(bypass.getAttempt()).isEqualTo(2);
+    assertThat(payments.isEmpty()).as("the same approval does not run twice").isTrue();
+  }
+
+  @Test
+  void shouldRefuseBypassWhenPolicyForbidsIt() {
+    ledger.send(intent("e1", EMAIL, ARGS), T0);
+    Dispatch dispatch = ledger.dispatches("messaging").readValue();
+    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofSeconds(1)));
+    ledger.results.readValue();
+
+    ledger.send(intent("e1", EMAIL, ARGS).setBypassApproval("please"), at(Duration.ofSeconds(2)));
+
+    assertThat(ledger.results.readValue().getError().getCode()).isEqualTo("BYPASS_NOT_ALLOWED");
+    assertThat(ledger.dispatches("messaging").isEmpty()).isTrue();
+  }
+
+  @Test
+  void shouldSendRepliesToTheIntentsReplyTopic() {
+    Dispatch dispatch = chargeDispatched("k1");
+    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofSeconds(1)));
+    ledger.results.readValue();
+
+    ledger.send(intent("k1", CHARGE, ARGS).setReplyTopic("tool-results.agent-7"), at(Duration.ofSeconds(2)));
+
+    assertThat(ledger.results.isEmpty()).isTrue();
+    assertThat(ledger.results("tool-results.agent-7").readValue().getReplayed()).isTrue();
+  }
+}
