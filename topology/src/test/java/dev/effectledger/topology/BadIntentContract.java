@@ -1,0 +1,157 @@
+package dev.effectledger.topology;
+
+import static dev.effectledger.topology.LedgerDriver.T0;
+import static dev.effectledger.topology.LedgerDriver.header;
+import static dev.effectledger.topology.LedgerDriver.intent;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.effectledger.schema.ResultStatus;
+import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.ToolResult;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Each kind of bad intent goes to tool-intents.dlq untouched, with headers naming the reason and
+ * the source offset, gets a REJECTED reply where a key can be read, and the processor keeps going.
+ */
+abstract class BadIntentContract {
+
+  static final String ARGS = "{\"amount\":1}";
+
+  @TempDir Path stateDir;
+  LedgerDriver ledger;
+
+  abstract String processingGuarantee();
+
+  @BeforeEach
+  void start() {
+    ledger = new LedgerDriver(url -> LedgerConfig.of(LedgerStateMachineContract.POLICIES, url).withMaxArgumentsBytes(64),
+        processingGuarantee(), stateDir);
+  }
+
+  @AfterEach
+  void stop() {
+    ledger.close();
+  }
+
+  private byte[] bytes(ToolIntent intent) {
+    return ledger.intentSerde.serialize(LedgerTopics.INTENTS, intent);
+  }
+
+  private static byte[] utf8(String s) {
+    return s == null ? null : s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** Sends one bad record, then a good one, and returns the bad one's dead letter. */
+  private TestRecord<byte[], byte[]> deadLetterOf(String key, byte[] value, String expectedCode) {
+    ledger.rawIntents.pipeInput(utf8(key), value, T0);
+    ledger.send(intent("good-after-bad", LedgerStateMachineContract.CHARGE, ARGS), T0);
+
+    assertThat(ledger.dispatches("payments").readValuesToList())
+        .as("the processor keeps running").hasSize(1);
+    List<TestRecord<byte[], byte[]>> dead = ledger.deadLetterRecords();
+    assertThat(dead).hasSize(1);
+    TestRecord<byte[], byte[]> letter = dead.get(0);
+    assertThat(letter.value()).as("the raw value, untouched").isEqualTo(value);
+    assertThat(header(letter.headers(), "effectledger.error.code")).isEqualTo(expectedCode);
+    assertThat(header(letter.headers(), "effectledger.error.message")).isNotBlank();
+    assertThat(header(letter.headers(), "effectledger.source.topic")).isEqualTo(LedgerTopics.INTENTS);
+    assertThat(header(letter.headers(), "effectledger.source.partition")).isEqualTo("0");
+    assertThat(header(letter.headers(), "effectledger.source.offset")).isEqualTo("0");
+    return letter;
+  }
+
+  private ToolResult onlyReply() {
+    List<ToolResult> replies = ledger.results.readValuesToList();
+    assertThat(replies).hasSize(1);
+    assertThat(replies.get(0).getStatus()).isEqualTo(ResultStatus.REJECTED);
+    return replies.get(0);
+  }
+
+  @Test
+  void shouldDeadLetterMalformedBytesAndReplyUnderRecordKey() {
+    deadLetterOf("k1", new byte[] {7, 7, 7}, "MALFORMED_RECORD");
+
+    ToolResult reply = onlyReply();
+    assertThat(reply.getIdempotencyKey()).isEqualTo("k1");
+    assertThat(reply.getError().getCode()).isEqualTo("MALFORMED_RECORD");
+    assertThat(reply.getError().getCorrectiveAction()).isNotBlank();
+  }
+
+  @Test
+  void shouldDeadLetterUnknownSchemaId() {
+    deadLetterOf("k1", new byte[] {0, 0, 0, 0x7f, 0x7f, 2, 'x'}, "UNKNOWN_SCHEMA_ID");
+
+    assertThat(onlyReply().getError().getCode()).isEqualTo("UNKNOWN_SCHEMA_ID");
+  }
+
+  @Test
+  void shouldDeadLetterMissingRecordKeyAndReplyUnderIntentKey() {
+    deadLetterOf(null, bytes(intent("k1", LedgerStateMachineContract.CHARGE, ARGS).build()), "MISSING_KEY");
+
+    assertThat(onlyReply().getIdempotencyKey()).as("the intent's own key can still be answered").isEqualTo("k1");
+  }
+
+  @Test
+  void shouldDeadLetterEmptyKeyAndEmptyIntentKeyWithoutReply() {
+    deadLetterOf("", bytes(intent("", LedgerStateMachineContract.CHARGE, ARGS).build()), "MISSING_KEY");
+
+    assertThat(ledger.results.isEmpty()).as("nothing to reply under").isTrue();
+  }
+
+  @Test
+  void shouldDeadLetterRecordKeyThatDiffersFromIntentKey() {
+    deadLetterOf("someone-else", bytes(intent("k1", LedgerStateMachineContract.CHARGE, ARGS).build()), "KEY_MISMATCH");
+
+    assertThat(onlyReply().getIdempotencyKey()).isEqualTo("k1");
+    assertThat(ledger.entry("acme", "k1")).isNull();
+    assertThat(ledger.entry("acme", "someone-else")).isNull();
+  }
+
+  @Test
+  void shouldDeadLetterArgumentsOverTheSizeLimit() {
+    String big = "{\"note\":\"" + "x".repeat(100) + "\"}";
+    deadLetterOf("k1", bytes(intent("k1", LedgerStateMachineContract.CHARGE, big).build()), "ARGUMENTS_TOO_LARGE");
+
+    assertThat(onlyReply().getError().getMessage()).contains("limit is 64");
+  }
+
+  @Test
+  void shouldDeadLetterArgumentsThatAreNotJson() {
+    deadLetterOf("k1", bytes(intent("k1", LedgerStateMachineContract.CHARGE, "{\"amount\":").build()), "ARGUMENTS_NOT_JSON");
+
+    assertThat(onlyReply().getTool()).isEqualTo(LedgerStateMachineContract.CHARGE);
+  }
+
+  @Test
+  void shouldDeadLetterTwoJsonValuesAsNotJson() {
+    deadLetterOf("k1", bytes(intent("k1", LedgerStateMachineContract.CHARGE, "{} {}").build()), "ARGUMENTS_NOT_JSON");
+  }
+
+  @Test
+  void shouldDeadLetterIntentWithMissingRequiredField() {
+    deadLetterOf("k1", bytes(intent("k1", LedgerStateMachineContract.CHARGE, ARGS).setArgumentsHash("").build()), "INVALID_INTENT");
+
+    assertThat(onlyReply().getError().getMessage()).contains("argumentsHash");
+  }
+
+  @Test
+  void shouldDeadLetterReplyTopicOutsideTheAllowedPattern() {
+    deadLetterOf("k1", bytes(intent("k1", LedgerStateMachineContract.CHARGE, ARGS).setReplyTopic("__consumer_offsets").build()),
+        "INVALID_REPLY_TOPIC");
+
+    assertThat(onlyReply().getError().getCode()).as("answered on the default topic").isEqualTo("INVALID_REPLY_TOPIC");
+  }
+
+  @Test
+  void shouldDeadLetterRecordWithoutValue() {
+    deadLetterOf("k1", null, "MALFORMED_RECORD");
+  }
+}
