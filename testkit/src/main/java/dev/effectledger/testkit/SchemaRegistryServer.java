@@ -1,0 +1,85 @@
+package dev.effectledger.testkit;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import dev.effectledger.schema.serde.InMemorySchemaRegistry;
+import dev.effectledger.schema.serde.SchemaRegistryException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import org.apache.avro.Schema;
+
+/**
+ * The two Schema Registry endpoints the serdes call, served on 127.0.0.1 from an in-memory registry,
+ * so that processes in separate JVMs agree on schema ids.
+ */
+public final class SchemaRegistryServer implements AutoCloseable {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final InMemorySchemaRegistry registry = new InMemorySchemaRegistry();
+  private final HttpServer server;
+
+  private SchemaRegistryServer(HttpServer server) {
+    this.server = server;
+  }
+
+  public static SchemaRegistryServer start() {
+    try {
+      HttpServer http = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+      SchemaRegistryServer server = new SchemaRegistryServer(http);
+      http.createContext("/subjects/", server::register);
+      http.createContext("/schemas/ids/", server::fetch);
+      http.start();
+      return server;
+    } catch (IOException e) {
+      throw new UncheckedIOException("Could not start the loopback Schema Registry", e);
+    }
+  }
+
+  public String url() {
+    return "http://127.0.0.1:" + server.getAddress().getPort();
+  }
+
+  private void register(HttpExchange exchange) throws IOException {
+    String path = exchange.getRequestURI().getPath();
+    if (!"POST".equals(exchange.getRequestMethod()) || !path.endsWith("/versions")) {
+      answer(exchange, 404, "{\"error_code\":404,\"message\":\"Not found\"}");
+      return;
+    }
+    String subject = path.substring("/subjects/".length(), path.length() - "/versions".length());
+    try {
+      JsonNode body = JSON.readTree(exchange.getRequestBody());
+      Schema schema = new Schema.Parser().parse(body.path("schema").asText());
+      answer(exchange, 200, "{\"id\":" + registry.register(subject, schema) + "}");
+    } catch (RuntimeException e) {
+      answer(exchange, 422, JSON.createObjectNode().put("error_code", 42201).put("message", "Invalid schema").toString());
+    }
+  }
+
+  private void fetch(HttpExchange exchange) throws IOException {
+    String id = exchange.getRequestURI().getPath().substring("/schemas/ids/".length());
+    try {
+      Schema schema = registry.schemaById(Integer.parseInt(id));
+      answer(exchange, 200, JSON.createObjectNode().put("schema", schema.toString()).toString());
+    } catch (NumberFormatException | SchemaRegistryException e) {
+      answer(exchange, 404, "{\"error_code\":40403,\"message\":\"Schema " + id + " not found\"}");
+    }
+  }
+
+  private static void answer(HttpExchange exchange, int status, String body) throws IOException {
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    exchange.getResponseHeaders().add("Content-Type", "application/vnd.schemaregistry.v1+json");
+    exchange.sendResponseHeaders(status, bytes.length);
+    exchange.getResponseBody().write(bytes);
+    exchange.close();
+  }
+
+  @Override
+  public void close() {
+    server.stop(0);
+  }
+}

@@ -1,0 +1,147 @@
+package dev.effectledger.topology;
+
+import dev.effectledger.schema.Dispatch;
+import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.serde.RegistryAvroSerde;
+import dev.effectledger.schema.serde.SchemaRegistries;
+import dev.effectledger.topology.policy.AmbiguityPolicy;
+import dev.effectledger.topology.policy.InFlightPolicy;
+import dev.effectledger.topology.policy.ToolClass;
+import dev.effectledger.topology.policy.ToolPolicies;
+import dev.effectledger.topology.policy.ToolPolicy;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.StreamsConfig;
+
+/** Shared set-up of the real-broker tests: topics, policy, Streams settings, readers, producers. */
+final class ItFixtures {
+
+  static final String TOOL = "charge_card";
+  static final String LANE = "payments";
+
+  private ItFixtures() {}
+
+  /** A policy whose pending timeout never fires during a test, so every dispatch is a first one. */
+  static ToolPolicies policies() {
+    return ToolPolicies.of(new ToolPolicy(TOOL, ToolClass.IRREVERSIBLE, Duration.ofDays(30),
+        Duration.ofMinutes(30), InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD, LANE, "http", 3, false));
+  }
+
+  static Map<String, Integer> topics(int partitions) {
+    Map<String, Integer> topics = new HashMap<>();
+    for (String topic : List.of(LedgerTopics.INTENTS, LedgerTopics.OUTCOMES, LedgerTopics.RESULTS,
+        LedgerTopics.AUDIT, LedgerTopics.INTENTS_DLQ, LedgerTopics.OUTCOMES_DLQ, LedgerTopics.dispatchTopic(LANE))) {
+      topics.put(topic, partitions);
+    }
+    return topics;
+  }
+
+  static Properties streamsProperties(String bootstrap, String appId, Path stateDir) {
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, appId);
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+    props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 2);
+    props.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), 6000);
+    props.put(StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG), 1000);
+    props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
+    return LedgerTopology.streamsProperties(props);
+  }
+
+  static ToolIntent intent(String key, int amount) {
+    String args = "{\"amount\":" + amount + ",\"to\":\"cus_" + key + "\"}";
+    return ToolIntent.newBuilder()
+        .setIdempotencyKey(key)
+        .setTenant("acme")
+        .setRunId("run-" + key)
+        .setStepId("step-1")
+        .setTool(TOOL)
+        .setArguments(args)
+        .setArgumentsHash("sha256:" + Integer.toHexString(args.hashCode()))
+        .setRequestedAt(Instant.now())
+        .build();
+  }
+
+  static KafkaProducer<String, ToolIntent> intentProducer(String bootstrap, String registryUrl) {
+    Properties props = new Properties();
+    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    props.put(ProducerConfig.ACKS_CONFIG, "all");
+    props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    props.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+    return new KafkaProducer<>(props, new StringSerializer(),
+        new RegistryAvroSerde<>(SchemaRegistries.forUrl(registryUrl), ToolIntent.class));
+  }
+
+  static <V> KafkaConsumer<String, V> committedReader(String bootstrap, String group, Deserializer<V> values) {
+    Properties props = new Properties();
+    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+    props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    return new KafkaConsumer<>(props, new StringDeserializer(), values);
+  }
+
+  /**
+   * Reads a topic read_committed on a thread of its own, keeping every record by key, until
+   * closed.
+   */
+  static final class Collector<V> implements AutoCloseable {
+    final Map<String, List<V>> byKey = new ConcurrentHashMap<>();
+    private final AtomicBoolean running = new AtomicBoolean(true);
+    private final Thread thread;
+
+    Collector(String bootstrap, String topic, Deserializer<V> values) {
+      KafkaConsumer<String, V> consumer = committedReader(bootstrap, "collector-" + topic + "-" + System.nanoTime(), values);
+      consumer.subscribe(List.of(topic));
+      thread = new Thread(() -> {
+        try (consumer) {
+          while (running.get()) {
+            for (ConsumerRecord<String, V> record : consumer.poll(Duration.ofMillis(200))) {
+              byKey.computeIfAbsent(record.key(), k -> new CopyOnWriteArrayList<>()).add(record.value());
+            }
+          }
+        }
+      }, "collector-" + topic);
+      thread.setDaemon(true);
+      thread.start();
+    }
+
+    int total() {
+      return byKey.values().stream().mapToInt(List::size).sum();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+      running.set(false);
+      thread.join(10_000);
+    }
+  }
+
+  static Collector<ToolResult> results(String bootstrap, String registryUrl) {
+    return new Collector<>(bootstrap, LedgerTopics.RESULTS,
+        new RegistryAvroSerde<>(SchemaRegistries.forUrl(registryUrl), ToolResult.class));
+  }
+
+  static Collector<Dispatch> dispatches(String bootstrap, String registryUrl) {
+    return new Collector<>(bootstrap, LedgerTopics.dispatchTopic(LANE),
+        new RegistryAvroSerde<>(SchemaRegistries.forUrl(registryUrl), Dispatch.class));
+  }
+}

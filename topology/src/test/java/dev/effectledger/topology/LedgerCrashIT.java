@@ -1,0 +1,163 @@
+package dev.effectledger.topology;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.testkit.KafkaClusterExtension;
+import dev.effectledger.testkit.SchemaRegistryServer;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The topology runs in a JVM of its own and is killed with SIGKILL mid-run, restarted on the same
+ * state directory, killed again and restarted on an empty one (restoring from the changelog). A
+ * read_committed reader still sees one dispatch per key, and every intent got a reply.
+ */
+@Tag("integration")
+class LedgerCrashIT {
+
+  @RegisterExtension static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+
+  private static final int KEYS = 2_000;
+  private static final int SENDS_PER_KEY = 2;
+
+  @TempDir Path work;
+  private final List<Process> processes = new ArrayList<>();
+
+  @AfterEach
+  void killLeftovers() {
+    processes.forEach(Process::destroyForcibly);
+  }
+
+  @Test
+  @Timeout(480)
+  void shouldKeepOneDispatchPerKeyAcrossKillsAndRestoreFromChangelog() throws Exception {
+    kafka.createTopics(ItFixtures.topics(4));
+    try (SchemaRegistryServer registry = SchemaRegistryServer.start()) {
+      String bootstrap = kafka.bootstrapServers();
+      Path firstState = Files.createDirectory(work.resolve("state-a"));
+      Path emptyState = Files.createDirectory(work.resolve("state-b"));
+      Map<String, AtomicInteger> sent = new ConcurrentHashMap<>();
+      AtomicInteger sends = new AtomicInteger();
+
+      try (EchoExecutor executor = new EchoExecutor(bootstrap, registry.url());
+          var results = ItFixtures.results(bootstrap, registry.url());
+          var dispatches = ItFixtures.dispatches(bootstrap, registry.url());
+          KafkaProducer<String, ToolIntent> producer = ItFixtures.intentProducer(bootstrap, registry.url())) {
+        Process ledger = startLedger(bootstrap, registry.url(), firstState, "a1");
+        CompletableFuture<Void> load = CompletableFuture.runAsync(() -> sendPaced(producer, sent, sends));
+
+        await().atMost(Duration.ofMinutes(2)).until(() -> sends.get() >= KEYS * SENDS_PER_KEY / 4 && dispatches.total() > 0);
+        kill(ledger);
+        ledger = startLedger(bootstrap, registry.url(), firstState, "a2");
+
+        await().atMost(Duration.ofMinutes(2)).until(() -> sends.get() >= KEYS * SENDS_PER_KEY * 3 / 5);
+        kill(ledger);
+        ledger = startLedger(bootstrap, registry.url(), emptyState, "b1");
+
+        load.get(3, TimeUnit.MINUTES);
+        int intents = KEYS * SENDS_PER_KEY;
+        await().atMost(Duration.ofMinutes(4)).pollInterval(Duration.ofSeconds(1)).until(() -> results.total() >= intents);
+        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10))
+            .until(() -> results.total() == intents && dispatches.total() == KEYS);
+        kill(ledger);
+
+        assertThat(dispatches.byKey).hasSize(KEYS);
+        assertThat(dispatches.byKey.values()).allSatisfy(ds -> assertThat(ds).hasSize(1));
+        assertThat(executor.effects.get()).isEqualTo(KEYS);
+        sent.forEach((key, count) -> assertThat(results.byKey.get(key)).as("replies for %s", key).hasSize(count.get()));
+      }
+    }
+  }
+
+  /** Sends each key twice, the second time a few hundred sends later, at about 100 sends a second. */
+  private static void sendPaced(KafkaProducer<String, ToolIntent> producer, Map<String, AtomicInteger> sent, AtomicInteger sends) {
+    int lag = 300;
+    for (int i = 0; i < KEYS + lag; i++) {
+      if (i < KEYS) {
+        send(producer, "c" + i, i, sent);
+      }
+      if (i >= lag) {
+        send(producer, "c" + (i - lag), i - lag, sent);
+      }
+      sends.set(sent.values().stream().mapToInt(AtomicInteger::get).sum());
+      if (i % 50 == 0) {
+        producer.flush();
+        try {
+          Thread.sleep(250); // pacing the load, not synchronisation
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    }
+    producer.flush();
+  }
+
+  private static void send(KafkaProducer<String, ToolIntent> producer, String key, int amount, Map<String, AtomicInteger> sent) {
+    producer.send(new ProducerRecord<>(LedgerTopics.INTENTS, key, ItFixtures.intent(key, amount)));
+    sent.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+  }
+
+  private Process startLedger(String bootstrap, String registryUrl, Path stateDir, String name) throws IOException, InterruptedException {
+    Path log = work.resolve("ledger-" + name + ".log");
+    Process process = new ProcessBuilder(
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-Xmx512m",
+            "-cp", System.getProperty("java.class.path"),
+            LedgerProcessMain.class.getName(),
+            bootstrap, registryUrl, "crash-it", stateDir.toString())
+        .redirectErrorStream(true)
+        .start();
+    processes.add(process);
+    CountDownLatch running = new CountDownLatch(1);
+    Thread pump = new Thread(() -> {
+      try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+          var file = Files.newBufferedWriter(log)) {
+        for (String line; (line = out.readLine()) != null; ) {
+          file.write(line);
+          file.newLine();
+          file.flush();
+          if (line.equals("RUNNING")) {
+            running.countDown();
+          }
+        }
+      } catch (IOException e) {
+        // the process was killed; its output ends here
+      }
+    }, "ledger-" + name + "-output");
+    pump.setDaemon(true);
+    pump.start();
+    if (!running.await(120, TimeUnit.SECONDS)) {
+      throw new AssertionError("ledger process " + name + " did not reach RUNNING; see " + log + ":\n" + Files.readString(log));
+    }
+    return process;
+  }
+
+  private static void kill(Process process) throws InterruptedException {
+    process.destroyForcibly(); // SIGKILL on Unix: no shutdown hook, no commit
+    assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
+  }
+}

@@ -1,0 +1,97 @@
+package dev.effectledger.topology;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.effectledger.schema.Dispatch;
+import dev.effectledger.schema.ResultStatus;
+import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.ToolResult;
+import dev.effectledger.testkit.KafkaClusterExtension;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.streams.KafkaStreams;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * 10,000 intents, 30% duplicates, on 4 partitions against a real broker: duplicates sent
+ * concurrently by a second producer while the original is in flight, and more re-sent after the
+ * result was published. Exactly one dispatch per distinct key, one reply per intent.
+ */
+@Tag("integration")
+class LedgerDedupIT {
+
+  @RegisterExtension static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+
+  private static final int DISTINCT = 7_000;
+  private static final int CONCURRENT_DUPLICATES = 1_500;
+  private static final int LATE_DUPLICATES = 1_500;
+
+  @TempDir Path stateDir;
+
+  @Test
+  @Timeout(300)
+  void shouldDispatchEachDistinctKeyOnceAndReplyToEveryIntent() throws Exception {
+    String registry = "mock://dedup-it";
+    kafka.createTopics(ItFixtures.topics(4));
+    Map<String, AtomicInteger> sent = new ConcurrentHashMap<>();
+
+    try (KafkaStreams streams = new KafkaStreams(
+            LedgerTopology.build(LedgerConfig.of(ItFixtures.policies(), registry)),
+            ItFixtures.streamsProperties(kafka.bootstrapServers(), "dedup-it", stateDir));
+        EchoExecutor executor = new EchoExecutor(kafka.bootstrapServers(), registry);
+        var results = ItFixtures.results(kafka.bootstrapServers(), registry);
+        var dispatches = ItFixtures.dispatches(kafka.bootstrapServers(), registry);
+        KafkaProducer<String, ToolIntent> originals = ItFixtures.intentProducer(kafka.bootstrapServers(), registry);
+        KafkaProducer<String, ToolIntent> duplicates = ItFixtures.intentProducer(kafka.bootstrapServers(), registry)) {
+      streams.start();
+
+      CompletableFuture<Void> first = CompletableFuture.runAsync(() -> send(originals, 0, DISTINCT, sent));
+      CompletableFuture<Void> concurrent = CompletableFuture.runAsync(() -> send(duplicates, 0, CONCURRENT_DUPLICATES, sent));
+      CompletableFuture.allOf(first, concurrent).get();
+      await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(500)).until(() ->
+          results.byKey.size() == DISTINCT
+              && results.byKey.values().stream().allMatch(rs -> rs.stream().anyMatch(r -> r.getStatus() == ResultStatus.SUCCEEDED)));
+
+      send(duplicates, DISTINCT - LATE_DUPLICATES, DISTINCT, sent);
+      int intents = DISTINCT + CONCURRENT_DUPLICATES + LATE_DUPLICATES;
+      await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(500)).until(() -> results.total() >= intents);
+      // Anything extra a broken ledger emitted would arrive within these seconds.
+      await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10))
+          .until(() -> results.total() == intents && dispatches.total() == DISTINCT);
+
+      assertThat(dispatches.byKey).hasSize(DISTINCT);
+      assertThat(dispatches.byKey.values()).allSatisfy(ds -> assertThat(ds).hasSize(1));
+      assertThat(executor.effects.get()).isEqualTo(DISTINCT);
+      assertThat(results.total()).isEqualTo(intents);
+      sent.forEach((key, count) -> assertThat(results.byKey.get(key)).as("replies for %s", key).hasSize(count.get()));
+      for (int i = DISTINCT - LATE_DUPLICATES; i < DISTINCT; i++) {
+        List<ToolResult> replies = results.byKey.get("k" + i);
+        assertThat(replies.get(replies.size() - 1).getReplayed()).as("late duplicate of k%s is a replay", i).isTrue();
+      }
+      assertThat(results.byKey.values().stream().flatMap(List::stream).filter(ToolResult::getReplayed).count())
+          .isGreaterThanOrEqualTo(LATE_DUPLICATES);
+      assertThat(dispatches.byKey.values().stream().flatMap(List::stream).map(Dispatch::getAttempt)).containsOnly(1);
+    }
+  }
+
+  private static void send(KafkaProducer<String, ToolIntent> producer, int from, int to, Map<String, AtomicInteger> sent) {
+    for (int i = from; i < to; i++) {
+      String key = "k" + i;
+      producer.send(new ProducerRecord<>(LedgerTopics.INTENTS, key, ItFixtures.intent(key, 100 + i)));
+      sent.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+    }
+    producer.flush();
+  }
+}

@@ -1,0 +1,36 @@
+package dev.effectledger.topology;
+
+import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
+
+/**
+ * The ledger topology alone in a JVM, for tests that kill it: {@code LedgerProcessMain <bootstrap>
+ * <registryUrl> <applicationId> <stateDir>}. Prints {@code RUNNING} once the Streams client runs.
+ */
+public final class LedgerProcessMain {
+
+  private LedgerProcessMain() {}
+
+  public static void main(String[] args) throws InterruptedException {
+    String bootstrap = args[0];
+    try (Admin admin = Admin.create(java.util.Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+      CoPartitioning.verify(admin);
+    }
+    KafkaStreams streams = new KafkaStreams(
+        LedgerTopology.build(LedgerConfig.of(ItFixtures.policies(), args[1])),
+        ItFixtures.streamsProperties(bootstrap, args[2], Path.of(args[3])));
+    streams.setUncaughtExceptionHandler(e -> StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD);
+    streams.setStateListener((now, before) -> {
+      if (now == KafkaStreams.State.RUNNING) {
+        System.out.println("RUNNING");
+        System.out.flush();
+      }
+    });
+    streams.start();
+    new CountDownLatch(1).await();
+  }
+}
