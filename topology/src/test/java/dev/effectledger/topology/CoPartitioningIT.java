@@ -1,0 +1,35 @@
+package dev.effectledger.topology;
+
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.effectledger.testkit.KafkaClusterExtension;
+import java.util.Map;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+@Tag("integration")
+class CoPartitioningIT {
+
+  @RegisterExtension static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+
+  @Test
+  void shouldRefuseIntentsAndOutcomesWithDifferentPartitionCountsThenAcceptEqualOnes() throws Exception {
+    assertThatThrownBy(() -> CoPartitioning.verify(kafka.cluster().admin()))
+        .as("missing topics")
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("create both with the same partition count");
+
+    kafka.createTopics(Map.of(LedgerTopics.INTENTS, 4, LedgerTopics.OUTCOMES, 2));
+    assertThatThrownBy(() -> CoPartitioning.verify(kafka.cluster().admin()))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("tool-intents has 4 partitions but tool-outcomes has 2: they must be co-partitioned (same"
+            + " count, keyed by idempotency key) so one task owns every event of a key. Recreate"
+            + " tool-outcomes with 4 partitions.");
+
+    kafka.cluster().admin().createPartitions(Map.of(LedgerTopics.OUTCOMES,
+        org.apache.kafka.clients.admin.NewPartitions.increaseTo(4))).all().get();
+    assertThatCode(() -> CoPartitioning.verify(kafka.cluster().admin())).doesNotThrowAnyException();
+  }
+}
