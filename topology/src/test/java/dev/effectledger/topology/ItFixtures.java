@@ -129,9 +129,13 @@ final class ItFixtures {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
       running.set(false);
-      thread.join(10_000);
+      try {
+        thread.join(10_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 

@@ -1,0 +1,70 @@
+package dev.effectledger.topology;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.testkit.KafkaClusterExtension;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * An outcome the ledger cannot deserialize goes to tool-outcomes.dlq through Kafka Streams' own
+ * dead-letter support, and the ledger keeps processing. (TopologyTestDriver does not route these
+ * dead letters, so this runs on a real broker.)
+ */
+@Tag("integration")
+class OutcomeDeadLetterIT {
+
+  @RegisterExtension static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+
+  @TempDir Path stateDir;
+
+  @Test
+  @Timeout(120)
+  void shouldDeadLetterUndecodableOutcomeAndKeepRunning() throws Exception {
+    String registry = "mock://outcome-dlq-it";
+    kafka.createTopics(ItFixtures.topics(1));
+    Properties producerProps = new Properties();
+    producerProps.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    try (KafkaStreams streams = new KafkaStreams(
+            LedgerTopology.build(LedgerConfig.of(ItFixtures.policies(), registry)),
+            ItFixtures.streamsProperties(kafka.bootstrapServers(), "outcome-dlq-it", stateDir));
+        KafkaProducer<byte[], byte[]> raw = new KafkaProducer<>(producerProps, new ByteArraySerializer(), new ByteArraySerializer());
+        KafkaProducer<String, ToolIntent> intents = ItFixtures.intentProducer(kafka.bootstrapServers(), registry);
+        var dispatches = ItFixtures.dispatches(kafka.bootstrapServers(), registry);
+        KafkaConsumer<String, byte[]> dlq = ItFixtures.committedReader(kafka.bootstrapServers(), "dlq-reader", new ByteArrayDeserializer())) {
+      streams.start();
+
+      raw.send(new ProducerRecord<>(LedgerTopics.OUTCOMES, "k1".getBytes(), new byte[] {9, 9})).get();
+      intents.send(new ProducerRecord<>(LedgerTopics.INTENTS, "after", ItFixtures.intent("after", 1))).get();
+
+      dlq.subscribe(List.of(LedgerTopics.OUTCOMES_DLQ));
+      List<ConsumerRecord<String, byte[]>> letters = new java.util.ArrayList<>();
+      await().atMost(Duration.ofSeconds(60)).until(() -> {
+        dlq.poll(Duration.ofMillis(200)).forEach(letters::add);
+        return !letters.isEmpty();
+      });
+      assertThat(letters.get(0).value()).isEqualTo(new byte[] {9, 9});
+      assertThat(letters.get(0).headers().lastHeader("__streams.errors.exception")).isNotNull();
+      await().atMost(Duration.ofSeconds(60)).until(() -> dispatches.byKey.containsKey("after"));
+      assertThat(streams.state()).isEqualTo(KafkaStreams.State.RUNNING);
+    }
+  }
+}
