@@ -1,6 +1,6 @@
 package dev.effectledger.topology;
 
-import dev.effectledger.topology.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicies;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.regex.Pattern;

@@ -8,7 +8,7 @@ import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.topology.ErrorCode;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopics;
-import dev.effectledger.topology.policy.ToolPolicy;
+import dev.effectledger.policy.ToolPolicy;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;

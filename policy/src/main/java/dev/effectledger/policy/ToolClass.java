@@ -1,4 +1,4 @@
-package dev.effectledger.topology.policy;
+package dev.effectledger.policy;
 
 import java.time.Duration;
 import java.util.Arrays;

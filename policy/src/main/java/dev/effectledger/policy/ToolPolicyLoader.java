@@ -1,4 +1,4 @@
-package dev.effectledger.topology.policy;
+package dev.effectledger.policy;
 
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -36,7 +36,12 @@ import java.util.stream.Collectors;
  *     connector: http            # required
  *     maxAttempts: 3             # default 3
  *     bypass: false              # default false
- *     settings: {...}            # connector settings, read by executors
+ *     retry:                     # executor retries of one dispatch
+ *       maxAttempts: 4           # default 4
+ *       base: 100ms              # default 100ms
+ *       cap: 10s                 # default 10s
+ *       jitter: 0.2              # default 0.2
+ *     settings: {...}            # connector settings, read by the connector
  * unknownTool:                   # optional; without it unknown tools are rejected
  *   class: read
  *   connector: http
@@ -52,7 +57,8 @@ public final class ToolPolicyLoader {
   private static final List<String> FIELDS =
       List.of(
           "class", "window", "pendingTimeout", "onInFlight", "onAmbiguous", "lane", "connector",
-          "maxAttempts", "bypass", "settings");
+          "maxAttempts", "bypass", "retry", "settings");
+  private static final List<String> RETRY_FIELDS = List.of("maxAttempts", "base", "cap", "jitter");
   private static final String CLASSES =
       Arrays.stream(ToolClass.values()).map(ToolClass::yamlName).collect(Collectors.joining(", "));
 
@@ -159,6 +165,11 @@ public final class ToolPolicyLoader {
         bypass = value.asBoolean();
       }
     }
+    RetryPolicy retry = retry(path, node.get("retry"), problems);
+    JsonNode settings = node.get("settings");
+    if (settings != null && !settings.isObject()) {
+      problems.add(path + ".settings: must be a mapping of connector settings");
+    }
     if (toolClass == ToolClass.IRREVERSIBLE && onAmbiguous == AmbiguityPolicy.REDISPATCH) {
       problems.add(path + ".onAmbiguous: 'redispatch' conflicts with class 'irreversible'; an irreversible effect that may have happened is held (use hold)");
     }
@@ -167,7 +178,50 @@ public final class ToolPolicyLoader {
     }
     return Optional.of(
         new ToolPolicy(name, toolClass, window, pendingTimeout, onInFlight, onAmbiguous, lane,
-            connector, maxAttempts, bypass));
+            connector, maxAttempts, bypass, retry, settings));
+  }
+
+  private static RetryPolicy retry(String path, JsonNode node, List<String> problems) {
+    if (node == null) {
+      return RetryPolicy.DEFAULT;
+    }
+    String at = path + ".retry";
+    if (!node.isObject()) {
+      problems.add(at + ": must be a mapping with " + String.join(", ", RETRY_FIELDS));
+      return RetryPolicy.DEFAULT;
+    }
+    int before = problems.size();
+    node.fieldNames().forEachRemaining(field -> {
+      if (!RETRY_FIELDS.contains(field)) {
+        problems.add(at + "." + field + ": unknown field; allowed: " + String.join(", ", RETRY_FIELDS));
+      }
+    });
+    RetryPolicy d = RetryPolicy.DEFAULT;
+    int maxAttempts = d.maxAttempts();
+    if (node.has("maxAttempts")) {
+      JsonNode value = node.get("maxAttempts");
+      if (!value.isIntegralNumber() || value.asInt() < 1) {
+        problems.add(at + ".maxAttempts: '" + value.asText() + "' is not allowed; use a whole number of at least 1");
+      } else {
+        maxAttempts = value.asInt();
+      }
+    }
+    Duration base = duration(at, node, "base", d.base(), problems);
+    Duration cap = duration(at, node, "cap", d.cap(), problems);
+    double jitter = d.jitter();
+    if (node.has("jitter")) {
+      JsonNode value = node.get("jitter");
+      if (!value.isNumber() || value.asDouble() < 0 || value.asDouble() > 1) {
+        problems.add(at + ".jitter: '" + value.asText() + "' is not allowed; use a number from 0 to 1");
+      } else {
+        jitter = value.asDouble();
+      }
+    }
+    if (problems.size() == before && cap.compareTo(base) < 0) {
+      problems.add(at + ".cap: '" + node.path("cap").asText(cap.toString()) + "' is below base '"
+          + node.path("base").asText(base.toString()) + "'; the cap must be at least the base");
+    }
+    return problems.size() == before ? new RetryPolicy(maxAttempts, base, cap, jitter) : d;
   }
 
   private static Duration duration(

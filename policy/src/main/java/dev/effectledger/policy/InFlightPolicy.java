@@ -1,4 +1,4 @@
-package dev.effectledger.topology.policy;
+package dev.effectledger.policy;
 
 /** What the ledger answers to a duplicate of an intent that is still PENDING. */
 public enum InFlightPolicy {

@@ -1,5 +1,7 @@
-package dev.effectledger.topology.policy;
+package dev.effectledger.policy;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.regex.Pattern;
@@ -17,6 +19,8 @@ import java.util.regex.Pattern;
  * @param connector connector that executors run for this tool
  * @param maxAttempts dispatch attempts allowed for one key, at least 1
  * @param bypassAllowed whether an operator approval may mint a fresh execution of a completed key
+ * @param retry how executors retry one dispatch
+ * @param settings the connector's own settings, read by the connector
  */
 public record ToolPolicy(
     String name,
@@ -28,7 +32,9 @@ public record ToolPolicy(
     String lane,
     String connector,
     int maxAttempts,
-    boolean bypassAllowed) {
+    boolean bypassAllowed,
+    RetryPolicy retry,
+    JsonNode settings) {
 
   /** Characters Kafka allows in a topic name. */
   public static final Pattern LANE = Pattern.compile("[A-Za-z0-9._-]{1,200}");
@@ -42,6 +48,8 @@ public record ToolPolicy(
     Objects.requireNonNull(onAmbiguous, "onAmbiguous");
     Objects.requireNonNull(lane, "lane");
     Objects.requireNonNull(connector, "connector");
+    Objects.requireNonNull(retry, "retry");
+    settings = settings == null ? JsonNodeFactory.instance.objectNode() : settings.deepCopy();
     if (toolClass != ToolClass.READ && (window.isNegative() || window.isZero())) {
       throw new IllegalArgumentException("tool " + name + ": window must be positive, was " + window);
     }
@@ -61,6 +69,26 @@ public record ToolPolicy(
     }
   }
 
+  /** A policy with the default retry and no connector settings. */
+  public ToolPolicy(
+      String name, ToolClass toolClass, Duration window, Duration pendingTimeout, InFlightPolicy onInFlight,
+      AmbiguityPolicy onAmbiguous, String lane, String connector, int maxAttempts, boolean bypassAllowed) {
+    this(name, toolClass, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector, maxAttempts,
+        bypassAllowed, RetryPolicy.DEFAULT, null);
+  }
+
+  /** This policy with other connector settings. */
+  public ToolPolicy withSettings(String connectorName, JsonNode connectorSettings) {
+    return new ToolPolicy(name, toolClass, window, pendingTimeout, onInFlight, onAmbiguous, lane, connectorName,
+        maxAttempts, bypassAllowed, retry, connectorSettings);
+  }
+
+  /** This policy with another retry policy. */
+  public ToolPolicy withRetry(RetryPolicy retryPolicy) {
+    return new ToolPolicy(name, toolClass, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector,
+        maxAttempts, bypassAllowed, retryPolicy, settings);
+  }
+
   /** True when intents of this tool go through the ledger (every class but read). */
   public boolean isLedgered() {
     return toolClass != ToolClass.READ;
@@ -75,6 +103,6 @@ public record ToolPolicy(
   public ToolPolicy named(String toolName) {
     return new ToolPolicy(
         toolName, toolClass, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector,
-        maxAttempts, bypassAllowed);
+        maxAttempts, bypassAllowed, retry, settings);
   }
 }

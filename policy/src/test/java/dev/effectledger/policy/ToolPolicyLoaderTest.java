@@ -1,4 +1,4 @@
-package dev.effectledger.topology.policy;
+package dev.effectledger.policy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -121,7 +121,7 @@ class ToolPolicyLoaderTest {
     assertThat(problemsOf("tool:\n  x: 1\ntools:\n  pay: {class: read, connector: http, windw: 1h}\n").problems())
         .containsExactly(
             "unknown top-level key 'tool'; allowed: tools, unknownTool",
-            "tools.pay.windw: unknown field; allowed: class, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector, maxAttempts, bypass, settings");
+            "tools.pay.windw: unknown field; allowed: class, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector, maxAttempts, bypass, retry, settings");
   }
 
   @Test
@@ -151,5 +151,43 @@ class ToolPolicyLoaderTest {
     assertThat(Durations.parse("7d")).contains(Duration.ofDays(7));
     assertThat(Durations.parse("PT2H")).contains(Duration.ofHours(2));
     assertThat(Durations.parse("2 hours")).isEmpty();
+  }
+
+  @Test
+  void shouldReadRetryPolicyAndConnectorSettings() {
+    ToolPolicy policy = parse("""
+        tools:
+          pay:
+            class: write-idempotent
+            connector: http
+            retry: {maxAttempts: 6, base: 50ms, cap: 2s, jitter: 0.5}
+            settings: {url: "http://127.0.0.1:1/charge", method: POST}
+        """).forTool("pay").orElseThrow();
+
+    assertThat(policy.retry()).isEqualTo(new RetryPolicy(6, Duration.ofMillis(50), Duration.ofSeconds(2), 0.5));
+    assertThat(policy.settings().path("url").asText()).isEqualTo("http://127.0.0.1:1/charge");
+  }
+
+  @Test
+  void shouldReportBadRetryFields() {
+    assertThat(problemsOf("tools:\n  pay: {class: read, connector: http, retry: {maxAttempts: 0, base: 1s, cap: 10ms, jitter: 2, tries: 3}}\n").problems())
+        .containsExactly(
+            "tools.pay.retry.tries: unknown field; allowed: maxAttempts, base, cap, jitter",
+            "tools.pay.retry.maxAttempts: '0' is not allowed; use a whole number of at least 1",
+            "tools.pay.retry.jitter: '2' is not allowed; use a number from 0 to 1");
+    assertThat(problemsOf("tools:\n  pay: {class: read, connector: http, retry: {base: 1s, cap: 10ms}}\n").problems())
+        .containsExactly("tools.pay.retry.cap: '10ms' is below base '1s'; the cap must be at least the base");
+  }
+
+  @Test
+  void shouldGrowRetryDelayExponentiallyUpToCapWithJitterBelow() {
+    RetryPolicy retry = new RetryPolicy(10, Duration.ofMillis(100), Duration.ofSeconds(1), 0.2);
+
+    assertThat(retry.delayBefore(1, 0)).isEqualTo(Duration.ofMillis(100));
+    assertThat(retry.delayBefore(2, 0)).isEqualTo(Duration.ofMillis(200));
+    assertThat(retry.delayBefore(3, 0)).isEqualTo(Duration.ofMillis(400));
+    assertThat(retry.delayBefore(5, 0)).isEqualTo(Duration.ofSeconds(1));
+    assertThat(retry.delayBefore(40, 0)).isEqualTo(Duration.ofSeconds(1));
+    assertThat(retry.delayBefore(2, 1)).isEqualTo(Duration.ofMillis(160));
   }
 }

@@ -1,4 +1,4 @@
-package dev.effectledger.topology.policy;
+package dev.effectledger.policy;
 
 /**
  * What the ledger does when an effect may have happened but nobody can tell: an AMBIGUOUS outcome,
