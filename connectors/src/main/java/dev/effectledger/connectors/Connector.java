@@ -1,0 +1,29 @@
+package dev.effectledger.connectors;
+
+/**
+ * Performs effects for one tool. Implementations are thread-safe: an executor calls {@link
+ * #execute} from many threads at once, never twice at once for the same key.
+ */
+public interface Connector extends AutoCloseable {
+
+  /** What the downstream guarantees; fixed for the connector's life. */
+  Capabilities capabilities();
+
+  /**
+   * Performs the effect once, passing {@code request.effectKey()} downstream. Expected failures
+   * are outcomes, never exceptions; an exception thrown anyway is treated as {@link
+   * EffectOutcome.Ambiguous}.
+   */
+  EffectOutcome execute(EffectRequest request);
+
+  /**
+   * Answers whether the effect for {@code effectKey} happened, for reconciliation. Connectors
+   * whose {@link Capabilities#supportsLookup()} is false answer {@link Lookup#unsupported()}.
+   */
+  default Lookup lookup(String effectKey) {
+    return Lookup.unsupported();
+  }
+
+  @Override
+  default void close() {}
+}

@@ -1,0 +1,77 @@
+package dev.effectledger.connectors.executor.internal;
+
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.TreeSet;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * Per partition, the offsets handed out and not yet finished. What may be committed is the low
+ * watermark: the first unfinished offset, or one past the last seen when all are finished, so a
+ * crash redelivers every record whose outcome was not committed. Used by the poll thread only.
+ */
+public final class OffsetTracker {
+
+  private static final class Partition {
+    final TreeSet<Long> pending = new TreeSet<>();
+    long highestSeen = -1;
+    long committed = -1;
+
+    long watermark() {
+      return pending.isEmpty() ? highestSeen + 1 : pending.first();
+    }
+  }
+
+  private final Map<TopicPartition, Partition> partitions = new HashMap<>();
+
+  public void started(TopicPartition tp, long offset) {
+    Partition p = partitions.computeIfAbsent(tp, t -> new Partition());
+    p.pending.add(offset);
+    p.highestSeen = Math.max(p.highestSeen, offset);
+  }
+
+  /** Marks an offset finished; false when the partition is no longer tracked. */
+  public boolean finished(TopicPartition tp, long offset) {
+    Partition p = partitions.get(tp);
+    return p != null && p.pending.remove(offset);
+  }
+
+  public int pending() {
+    return partitions.values().stream().mapToInt(p -> p.pending.size()).sum();
+  }
+
+  public int pending(Collection<TopicPartition> tps) {
+    return tps.stream().map(partitions::get).filter(p -> p != null).mapToInt(p -> p.pending.size()).sum();
+  }
+
+  /** Offsets to commit: each partition's watermark, where it moved since the last commit. */
+  public Map<TopicPartition, OffsetAndMetadata> committable() {
+    Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+    partitions.forEach((tp, p) -> {
+      long watermark = p.watermark();
+      if (p.highestSeen >= 0 && watermark > p.committed) {
+        offsets.put(tp, new OffsetAndMetadata(watermark));
+      }
+    });
+    return offsets;
+  }
+
+  public void committed(Map<TopicPartition, OffsetAndMetadata> offsets) {
+    offsets.forEach((tp, o) -> {
+      Partition p = partitions.get(tp);
+      if (p != null) {
+        p.committed = o.offset();
+      }
+    });
+  }
+
+  public void forget(Collection<TopicPartition> tps) {
+    tps.forEach(partitions::remove);
+  }
+
+  public void forgetAll() {
+    partitions.clear();
+  }
+}

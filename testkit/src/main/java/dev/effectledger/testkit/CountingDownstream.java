@@ -1,0 +1,223 @@
+package dev.effectledger.testkit;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A payment-style HTTP API on 127.0.0.1 that counts effects per key, for connector and end-to-end
+ * tests. {@code POST /charges} with an {@code Idempotency-Key} header acts once per key when {@link
+ * #honoursKeys} is on (a repeat gets the stored answer, a concurrent one 409, other parameters
+ * 422), and on every request when it is off. {@code GET /charges?key=K} answers whether K acted.
+ * A {@link Fault} injected for a key applies to that key's next request only.
+ */
+public final class CountingDownstream implements AutoCloseable {
+
+  /** A fault injected on a key's first request. */
+  public enum Fault {
+    /** 503 with Retry-After: 0, before any effect. */
+    UNAVAILABLE_BEFORE_EFFECT,
+    /** Acts, then holds the answer past any sensible client timeout. */
+    HANG_AFTER_EFFECT,
+    /** Acts, then drops the connection without an answer. */
+    DROP_AFTER_EFFECT,
+    /** Acts, then answers 500. */
+    ERROR_AFTER_EFFECT,
+    /** Acts slowly (300 ms), then answers normally. */
+    SLOW_SUCCESS,
+    /** Answers 409 as if the same key were in progress, before any effect. */
+    CONFLICT_IN_PROGRESS,
+    /** Answers 429 with Retry-After: 0, before any effect. */
+    RATE_LIMITED
+  }
+
+  private record Stored(String bodyHash, String response) {}
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final HttpServer server;
+  private final ExecutorService threads = Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "counting-downstream");
+    t.setDaemon(true);
+    return t;
+  });
+  private final Map<String, AtomicInteger> effects = new ConcurrentHashMap<>();
+  private final Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
+  private final Map<String, Stored> stored = new ConcurrentHashMap<>();
+  private final Map<String, Boolean> inProgress = new ConcurrentHashMap<>();
+  private final Map<String, Fault> faults = new ConcurrentHashMap<>();
+  private final AtomicInteger ids = new AtomicInteger();
+  private final Duration hang;
+  private volatile boolean honoursKeys = true;
+
+  private CountingDownstream(HttpServer server, Duration hang) {
+    this.server = server;
+    this.hang = hang;
+  }
+
+  /** Starts on a free loopback port; a hanging answer is held for {@code hang}. */
+  public static CountingDownstream start(Duration hang) {
+    try {
+      HttpServer http = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+      CountingDownstream downstream = new CountingDownstream(http, hang);
+      http.setExecutor(downstream.threads);
+      http.createContext("/charges", downstream::handle);
+      http.start();
+      return downstream;
+    } catch (IOException e) {
+      throw new UncheckedIOException("Could not start the counting downstream", e);
+    }
+  }
+
+  public String url() {
+    return "http://127.0.0.1:" + server.getAddress().getPort() + "/charges";
+  }
+
+  /** Whether the API dedups by Idempotency-Key (true by default). */
+  public CountingDownstream honoursKeys(boolean honours) {
+    this.honoursKeys = honours;
+    return this;
+  }
+
+  public void inject(String key, Fault fault) {
+    faults.put(key, fault);
+  }
+
+  /** Effects performed for {@code key}. */
+  public int effects(String key) {
+    AtomicInteger n = effects.get(key);
+    return n == null ? 0 : n.get();
+  }
+
+  /** Requests received for {@code key}, effects or not. */
+  public int requests(String key) {
+    AtomicInteger n = requests.get(key);
+    return n == null ? 0 : n.get();
+  }
+
+  public Map<String, Integer> effectsByKey() {
+    Map<String, Integer> copy = new ConcurrentHashMap<>();
+    effects.forEach((k, v) -> copy.put(k, v.get()));
+    return copy;
+  }
+
+  public int totalEffects() {
+    return effects.values().stream().mapToInt(AtomicInteger::get).sum();
+  }
+
+  private void handle(HttpExchange exchange) throws IOException {
+    try (exchange) {
+      if ("GET".equals(exchange.getRequestMethod())) {
+        lookup(exchange);
+        return;
+      }
+      String key = exchange.getRequestHeaders().getFirst("Idempotency-Key");
+      if (key == null) {
+        answer(exchange, 400, "{\"error\":\"Idempotency-Key header required\"}");
+        return;
+      }
+      String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+      requests.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+      Fault fault = faults.remove(key);
+      if (fault == Fault.UNAVAILABLE_BEFORE_EFFECT || fault == Fault.RATE_LIMITED) {
+        exchange.getResponseHeaders().add("Retry-After", "0");
+        answer(exchange, fault == Fault.RATE_LIMITED ? 429 : 503, "{\"error\":\"try later\"}");
+        return;
+      }
+      if (fault == Fault.CONFLICT_IN_PROGRESS) {
+        answer(exchange, 409, "{\"error\":\"a request with this key is in progress\"}");
+        return;
+      }
+      if (honoursKeys) {
+        Stored previous = stored.get(key);
+        if (previous != null) {
+          answer(exchange, previous.bodyHash().equals(hash(body)) ? 200 : 422,
+              previous.bodyHash().equals(hash(body)) ? previous.response() : "{\"error\":\"key reused with other parameters\"}");
+          return;
+        }
+        if (inProgress.putIfAbsent(key, Boolean.TRUE) != null) {
+          answer(exchange, 409, "{\"error\":\"a request with this key is in progress\"}");
+          return;
+        }
+      }
+      try {
+        String response = act(key, body, fault);
+        if (fault == Fault.HANG_AFTER_EFFECT) {
+          pause(hang);
+        } else if (fault == Fault.DROP_AFTER_EFFECT) {
+          return; // no answer: closing the exchange without one drops the connection
+        } else if (fault == Fault.ERROR_AFTER_EFFECT) {
+          answer(exchange, 500, "{\"error\":\"internal error\"}");
+          return;
+        }
+        answer(exchange, 201, response);
+      } finally {
+        inProgress.remove(key);
+      }
+    }
+  }
+
+  private String act(String key, String body, Fault fault) {
+    if (fault == Fault.SLOW_SUCCESS) {
+      pause(Duration.ofMillis(300));
+    }
+    effects.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+    String response = JSON.createObjectNode().put("id", "ch_" + ids.incrementAndGet()).put("key", key).toString();
+    if (honoursKeys) {
+      stored.put(key, new Stored(hash(body), response));
+    }
+    return response;
+  }
+
+  private void lookup(HttpExchange exchange) throws IOException {
+    String query = exchange.getRequestURI().getRawQuery();
+    String key = query == null || !query.startsWith("key=") ? "" : java.net.URLDecoder.decode(query.substring(4), StandardCharsets.UTF_8);
+    Stored previous = stored.get(key);
+    if (previous != null) {
+      answer(exchange, 200, previous.response());
+    } else if (effects(key) > 0) {
+      answer(exchange, 200, "{\"id\":null,\"key\":\"" + key + "\"}");
+    } else {
+      answer(exchange, 404, "{\"error\":\"no charge for key\"}");
+    }
+  }
+
+  private static String hash(String body) {
+    try {
+      return JSON.readTree(body).toString();
+    } catch (IOException e) {
+      return body;
+    }
+  }
+
+  private static void pause(Duration duration) {
+    try {
+      Thread.sleep(duration.toMillis()); // simulated downstream latency, not synchronisation
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static void answer(HttpExchange exchange, int status, String body) throws IOException {
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    exchange.getResponseHeaders().add("Content-Type", "application/json");
+    exchange.sendResponseHeaders(status, bytes.length);
+    exchange.getResponseBody().write(bytes);
+  }
+
+  @Override
+  public void close() {
+    server.stop(0);
+    threads.shutdownNow();
+  }
+}
