@@ -28,6 +28,9 @@ public final class OffsetTracker {
 
   public void started(TopicPartition tp, long offset) {
     Partition p = partitions.computeIfAbsent(tp, t -> new Partition());
+    if (p.highestSeen < 0) {
+      p.committed = offset; // where reading began: nothing to commit until it moves
+    }
     p.pending.add(offset);
     p.highestSeen = Math.max(p.highestSeen, offset);
   }
