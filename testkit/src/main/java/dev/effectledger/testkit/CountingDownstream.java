@@ -58,7 +58,10 @@ public final class CountingDownstream implements AutoCloseable {
   private final Map<String, Fault> faults = new ConcurrentHashMap<>();
   private final AtomicInteger ids = new AtomicInteger();
   private final Duration hang;
+  private final AtomicInteger concurrent = new AtomicInteger();
+  private final AtomicInteger maxConcurrent = new AtomicInteger();
   private volatile boolean honoursKeys = true;
+  private volatile Duration latency = Duration.ZERO;
 
   private CountingDownstream(HttpServer server, Duration hang) {
     this.server = server;
@@ -89,6 +92,17 @@ public final class CountingDownstream implements AutoCloseable {
     return this;
   }
 
+  /** Time every effect takes, to make concurrency observable. */
+  public CountingDownstream latency(Duration perEffect) {
+    this.latency = perEffect;
+    return this;
+  }
+
+  /** The most requests that were being handled at once. */
+  public int maxConcurrent() {
+    return maxConcurrent.get();
+  }
+
   public void inject(String key, Fault fault) {
     faults.put(key, fault);
   }
@@ -116,6 +130,7 @@ public final class CountingDownstream implements AutoCloseable {
   }
 
   private void handle(HttpExchange exchange) throws IOException {
+    maxConcurrent.accumulateAndGet(concurrent.incrementAndGet(), Math::max);
     try (exchange) {
       if ("GET".equals(exchange.getRequestMethod())) {
         lookup(exchange);
@@ -164,12 +179,17 @@ public final class CountingDownstream implements AutoCloseable {
       } finally {
         inProgress.remove(key);
       }
+    } finally {
+      concurrent.decrementAndGet();
     }
   }
 
   private String act(String key, String body, Fault fault) {
     if (fault == Fault.SLOW_SUCCESS) {
       pause(Duration.ofMillis(300));
+    }
+    if (!latency.isZero()) {
+      pause(latency);
     }
     effects.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
     String response = JSON.createObjectNode().put("id", "ch_" + ids.incrementAndGet()).put("key", key).toString();

@@ -1,0 +1,227 @@
+package dev.effectledger.connectors.executor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.effectledger.connectors.Capabilities;
+import dev.effectledger.connectors.Connector;
+import dev.effectledger.connectors.Connectors;
+import dev.effectledger.connectors.EffectOutcome;
+import dev.effectledger.connectors.EffectRequest;
+import dev.effectledger.connectors.Fixtures;
+import dev.effectledger.connectors.kafka.KafkaConnector;
+import dev.effectledger.policy.AmbiguityPolicy;
+import dev.effectledger.policy.InFlightPolicy;
+import dev.effectledger.policy.ToolClass;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.schema.Dispatch;
+import dev.effectledger.schema.Outcome;
+import dev.effectledger.schema.OutcomeStatus;
+import dev.effectledger.testkit.CountingDownstream;
+import dev.effectledger.testkit.KafkaClusterExtension;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.IntStream;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The executor runtime on a real broker against a counting HTTP downstream. */
+@Tag("integration")
+@Timeout(180)
+class ExecutorIT {
+
+  @RegisterExtension static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static int run;
+
+  private String lane;
+  private String registry;
+  private CountingDownstream downstream;
+  private Fixtures.Collector<Outcome> outcomes;
+
+  @BeforeEach
+  void start(TestInfo test) {
+    // Every test gets its own lane, outcomes are shared: collectors filter by this test's keys.
+    lane = "lane" + (++run);
+    registry = "mock://executor-it";
+    if (run == 1) {
+      kafka.createTopics(Map.of("tool-outcomes", 1, "tool-dispatch.dlq", 1, "effects", 1));
+    }
+    kafka.createTopics(Map.of("tool-dispatch." + lane, 1));
+    downstream = CountingDownstream.start(Duration.ofSeconds(2));
+    outcomes = Fixtures.outcomes(kafka.bootstrapServers(), registry);
+  }
+
+  @AfterEach
+  void stop() {
+    outcomes.close();
+    downstream.close();
+  }
+
+  private ToolPolicies chargeOn(String url, boolean honoursKeys) throws Exception {
+    return ToolPolicies.of(new ToolPolicy("charge", ToolClass.WRITE_IDEMPOTENT, Duration.ofHours(1), Duration.ofMinutes(5),
+        InFlightPolicy.COALESCE, AmbiguityPolicy.REDISPATCH, lane, "http", 3, false)
+        .withSettings("http", JSON.readTree("{\"url\":\"" + url + "\",\"timeout\":\"1s\",\"honoursKeys\":" + honoursKeys
+            + ",\"effectIdPointer\":\"/id\"}")));
+  }
+
+  private ExecutorConfig config() {
+    return ExecutorConfig.of(Fixtures.kafka(kafka.bootstrapServers()), List.of(lane), registry).withGroupId("executors-" + lane);
+  }
+
+  private Executor start(ToolPolicies policies, ExecutorConfig config) {
+    return Executor.start(config, Connectors.forLanes(policies, List.of(lane), Clock.systemUTC()), policies);
+  }
+
+  private List<String> keys(int n) {
+    return IntStream.range(0, n).mapToObj(i -> lane + "-k" + i).toList();
+  }
+
+  private void dispatch(List<String> keys, String tool) {
+    Fixtures.send(kafka.bootstrapServers(), registry,
+        keys.stream().map(k -> Fixtures.dispatch(k, tool, lane, "{\"amount\":100}")).toList());
+  }
+
+  private void awaitOutcomes(List<String> keys) {
+    await().atMost(Duration.ofSeconds(90)).until(() -> keys.stream().allMatch(outcomes.byKey::containsKey));
+  }
+
+  @Test
+  void shouldRunEffectsOfOnePartitionConcurrentlyAndPublishOneOutcomeEach() throws Exception {
+    downstream.latency(Duration.ofMillis(200));
+    List<String> keys = keys(64);
+    try (Executor executor = start(chargeOn(downstream.url(), true), config().withConcurrency(16))) {
+      dispatch(keys, "charge");
+      awaitOutcomes(keys);
+      await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(5))
+          .until(() -> keys.stream().allMatch(k -> outcomes.byKey.get(k).size() == 1));
+    }
+
+    assertThat(downstream.maxConcurrent()).as("effects of one partition ran side by side").isGreaterThan(4);
+    assertThat(keys).allSatisfy(k -> {
+      assertThat(downstream.effects(k)).isEqualTo(1);
+      assertThat(outcomes.byKey.get(k)).singleElement().satisfies(o -> {
+        assertThat(o.getStatus()).isEqualTo(OutcomeStatus.SUCCEEDED);
+        assertThat(o.getEffectId()).startsWith("ch_");
+      });
+    });
+  }
+
+  @Test
+  void shouldRerunUncommittedEffectsWithSameKeyAfterCrashWithoutSecondEffect() throws Exception {
+    List<String> keys = keys(40);
+    ToolPolicies policies = chargeOn(downstream.url(), true);
+    Executor crashed = start(policies, config().withCommitInterval(Duration.ofSeconds(30)));
+    dispatch(keys, "charge");
+    await().atMost(Duration.ofSeconds(60)).until(() -> downstream.totalEffects() == keys.size());
+    crashed.halt();
+    assertThat(keys).as("nothing was committed before the crash").noneMatch(outcomes.byKey::containsKey);
+
+    try (Executor restarted = start(policies, config())) {
+      awaitOutcomes(keys);
+    }
+
+    assertThat(keys).allSatisfy(k -> {
+      assertThat(downstream.requests(k)).as("redelivered and run again").isEqualTo(2);
+      assertThat(downstream.effects(k)).as("the downstream deduped the key").isEqualTo(1);
+      assertThat(outcomes.byKey.get(k)).singleElement().extracting(Outcome::getStatus).isEqualTo(OutcomeStatus.SUCCEEDED);
+    });
+  }
+
+  @Test
+  void shouldFinishRunningEffectsOnGracefulClose() throws Exception {
+    downstream.latency(Duration.ofMillis(500));
+    List<String> keys = keys(8);
+    ToolPolicies policies = chargeOn(downstream.url(), true);
+    Executor executor = start(policies, config().withConcurrency(8));
+    dispatch(keys, "charge");
+    await().atMost(Duration.ofSeconds(60)).until(() -> keys.stream().allMatch(k -> downstream.requests(k) == 1));
+
+    executor.close();
+
+    awaitOutcomes(keys);
+    try (Executor next = start(policies, config())) {
+      await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10))
+          .until(() -> keys.stream().allMatch(k -> downstream.requests(k) == 1));
+    }
+  }
+
+  @Test
+  void shouldDeadLetterUndecodableDispatchAndKeepRunning() throws Exception {
+    try (var dlq = new Fixtures.Collector<>(kafka.bootstrapServers(), "tool-dispatch.dlq", new ByteArrayDeserializer());
+        Executor executor = start(chargeOn(downstream.url(), true), config())) {
+      var props = Fixtures.kafka(kafka.bootstrapServers());
+      try (var raw = new org.apache.kafka.clients.producer.KafkaProducer<>(props,
+          new org.apache.kafka.common.serialization.StringSerializer(), new org.apache.kafka.common.serialization.ByteArraySerializer())) {
+        raw.send(new org.apache.kafka.clients.producer.ProducerRecord<>("tool-dispatch." + lane, lane + "-bad", new byte[] {1, 2, 3}));
+      }
+      List<String> keys = keys(1);
+      dispatch(keys, "charge");
+
+      awaitOutcomes(keys);
+      await().atMost(Duration.ofSeconds(30)).until(() -> dlq.byKey.containsKey(lane + "-bad"));
+      var letter = dlq.records.stream().filter(r -> r.key().equals(lane + "-bad")).findFirst().orElseThrow();
+      assertThat(new String(letter.headers().lastHeader("effectledger.error.code").value())).isEqualTo("UNDECODABLE_DISPATCH");
+      assertThat(new String(letter.headers().lastHeader("effectledger.source.offset").value())).isEqualTo("0");
+      assertThat(executor.isRunning()).isTrue();
+    }
+  }
+
+  @Test
+  void shouldTurnConnectorExceptionIntoAmbiguousOutcomeAndKeepRunning() throws Exception {
+    ToolPolicies policies = chargeOn(downstream.url(), true);
+    Connector throwing = new Connector() {
+      @Override
+      public Capabilities capabilities() {
+        return new Capabilities(false, false, false);
+      }
+
+      @Override
+      public EffectOutcome execute(EffectRequest request) {
+        throw new IllegalStateException("bug in connector");
+      }
+    };
+    List<String> keys = keys(3);
+    try (Executor executor = Executor.start(config(), Map.of("charge", throwing), policies)) {
+      dispatch(keys, "charge");
+      awaitOutcomes(keys);
+      assertThat(executor.isRunning()).isTrue();
+    }
+    assertThat(keys).allSatisfy(k -> assertThat(outcomes.byKey.get(k)).singleElement().satisfies(o -> {
+      assertThat(o.getStatus()).isEqualTo(OutcomeStatus.AMBIGUOUS);
+      assertThat(o.getError().getCode()).isEqualTo("CONNECTOR_ERROR");
+    }));
+  }
+
+  @Test
+  void shouldPublishKafkaEffectExactlyOnceAcrossCrash() throws Exception {
+    ToolPolicies policies = ToolPolicies.of(new ToolPolicy("publish", ToolClass.IRREVERSIBLE, Duration.ofDays(30),
+        Duration.ofMinutes(5), InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD, lane, "kafka", 3, false));
+    List<String> keys = keys(30);
+    try (var effects = new Fixtures.Collector<>(kafka.bootstrapServers(), "effects", new StringDeserializer())) {
+      Executor crashed = Executor.start(config().withCommitInterval(Duration.ofSeconds(30)),
+          Map.of("publish", new KafkaConnector("effects")), policies);
+      dispatch(keys, "publish");
+      await().atMost(Duration.ofSeconds(60)).until(() -> crashed.effectsRun() >= keys.size());
+      crashed.halt();
+      try (Executor restarted = Executor.start(config(), Map.of("publish", new KafkaConnector("effects")), policies)) {
+        awaitOutcomes(keys);
+        await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(20))
+            .until(() -> keys.stream().allMatch(effects.byKey::containsKey));
+      }
+      assertThat(keys).allSatisfy(k -> assertThat(effects.byKey.get(k)).as("effect records for %s", k).hasSize(1));
+    }
+  }
+}

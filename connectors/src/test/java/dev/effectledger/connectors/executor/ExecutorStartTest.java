@@ -1,0 +1,70 @@
+package dev.effectledger.connectors.executor;
+
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.effectledger.connectors.jdbc.JdbcConnectorSettings;
+import dev.effectledger.connectors.kafka.KafkaConnector;
+import dev.effectledger.connectors.log.LogConnector;
+import dev.effectledger.policy.AmbiguityPolicy;
+import dev.effectledger.policy.InFlightPolicy;
+import dev.effectledger.policy.ToolClass;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicy;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+
+class ExecutorStartTest {
+
+  private static final ExecutorConfig CONFIG = ExecutorConfig.of(new Properties(), List.of("payments"), "mock://x");
+
+  private static ToolPolicy irreversible(String name, String lane) {
+    return new ToolPolicy(name, ToolClass.IRREVERSIBLE, Duration.ofDays(30), Duration.ofMinutes(2),
+        InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD, lane, "log", 3, false);
+  }
+
+  @Test
+  void shouldRefuseIrreversibleToolWhoseConnectorCanActTwiceNamingIt() {
+    ToolPolicies policies = ToolPolicies.of(irreversible("wire_money", "payments"));
+
+    assertThatThrownBy(() -> Executor.refuseUnsafeIrreversibleTools(CONFIG,
+            Map.of("wire_money", new LogConnector(Path.of("x"), Clock.systemUTC())), policies))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("[wire_money]")
+        .hasMessageContaining("neither honours keys nor is transactional");
+  }
+
+  @Test
+  void shouldAcceptIrreversibleToolOnTransactionalConnectorAndIgnoreOtherLanes() {
+    ToolPolicies policies = ToolPolicies.of(irreversible("publish", "payments"), irreversible("elsewhere", "other"));
+
+    assertThatCode(() -> Executor.refuseUnsafeIrreversibleTools(CONFIG, Map.of("publish", new KafkaConnector("t")), policies))
+        .doesNotThrowAnyException();
+  }
+
+  @Test
+  void shouldRefuseIrreversibleToolWithoutConnector() {
+    assertThatThrownBy(() -> Executor.refuseUnsafeIrreversibleTools(CONFIG, Map.of(),
+            ToolPolicies.of(irreversible("wire_money", "payments"))))
+        .hasMessageContaining("wire_money");
+  }
+
+  @Test
+  void shouldRejectUnknownConnectorNameAndBadSettingsTogether() throws Exception {
+    var json = new com.fasterxml.jackson.databind.ObjectMapper();
+    ToolPolicies policies = ToolPolicies.of(
+        irreversible("a", "payments").withSettings("smtp", json.readTree("{}")),
+        irreversible("b", "payments").withSettings("jdbc", json.readTree("{\"url\":\"postgres://x\"}")));
+
+    assertThatThrownBy(() -> dev.effectledger.connectors.Connectors.forLanes(policies, List.of("payments"), Clock.systemUTC()))
+        .hasMessageContaining("tools.a.connector: 'smtp' is not a connector; allowed: http, jdbc, kafka, log")
+        .hasMessageContaining("tools.b.settings.url: 'postgres://x' must start with jdbc:")
+        .hasMessageContaining("tools.b.settings.statement: missing");
+    JdbcConnectorSettings.class.getName();
+  }
+}
