@@ -399,6 +399,27 @@ abstract class LedgerStateMachineContract {
   }
 
   @Test
+  void shouldReleaseHeldKeyWhenReconciliationFindsNoEffect() {
+    Dispatch dispatch = chargeDispatched("k1");
+    ledger.outcome(dispatch, OutcomeStatus.AMBIGUOUS, null, at(Duration.ofSeconds(1)));
+    ledger.results.readValue();
+
+    ledger.outcome(dispatch, OutcomeStatus.AMBIGUOUS, null, at(Duration.ofSeconds(2)));
+    assertThat(ledger.entry("acme", "k1").getState()).as("ambiguity is no evidence").isEqualTo(LedgerState.UNKNOWN);
+
+    ledger.outcome(dispatch, OutcomeStatus.RETRYABLE, null, at(Duration.ofSeconds(3)));
+    assertThat(ledger.entry("acme", "k1")).isNull();
+    assertThat(ledger.results.readValue().getError().getRetriable()).isTrue();
+  }
+
+  @Test
+  void shouldNameTheEffectKeyInAuditEvents() {
+    chargeDispatched("k1");
+
+    assertThat(ledger.audit.readValue().getEffectKey()).isEqualTo("k1");
+  }
+
+  @Test
   void shouldPassReadToolsStraightThroughWithoutEntry() {
     ledger.send(intent("r1", LOOKUP, "{\"id\":1}"), T0);
     ledger.send(intent("r1", LOOKUP, "{\"id\":1}"), T0);

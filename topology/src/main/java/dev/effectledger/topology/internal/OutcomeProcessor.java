@@ -52,8 +52,8 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
     LedgerEntry entry = actions.ledger().get(Ledger.storeKey(outcome.getTenant(), outcome.getIdempotencyKey()));
     if (entry != null && entry.getState() == LedgerState.PENDING) {
       settle(entry, policy, outcome, now);
-    } else if (entry != null && entry.getState() == LedgerState.UNKNOWN && isDefinitive(outcome)) {
-      actions.complete(entry, policy, outcome, now);
+    } else if (entry != null && entry.getState() == LedgerState.UNKNOWN) {
+      reconcile(entry, policy, outcome, now);
     } else {
       late(outcome, entry, now);
     }
@@ -72,6 +72,20 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
     } else {
       actions.hold(entry, policy, ErrorCode.AMBIGUOUS_OUTCOME,
           Replies.detail(outcome, "the effect may have happened"), now);
+    }
+  }
+
+  /**
+   * An UNKNOWN entry leaves only on evidence: a success or failure settles it; a retryable outcome
+   * for its current attempt (reconciliation found no effect) releases it. Anything else is late.
+   */
+  private void reconcile(LedgerEntry entry, ToolPolicy policy, Outcome outcome, long now) {
+    if (isDefinitive(outcome)) {
+      actions.complete(entry, policy, outcome, now);
+    } else if (outcome.getStatus() == OutcomeStatus.RETRYABLE && outcome.getAttempt() == entry.getAttempts()) {
+      actions.release(entry, policy, outcome, now);
+    } else {
+      late(outcome, entry, now);
     }
   }
 

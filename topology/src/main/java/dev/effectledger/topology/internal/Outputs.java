@@ -51,6 +51,11 @@ final class Outputs {
   }
 
   void audit(String key, String tenant, String tool, AuditType type, LedgerState state, int attempt, String code, long timestamp) {
+    audit(key, null, tenant, tool, type, state, attempt, code, timestamp);
+  }
+
+  void audit(String key, String effectKey, String tenant, String tool, AuditType type, LedgerState state, int attempt,
+      String code, long timestamp) {
     AuditEvent event = AuditEvent.newBuilder()
         .setIdempotencyKey(key)
         .setTenant(tenant)
@@ -60,6 +65,7 @@ final class Outputs {
         .setAttempt(attempt)
         .setAt(Instant.ofEpochMilli(timestamp))
         .setCode(code)
+        .setEffectKey(effectKey)
         .build();
     context.forward(new Record<>(key, event, timestamp, new RecordHeaders()), AUDIT_SINK);
   }

@@ -1,0 +1,227 @@
+package dev.effectledger.connectors.reconcile;
+
+import dev.effectledger.connectors.Connector;
+import dev.effectledger.connectors.Lookup;
+import dev.effectledger.schema.AuditEvent;
+import dev.effectledger.schema.AuditType;
+import dev.effectledger.schema.ErrorInfo;
+import dev.effectledger.schema.Outcome;
+import dev.effectledger.schema.OutcomeStatus;
+import dev.effectledger.schema.serde.RegistryAvroSerde;
+import dev.effectledger.schema.serde.SchemaRegistries;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Compares the ledger with the downstreams. It follows tool-audit to learn each key's latest
+ * state, asks each tool's connector {@link Connector#lookup} about completed and UNKNOWN keys, and
+ * for UNKNOWN keys publishes the resolving outcome to tool-outcomes: SUCCEEDED when the effect is
+ * found (the ledger completes the key), RETRYABLE when it provably is not (the ledger releases it).
+ * Runs on demand ({@link #reconcileOnce}) or on a schedule ({@link #every}).
+ *
+ * <p>Keys held for less than {@code minAge} are left alone: a request still in flight downstream
+ * could yet act, and "not found" would be a guess.
+ */
+public final class Reconciler implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(Reconciler.class);
+  private static final String AUDIT = "tool-audit";
+  private static final String OUTCOMES = "tool-outcomes";
+  /** Audit types that move an entry; the rest (replays, conflicts, late outcomes) leave it as it was. */
+  private static final Set<AuditType> STATE_CHANGES = EnumSet.of(AuditType.DISPATCHED, AuditType.REDISPATCHED,
+      AuditType.COMPLETED, AuditType.FAILED, AuditType.RELEASED, AuditType.HELD_UNKNOWN, AuditType.EXPIRED, AuditType.BYPASSED);
+
+  private final Map<String, Connector> connectors;
+  private final Duration minAge;
+  private final Clock clock;
+  private final KafkaConsumer<String, AuditEvent> audit;
+  private final KafkaProducer<String, Outcome> producer;
+  private final Map<String, AuditEvent> latest = new HashMap<>();
+  private final Map<String, Boolean> confirmed = new HashMap<>();
+  private ScheduledExecutorService schedule;
+
+  public Reconciler(Properties kafka, String schemaRegistryUrl, Map<String, Connector> connectors, Duration minAge, Clock clock) {
+    this.connectors = Map.copyOf(connectors);
+    this.minAge = minAge;
+    this.clock = clock;
+    var registry = SchemaRegistries.forUrl(schemaRegistryUrl);
+    Properties consumerProps = new Properties();
+    consumerProps.putAll(kafka);
+    consumerProps.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    consumerProps.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    this.audit = new KafkaConsumer<>(consumerProps, new StringDeserializer(), new RegistryAvroSerde<>(registry, AuditEvent.class));
+    Properties producerProps = new Properties();
+    producerProps.putAll(kafka);
+    producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
+    producerProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    this.producer = new KafkaProducer<>(producerProps, new StringSerializer(), new RegistryAvroSerde<>(registry, Outcome.class));
+    List<TopicPartition> partitions = new ArrayList<>();
+    for (PartitionInfo p : audit.partitionsFor(AUDIT)) {
+      partitions.add(new TopicPartition(AUDIT, p.partition()));
+    }
+    audit.assign(partitions);
+    audit.seekToBeginning(partitions);
+  }
+
+  /** Reads tool-audit up to its current end, then reconciles every key that needs it. */
+  public synchronized Report reconcileOnce() {
+    catchUp();
+    Map<String, ToolReport> byTool = new TreeMap<>();
+    Instant cutoff = clock.instant().minus(minAge);
+    List<ProducerRecord<String, Outcome>> resolutions = new ArrayList<>();
+    for (Map.Entry<String, AuditEvent> e : latest.entrySet()) {
+      AuditEvent event = e.getValue();
+      Connector connector = connectors.get(event.getTool());
+      if (connector == null || !connector.capabilities().supportsLookup()) {
+        if (event.getType() == AuditType.HELD_UNKNOWN) {
+          byTool.merge(event.getTool(), new ToolReport(0, 0, 0, 0, 1), ToolReport::plus);
+        }
+        continue;
+      }
+      if (event.getType() == AuditType.HELD_UNKNOWN && !event.getAt().isAfter(cutoff)) {
+        byTool.merge(event.getTool(), resolve(connector, event, resolutions), ToolReport::plus);
+      } else if (event.getType() == AuditType.COMPLETED && !confirmed.containsKey(e.getKey())) {
+        Lookup lookup = connector.lookup(effectKey(event));
+        if (lookup.status() == Lookup.Status.FOUND || lookup.status() == Lookup.Status.NOT_FOUND) {
+          confirmed.put(e.getKey(), Boolean.TRUE);
+          boolean found = lookup.status() == Lookup.Status.FOUND;
+          byTool.merge(event.getTool(), new ToolReport(found ? 1 : 0, found ? 0 : 1, 0, 0, 0), ToolReport::plus);
+          if (!found) {
+            log.warn("Ledger says key {} of tool {} completed, but the downstream has no effect for it", event.getIdempotencyKey(), event.getTool());
+          }
+        }
+      }
+    }
+    publish(resolutions);
+    return new Report(byTool);
+  }
+
+  private ToolReport resolve(Connector connector, AuditEvent held, List<ProducerRecord<String, Outcome>> out) {
+    Lookup lookup = connector.lookup(effectKey(held));
+    Outcome.Builder outcome = Outcome.newBuilder()
+        .setIdempotencyKey(held.getIdempotencyKey())
+        .setTenant(held.getTenant())
+        .setTool(held.getTool())
+        .setAttempt(held.getAttempt())
+        .setCompletedAt(clock.instant());
+    switch (lookup.status()) {
+      case FOUND -> {
+        outcome.setStatus(OutcomeStatus.SUCCEEDED)
+            .setResultJson(lookup.resultJson() == null ? "null" : lookup.resultJson())
+            .setEffectId(lookup.effectId());
+        out.add(new ProducerRecord<>(OUTCOMES, held.getIdempotencyKey(), outcome.build()));
+        return new ToolReport(0, 0, 1, 0, 0);
+      }
+      case NOT_FOUND -> {
+        outcome.setStatus(OutcomeStatus.RETRYABLE).setError(ErrorInfo.newBuilder()
+            .setCode("RECONCILED_NO_EFFECT")
+            .setMessage("the downstream has no effect for the key")
+            .setRetriable(true)
+            .setCorrectiveAction("Send the intent again; it will run once.")
+            .build());
+        out.add(new ProducerRecord<>(OUTCOMES, held.getIdempotencyKey(), outcome.build()));
+        return new ToolReport(0, 0, 0, 1, 0);
+      }
+      default -> {
+        return new ToolReport(0, 0, 0, 0, 1);
+      }
+    }
+  }
+
+  private void publish(List<ProducerRecord<String, Outcome>> resolutions) {
+    var sends = resolutions.stream().map(producer::send).toList();
+    producer.flush();
+    for (var send : sends) {
+      try {
+        send.get();
+      } catch (ExecutionException e) {
+        throw new IllegalStateException("Could not publish a reconciliation outcome; run the reconciler again", e.getCause());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("Interrupted while publishing reconciliation outcomes", e);
+      }
+    }
+  }
+
+  private void catchUp() {
+    Map<TopicPartition, Long> end = audit.endOffsets(audit.assignment());
+    long deadline = System.currentTimeMillis() + 60_000;
+    while (!reached(end) && System.currentTimeMillis() < deadline) {
+      for (ConsumerRecord<String, AuditEvent> record : audit.poll(Duration.ofMillis(200))) {
+        AuditEvent event = record.value();
+        if (event != null && STATE_CHANGES.contains(event.getType())) {
+          latest.put(event.getTenant() + '/' + event.getIdempotencyKey(), event);
+        }
+      }
+    }
+  }
+
+  private boolean reached(Map<TopicPartition, Long> end) {
+    return end.entrySet().stream().allMatch(e -> audit.position(e.getKey()) >= e.getValue());
+  }
+
+  private static String effectKey(AuditEvent event) {
+    return event.getEffectKey() != null ? event.getEffectKey() : event.getIdempotencyKey();
+  }
+
+  /** Runs {@link #reconcileOnce} every {@code interval} on a thread of its own until closed. */
+  public synchronized Reconciler every(Duration interval) {
+    schedule = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "reconciler"));
+    schedule.scheduleWithFixedDelay(() -> {
+      try {
+        log.info("Reconciliation: {}", reconcileOnce());
+      } catch (RuntimeException e) {
+        log.warn("Reconciliation failed; will try again in {}: {}", interval, e.toString());
+      }
+    }, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
+    return this;
+  }
+
+  @Override
+  public void close() {
+    if (schedule != null) {
+      schedule.shutdownNow();
+    }
+    synchronized (this) {
+      audit.close();
+      producer.close();
+    }
+  }
+
+  /** Figures per tool. */
+  public record Report(Map<String, ToolReport> byTool) {
+
+    public ToolReport total() {
+      return byTool.values().stream().reduce(ToolReport.EMPTY, ToolReport::plus);
+    }
+
+    public ToolReport tool(String tool) {
+      return byTool.getOrDefault(tool, ToolReport.EMPTY);
+    }
+  }
+}

@@ -1,0 +1,20 @@
+package dev.effectledger.connectors.reconcile;
+
+/**
+ * One tool's reconciliation figures.
+ *
+ * @param confirmed completed entries whose effect the downstream confirmed
+ * @param missingEffect completed entries the downstream has no effect for
+ * @param heldFoundEffect UNKNOWN entries whose effect was found: completed as SUCCEEDED
+ * @param heldNoEffect UNKNOWN entries with no effect downstream: released for a retry
+ * @param heldUnresolved UNKNOWN entries the downstream could not answer for (no lookup, unavailable)
+ */
+public record ToolReport(int confirmed, int missingEffect, int heldFoundEffect, int heldNoEffect, int heldUnresolved) {
+
+  static final ToolReport EMPTY = new ToolReport(0, 0, 0, 0, 0);
+
+  ToolReport plus(ToolReport other) {
+    return new ToolReport(confirmed + other.confirmed, missingEffect + other.missingEffect,
+        heldFoundEffect + other.heldFoundEffect, heldNoEffect + other.heldNoEffect, heldUnresolved + other.heldUnresolved);
+  }
+}
