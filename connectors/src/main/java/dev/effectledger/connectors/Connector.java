@@ -24,6 +24,14 @@ public interface Connector extends AutoCloseable {
     return Lookup.unsupported();
   }
 
+  /**
+   * Every effect key the downstream has acted on, for finding effects without a ledger entry; empty
+   * when the downstream cannot list them.
+   */
+  default java.util.Optional<java.util.Set<String>> effectKeys() {
+    return java.util.Optional.empty();
+  }
+
   @Override
   default void close() {}
 }

@@ -191,13 +191,19 @@ class ExactlyOnceEffectIT {
           assertThat(lastStatus(results.byKey.get(k))).isEqualTo(ResultStatus.UNKNOWN);
         });
 
-        // The reconciler finds the held effects downstream and completes them.
+        // The reconciler finds the held effects downstream and completes them, confirms the
+        // completed ones, and spots an effect nobody asked the ledger for.
+        try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement()) {
+          s.execute("INSERT INTO effect_ledger_dedup (effect_key, tool) VALUES ('rogue-refund', 'refund')");
+        }
         try (Reconciler reconciler = new Reconciler(Fixtures.kafka(kafka.bootstrapServers()), registry,
-            Connectors.forLanes(policies, List.of("notify", "payments"), Clock.systemUTC()), Duration.ZERO, Clock.systemUTC())) {
+            Connectors.forLanes(policies, List.of("notify", "payments", "refunds"), Clock.systemUTC()), Duration.ZERO, Clock.systemUTC())) {
           var report = reconciler.reconcileOnce();
           assertThat(report.tool("notify").heldFoundEffect()).isEqualTo(ambiguousNotifies.size());
           assertThat(report.tool("charge").confirmed()).isEqualTo(CHARGES);
           assertThat(report.tool("charge").missingEffect()).isZero();
+          assertThat(report.tool("refund").confirmed()).isEqualTo(REFUNDS);
+          assertThat(report.tool("refund").effectWithoutEntry()).isEqualTo(1);
         }
         await().atMost(Duration.ofSeconds(60)).until(() ->
             ambiguousNotifies.stream().allMatch(k -> lastStatus(results.byKey.get(k)) == ResultStatus.SUCCEEDED));

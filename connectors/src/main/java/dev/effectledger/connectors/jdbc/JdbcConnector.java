@@ -18,6 +18,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Types;
+import java.util.HashSet;
+import java.util.Optional;
+import java.util.Set;
 import javax.sql.DataSource;
 
 /**
@@ -167,6 +170,23 @@ public final class JdbcConnector implements Connector {
       return read(c, effectKey);
     } catch (SQLException e) {
       return Lookup.unavailable();
+    }
+  }
+
+  @Override
+  public Optional<Set<String>> effectKeys() {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT effect_key FROM " + settings.dedupTable())) {
+      c.setAutoCommit(true);
+      Set<String> keys = new HashSet<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          keys.add(rs.getString(1));
+        }
+      }
+      return Optional.of(keys);
+    } catch (SQLException e) {
+      return Optional.empty();
     }
   }
 

@@ -118,7 +118,24 @@ public final class Reconciler implements AutoCloseable {
       }
     }
     publish(resolutions);
+    countEffectsWithoutEntry(byTool);
     return new Report(byTool);
+  }
+
+  /** Effects a downstream lists under a key the audit log never named (needs audit retention to cover them). */
+  private void countEffectsWithoutEntry(Map<String, ToolReport> byTool) {
+    Set<String> known = new java.util.HashSet<>();
+    latest.values().forEach(e -> {
+      known.add(effectKey(e));
+      known.add(e.getIdempotencyKey());
+    });
+    connectors.forEach((tool, connector) -> connector.effectKeys().ifPresent(keys -> {
+      long orphans = keys.stream().filter(k -> !known.contains(k)).count();
+      if (orphans > 0) {
+        log.warn("{} effect(s) of tool {} have no ledger entry", orphans, tool);
+      }
+      byTool.merge(tool, new ToolReport(0, 0, 0, 0, 0, (int) orphans), ToolReport::plus);
+    }));
   }
 
   private ToolReport resolve(Connector connector, AuditEvent held, List<ProducerRecord<String, Outcome>> out) {
