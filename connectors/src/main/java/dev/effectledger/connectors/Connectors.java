@@ -47,28 +47,50 @@ public final class Connectors {
     return connectors;
   }
 
+  /**
+   * Checks every tool's connector name and settings without connecting to anything; one line per
+   * problem, empty when all are valid.
+   */
+  public static List<String> check(ToolPolicies policies) {
+    List<String> problems = new ArrayList<>();
+    for (ToolPolicy policy : policies.tools().values()) {
+      try {
+        switch (policy.connector()) {
+          case "http" -> HttpConnectorSettings.from(policy.name(), policy.settings());
+          case "jdbc" -> JdbcConnectorSettings.from(policy.name(), policy.settings());
+          case "kafka", "log" -> simple(policy, policy.connector().equals("kafka") ? "topic" : "file");
+          default -> throw unknown(policy);
+        }
+      } catch (IllegalArgumentException e) {
+        problems.addAll(List.of(e.getMessage().split("\n")));
+      }
+    }
+    return problems;
+  }
+
   public static Connector create(ToolPolicy policy, Clock clock) {
     String tool = policy.name();
     JsonNode settings = policy.settings();
     return switch (policy.connector()) {
       case "http" -> new HttpConnector(HttpConnectorSettings.from(tool, settings), clock);
       case "jdbc" -> JdbcConnector.pooled(JdbcConnectorSettings.from(tool, settings));
-      case "kafka" -> {
-        Settings s = new Settings(tool, settings);
-        s.allowOnly(Set.of("topic"));
-        String topic = s.requiredText("topic", "the topic the effect records go to");
-        s.check();
-        yield new KafkaConnector(topic);
-      }
-      case "log" -> {
-        Settings s = new Settings(tool, settings);
-        s.allowOnly(Set.of("file"));
-        String file = s.requiredText("file", "the file to append effects to");
-        s.check();
-        yield new LogConnector(Path.of(file), clock);
-      }
-      default -> throw new IllegalArgumentException("tools." + tool + ".connector: '" + policy.connector()
-          + "' is not a connector; allowed: http, jdbc, kafka, log");
+      case "kafka" -> new KafkaConnector(simple(policy, "topic"));
+      case "log" -> new LogConnector(Path.of(simple(policy, "file")), clock);
+      default -> throw unknown(policy);
     };
+  }
+
+  /** Settings of a connector that takes one required value. */
+  private static String simple(ToolPolicy policy, String field) {
+    Settings s = new Settings(policy.name(), policy.settings());
+    s.allowOnly(Set.of(field));
+    String value = s.requiredText(field, field.equals("topic") ? "the topic the effect records go to" : "the file to append effects to");
+    s.check();
+    return value;
+  }
+
+  private static IllegalArgumentException unknown(ToolPolicy policy) {
+    return new IllegalArgumentException("tools." + policy.name() + ".connector: '" + policy.connector()
+        + "' is not a connector; allowed: http, jdbc, kafka, log");
   }
 }

@@ -67,4 +67,22 @@ class ExecutorStartTest {
         .hasMessageContaining("tools.b.settings.statement: missing");
     JdbcConnectorSettings.class.getName();
   }
+
+  @Test
+  void shouldFindTheExampleConfigValid() {
+    ToolPolicies policies = new dev.effectledger.policy.ToolPolicyLoader().load(Path.of("../config/tools.yaml"));
+
+    org.assertj.core.api.Assertions.assertThat(dev.effectledger.connectors.Connectors.check(policies)).isEmpty();
+  }
+
+  @Test
+  void shouldCheckSettingsWithoutConnecting() throws Exception {
+    var json = new com.fasterxml.jackson.databind.ObjectMapper();
+    ToolPolicies policies = ToolPolicies.of(
+        irreversible("a", "payments").withSettings("kafka", json.readTree("{}")),
+        irreversible("b", "payments").withSettings("jdbc", json.readTree("{\"url\":\"jdbc:postgresql://127.0.0.1:1/x\",\"statement\":\"SELECT 1\"}")));
+
+    org.assertj.core.api.Assertions.assertThat(dev.effectledger.connectors.Connectors.check(policies))
+        .containsExactly("tools.a.settings.topic: missing; give the topic the effect records go to");
+  }
 }
