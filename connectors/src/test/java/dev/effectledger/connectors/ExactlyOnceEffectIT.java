@@ -77,7 +77,7 @@ class ExactlyOnceEffectIT {
             pendingTimeout: 30m
             lane: payments
             connector: http
-            retry: {maxAttempts: 6, base: 10ms, cap: 200ms}
+            retry: {maxAttempts: 8, base: 100ms, cap: 1s}
             settings: {url: "%1$s", timeout: 500ms, honoursKeys: true, effectIdPointer: /id, lookupUrl: "%1$s?key={key}"}
           refund:
             class: write-non-idempotent

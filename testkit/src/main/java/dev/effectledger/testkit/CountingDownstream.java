@@ -38,7 +38,9 @@ public final class CountingDownstream implements AutoCloseable {
     /** Answers 409 as if the same key were in progress, before any effect. */
     CONFLICT_IN_PROGRESS,
     /** Answers 429 with Retry-After: 0, before any effect. */
-    RATE_LIMITED
+    RATE_LIMITED,
+    /** Holds the request (the key in progress) as long as a hang lasts, then acts and answers. */
+    STALL_BEFORE_EFFECT
   }
 
   private record Stored(String bodyHash, String response) {}
@@ -190,6 +192,8 @@ public final class CountingDownstream implements AutoCloseable {
   private String act(String key, String body, Fault fault) {
     if (fault == Fault.SLOW_SUCCESS) {
       pause(Duration.ofMillis(300));
+    } else if (fault == Fault.STALL_BEFORE_EFFECT) {
+      pause(hang);
     }
     if (!latency.isZero()) {
       pause(latency);

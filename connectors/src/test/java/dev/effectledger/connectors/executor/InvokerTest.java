@@ -97,6 +97,16 @@ class InvokerTest {
   }
 
   @Test
+  void shouldStayAmbiguousWhenRetriesAfterAnAmbiguousCallRunOut() {
+    var connector = new Scripted(KEYED, new EffectOutcome.Ambiguous("TIMEOUT", "x"), new EffectOutcome.Retryable("HTTP_409", "x"),
+        new EffectOutcome.Retryable("HTTP_409", "x"), new EffectOutcome.Retryable("HTTP_409", "x"));
+
+    assertThat(invoker.invoke(connector, REQUEST, RETRY))
+        .as("the first call may still act: the key must not be released")
+        .isInstanceOfSatisfying(EffectOutcome.Ambiguous.class, a -> assertThat(a.code()).isEqualTo("TIMEOUT"));
+  }
+
+  @Test
   void shouldWaitAtLeastRetryAfter() {
     var connector = new Scripted(UNKEYED, new EffectOutcome.Retryable("HTTP_429", "x", Optional.of(Duration.ofSeconds(2))),
         new EffectOutcome.Succeeded("{}", null));

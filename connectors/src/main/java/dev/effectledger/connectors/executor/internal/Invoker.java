@@ -31,19 +31,23 @@ public final class Invoker {
   public EffectOutcome invoke(Connector connector, EffectRequest request, RetryPolicy retry) {
     boolean mayRepeatAmbiguous = connector.capabilities().safeToRepeat();
     EffectOutcome outcome = null;
+    EffectOutcome.Ambiguous earlierAmbiguous = null;
     for (int call = 1; call <= retry.maxAttempts(); call++) {
       outcome = callOnce(connector, request);
+      if (outcome instanceof EffectOutcome.Ambiguous a) {
+        earlierAmbiguous = a;
+      }
       boolean retryable = outcome instanceof EffectOutcome.Retryable
           || (outcome instanceof EffectOutcome.Ambiguous && mayRepeatAmbiguous);
       if (!retryable || call == retry.maxAttempts()) {
-        return outcome;
+        return settle(outcome, earlierAmbiguous);
       }
       Duration delay = retry.delayBefore(call, random.getAsDouble());
       if (outcome instanceof EffectOutcome.Retryable r && r.retryAfter().isPresent()) {
         Duration asked = r.retryAfter().get();
         if (asked.compareTo(retry.cap()) > 0) {
           // Honour the downstream: no retry sooner than it asked, and none held longer than the cap.
-          return outcome;
+          return settle(outcome, earlierAmbiguous);
         }
         delay = asked.compareTo(delay) > 0 ? asked : delay;
       }
@@ -52,10 +56,22 @@ public final class Invoker {
         sleeper.sleep(delay);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        return outcome;
+        return settle(outcome, earlierAmbiguous);
       }
     }
-    return outcome;
+    return settle(outcome, earlierAmbiguous);
+  }
+
+  /**
+   * A final "retryable" proves only that the last call did nothing; after an ambiguous call the
+   * effect may still have happened (a request stalled downstream answers 409 to its retries), so the
+   * answer stays ambiguous and the key is never released.
+   */
+  private static EffectOutcome settle(EffectOutcome last, EffectOutcome.Ambiguous earlier) {
+    if (last instanceof EffectOutcome.Retryable r && earlier != null) {
+      return new EffectOutcome.Ambiguous(earlier.code(), earlier.message() + "; later retries answered " + r.code());
+    }
+    return last;
   }
 
   private static EffectOutcome callOnce(Connector connector, EffectRequest request) {

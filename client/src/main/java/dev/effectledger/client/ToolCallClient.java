@@ -1,0 +1,254 @@
+package dev.effectledger.client;
+
+import dev.effectledger.client.internal.ReplyListener;
+import dev.effectledger.schema.ErrorInfo;
+import dev.effectledger.schema.ResultStatus;
+import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.serde.RegistryAvroSerde;
+import dev.effectledger.schema.serde.SchemaRegistries;
+import dev.effectledger.schema.serde.SchemaRegistry;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.utils.Utils;
+
+/**
+ * Publishes tool intents and completes each call from the reply topic.
+ *
+ * <p>The key is derived from the call ({@link IdempotencyKeys}); the client never mints one, so
+ * calling again with the same step context after a timeout, a crash or a restart yields the same
+ * key and the ledger's replayed result, never a second effect. A reply that says the action is
+ * still in flight does not complete the call: it keeps waiting for the original's result, up to the
+ * timeout, and then completes with status {@code IN_FLIGHT} and error {@code CLIENT_TIMEOUT}.
+ *
+ * <p>One consumer serves every call, reading only the reply-topic partitions that hold the keys
+ * of calls made, each from its end at the time of the first such call, before any intent is
+ * published, so no reply can be missed.
+ */
+public final class ToolCallClient implements AutoCloseable {
+
+  private final KafkaProducer<String, ToolIntent> producer;
+  private final ReplyListener replies;
+  private final String intentsTopic;
+  private final String replyTopic;
+  private final Duration timeout;
+  private final Map<String, KeyRules> keyRules;
+  private final Clock clock;
+  private volatile int replyPartitions = -1;
+
+  private ToolCallClient(Builder b) {
+    SchemaRegistry registry = SchemaRegistries.forUrl(b.schemaRegistryUrl);
+    Properties producerProps = new Properties();
+    producerProps.putAll(b.kafka);
+    producerProps.putAll(b.producerOverrides);
+    producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
+    producerProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    this.producer = new KafkaProducer<>(producerProps, new StringSerializer(), new RegistryAvroSerde<>(registry, ToolIntent.class));
+    Properties consumerProps = new Properties();
+    consumerProps.putAll(b.kafka);
+    consumerProps.putAll(b.consumerOverrides);
+    this.replies = new ReplyListener(consumerProps, b.replyTopic, new RegistryAvroSerde<>(registry, ToolResult.class));
+    this.intentsTopic = b.intentsTopic;
+    this.replyTopic = b.replyTopic;
+    this.timeout = b.timeout;
+    this.keyRules = Map.copyOf(b.keyRules);
+    this.clock = b.clock;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** The key a call gets; the same for every retry of it. */
+  public DerivedKey keyOf(ToolCall call) {
+    return IdempotencyKeys.derive(call.step(), call.tool(), call.argumentsJson(), keyRules.getOrDefault(call.tool(), KeyRules.NONE));
+  }
+
+  /**
+   * Publishes the call's intent and completes with its result: SUCCEEDED, FAILED, UNKNOWN or
+   * REJECTED from the ledger, or IN_FLIGHT with {@code CLIENT_TIMEOUT} when none came in time.
+   * Fails with {@link KeyDerivationException} when no key can be derived from the arguments.
+   */
+  public CompletableFuture<ToolResult> call(ToolCall call) {
+    DerivedKey key;
+    try {
+      key = keyOf(call);
+    } catch (KeyDerivationException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    CompletableFuture<ToolResult> result = replies.await(key.key())
+        .completeOnTimeout(timedOut(key.key(), call), timeout.toMillis(), TimeUnit.MILLISECONDS);
+    result.whenComplete((r, e) -> replies.forget(key.key(), result));
+    replies.watch(partitionOf(key.key()))
+        .thenCompose(ready -> publish(call, key))
+        .whenComplete((sent, error) -> {
+          if (error != null) {
+            result.completeExceptionally(new IllegalStateException(
+                "Could not publish the intent for key " + key.key() + "; call again with the same step context", error));
+          }
+        });
+    return result;
+  }
+
+  /** {@link #call} and wait; the wait is bounded by the client's timeout. */
+  public ToolResult callAndWait(ToolCall call) throws InterruptedException {
+    try {
+      return call(call).get();
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      throw new IllegalStateException(e.getCause());
+    }
+  }
+
+  private CompletableFuture<Void> publish(ToolCall call, DerivedKey key) {
+    ToolIntent intent = ToolIntent.newBuilder()
+        .setIdempotencyKey(key.key())
+        .setTenant(call.step().tenant())
+        .setRunId(call.step().runId())
+        .setStepId(call.step().stepId())
+        .setTool(call.tool())
+        .setArguments(call.argumentsJson())
+        .setArgumentsHash(key.argumentsHash())
+        .setBusinessScope(call.step().businessScope())
+        .setRequestedAt(clock.instant())
+        .setReplyTopic(replyTopic)
+        .setBypassApproval(call.bypassApproval())
+        .setTraceId(call.traceId())
+        .build();
+    CompletableFuture<Void> sent = new CompletableFuture<>();
+    producer.send(new ProducerRecord<>(intentsTopic, key.key(), intent), (metadata, error) -> {
+      if (error != null) {
+        sent.completeExceptionally(error);
+      } else {
+        sent.complete(null);
+      }
+    });
+    return sent;
+  }
+
+  private int partitionOf(String key) {
+    if (replyPartitions < 0) {
+      replyPartitions = producer.partitionsFor(replyTopic).size();
+    }
+    return Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % replyPartitions;
+  }
+
+  private ToolResult timedOut(String key, ToolCall call) {
+    return ToolResult.newBuilder()
+        .setIdempotencyKey(key)
+        .setTenant(call.step().tenant())
+        .setTool(call.tool())
+        .setStatus(ResultStatus.IN_FLIGHT)
+        .setError(ErrorInfo.newBuilder()
+            .setCode("CLIENT_TIMEOUT")
+            .setMessage("no final result within " + timeout + "; the action may still happen")
+            .setRetriable(true)
+            .setCorrectiveAction("Call again with the same step context: it yields the same key and the action's result, never a second effect.")
+            .build())
+        .setFirstSeenAt(clock.instant())
+        .build();
+  }
+
+  @Override
+  public void close() {
+    replies.close();
+    producer.close(Duration.ofSeconds(5));
+  }
+
+  /** Builds a {@link ToolCallClient}. */
+  public static final class Builder {
+    private final Properties kafka = new Properties();
+    private final Map<String, Object> producerOverrides = new HashMap<>();
+    private final Map<String, Object> consumerOverrides = new HashMap<>();
+    private final Map<String, KeyRules> keyRules = new HashMap<>();
+    private String schemaRegistryUrl;
+    private String intentsTopic = "tool-intents";
+    private String replyTopic = "tool-results";
+    private Duration timeout = Duration.ofSeconds(30);
+    private Clock clock = Clock.systemUTC();
+
+    /** Kafka settings for both clients: bootstrap.servers and any SASL/SSL settings, passed as they are. */
+    public Builder kafka(Properties settings) {
+      kafka.putAll(settings);
+      return this;
+    }
+
+    public Builder bootstrapServers(String servers) {
+      kafka.put("bootstrap.servers", servers);
+      return this;
+    }
+
+    /** Extra producer settings; acks=all and idempotence are always on. */
+    public Builder producerConfig(String name, Object value) {
+      producerOverrides.put(name, value);
+      return this;
+    }
+
+    /** Extra consumer settings; read_committed and manual assignment are always on. */
+    public Builder consumerConfig(String name, Object value) {
+      consumerOverrides.put(name, value);
+      return this;
+    }
+
+    /** Required: {@code http(s)://...} or {@code mock://<scope>}. */
+    public Builder schemaRegistryUrl(String url) {
+      this.schemaRegistryUrl = url;
+      return this;
+    }
+
+    /** Default {@code tool-intents}. */
+    public Builder intentsTopic(String topic) {
+      this.intentsTopic = topic;
+      return this;
+    }
+
+    /** Default {@code tool-results}; the ledger accepts {@code tool-results.<suffix>}. */
+    public Builder replyTopic(String topic) {
+      this.replyTopic = topic;
+      return this;
+    }
+
+    /** How long a call waits for a final result; default 30 s. */
+    public Builder timeout(Duration wait) {
+      if (wait.isNegative() || wait.isZero()) {
+        throw new IllegalArgumentException("timeout must be positive, was " + wait);
+      }
+      this.timeout = wait;
+      return this;
+    }
+
+    /** Which argument fields a tool's key ignores and requires; default none. */
+    public Builder keyRules(String tool, KeyRules rules) {
+      keyRules.put(tool, rules);
+      return this;
+    }
+
+    public Builder clock(Clock c) {
+      this.clock = c;
+      return this;
+    }
+
+    public ToolCallClient build() {
+      if (schemaRegistryUrl == null) {
+        throw new IllegalStateException("schemaRegistryUrl is required (http(s)://host:port or mock://<scope>)");
+      }
+      if (!kafka.containsKey("bootstrap.servers")) {
+        throw new IllegalStateException("bootstrap.servers is required: call bootstrapServers(...) or kafka(...)");
+      }
+      return new ToolCallClient(this);
+    }
+  }
+}

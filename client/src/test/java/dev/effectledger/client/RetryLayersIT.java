@@ -1,0 +1,207 @@
+package dev.effectledger.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.effectledger.connectors.Connectors;
+import dev.effectledger.connectors.executor.Executor;
+import dev.effectledger.connectors.executor.ExecutorConfig;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicyLoader;
+import dev.effectledger.schema.ResultStatus;
+import dev.effectledger.schema.ToolResult;
+import dev.effectledger.testkit.CountingDownstream;
+import dev.effectledger.testkit.CountingDownstream.Fault;
+import dev.effectledger.testkit.KafkaClusterExtension;
+import dev.effectledger.topology.LedgerConfig;
+import dev.effectledger.topology.LedgerTopics;
+import dev.effectledger.topology.LedgerTopology;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The four retry layers against the real ledger, a real executor and a payment API that counts
+ * effects: the HTTP-client retry, the tool-wrapper retry, the model re-emitting the call, and the
+ * orchestrator replaying the step after a crash with a new client. One effect per logical action.
+ */
+@Tag("integration")
+@Timeout(120)
+class RetryLayersIT {
+
+  @RegisterExtension static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+
+  private static final String REGISTRY = "mock://retry-layers-it";
+  private static final KeyRules CHARGE_RULES = KeyRules.builder().ignore("/reason").require("/amount", "/to").build();
+  private static final String CHARGE = "{\"amount\":1000,\"to\":\"cus_42\",\"reason\":\"monthly invoice\"}";
+
+  private static CountingDownstream downstream;
+  private static KafkaStreams ledger;
+  private static Executor executor;
+  private static Path stateDir;
+
+  @BeforeAll
+  static void startPipeline() throws Exception {
+    Map<String, Integer> topics = new HashMap<>();
+    for (String t : List.of(LedgerTopics.INTENTS, LedgerTopics.OUTCOMES, LedgerTopics.RESULTS, LedgerTopics.AUDIT,
+        LedgerTopics.INTENTS_DLQ, LedgerTopics.OUTCOMES_DLQ, ExecutorConfig.DEAD_LETTER_TOPIC, LedgerTopics.dispatchTopic("payments"))) {
+      topics.put(t, 4);
+    }
+    kafka.createTopics(topics);
+    downstream = CountingDownstream.start(Duration.ofSeconds(2));
+    ToolPolicies policies = new ToolPolicyLoader().parse("""
+        tools:
+          charge_card:
+            class: irreversible
+            pendingTimeout: 10m
+            lane: payments
+            connector: http
+            bypass: true
+            retry: {maxAttempts: 8, base: 100ms, cap: 1s, jitter: 0}
+            settings: {url: "%1$s", timeout: 500ms, honoursKeys: true, effectIdPointer: /id}
+          send_email:
+            class: write-non-idempotent
+            pendingTimeout: 10m
+            lane: payments
+            connector: http
+            settings: {url: "%1$s", honoursKeys: true, effectIdPointer: /id}
+        """.formatted(downstream.url()), "retry-layers.yaml");
+    stateDir = Files.createTempDirectory("retry-layers-it");
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, "retry-layers-it");
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+    ledger = new KafkaStreams(LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)), LedgerTopology.streamsProperties(props));
+    ledger.start();
+    Properties kafkaProps = new Properties();
+    kafkaProps.put("bootstrap.servers", kafka.bootstrapServers());
+    executor = Executor.start(ExecutorConfig.of(kafkaProps, List.of("payments"), REGISTRY),
+        Connectors.forLanes(policies, List.of("payments"), Clock.systemUTC()), policies);
+  }
+
+  @AfterAll
+  static void stopPipeline() {
+    executor.close();
+    ledger.close(Duration.ofSeconds(30));
+    downstream.close();
+  }
+
+  private static ToolCallClient client(Duration timeout) {
+    return ToolCallClient.builder()
+        .bootstrapServers(kafka.bootstrapServers())
+        .schemaRegistryUrl(REGISTRY)
+        .keyRules("charge_card", CHARGE_RULES)
+        .timeout(timeout)
+        .build();
+  }
+
+  @Test
+  void shouldCollapseTheFourRetryLayersIntoOneEffect() throws Exception {
+    StepContext step = new StepContext("acme", "run-layers", "pay-invoice", "customer:42");
+    ToolCall call = ToolCall.of(step, "charge_card", CHARGE);
+    ToolCallClient first = client(Duration.ofSeconds(60));
+    String key = first.keyOf(call).key();
+    // Layer 1: the effect happens but the answer never reaches the HTTP client; it retries with the key.
+    downstream.inject(key, Fault.DROP_AFTER_EFFECT);
+
+    // Layer 2: the tool wrapper sends the same call twice.
+    CompletableFuture<ToolResult> a = first.call(call);
+    CompletableFuture<ToolResult> b = first.call(call);
+    ToolResult original = a.get();
+    assertThat(original.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+    assertThat(b.get().getEffectId()).isEqualTo(original.getEffectId());
+
+    // Layer 3: the model emits the same call again, formatted differently, with another reason.
+    ToolResult reemitted = first.callAndWait(ToolCall.of(step, "charge_card",
+        "{ \"to\": \"cus_42\",\n  \"amount\": 1000.0, \"reason\": \"charging the invoice as asked\" }"));
+    assertThat(reemitted.getReplayed()).isTrue();
+    assertThat(reemitted.getEffectId()).isEqualTo(original.getEffectId());
+
+    // Layer 4: the orchestrator crashes and replays the step with a new client instance.
+    first.close();
+    try (ToolCallClient afterCrash = client(Duration.ofSeconds(60))) {
+      ToolResult replayed = afterCrash.callAndWait(call);
+      assertThat(replayed.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+      assertThat(replayed.getReplayed()).isTrue();
+      assertThat(replayed.getEffectId()).isEqualTo(original.getEffectId());
+
+      // Genuinely different actions do run.
+      ToolResult nextStep = afterCrash.callAndWait(
+          ToolCall.of(new StepContext("acme", "run-layers", "pay-invoice-2", "customer:42"), "charge_card", CHARGE));
+      ToolResult otherAmount = afterCrash.callAndWait(ToolCall.of(step, "charge_card", "{\"amount\":1001,\"to\":\"cus_42\"}"));
+      assertThat(nextStep.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+      assertThat(otherAmount.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+      assertThat(List.of(original.getEffectId(), nextStep.getEffectId(), otherAmount.getEffectId())).doesNotHaveDuplicates();
+      assertThat(downstream.effects(nextStep.getIdempotencyKey())).isEqualTo(1);
+      assertThat(downstream.effects(otherAmount.getIdempotencyKey())).isEqualTo(1);
+    }
+    assertThat(downstream.requests(key)).as("the HTTP client retried").isGreaterThanOrEqualTo(2);
+    assertThat(downstream.effects(key)).as("one effect for the logical action").isEqualTo(1);
+  }
+
+  @Test
+  void shouldAttachToInFlightActionAndTimeOutWithoutMintingANewKey() throws Exception {
+    StepContext step = new StepContext("acme", "run-slow", "pay", "customer:7");
+    ToolCall call = ToolCall.of(step, "charge_card", "{\"amount\":50,\"to\":\"cus_7\"}");
+    try (ToolCallClient patient = client(Duration.ofSeconds(60)); ToolCallClient hasty = client(Duration.ofSeconds(1))) {
+      String key = patient.keyOf(call).key();
+      downstream.inject(key, Fault.STALL_BEFORE_EFFECT);
+
+      CompletableFuture<ToolResult> waiting = patient.call(call);
+      ToolResult timedOut = hasty.callAndWait(call);
+      assertThat(timedOut.getStatus()).isEqualTo(ResultStatus.IN_FLIGHT);
+      assertThat(timedOut.getError().getCode()).isEqualTo("CLIENT_TIMEOUT");
+      assertThat(timedOut.getIdempotencyKey()).isEqualTo(key);
+
+      ToolResult done = waiting.get();
+      assertThat(done.getStatus()).as("IN_FLIGHT replies did not complete the waiting call").isEqualTo(ResultStatus.SUCCEEDED);
+      ToolResult again = hasty.callAndWait(call);
+      assertThat(again.getEffectId()).isEqualTo(done.getEffectId());
+      assertThat(downstream.effects(key)).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void shouldRunApprovedBypassOnceAndRefuseItWherePolicyForbids() throws Exception {
+    StepContext step = new StepContext("acme", "run-bypass", "notify", "customer:9");
+    try (ToolCallClient client = client(Duration.ofSeconds(60))) {
+      ToolCall email = ToolCall.of(step, "send_email", "{\"to\":\"ada@example.org\",\"template\":\"receipt\"}");
+      assertThat(client.callAndWait(email).getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+      ToolResult refused = client.callAndWait(email.withBypass("INC-1234 approved by ops"));
+      assertThat(refused.getStatus()).isEqualTo(ResultStatus.REJECTED);
+      assertThat(refused.getError().getCode()).isEqualTo("BYPASS_NOT_ALLOWED");
+
+      ToolCall charge = ToolCall.of(step, "charge_card", "{\"amount\":5,\"to\":\"cus_9\"}");
+      ToolResult first = client.callAndWait(charge);
+      ToolResult second = client.callAndWait(charge.withBypass("INC-1235 approved by ops"));
+      assertThat(second.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+      assertThat(second.getEffectId()).as("a deliberate second execution").isNotEqualTo(first.getEffectId());
+    }
+    assertThatThrownBy(() -> ToolCall.of(step, "charge_card", "{}").withBypass(" ")).hasMessageContaining("explicit approval");
+  }
+
+  @Test
+  void shouldRefuseACallWhoseArgumentsLackARequiredField() {
+    try (ToolCallClient client = client(Duration.ofSeconds(5))) {
+      CompletableFuture<ToolResult> result = client.call(ToolCall.of(StepContext.of("acme", "run-x", "s"), "charge_card", "{\"to\":\"cus_1\"}"));
+
+      assertThatThrownBy(result::get).isInstanceOf(ExecutionException.class)
+          .hasCauseInstanceOf(KeyDerivationException.class).hasMessageContaining("/amount");
+    }
+  }
+}
