@@ -196,6 +196,23 @@ class RetryLayersIT {
   }
 
   @Test
+  void shouldServeManyConcurrentCallsFromOneClient() throws Exception {
+    try (ToolCallClient client = client(Duration.ofSeconds(60))) {
+      List<CompletableFuture<ToolResult>> calls = new java.util.ArrayList<>();
+      for (int i = 0; i < 300; i++) {
+        StepContext step = new StepContext("acme", "run-many", "step-" + i, "customer:" + i);
+        calls.add(client.call(ToolCall.of(step, "charge_card", "{\"amount\":" + (i + 1) + ",\"to\":\"cus_" + i + "\"}")));
+        calls.add(client.call(ToolCall.of(step, "charge_card", "{\"to\":\"cus_" + i + "\",\"amount\":" + (i + 1) + "}")));
+      }
+      CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).get();
+
+      assertThat(calls).allSatisfy(c -> assertThat(c.join().getStatus()).isEqualTo(ResultStatus.SUCCEEDED));
+      assertThat(calls.stream().map(c -> c.join().getIdempotencyKey()).distinct()).hasSize(300);
+      assertThat(calls.stream().map(CompletableFuture::join)).allSatisfy(r -> assertThat(downstream.effects(r.getIdempotencyKey())).isEqualTo(1));
+    }
+  }
+
+  @Test
   void shouldRefuseACallWhoseArgumentsLackARequiredField() {
     try (ToolCallClient client = client(Duration.ofSeconds(5))) {
       CompletableFuture<ToolResult> result = client.call(ToolCall.of(StepContext.of("acme", "run-x", "s"), "charge_card", "{\"to\":\"cus_1\"}"));
