@@ -1,7 +1,5 @@
 /**
- * Test fixtures shared by every module's tests: an in-process KRaft cluster ({@link
- * EmbeddedKafkaCluster}, wrapped as the JUnit 5 extension {@link KafkaClusterExtension}) and a
- * loopback Schema Registry ({@link SchemaRegistryServer}) for tests that span JVMs, where the
- * in-memory {@code mock://} registry cannot be shared. Used in test scope only.
+ * Test fixtures shared by every module's tests: {@link KafkaClusterExtension}, a JUnit 5 extension
+ * around the in-process KRaft cluster of {@code dev.effectledger.embedded}. Used in test scope only.
  */
 package dev.effectledger.testkit;

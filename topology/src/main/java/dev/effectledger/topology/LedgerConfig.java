@@ -15,6 +15,7 @@ import java.util.regex.Pattern;
  * @param pendingCheckInterval wall-clock period of the pending-timeout check
  * @param purgeInterval stream-time period of the expiry purge
  * @param maxPerPunctuation most entries one punctuation handles, so a backlog cannot stall a task
+ * @param observer hears every decision, for metrics
  */
 public record LedgerConfig(
     ToolPolicies policies,
@@ -23,7 +24,8 @@ public record LedgerConfig(
     Pattern replyTopics,
     Duration pendingCheckInterval,
     Duration purgeInterval,
-    int maxPerPunctuation) {
+    int maxPerPunctuation,
+    LedgerObserver observer) {
 
   public static final int DEFAULT_MAX_ARGUMENTS_BYTES = 64 * 1024;
   public static final Pattern DEFAULT_REPLY_TOPICS = Pattern.compile("tool-results(\\.[A-Za-z0-9._-]{1,200})?");
@@ -32,6 +34,7 @@ public record LedgerConfig(
     Objects.requireNonNull(policies, "policies");
     Objects.requireNonNull(schemaRegistryUrl, "schemaRegistryUrl");
     Objects.requireNonNull(replyTopics, "replyTopics");
+    Objects.requireNonNull(observer, "observer");
     if (maxArgumentsBytes < 2) {
       throw new IllegalArgumentException("maxArgumentsBytes must be at least 2, was " + maxArgumentsBytes);
     }
@@ -50,10 +53,14 @@ public record LedgerConfig(
   public static LedgerConfig of(ToolPolicies policies, String schemaRegistryUrl) {
     return new LedgerConfig(
         policies, schemaRegistryUrl, DEFAULT_MAX_ARGUMENTS_BYTES, DEFAULT_REPLY_TOPICS,
-        Duration.ofSeconds(1), Duration.ofSeconds(60), 1000);
+        Duration.ofSeconds(1), Duration.ofSeconds(60), 1000, LedgerObserver.NONE);
   }
 
   public LedgerConfig withMaxArgumentsBytes(int bytes) {
-    return new LedgerConfig(policies, schemaRegistryUrl, bytes, replyTopics, pendingCheckInterval, purgeInterval, maxPerPunctuation);
+    return new LedgerConfig(policies, schemaRegistryUrl, bytes, replyTopics, pendingCheckInterval, purgeInterval, maxPerPunctuation, observer);
+  }
+
+  public LedgerConfig withObserver(LedgerObserver listener) {
+    return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, maxPerPunctuation, listener);
   }
 }

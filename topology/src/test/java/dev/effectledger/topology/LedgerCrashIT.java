@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.testkit.KafkaClusterExtension;
-import dev.effectledger.testkit.SchemaRegistryServer;
+import dev.effectledger.embedded.SchemaRegistryServer;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

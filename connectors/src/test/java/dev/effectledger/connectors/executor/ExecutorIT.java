@@ -19,7 +19,7 @@ import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
-import dev.effectledger.testkit.CountingDownstream;
+import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import java.time.Clock;
 import java.time.Duration;

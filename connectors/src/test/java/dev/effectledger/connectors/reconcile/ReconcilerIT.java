@@ -18,7 +18,7 @@ import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
-import dev.effectledger.testkit.CountingDownstream;
+import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopics;

@@ -9,6 +9,8 @@ import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.topology.ErrorCode;
 import dev.effectledger.topology.LedgerConfig;
+import dev.effectledger.topology.LedgerObserver;
+import java.time.Duration;
 import dev.effectledger.policy.AmbiguityPolicy;
 import dev.effectledger.policy.InFlightPolicy;
 import dev.effectledger.policy.ToolClass;
@@ -31,6 +33,7 @@ final class LedgerActions {
   private final ToolPolicies policies;
   private final ProcessingContext context;
   private final int maxPerPunctuation;
+  private final LedgerObserver observer;
 
   LedgerActions(Ledger ledger, Outputs outputs, LedgerConfig config, ProcessingContext context) {
     this.ledger = ledger;
@@ -38,6 +41,7 @@ final class LedgerActions {
     this.policies = config.policies();
     this.context = context;
     this.maxPerPunctuation = config.maxPerPunctuation();
+    this.observer = config.observer();
   }
 
   Ledger ledger() {
@@ -150,6 +154,7 @@ final class LedgerActions {
     entry.setEffectId(outcome.getEffectId());
     entry.setCompletedAt(Instant.ofEpochMilli(now));
     entry.setArguments("");
+    observer.settled(entry.getTool(), Duration.ofMillis(Math.max(0, wallClock() - entry.getLastDispatchedAt().toEpochMilli())));
     ledger.put(entry);
     ledger.index(Ledger.Deadline.EXPIRY, now + policy.window().toMillis(), storeKey);
     outputs.reply(Replies.of(entry, false), entry.getReplyTopic(), now);

@@ -33,7 +33,7 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
   public void init(ProcessorContext<Object, Object> context) {
     KeyValueStore<String, LedgerEntry> entries = context.getStateStore(LedgerTopics.LEDGER_STORE);
     KeyValueStore<Bytes, byte[]> deadlines = context.getStateStore(LedgerTopics.DEADLINE_STORE);
-    actions = new LedgerActions(new Ledger(entries, deadlines), new Outputs(context), config, context);
+    actions = new LedgerActions(new Ledger(entries, deadlines), new Outputs(context, config.observer()), config, context);
   }
 
   @Override

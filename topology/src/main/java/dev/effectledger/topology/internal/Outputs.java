@@ -6,6 +6,7 @@ import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.LedgerState;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.topology.ErrorCode;
+import dev.effectledger.topology.LedgerObserver;
 import dev.effectledger.topology.LedgerTopics;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -36,9 +37,11 @@ final class Outputs {
   static final String DLQ_OFFSET_HEADER = "effectledger.source.offset";
 
   private final ProcessorContext<Object, Object> context;
+  private final LedgerObserver observer;
 
-  Outputs(ProcessorContext<Object, Object> context) {
+  Outputs(ProcessorContext<Object, Object> context, LedgerObserver observer) {
     this.context = context;
+    this.observer = observer;
   }
 
   void dispatch(Dispatch dispatch, long timestamp) {
@@ -67,6 +70,7 @@ final class Outputs {
         .setCode(code)
         .setEffectKey(effectKey)
         .build();
+    observer.decided(tool, type);
     context.forward(new Record<>(key, event, timestamp, new RecordHeaders()), AUDIT_SINK);
   }
 

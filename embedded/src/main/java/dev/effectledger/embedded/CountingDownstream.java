@@ -1,4 +1,4 @@
-package dev.effectledger.testkit;
+package dev.effectledger.embedded;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;

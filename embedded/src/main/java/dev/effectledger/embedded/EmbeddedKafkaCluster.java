@@ -1,4 +1,4 @@
-package dev.effectledger.testkit;
+package dev.effectledger.embedded;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -48,7 +48,7 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
           .setConfigProp("group.initial.rebalance.delay.ms", "0")
           .setConfigProp("auto.create.topics.enable", "false")
           .build();
-      cluster.format();
+      formatQuietly(cluster);
       cluster.startup();
       cluster.waitForReadyBrokers();
       return new EmbeddedKafkaCluster(cluster, brokers);
@@ -57,6 +57,17 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
       throw new IllegalStateException("Interrupted while starting the embedded Kafka cluster", e);
     } catch (Exception e) {
       throw new IllegalStateException("Could not start the embedded Kafka cluster: " + e.getMessage(), e);
+    }
+  }
+
+  /** Formatting prints the bootstrap metadata to standard output; nobody needs to read it. */
+  private static void formatQuietly(KafkaClusterTestKit cluster) throws Exception {
+    java.io.PrintStream out = System.out;
+    System.setOut(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()));
+    try {
+      cluster.format();
+    } finally {
+      System.setOut(out);
     }
   }
 

@@ -1,4 +1,4 @@
-package dev.effectledger.testkit;
+package dev.effectledger.embedded;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -28,8 +28,13 @@ public final class SchemaRegistryServer implements AutoCloseable {
   }
 
   public static SchemaRegistryServer start() {
+    return start(0);
+  }
+
+  /** Starts on 127.0.0.1:{@code port}; 0 picks a free port. */
+  public static SchemaRegistryServer start(int port) {
     try {
-      HttpServer http = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+      HttpServer http = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 0);
       SchemaRegistryServer server = new SchemaRegistryServer(http);
       http.createContext("/subjects/", server::register);
       http.createContext("/schemas/ids/", server::fetch);

@@ -1,0 +1,118 @@
+package dev.effectledger.app;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+
+/**
+ * A processor's or executor's settings: a properties file, then environment overrides. An
+ * environment variable {@code EFFECTLEDGER_A_B} sets {@code a.b}; {@code KAFKA_BOOTSTRAP_SERVERS}
+ * sets {@code bootstrap.servers}. Keys this class names are Effect Ledger's own; every other key
+ * (security.protocol, sasl.*, ssl.*, any Kafka or Streams setting) passes to the Kafka clients as
+ * it is. See docs/configuration.md.
+ */
+public final class AppConfig {
+
+  public static final String SCHEMA_REGISTRY_URL = "schema.registry.url";
+  public static final String TOOLS_FILE = "tools.file";
+  public static final String HTTP_HOST = "http.host";
+  public static final String HTTP_PORT = "http.port";
+  public static final String TOPICS_CREATE = "topics.create";
+  public static final String TOPICS_PARTITIONS = "topics.partitions";
+  public static final String TOPICS_REPLICATION = "topics.replication";
+  public static final String EXECUTOR_CONCURRENCY = "executor.concurrency";
+  public static final String EXECUTOR_GROUP = "executor.group";
+
+  /** Effect Ledger's own keys, which are not passed to Kafka. */
+  static final List<String> OWN_KEYS = List.of(SCHEMA_REGISTRY_URL, TOOLS_FILE, HTTP_HOST, HTTP_PORT, TOPICS_CREATE,
+      TOPICS_PARTITIONS, TOPICS_REPLICATION, EXECUTOR_CONCURRENCY, EXECUTOR_GROUP);
+
+  private final Properties all;
+
+  private AppConfig(Properties all) {
+    this.all = all;
+  }
+
+  /**
+   * @throws IllegalArgumentException naming the file and what is wrong with it
+   */
+  public static AppConfig load(Path file, Map<String, String> environment) {
+    Properties props = new Properties();
+    try (Reader in = Files.newBufferedReader(file)) {
+      props.load(in);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("Cannot read config file " + file + ": " + e.getMessage()
+          + ". Pass --config with a properties file (see config/processor.properties).");
+    }
+    environment.forEach((name, value) -> {
+      if (name.equals("KAFKA_BOOTSTRAP_SERVERS")) {
+        props.setProperty("bootstrap.servers", value);
+      } else if (name.startsWith("EFFECTLEDGER_") && name.length() > "EFFECTLEDGER_".length()) {
+        props.setProperty(name.substring("EFFECTLEDGER_".length()).toLowerCase(Locale.ROOT).replace('_', '.'), value);
+      }
+    });
+    AppConfig config = new AppConfig(props);
+    config.require("bootstrap.servers", "the Kafka cluster, e.g. bootstrap.servers=127.0.0.1:9092 or KAFKA_BOOTSTRAP_SERVERS");
+    config.require(SCHEMA_REGISTRY_URL, "http(s)://host:port of the Schema Registry, or mock://<scope> in one JVM");
+    return config;
+  }
+
+  public static AppConfig of(Properties props) {
+    Properties copy = new Properties();
+    copy.putAll(props);
+    return new AppConfig(copy);
+  }
+
+  private void require(String key, String what) {
+    if (get(key) == null || get(key).isBlank()) {
+      throw new IllegalArgumentException("Config is missing " + key + ": " + what);
+    }
+  }
+
+  public String get(String key) {
+    return all.getProperty(key);
+  }
+
+  public String get(String key, String fallback) {
+    return all.getProperty(key, fallback);
+  }
+
+  public int getInt(String key, int fallback) {
+    String value = get(key);
+    if (value == null) {
+      return fallback;
+    }
+    try {
+      return Integer.parseInt(value.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("Config " + key + "='" + value + "' is not a whole number");
+    }
+  }
+
+  public boolean getBoolean(String key, boolean fallback) {
+    String value = get(key);
+    if (value == null) {
+      return fallback;
+    }
+    if (!value.trim().equals("true") && !value.trim().equals("false")) {
+      throw new IllegalArgumentException("Config " + key + "='" + value + "' must be true or false");
+    }
+    return Boolean.parseBoolean(value.trim());
+  }
+
+  /** Every setting that is not Effect Ledger's own: what the Kafka clients and Streams get. */
+  public Properties kafka() {
+    Properties kafka = new Properties();
+    all.forEach((k, v) -> {
+      if (!OWN_KEYS.contains((String) k)) {
+        kafka.put(k, v);
+      }
+    });
+    return kafka;
+  }
+}

@@ -1,0 +1,117 @@
+package dev.effectledger.app;
+
+import dev.effectledger.client.KeyRules;
+import dev.effectledger.client.StepContext;
+import dev.effectledger.client.ToolCall;
+import dev.effectledger.client.ToolCallClient;
+import dev.effectledger.connectors.Connectors;
+import dev.effectledger.connectors.executor.Executor;
+import dev.effectledger.connectors.executor.ExecutorConfig;
+import dev.effectledger.connectors.reconcile.Reconciler;
+import dev.effectledger.embedded.CountingDownstream;
+import dev.effectledger.embedded.CountingDownstream.Fault;
+import dev.effectledger.embedded.EmbeddedKafkaCluster;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicyLoader;
+import dev.effectledger.schema.ResultStatus;
+import dev.effectledger.schema.ToolResult;
+import dev.effectledger.topology.LedgerConfig;
+import dev.effectledger.topology.LedgerTopology;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code effectledger demo}: the whole system in one JVM on an embedded broker, driven by a
+ * simulated agent workload that retries at all four layers against faulty downstreams, ending with
+ * a table and a non-zero exit if any action took effect other than once or any reply is missing.
+ */
+@Command(name = "demo", mixinStandardHelpOptions = true,
+    description = "Run broker, ledger, executors, downstreams and a simulated agent workload in-process; print what took effect.")
+final class DemoCommand implements Callable<Integer> {
+
+  @Option(names = "--actions", defaultValue = "1500", description = "logical actions to run (default: ${DEFAULT-VALUE})")
+  int actions;
+
+  @Option(names = "--fault-percent", defaultValue = "10", description = "share of calls whose downstream misbehaves once (default: ${DEFAULT-VALUE})")
+  int faultPercent;
+
+  @Option(names = "--timeout", defaultValue = "PT5M", description = "how long the workload may take, ISO-8601 (default: ${DEFAULT-VALUE})")
+  Duration timeout;
+
+  static final String REGISTRY = "mock://demo";
+  static final List<String> LANES = List.of("payments", "events", "notify");
+
+  @Override
+  public Integer call() throws Exception {
+    if (actions < 1 || faultPercent < 0 || faultPercent > 100) {
+      System.err.println("effectledger demo: --actions must be at least 1 and --fault-percent within 0..100");
+      return 2;
+    }
+    Path stateDir = Files.createTempDirectory("effectledger-demo");
+    say("starting an embedded KRaft broker");
+    try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1);
+        CountingDownstream payments = CountingDownstream.start(Duration.ofSeconds(2));
+        CountingDownstream receipts = CountingDownstream.start(Duration.ofSeconds(2)).honoursKeys(false)) {
+      ToolPolicies policies = new ToolPolicyLoader().parse(DemoWorkload.toolsYaml(payments.url(), receipts.url()), "demo tools");
+      kafka.createTopics(DemoWorkload.topics(policies));
+      Properties kafkaProps = new Properties();
+      kafkaProps.put("bootstrap.servers", kafka.bootstrapServers());
+      Properties streamsProps = new Properties();
+      streamsProps.putAll(kafkaProps);
+      streamsProps.put(StreamsConfig.APPLICATION_ID_CONFIG, "effectledger-demo");
+      streamsProps.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+      streamsProps.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
+      say("starting the ledger topology (exactly_once_v2) and an executor for lanes " + LANES);
+      try (KafkaStreams ledger = new KafkaStreams(LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)),
+              LedgerTopology.streamsProperties(streamsProps));
+          Executor executor = Executor.start(ExecutorConfig.of(kafkaProps, LANES, REGISTRY),
+              Connectors.forLanes(policies, LANES, Clock.systemUTC()), policies);
+          ToolCallClient agent = client(kafka);
+          ToolCallClient restartedAgent = client(kafka);
+          DemoWorkload.Counters counters = new DemoWorkload.Counters(kafka.bootstrapServers(), REGISTRY)) {
+        ledger.start();
+        DemoWorkload workload = new DemoWorkload(actions, faultPercent, payments, receipts, agent, restartedAgent, kafka.bootstrapServers());
+        say("running " + actions + " logical actions; each call is retried by the tool wrapper, some re-emitted by the model,"
+            + " some replayed after an orchestrator crash; " + faultPercent + "% meet a downstream fault");
+        DemoWorkload.Result result = workload.run(timeout, this::say);
+        say("reconciling actions held as UNKNOWN with the downstreams");
+        try (Reconciler reconciler = new Reconciler(kafkaProps, REGISTRY, Connectors.forLanes(policies, List.of("notify"), Clock.systemUTC()),
+            Duration.ZERO, Clock.systemUTC())) {
+          result = workload.reconcile(reconciler, result, timeout);
+        }
+        DemoWorkload.Report report = counters.report(result, payments, receipts);
+        report.print(System.out);
+        return report.exactlyOnce() ? 0 : 1;
+      }
+    }
+  }
+
+  private static ToolCallClient client(EmbeddedKafkaCluster kafka) {
+    return ToolCallClient.builder()
+        .bootstrapServers(kafka.bootstrapServers())
+        .schemaRegistryUrl(REGISTRY)
+        .keyRules("charge_card", KeyRules.builder().ignore("/reason").require("/amount", "/currency", "/customer").build())
+        .keyRules("send_receipt", KeyRules.builder().require("/customer").build())
+        .keyRules("publish_order_event", KeyRules.builder().require("/order").build())
+        .timeout(Duration.ofMinutes(2))
+        .build();
+  }
+
+  private void say(String line) {
+    System.out.println("[demo] " + line);
+    System.out.flush();
+  }
+}

@@ -1,0 +1,341 @@
+package dev.effectledger.app;
+
+import dev.effectledger.client.DerivedKey;
+import dev.effectledger.client.StepContext;
+import dev.effectledger.client.ToolCall;
+import dev.effectledger.client.ToolCallClient;
+import dev.effectledger.connectors.executor.ExecutorConfig;
+import dev.effectledger.connectors.reconcile.Reconciler;
+import dev.effectledger.embedded.CountingDownstream;
+import dev.effectledger.embedded.CountingDownstream.Fault;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.schema.AuditEvent;
+import dev.effectledger.schema.AuditType;
+import dev.effectledger.schema.ResultStatus;
+import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.serde.RegistryAvroSerde;
+import dev.effectledger.schema.serde.SchemaRegistries;
+import dev.effectledger.topology.LedgerTopics;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/** The demo's simulated agents, and what it counts afterwards. */
+final class DemoWorkload {
+
+  static final String TENANT = "demo";
+  static final String EFFECTS_TOPIC = "demo-order-events";
+  private static final String[] TOOLS = {"charge_card", "publish_order_event", "send_receipt"};
+  private static final Fault[] CHARGE_FAULTS = {Fault.UNAVAILABLE_BEFORE_EFFECT, Fault.HANG_AFTER_EFFECT,
+      Fault.DROP_AFTER_EFFECT, Fault.ERROR_AFTER_EFFECT, Fault.SLOW_SUCCESS, Fault.CONFLICT_IN_PROGRESS,
+      Fault.RATE_LIMITED, Fault.STALL_BEFORE_EFFECT};
+
+  /** One logical action and every answer its calls got. */
+  record Action(int index, String tool, ToolCall call, String key, List<ToolResult> results) {}
+
+  /** What the workload saw. */
+  record Result(List<Action> actions, int intentsPublished, int conflictsSent, int heldResolved) {}
+
+  private final int count;
+  private final int faultPercent;
+  private final CountingDownstream payments;
+  private final CountingDownstream receipts;
+  private final ToolCallClient agent;
+  private final ToolCallClient restartedAgent;
+  private final String bootstrap;
+
+  DemoWorkload(int count, int faultPercent, CountingDownstream payments, CountingDownstream receipts,
+      ToolCallClient agent, ToolCallClient restartedAgent, String bootstrap) {
+    this.count = count;
+    this.faultPercent = faultPercent;
+    this.payments = payments;
+    this.receipts = receipts;
+    this.agent = agent;
+    this.restartedAgent = restartedAgent;
+    this.bootstrap = bootstrap;
+  }
+
+  static String toolsYaml(String paymentsUrl, String receiptsUrl) {
+    return """
+        tools:
+          charge_card:
+            class: irreversible
+            pendingTimeout: 10m
+            lane: payments
+            connector: http
+            retry: {maxAttempts: 8, base: 100ms, cap: 1s}
+            settings: {url: "%1$s", timeout: 500ms, honoursKeys: true, effectIdPointer: /id, lookupUrl: "%1$s?key={key}"}
+          publish_order_event:
+            class: irreversible
+            pendingTimeout: 10m
+            lane: events
+            connector: kafka
+            settings: {topic: %3$s}
+          send_receipt:
+            class: write-non-idempotent
+            pendingTimeout: 10m
+            onAmbiguous: hold
+            lane: notify
+            connector: http
+            settings: {url: "%2$s", timeout: 500ms, effectIdPointer: /id, lookupUrl: "%2$s?key={key}"}
+        """.formatted(paymentsUrl, receiptsUrl, EFFECTS_TOPIC);
+  }
+
+  static Map<String, Integer> topics(ToolPolicies policies) {
+    Map<String, Integer> topics = new HashMap<>();
+    TopicProvisioner.topics(policies).forEach(t -> topics.put(t, 4));
+    topics.put(EFFECTS_TOPIC, 4);
+    return topics;
+  }
+
+  Result run(Duration timeout, Consumer<String> progress) throws Exception {
+    List<Action> actions = new ArrayList<>();
+    List<CompletableFuture<ToolResult>> calls = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      String tool = TOOLS[i % TOOLS.length];
+      StepContext step = new StepContext(TENANT, "run-" + (i / 10), "step-" + i, "customer:" + i);
+      ToolCall call = ToolCall.of(step, tool, arguments(tool, i, false));
+      DerivedKey key = agent.keyOf(call);
+      Action action = new Action(i, tool, call, key.key(), new java.util.concurrent.CopyOnWriteArrayList<>());
+      actions.add(action);
+      injectFault(action);
+      // Layer 2, the tool wrapper: every call goes out twice.
+      calls.add(track(action, agent.call(call)));
+      calls.add(track(action, agent.call(call)));
+      if (i % 3 == 0) {
+        // Layer 3, the model re-emits the call with its arguments written differently.
+        calls.add(track(action, agent.call(ToolCall.of(step, tool, arguments(tool, i, true)))));
+      }
+    }
+    int published = calls.size();
+    await(calls, timeout, progress, actions.size());
+    List<CompletableFuture<ToolResult>> replays = new ArrayList<>();
+    for (Action action : actions) {
+      if (action.index() % 5 == 0) {
+        // Layer 4, the orchestrator crashed and replays the step through a new client.
+        replays.add(track(action, restartedAgent.call(action.call())));
+      }
+    }
+    published += replays.size();
+    await(replays, timeout, progress, actions.size());
+    int conflicts = sendConflicts(actions);
+    return new Result(actions, published + conflicts, conflicts, 0);
+  }
+
+  /** Asks the reconciler about held actions, then asks again for their answers. */
+  Result reconcile(Reconciler reconciler, Result result, Duration timeout) throws Exception {
+    List<Action> held = result.actions().stream().filter(a -> last(a) == ResultStatus.UNKNOWN).toList();
+    if (held.isEmpty()) {
+      return result;
+    }
+    var report = reconciler.reconcileOnce();
+    long deadline = System.nanoTime() + timeout.toNanos();
+    List<Action> pending = new ArrayList<>(held);
+    while (!pending.isEmpty() && System.nanoTime() < deadline) {
+      List<CompletableFuture<ToolResult>> asks = pending.stream().map(a -> track(a, restartedAgent.call(a.call()))).toList();
+      CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new)).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      pending.removeIf(a -> last(a) != ResultStatus.UNKNOWN);
+    }
+    return new Result(result.actions(), result.intentsPublished() + held.size(), result.conflictsSent(),
+        report.total().heldFoundEffect() + report.total().heldNoEffect());
+  }
+
+  private CompletableFuture<ToolResult> track(Action action, CompletableFuture<ToolResult> call) {
+    return call.whenComplete((r, e) -> {
+      if (r != null) {
+        action.results().add(r);
+      }
+    });
+  }
+
+  private static ResultStatus last(Action action) {
+    List<ToolResult> results = action.results();
+    return results.isEmpty() ? null : results.get(results.size() - 1).getStatus();
+  }
+
+  private void injectFault(Action action) {
+    if (Math.floorMod(action.index() * 7919, 100) >= faultPercent) {
+      return;
+    }
+    switch (action.tool()) {
+      case "charge_card" -> payments.inject(action.key(), CHARGE_FAULTS[(action.index() / 3) % CHARGE_FAULTS.length]);
+      case "send_receipt" -> receipts.inject(action.key(), action.index() % 2 == 0 ? Fault.ERROR_AFTER_EFFECT : Fault.DROP_AFTER_EFFECT);
+      default -> { }
+    }
+  }
+
+  static String arguments(String tool, int i, boolean reformatted) {
+    return switch (tool) {
+      case "charge_card" -> reformatted
+          ? "{ \"customer\": \"cus_" + i + "\",\n  \"currency\": \"EUR\", \"amount\": " + (100 + i) + ".0, \"reason\": \"the model phrased it anew\" }"
+          : "{\"amount\":" + (100 + i) + ",\"currency\":\"EUR\",\"customer\":\"cus_" + i + "\",\"reason\":\"invoice " + i + "\"}";
+      case "publish_order_event" -> reformatted
+          ? "{ \"status\" : \"paid\" , \"order\" : \"ord_" + i + "\" }"
+          : "{\"order\":\"ord_" + i + "\",\"status\":\"paid\"}";
+      default -> reformatted
+          ? "{ \"template\": \"receipt\", \"customer\": \"cus_" + i + "\" }"
+          : "{\"customer\":\"cus_" + i + "\",\"template\":\"receipt\"}";
+    };
+  }
+
+  /** A buggy agent reuses a few keys for other arguments; the ledger must refuse them. */
+  private int sendConflicts(List<Action> actions) {
+    Properties props = new Properties();
+    props.put("bootstrap.servers", bootstrap);
+    int sent = 0;
+    try (KafkaProducer<String, ToolIntent> raw = new KafkaProducer<>(props, new StringSerializer(),
+        new RegistryAvroSerde<>(SchemaRegistries.forUrl(DemoCommand.REGISTRY), ToolIntent.class))) {
+      for (Action action : actions) {
+        if (action.index() % 50 == 7) {
+          raw.send(new ProducerRecord<>(LedgerTopics.INTENTS, action.key(), ToolIntent.newBuilder()
+              .setIdempotencyKey(action.key()).setTenant(TENANT).setRunId("buggy").setStepId("buggy")
+              .setTool(action.tool()).setArguments("{\"amount\":999999}").setArgumentsHash("sha256:other")
+              .setRequestedAt(Instant.now()).build()));
+          sent++;
+        }
+      }
+    }
+    return sent;
+  }
+
+  private static void await(List<CompletableFuture<ToolResult>> calls, Duration timeout, Consumer<String> progress, int actions)
+      throws Exception {
+    CompletableFuture<Void> all = CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new));
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (!all.isDone()) {
+      try {
+        all.get(2, TimeUnit.SECONDS);
+      } catch (TimeoutException e) {
+        long done = calls.stream().filter(CompletableFuture::isDone).count();
+        progress.accept(done + "/" + calls.size() + " calls answered (" + actions + " actions)");
+        if (System.nanoTime() > deadline) {
+          throw new TimeoutException("the workload did not finish within " + timeout + "; raise --timeout");
+        }
+      }
+    }
+    progress.accept(calls.size() + "/" + calls.size() + " calls answered");
+  }
+
+  /** Reads what the ledger and the Kafka connector wrote, once the workload is over. */
+  static final class Counters implements AutoCloseable {
+    private final String bootstrap;
+    private final String registry;
+
+    Counters(String bootstrap, String registry) {
+      this.bootstrap = bootstrap;
+      this.registry = registry;
+    }
+
+    Report report(Result result, CountingDownstream payments, CountingDownstream receipts) {
+      Map<AuditType, Integer> audit = new EnumMap<>(AuditType.class);
+      readAll(LedgerTopics.AUDIT, new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), AuditEvent.class),
+          (key, event) -> audit.merge(event.getType(), 1, Integer::sum));
+      Map<String, Integer> events = new HashMap<>();
+      readAll(EFFECTS_TOPIC, new ByteArrayDeserializer(), (key, value) -> events.merge(key, 1, Integer::sum));
+      Map<String, Integer> effectsByKey = new HashMap<>();
+      List<String> violations = new ArrayList<>();
+      int replays = 0;
+      int missing = 0;
+      for (Action a : result.actions()) {
+        int effects = switch (a.tool()) {
+          case "charge_card" -> payments.effects(a.key());
+          case "send_receipt" -> receipts.effects(a.key());
+          default -> events.getOrDefault(a.key(), 0);
+        };
+        effectsByKey.put(a.key(), effects);
+        if (effects != 1) {
+          violations.add(a.tool() + " step-" + a.index() + " (" + a.key() + "): " + effects + " effects");
+        }
+        for (ToolResult r : a.results()) {
+          replays += r.getReplayed() ? 1 : 0;
+          boolean timedOut = r.getStatus() == ResultStatus.IN_FLIGHT;
+          missing += timedOut ? 1 : 0;
+        }
+      }
+      return new Report(result.actions().size(), result.intentsPublished(),
+          result.intentsPublished() - audit.getOrDefault(AuditType.DISPATCHED, 0), payments.totalEffects(),
+          events.values().stream().mapToInt(Integer::intValue).sum(), receipts.totalEffects(), replays,
+          audit.getOrDefault(AuditType.CONFLICT, 0), audit.getOrDefault(AuditType.HELD_UNKNOWN, 0), result.heldResolved(),
+          missing, violations);
+    }
+
+    private <V> void readAll(String topic, Deserializer<V> values, java.util.function.BiConsumer<String, V> each) {
+      Properties props = new Properties();
+      props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+      props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+      try (KafkaConsumer<String, V> consumer = new KafkaConsumer<>(props, new StringDeserializer(), values)) {
+        List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
+            .map(p -> new TopicPartition(topic, p.partition())).toList();
+        consumer.assign(partitions);
+        consumer.seekToBeginning(partitions);
+        Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (end.entrySet().stream().anyMatch(e -> consumer.position(e.getKey()) < e.getValue()) && System.nanoTime() < deadline) {
+          for (ConsumerRecord<String, V> record : consumer.poll(Duration.ofMillis(200))) {
+            each.accept(record.key(), record.value());
+          }
+        }
+      }
+    }
+
+    @Override
+    public void close() {}
+  }
+
+  /** The demo's closing table. */
+  record Report(int actions, int intents, int duplicatesAbsorbed, int httpEffects, int kafkaEffects, int keylessHttpEffects,
+      int replays, int conflicts, int heldUnknown, int heldResolved, int repliesMissing, List<String> violations) {
+
+    boolean exactlyOnce() {
+      return violations.isEmpty() && repliesMissing == 0;
+    }
+
+    void print(PrintStream out) {
+      out.println();
+      row(out, "logical actions", actions);
+      row(out, "intents published", intents);
+      row(out, "duplicates absorbed", duplicatesAbsorbed);
+      row(out, "effects: http (Idempotency-Key API)", httpEffects);
+      row(out, "effects: kafka (order events)", kafkaEffects);
+      row(out, "effects: http (API ignoring keys)", keylessHttpEffects);
+      row(out, "replays of stored results", replays);
+      row(out, "conflicts (key reused, refused)", conflicts);
+      row(out, "held as UNKNOWN", heldUnknown);
+      row(out, "  resolved by the reconciler", heldResolved);
+      row(out, "replies missing", repliesMissing);
+      out.println();
+      if (exactlyOnce()) {
+        out.println("every action took effect exactly once; every call got its reply");
+      } else {
+        out.println("VIOLATIONS: " + violations.size() + " action(s) did not take effect exactly once, " + repliesMissing + " replies missing");
+        violations.stream().limit(20).forEach(v -> out.println("  " + v));
+      }
+      out.flush();
+    }
+
+    private static void row(PrintStream out, String name, int value) {
+      out.printf("%-38s %8d%n", name, value);
+    }
+  }
+}

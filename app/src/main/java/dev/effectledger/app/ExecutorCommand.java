@@ -1,0 +1,42 @@
+package dev.effectledger.app;
+
+import dev.effectledger.connectors.Connectors;
+import dev.effectledger.connectors.executor.Executor;
+import dev.effectledger.connectors.executor.ExecutorConfig;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicyLoader;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code effectledger executor}: runs the effects of some lanes. */
+@Command(name = "executor", mixinStandardHelpOptions = true,
+    description = "Consume dispatch lanes and perform each effect through its tool's connector.")
+final class ExecutorCommand implements Callable<Integer> {
+
+  @Option(names = "--config", required = true, description = "properties file (see config/executor.properties); EFFECTLEDGER_* and KAFKA_BOOTSTRAP_SERVERS override it")
+  Path config;
+
+  @Option(names = "--lanes", required = true, split = ",", description = "lanes to consume, e.g. payments,tickets")
+  List<String> lanes;
+
+  @Option(names = "--tools", description = "tools.yaml; overrides tools.file")
+  Path tools;
+
+  @Override
+  public Integer call() throws Exception {
+    AppConfig cfg = AppConfig.load(config, System.getenv());
+    ToolPolicies policies = new ToolPolicyLoader().load(tools != null ? tools : Path.of(cfg.get(AppConfig.TOOLS_FILE, "config/tools.yaml")));
+    ExecutorConfig executorConfig = ExecutorConfig.of(cfg.kafka(), lanes, cfg.get(AppConfig.SCHEMA_REGISTRY_URL))
+        .withGroupId(cfg.get(AppConfig.EXECUTOR_GROUP, "effectledger-executor"))
+        .withConcurrency(cfg.getInt(AppConfig.EXECUTOR_CONCURRENCY, 32));
+    Executor executor = Executor.start(executorConfig, Connectors.forLanes(policies, lanes, Clock.systemUTC()), policies);
+    Lifecycle lifecycle = new Lifecycle("executor", executor);
+    System.out.println("effectledger executor: lanes " + lanes + ", " + executorConfig.concurrency() + " effects at once");
+    lifecycle.awaitStop();
+    return 0;
+  }
+}

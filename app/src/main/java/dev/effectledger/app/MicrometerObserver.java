@@ -1,0 +1,47 @@
+package dev.effectledger.app;
+
+import dev.effectledger.schema.AuditType;
+import dev.effectledger.topology.LedgerObserver;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The ledger's own metrics: {@code effectledger_decisions_total{tool, decision}} (dispatched,
+ * dedup_hit = replayed, in_flight = coalesced, conflict, rejected, expired, held_unknown, ...) and
+ * {@code effectledger_outcome_latency_seconds{tool}} from the latest dispatch to the settling
+ * outcome.
+ */
+final class MicrometerObserver implements LedgerObserver {
+
+  private final MeterRegistry registry;
+  private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+  private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+
+  MicrometerObserver(MeterRegistry registry) {
+    this.registry = registry;
+  }
+
+  @Override
+  public void decided(String tool, AuditType type) {
+    String decision = type.name().toLowerCase(Locale.ROOT);
+    counters.computeIfAbsent(tool + '\n' + decision, k -> Counter.builder("effectledger.decisions")
+        .description("Ledger decisions by tool and kind")
+        .tag("tool", tool.isEmpty() ? "unknown" : tool)
+        .tag("decision", decision)
+        .register(registry)).increment();
+  }
+
+  @Override
+  public void settled(String tool, Duration sinceDispatch) {
+    timers.computeIfAbsent(tool, t -> Timer.builder("effectledger.outcome.latency")
+        .description("From the latest dispatch to the outcome that settled the key")
+        .tag("tool", t)
+        .publishPercentiles(0.5, 0.99)
+        .register(registry)).record(sinceDispatch);
+  }
+}

@@ -1,0 +1,65 @@
+package dev.effectledger.app;
+
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicyLoader;
+import dev.effectledger.topology.CoPartitioning;
+import dev.effectledger.topology.LedgerConfig;
+import dev.effectledger.topology.LedgerTopology;
+import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code effectledger processor}: the ledger topology with its HTTP endpoint. */
+@Command(name = "processor", mixinStandardHelpOptions = true,
+    description = "Run the ledger topology against a Kafka cluster, with /v1/keys, /healthz, /readyz and /metrics.")
+final class ProcessorCommand implements Callable<Integer> {
+
+  @Option(names = "--config", required = true, description = "properties file (see config/processor.properties); EFFECTLEDGER_* and KAFKA_BOOTSTRAP_SERVERS override it")
+  Path config;
+
+  @Option(names = "--tools", description = "tools.yaml; overrides tools.file")
+  Path tools;
+
+  @Override
+  public Integer call() throws Exception {
+    AppConfig cfg = AppConfig.load(config, System.getenv());
+    ToolPolicies policies = new ToolPolicyLoader().load(tools != null ? tools : Path.of(cfg.get(AppConfig.TOOLS_FILE, "config/tools.yaml")));
+    Properties kafka = cfg.kafka();
+    kafka.putIfAbsent(StreamsConfig.APPLICATION_ID_CONFIG, "effectledger");
+    try (Admin admin = Admin.create(kafka)) {
+      TopicProvisioner topics = new TopicProvisioner(admin);
+      if (cfg.getBoolean(AppConfig.TOPICS_CREATE, false)) {
+        topics.create(TopicProvisioner.topics(policies), cfg.getInt(AppConfig.TOPICS_PARTITIONS, 8),
+            (short) cfg.getInt(AppConfig.TOPICS_REPLICATION, 3));
+      }
+      topics.check(TopicProvisioner.topics(policies), kafka.getProperty(StreamsConfig.APPLICATION_ID_CONFIG));
+      CoPartitioning.verify(admin);
+    }
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    LedgerHttpServer http = new LedgerHttpServer(cfg.get(AppConfig.HTTP_HOST, "127.0.0.1"), cfg.getInt(AppConfig.HTTP_PORT, 8080), registry);
+    kafka.put(StreamsConfig.APPLICATION_SERVER_CONFIG, http.address().host() + ":" + http.address().port());
+    LedgerConfig ledgerConfig = LedgerConfig.of(policies, cfg.get(AppConfig.SCHEMA_REGISTRY_URL))
+        .withObserver(new MicrometerObserver(registry));
+    KafkaStreams streams = new KafkaStreams(LedgerTopology.build(ledgerConfig), LedgerTopology.streamsProperties(kafka));
+    streams.setUncaughtExceptionHandler(e -> StreamThreadExceptionResponse.REPLACE_THREAD);
+    KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams);
+    streamsMetrics.bindTo(registry);
+    Lifecycle lifecycle = new Lifecycle("processor", http, () -> streams.close(Duration.ofSeconds(30)), streamsMetrics);
+    http.serve(streams);
+    streams.start();
+    System.out.println("effectledger processor: " + policies.tools().size() + " tools; http://" + http.address().host() + ":"
+        + http.port() + " (/readyz answers 200 once Kafka Streams is RUNNING)");
+    lifecycle.awaitStop();
+    return 0;
+  }
+}

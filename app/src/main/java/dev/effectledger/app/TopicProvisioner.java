@@ -1,0 +1,123 @@
+package dev.effectledger.app;
+
+import dev.effectledger.connectors.executor.ExecutorConfig;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.topology.CoPartitioning;
+import dev.effectledger.topology.LedgerTopics;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.TopicExistsException;
+
+/**
+ * Creates the ledger's topics when allowed, or checks them when not: that each exists, that
+ * tool-intents and tool-outcomes are co-partitioned, and that the ledger store's changelog (when
+ * Kafka Streams has created it) is compacted.
+ */
+final class TopicProvisioner {
+
+  private final Admin admin;
+
+  TopicProvisioner(Admin admin) {
+    this.admin = admin;
+  }
+
+  /** Every topic the ledger reads or writes for these policies. */
+  static List<String> topics(ToolPolicies policies) {
+    Set<String> topics = new LinkedHashSet<>(List.of(LedgerTopics.INTENTS, LedgerTopics.OUTCOMES, LedgerTopics.RESULTS,
+        LedgerTopics.AUDIT, LedgerTopics.INTENTS_DLQ, LedgerTopics.OUTCOMES_DLQ, ExecutorConfig.DEAD_LETTER_TOPIC));
+    for (ToolPolicy policy : policies.tools().values()) {
+      topics.add(LedgerTopics.dispatchTopic(policy.lane()));
+    }
+    policies.unknownTool().ifPresent(p -> topics.add(LedgerTopics.dispatchTopic(p.lane())));
+    return new ArrayList<>(topics);
+  }
+
+  void create(List<String> topics, int partitions, short replication) {
+    List<NewTopic> missing = new ArrayList<>();
+    Set<String> existing = call(admin.listTopics().names());
+    for (String topic : topics) {
+      if (!existing.contains(topic)) {
+        missing.add(new NewTopic(topic, partitions, replication));
+      }
+    }
+    if (missing.isEmpty()) {
+      return;
+    }
+    try {
+      admin.createTopics(missing).all().get(60, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      if (!(e.getCause() instanceof TopicExistsException)) {
+        throw new IllegalStateException("Could not create topics " + missing.stream().map(NewTopic::name).toList()
+            + ": " + e.getCause().getMessage() + ". Create them yourself and set topics.create=false.", e.getCause());
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("Interrupted while creating topics", e);
+    } catch (TimeoutException e) {
+      throw new IllegalStateException("Timed out creating topics; is the cluster reachable?", e);
+    }
+  }
+
+  /** Fails with one message listing every problem. */
+  void check(List<String> topics, String applicationId) {
+    List<String> problems = new ArrayList<>();
+    Set<String> existing = call(admin.listTopics().names());
+    for (String topic : topics) {
+      if (!existing.contains(topic)) {
+        problems.add("topic " + topic + " does not exist");
+      }
+    }
+    if (existing.contains(LedgerTopics.INTENTS) && existing.contains(LedgerTopics.OUTCOMES)) {
+      try {
+        CoPartitioning.verify(admin);
+      } catch (IllegalStateException e) {
+        problems.add(e.getMessage());
+      }
+    }
+    String changelog = applicationId + "-" + LedgerTopics.LEDGER_STORE + "-changelog";
+    if (existing.contains(changelog)) {
+      ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, changelog);
+      Map<ConfigResource, Config> configs = call(admin.describeConfigs(List.of(resource)).all());
+      String policy = configs.get(resource).get(TopicConfig.CLEANUP_POLICY_CONFIG).value();
+      if (!policy.contains(TopicConfig.CLEANUP_POLICY_COMPACT)) {
+        problems.add("store changelog " + changelog + " has cleanup.policy=" + policy + "; it must be compact or the"
+            + " ledger loses entries on restore");
+      }
+    }
+    if (!problems.isEmpty()) {
+      throw new IllegalStateException("Topics are not ready (topics.create=false):\n  " + String.join("\n  ", problems)
+          + "\nCreate them with the same partition count for tool-intents and tool-outcomes, or set topics.create=true.");
+    }
+  }
+
+  Map<String, TopicDescription> describe(List<String> topics) {
+    return call(admin.describeTopics(topics).allTopicNames());
+  }
+
+  private static <T> T call(org.apache.kafka.common.KafkaFuture<T> future) {
+    try {
+      return future.get(60, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("Kafka admin call failed: " + e.getCause().getMessage()
+          + ". Check bootstrap.servers and the security settings.", e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("Interrupted while talking to Kafka", e);
+    } catch (TimeoutException e) {
+      throw new IllegalStateException("Kafka did not answer within 60 s; check bootstrap.servers", e);
+    }
+  }
+}
