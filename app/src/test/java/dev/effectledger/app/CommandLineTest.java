@@ -1,0 +1,126 @@
+package dev.effectledger.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class CommandLineTest {
+
+  @TempDir Path dir;
+
+  /** Runs the command line with standard output captured. */
+  private record Run(int status, String out, String err) {}
+
+  private static Run run(String... args) {
+    PrintStream out = System.out;
+    PrintStream err = System.err;
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    ByteArrayOutputStream capturedErr = new ByteArrayOutputStream();
+    System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
+    System.setErr(new PrintStream(capturedErr, true, StandardCharsets.UTF_8));
+    try {
+      int status = Main.run(args);
+      return new Run(status, captured.toString(StandardCharsets.UTF_8), capturedErr.toString(StandardCharsets.UTF_8));
+    } finally {
+      System.setOut(out);
+      System.setErr(err);
+    }
+  }
+
+  @ParameterizedTest(name = "effectledger {0} --help")
+  @ValueSource(strings = {"", "demo", "processor", "executor", "broker", "tools", "tools validate", "status"})
+  void shouldPrintHelpForEveryCommand(String command) {
+    String[] args = (command.isEmpty() ? "--help" : command + " --help").split(" ");
+
+    Run help = run(args);
+
+    assertThat(help.status()).isZero();
+    assertThat(help.out()).startsWith("Usage: effectledger" + (command.isEmpty() ? "" : " " + command));
+  }
+
+  @Test
+  void shouldListTheCommandsInTopLevelHelp() {
+    assertThat(run("--help").out()).contains("demo", "processor", "executor", "broker", "tools", "status");
+  }
+
+  @Test
+  void shouldValidateTheExamplePolicyFile() {
+    Run valid = run("tools", "validate", "../config/tools.yaml");
+
+    assertThat(valid.status()).isZero();
+    assertThat(valid.out()).contains("6 tools, valid");
+  }
+
+  @Test
+  void shouldPrintEachProblemOfABadPolicyFile() throws Exception {
+    Path bad = Files.writeString(dir.resolve("tools.yaml"), """
+        tools:
+          pay: {class: irreversible, connector: http, onAmbiguous: redispatch, settings: {url: "ftp://x"}}
+          mail: {class: maybe, connector: log}
+        """);
+
+    Run invalid = run("tools", "validate", bad.toString());
+
+    assertThat(invalid.status()).isEqualTo(1);
+    assertThat(invalid.out())
+        .contains("2 problem(s)")
+        .contains("tools.pay.onAmbiguous: 'redispatch' conflicts with class 'irreversible'")
+        .contains("tools.mail.class: 'maybe' is not a tool class");
+  }
+
+  @Test
+  void shouldRejectUnknownCommandWithUsage() {
+    Run unknown = run("fly");
+
+    assertThat(unknown.status()).isEqualTo(2);
+    assertThat(unknown.err()).contains("Unmatched argument").contains("Usage: effectledger");
+  }
+
+  @Test
+  void shouldSayWhereTheProcessorConfigIsMissing() {
+    Run missing = run("processor", "--config", dir.resolve("nope.properties").toString());
+
+    assertThat(missing.status()).isEqualTo(2);
+    assertThat(missing.err()).contains("Cannot read config file").contains("nope.properties");
+  }
+
+  @Test
+  void shouldReportStatusCommandUnreachableEndpoint() {
+    Run status = run("status", "v1:abc", "--url", "http://127.0.0.1:1");
+
+    assertThat(status.status()).isEqualTo(2);
+    assertThat(status.err()).contains("cannot reach http://127.0.0.1:1");
+  }
+
+  @Test
+  void shouldOverrideFileSettingsFromEnvironmentAndKeepOwnKeysFromKafka() throws Exception {
+    Path file = Files.writeString(dir.resolve("p.properties"),
+        "bootstrap.servers=a:9092\nschema.registry.url=mock://x\nhttp.port=8080\nsecurity.protocol=SASL_SSL\n");
+
+    AppConfig config = AppConfig.load(file, Map.of("EFFECTLEDGER_HTTP_PORT", "9000", "KAFKA_BOOTSTRAP_SERVERS", "b:9093",
+        "EFFECTLEDGER_SASL_MECHANISM", "PLAIN", "PATH", "/usr/bin"));
+
+    assertThat(config.getInt(AppConfig.HTTP_PORT, 0)).isEqualTo(9000);
+    Properties kafka = config.kafka();
+    assertThat(kafka).containsEntry("bootstrap.servers", "b:9093").containsEntry("security.protocol", "SASL_SSL")
+        .containsEntry("sasl.mechanism", "PLAIN").doesNotContainKey("http.port").doesNotContainKey("schema.registry.url");
+  }
+
+  @Test
+  void shouldRefuseConfigWithoutBootstrapServers() throws Exception {
+    Path file = Files.writeString(dir.resolve("p.properties"), "schema.registry.url=mock://x\n");
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> AppConfig.load(file, Map.of()))
+        .hasMessageContaining("bootstrap.servers").hasMessageContaining("KAFKA_BOOTSTRAP_SERVERS");
+  }
+}

@@ -1,0 +1,39 @@
+package dev.effectledger.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The main job, as README.md runs it, at a small size. */
+@Tag("integration")
+class DemoIT {
+
+  @Test
+  @Timeout(300)
+  void shouldFinishWithEveryActionTakingEffectOnceAndNoReplyMissing() {
+    PrintStream out = System.out;
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
+    int status;
+    try {
+      status = Main.run("demo", "--actions", "240", "--fault-percent", "20");
+    } finally {
+      System.setOut(out);
+    }
+    String table = captured.toString(StandardCharsets.UTF_8);
+
+    assertThat(status).as(table).isZero();
+    assertThat(table).containsPattern("logical actions\\s+240")
+        .containsPattern("effects: http \\(Idempotency-Key API\\)\\s+80")
+        .containsPattern("effects: kafka \\(order events\\)\\s+80")
+        .containsPattern("effects: http \\(API ignoring keys\\)\\s+80")
+        .containsPattern("replies missing\\s+0")
+        .contains("every action took effect exactly once");
+    assertThat(table).containsPattern("held as UNKNOWN\\s+[1-9]");
+  }
+}
