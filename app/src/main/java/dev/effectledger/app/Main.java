@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     version = "effectledger 0.1.0",
     description = "Exactly-once effect for AI-agent tool calls, on Kafka.",
-    subcommands = {DemoCommand.class, ProcessorCommand.class, ExecutorCommand.class, BrokerCommand.class,
+    subcommands = {DemoCommand.class, ProcessorCommand.class, ExecutorCommand.class, BrokerCommand.class, DownstreamCommand.class,
         ToolsCommand.class, StatusCommand.class, CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
 

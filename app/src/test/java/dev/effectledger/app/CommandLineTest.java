@@ -38,7 +38,7 @@ class CommandLineTest {
   }
 
   @ParameterizedTest(name = "effectledger {0} --help")
-  @ValueSource(strings = {"", "demo", "processor", "executor", "broker", "tools", "tools validate", "status"})
+  @ValueSource(strings = {"", "demo", "processor", "executor", "broker", "downstream", "tools", "tools validate", "status"})
   void shouldPrintHelpForEveryCommand(String command) {
     String[] args = (command.isEmpty() ? "--help" : command + " --help").split(" ");
 

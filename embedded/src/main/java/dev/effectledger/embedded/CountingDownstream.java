@@ -72,11 +72,21 @@ public final class CountingDownstream implements AutoCloseable {
 
   /** Starts on a free loopback port; a hanging answer is held for {@code hang}. */
   public static CountingDownstream start(Duration hang) {
+    return start(0, hang);
+  }
+
+  /** Starts on 127.0.0.1:{@code port} (0 picks a free one); a hanging answer is held for {@code hang}. */
+  public static CountingDownstream start(int port, Duration hang) {
+    return start(new InetSocketAddress("127.0.0.1", port), hang);
+  }
+
+  /** Starts on {@code address}; for a container, bind 0.0.0.0. */
+  public static CountingDownstream start(InetSocketAddress address, Duration hang) {
     // Without TCP_NODELAY the JDK server's separate header and body writes meet delayed ACKs and
     // every keep-alive request takes ~40 ms.
     System.setProperty("sun.net.httpserver.nodelay", "true");
     try {
-      HttpServer http = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+      HttpServer http = HttpServer.create(address, 0);
       CountingDownstream downstream = new CountingDownstream(http, hang);
       http.setExecutor(downstream.threads);
       http.createContext("/charges", downstream::handle);
@@ -89,6 +99,10 @@ public final class CountingDownstream implements AutoCloseable {
 
   public String url() {
     return "http://127.0.0.1:" + server.getAddress().getPort() + "/charges";
+  }
+
+  public int port() {
+    return server.getAddress().getPort();
   }
 
   /** Whether the API dedups by Idempotency-Key (true by default). */
