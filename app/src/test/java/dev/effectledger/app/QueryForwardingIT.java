@@ -1,0 +1,105 @@
+package dev.effectledger.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.effectledger.policy.AmbiguityPolicy;
+import dev.effectledger.policy.InFlightPolicy;
+import dev.effectledger.policy.ToolClass;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.serde.RegistryAvroSerde;
+import dev.effectledger.schema.serde.SchemaRegistries;
+import dev.effectledger.testkit.KafkaClusterExtension;
+import dev.effectledger.topology.LedgerConfig;
+import dev.effectledger.topology.LedgerTopics;
+import dev.effectledger.topology.LedgerTopology;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.stream.IntStream;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Two processor instances share the keys; either answers for every key, forwarding to the owner. */
+@Tag("integration")
+class QueryForwardingIT {
+
+  @RegisterExtension static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+
+  @TempDir Path dir;
+
+  private KafkaStreams instance(LedgerHttpServer http, String name) {
+    ToolPolicies policies = ToolPolicies.of(new ToolPolicy("charge_card", ToolClass.IRREVERSIBLE, Duration.ofDays(30),
+        Duration.ofMinutes(30), InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD, "payments", "http", 3, false));
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, "query-forwarding-it");
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    props.put(StreamsConfig.STATE_DIR_CONFIG, dir.resolve(name).toString());
+    props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "127.0.0.1:" + http.port());
+    KafkaStreams streams = new KafkaStreams(LedgerTopology.build(LedgerConfig.of(policies, "mock://query-it")),
+        LedgerTopology.streamsProperties(props));
+    http.serve(streams);
+    streams.start();
+    return streams;
+  }
+
+  @Test
+  @Timeout(180)
+  void shouldAnswerEveryKeyFromEitherInstance() throws Exception {
+    Map<String, Integer> topics = new HashMap<>();
+    for (String t : List.of(LedgerTopics.INTENTS, LedgerTopics.OUTCOMES, LedgerTopics.RESULTS, LedgerTopics.AUDIT,
+        LedgerTopics.INTENTS_DLQ, LedgerTopics.OUTCOMES_DLQ, LedgerTopics.dispatchTopic("payments"))) {
+      topics.put(t, 4);
+    }
+    kafka.createTopics(topics);
+    HttpClient http = HttpClient.newHttpClient();
+    try (LedgerHttpServer httpA = new LedgerHttpServer("127.0.0.1", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+        LedgerHttpServer httpB = new LedgerHttpServer("127.0.0.1", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+        KafkaStreams a = instance(httpA, "a");
+        KafkaStreams b = instance(httpB, "b")) {
+      await().atMost(Duration.ofSeconds(90)).until(() -> a.state() == KafkaStreams.State.RUNNING && b.state() == KafkaStreams.State.RUNNING
+          && a.metadataForAllStreamsClients().size() == 2 && !a.metadataForLocalThreads().isEmpty()
+          && a.metadataForLocalThreads().stream().anyMatch(t -> !t.activeTasks().isEmpty())
+          && b.metadataForLocalThreads().stream().anyMatch(t -> !t.activeTasks().isEmpty()));
+      List<String> keys = IntStream.range(0, 40).mapToObj(i -> "key-" + i).toList();
+      Properties props = new Properties();
+      props.put("bootstrap.servers", kafka.bootstrapServers());
+      try (KafkaProducer<String, ToolIntent> producer = new KafkaProducer<>(props, new StringSerializer(),
+          new RegistryAvroSerde<>(SchemaRegistries.forUrl("mock://query-it"), ToolIntent.class))) {
+        for (String key : keys) {
+          producer.send(new ProducerRecord<>(LedgerTopics.INTENTS, key, ToolIntent.newBuilder().setIdempotencyKey(key)
+              .setTenant("acme").setRunId("r").setStepId(key).setTool("charge_card").setArguments("{}")
+              .setArgumentsHash("h").setRequestedAt(Instant.now()).build()));
+        }
+      }
+      for (LedgerHttpServer server : List.of(httpA, httpB)) {
+        for (String key : keys) {
+          URI uri = URI.create("http://127.0.0.1:" + server.port() + "/v1/keys/acme/" + key);
+          await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() ->
+              http.send(HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.ofString()).body()
+                  .contains("\"state\":\"PENDING\""));
+        }
+      }
+    }
+  }
+}
