@@ -1,5 +1,7 @@
 package dev.effectledger.app;
 
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicyLoader;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.file.Files;
@@ -103,6 +105,11 @@ public final class AppConfig {
       throw new IllegalArgumentException("Config " + key + "='" + value + "' must be true or false");
     }
     return Boolean.parseBoolean(value.trim());
+  }
+
+  /** The tool policy: {@code override} when given, else {@code tools.file}, else config/tools.yaml. */
+  public ToolPolicies policies(Path override) {
+    return new ToolPolicyLoader().load(override != null ? override : Path.of(get(TOOLS_FILE, "config/tools.yaml")));
   }
 
   /** Every setting that is not Effect Ledger's own: what the Kafka clients and Streams get. */

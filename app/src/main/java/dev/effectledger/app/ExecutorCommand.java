@@ -4,7 +4,6 @@ import dev.effectledger.connectors.Connectors;
 import dev.effectledger.connectors.executor.Executor;
 import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.policy.ToolPolicies;
-import dev.effectledger.policy.ToolPolicyLoader;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.List;
@@ -29,7 +28,7 @@ final class ExecutorCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     AppConfig cfg = AppConfig.load(config, System.getenv());
-    ToolPolicies policies = new ToolPolicyLoader().load(tools != null ? tools : Path.of(cfg.get(AppConfig.TOOLS_FILE, "config/tools.yaml")));
+    ToolPolicies policies = cfg.policies(tools);
     ExecutorConfig executorConfig = ExecutorConfig.of(cfg.kafka(), lanes, cfg.get(AppConfig.SCHEMA_REGISTRY_URL))
         .withGroupId(cfg.get(AppConfig.EXECUTOR_GROUP, "effectledger-executor"))
         .withConcurrency(cfg.getInt(AppConfig.EXECUTOR_CONCURRENCY, 32));

@@ -1,7 +1,6 @@
 package dev.effectledger.app;
 
 import dev.effectledger.policy.ToolPolicies;
-import dev.effectledger.policy.ToolPolicyLoader;
 import dev.effectledger.topology.CoPartitioning;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopology;
@@ -33,7 +32,7 @@ final class ProcessorCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     AppConfig cfg = AppConfig.load(config, System.getenv());
-    ToolPolicies policies = new ToolPolicyLoader().load(tools != null ? tools : Path.of(cfg.get(AppConfig.TOOLS_FILE, "config/tools.yaml")));
+    ToolPolicies policies = cfg.policies(tools);
     Properties kafka = cfg.kafka();
     kafka.putIfAbsent(StreamsConfig.APPLICATION_ID_CONFIG, "effectledger");
     try (Admin admin = Admin.create(kafka)) {

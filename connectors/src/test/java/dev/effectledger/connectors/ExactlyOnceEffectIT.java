@@ -18,6 +18,7 @@ import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.embedded.CountingDownstream.Fault;
 import dev.effectledger.testkit.KafkaClusterExtension;
+import dev.effectledger.testkit.TopicCollector;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopics;
 import dev.effectledger.topology.LedgerTopology;
@@ -162,9 +163,9 @@ class ExactlyOnceEffectIT {
           Executor executor = Executor.start(
               ExecutorConfig.of(Fixtures.kafka(kafka.bootstrapServers()), List.of("payments", "refunds", "events", "notify"), registry),
               Connectors.forLanes(policies, List.of("payments", "refunds", "events", "notify"), Clock.systemUTC()), policies);
-          var results = new Fixtures.Collector<>(kafka.bootstrapServers(), LedgerTopics.RESULTS, new RegistryAvroSerde<>(registryClient, ToolResult.class));
+          var results = new TopicCollector<>(kafka.bootstrapServers(), LedgerTopics.RESULTS, new RegistryAvroSerde<>(registryClient, ToolResult.class));
           var outcomes = Fixtures.outcomes(kafka.bootstrapServers(), registry);
-          var effects = new Fixtures.Collector<>(kafka.bootstrapServers(), "effects", new StringDeserializer());
+          var effects = new TopicCollector<>(kafka.bootstrapServers(), "effects", new StringDeserializer());
           var dispatches = new DispatchCollectors(kafka.bootstrapServers(), registry)) {
         ledger.start();
 
@@ -258,11 +259,11 @@ class ExactlyOnceEffectIT {
 
   /** Reads every dispatch lane read_committed. */
   private static final class DispatchCollectors implements AutoCloseable {
-    private final List<Fixtures.Collector<Dispatch>> lanes = new ArrayList<>();
+    private final List<TopicCollector<Dispatch>> lanes = new ArrayList<>();
 
     DispatchCollectors(String bootstrap, String registry) {
       for (String lane : List.of("payments", "refunds", "events", "notify")) {
-        lanes.add(new Fixtures.Collector<>(bootstrap, LedgerTopics.dispatchTopic(lane),
+        lanes.add(new TopicCollector<>(bootstrap, LedgerTopics.dispatchTopic(lane),
             new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), Dispatch.class)));
       }
     }
@@ -273,7 +274,7 @@ class ExactlyOnceEffectIT {
 
     @Override
     public void close() {
-      lanes.forEach(Fixtures.Collector::close);
+      lanes.forEach(TopicCollector::close);
     }
   }
 }

@@ -5,6 +5,7 @@ import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
+import dev.effectledger.testkit.TopicCollector;
 import dev.effectledger.policy.AmbiguityPolicy;
 import dev.effectledger.policy.InFlightPolicy;
 import dev.effectledger.policy.ToolClass;
@@ -17,11 +18,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -99,53 +96,13 @@ final class ItFixtures {
     return new KafkaConsumer<>(props, new StringDeserializer(), values);
   }
 
-  /**
-   * Reads a topic read_committed on a thread of its own, keeping every record by key, until
-   * closed.
-   */
-  static final class Collector<V> implements AutoCloseable {
-    final Map<String, List<V>> byKey = new ConcurrentHashMap<>();
-    private final AtomicBoolean running = new AtomicBoolean(true);
-    private final Thread thread;
-
-    Collector(String bootstrap, String topic, Deserializer<V> values) {
-      KafkaConsumer<String, V> consumer = committedReader(bootstrap, "collector-" + topic + "-" + System.nanoTime(), values);
-      consumer.subscribe(List.of(topic));
-      thread = new Thread(() -> {
-        try (consumer) {
-          while (running.get()) {
-            for (ConsumerRecord<String, V> record : consumer.poll(Duration.ofMillis(200))) {
-              byKey.computeIfAbsent(record.key(), k -> new CopyOnWriteArrayList<>()).add(record.value());
-            }
-          }
-        }
-      }, "collector-" + topic);
-      thread.setDaemon(true);
-      thread.start();
-    }
-
-    int total() {
-      return byKey.values().stream().mapToInt(List::size).sum();
-    }
-
-    @Override
-    public void close() {
-      running.set(false);
-      try {
-        thread.join(10_000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
-  }
-
-  static Collector<ToolResult> results(String bootstrap, String registryUrl) {
-    return new Collector<>(bootstrap, LedgerTopics.RESULTS,
+  static TopicCollector<ToolResult> results(String bootstrap, String registryUrl) {
+    return new TopicCollector<>(bootstrap, LedgerTopics.RESULTS,
         new RegistryAvroSerde<>(SchemaRegistries.forUrl(registryUrl), ToolResult.class));
   }
 
-  static Collector<Dispatch> dispatches(String bootstrap, String registryUrl) {
-    return new Collector<>(bootstrap, LedgerTopics.dispatchTopic(LANE),
+  static TopicCollector<Dispatch> dispatches(String bootstrap, String registryUrl) {
+    return new TopicCollector<>(bootstrap, LedgerTopics.dispatchTopic(LANE),
         new RegistryAvroSerde<>(SchemaRegistries.forUrl(registryUrl), Dispatch.class));
   }
 }

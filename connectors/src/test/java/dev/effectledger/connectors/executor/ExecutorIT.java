@@ -21,6 +21,7 @@ import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.testkit.KafkaClusterExtension;
+import dev.effectledger.testkit.TopicCollector;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -49,7 +50,7 @@ class ExecutorIT {
   private String lane;
   private String registry;
   private CountingDownstream downstream;
-  private Fixtures.Collector<Outcome> outcomes;
+  private TopicCollector<Outcome> outcomes;
 
   @BeforeEach
   void start(TestInfo test) {
@@ -160,7 +161,7 @@ class ExecutorIT {
 
   @Test
   void shouldDeadLetterUndecodableDispatchAndKeepRunning() throws Exception {
-    try (var dlq = new Fixtures.Collector<>(kafka.bootstrapServers(), "tool-dispatch.dlq", new ByteArrayDeserializer());
+    try (var dlq = new TopicCollector<>(kafka.bootstrapServers(), "tool-dispatch.dlq", new ByteArrayDeserializer());
         Executor executor = start(chargeOn(downstream.url(), true), config())) {
       var props = Fixtures.kafka(kafka.bootstrapServers());
       try (var raw = new org.apache.kafka.clients.producer.KafkaProducer<>(props,
@@ -210,7 +211,7 @@ class ExecutorIT {
     ToolPolicies policies = ToolPolicies.of(new ToolPolicy("publish", ToolClass.IRREVERSIBLE, Duration.ofDays(30),
         Duration.ofMinutes(5), InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD, lane, "kafka", 3, false));
     List<String> keys = keys(30);
-    try (var effects = new Fixtures.Collector<>(kafka.bootstrapServers(), "effects", new StringDeserializer())) {
+    try (var effects = new TopicCollector<>(kafka.bootstrapServers(), "effects", new StringDeserializer())) {
       Executor crashed = Executor.start(config().withCommitInterval(Duration.ofSeconds(30)),
           Map.of("publish", new KafkaConnector("effects")), policies);
       dispatch(keys, "publish");

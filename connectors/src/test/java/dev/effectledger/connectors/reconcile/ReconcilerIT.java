@@ -20,6 +20,7 @@ import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.testkit.KafkaClusterExtension;
+import dev.effectledger.testkit.TopicCollector;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopics;
 import dev.effectledger.topology.LedgerTopology;
@@ -73,7 +74,7 @@ class ReconcilerIT {
       Properties producerProps = Fixtures.kafka(kafka.bootstrapServers());
       try (KafkaStreams ledger = new KafkaStreams(LedgerTopology.build(LedgerConfig.of(policies, registry)),
               LedgerTopology.streamsProperties(streamsProps));
-          var results = new Fixtures.Collector<>(kafka.bootstrapServers(), LedgerTopics.RESULTS, new RegistryAvroSerde<>(registryClient, ToolResult.class));
+          var results = new TopicCollector<>(kafka.bootstrapServers(), LedgerTopics.RESULTS, new RegistryAvroSerde<>(registryClient, ToolResult.class));
           KafkaProducer<String, ToolIntent> intents = new KafkaProducer<>(producerProps, new StringSerializer(), new RegistryAvroSerde<>(registryClient, ToolIntent.class));
           KafkaProducer<String, Outcome> outcomes = new KafkaProducer<>(producerProps, new StringSerializer(), new RegistryAvroSerde<>(registryClient, Outcome.class))) {
         ledger.start();
