@@ -27,12 +27,13 @@ public final class AppConfig {
   public static final String TOPICS_CREATE = "topics.create";
   public static final String TOPICS_PARTITIONS = "topics.partitions";
   public static final String TOPICS_REPLICATION = "topics.replication";
+  public static final String TOPICS_MIN_ISR = "topics.min.insync.replicas";
   public static final String EXECUTOR_CONCURRENCY = "executor.concurrency";
   public static final String EXECUTOR_GROUP = "executor.group";
 
   /** Effect Ledger's own keys, which are not passed to Kafka. */
   static final List<String> OWN_KEYS = List.of(SCHEMA_REGISTRY_URL, TOOLS_FILE, HTTP_HOST, HTTP_PORT, TOPICS_CREATE,
-      TOPICS_PARTITIONS, TOPICS_REPLICATION, EXECUTOR_CONCURRENCY, EXECUTOR_GROUP);
+      TOPICS_PARTITIONS, TOPICS_REPLICATION, TOPICS_MIN_ISR, EXECUTOR_CONCURRENCY, EXECUTOR_GROUP);
 
   private final Properties all;
 

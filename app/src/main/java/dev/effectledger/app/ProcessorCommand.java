@@ -39,7 +39,7 @@ final class ProcessorCommand implements Callable<Integer> {
       TopicProvisioner topics = new TopicProvisioner(admin);
       if (cfg.getBoolean(AppConfig.TOPICS_CREATE, false)) {
         topics.create(TopicProvisioner.topics(policies), cfg.getInt(AppConfig.TOPICS_PARTITIONS, 8),
-            (short) cfg.getInt(AppConfig.TOPICS_REPLICATION, 3));
+            (short) cfg.getInt(AppConfig.TOPICS_REPLICATION, 3), cfg.getInt(AppConfig.TOPICS_MIN_ISR, 0));
       }
       topics.check(TopicProvisioner.topics(policies), kafka.getProperty(StreamsConfig.APPLICATION_ID_CONFIG));
       CoPartitioning.verify(admin);

@@ -45,12 +45,16 @@ final class TopicProvisioner {
     return new ArrayList<>(topics);
   }
 
-  void create(List<String> topics, int partitions, short replication) {
+  void create(List<String> topics, int partitions, short replication, int minInsyncReplicas) {
     List<NewTopic> missing = new ArrayList<>();
     Set<String> existing = call(admin.listTopics().names());
     for (String topic : topics) {
       if (!existing.contains(topic)) {
-        missing.add(new NewTopic(topic, partitions, replication));
+        NewTopic created = new NewTopic(topic, partitions, replication);
+        if (minInsyncReplicas > 0) {
+          created.configs(Map.of(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, Integer.toString(minInsyncReplicas)));
+        }
+        missing.add(created);
       }
     }
     if (missing.isEmpty()) {

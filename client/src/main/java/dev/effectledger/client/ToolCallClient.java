@@ -30,7 +30,8 @@ import org.apache.kafka.common.utils.Utils;
  * calling again with the same step context after a timeout, a crash or a restart yields the same
  * key and the ledger's replayed result, never a second effect. A reply that says the action is
  * still in flight does not complete the call: it keeps waiting for the original's result, up to the
- * timeout, and then completes with status {@code IN_FLIGHT} and error {@code CLIENT_TIMEOUT}.
+ * timeout, and then completes with status {@code IN_FLIGHT} and error {@code CLIENT_TIMEOUT}
+ * ({@code CLIENT_CLOSED} when the client is closed first).
  *
  * <p>One consumer serves every call, reading only the reply-topic partitions that hold the keys
  * of calls made, each from its end at the time of the first such call, before any intent is
@@ -45,6 +46,7 @@ public final class ToolCallClient implements AutoCloseable {
   private final Duration timeout;
   private final Map<String, KeyRules> keyRules;
   private final Clock clock;
+  private final Map<CompletableFuture<ToolResult>, ToolCall> open = new java.util.concurrent.ConcurrentHashMap<>();
   private volatile int replyPartitions = -1;
 
   private ToolCallClient(Builder b) {
@@ -88,8 +90,13 @@ public final class ToolCallClient implements AutoCloseable {
       return CompletableFuture.failedFuture(e);
     }
     CompletableFuture<ToolResult> result = replies.await(key.key())
-        .completeOnTimeout(timedOut(key.key(), call), timeout.toMillis(), TimeUnit.MILLISECONDS);
-    result.whenComplete((r, e) -> replies.forget(key.key(), result));
+        .completeOnTimeout(notFinal(key.key(), call, "CLIENT_TIMEOUT", "no final result within " + timeout),
+            timeout.toMillis(), TimeUnit.MILLISECONDS);
+    open.put(result, call);
+    result.whenComplete((r, e) -> {
+      replies.forget(key.key(), result);
+      open.remove(result);
+    });
     replies.watch(partitionOf(key.key()))
         .thenCompose(ready -> publish(call, key))
         .whenComplete((sent, error) -> {
@@ -146,15 +153,15 @@ public final class ToolCallClient implements AutoCloseable {
     return Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % replyPartitions;
   }
 
-  private ToolResult timedOut(String key, ToolCall call) {
+  private ToolResult notFinal(String key, ToolCall call, String code, String why) {
     return ToolResult.newBuilder()
         .setIdempotencyKey(key)
         .setTenant(call.step().tenant())
         .setTool(call.tool())
         .setStatus(ResultStatus.IN_FLIGHT)
         .setError(ErrorInfo.newBuilder()
-            .setCode("CLIENT_TIMEOUT")
-            .setMessage("no final result within " + timeout + "; the action may still happen")
+            .setCode(code)
+            .setMessage(why + "; the action may still happen")
             .setRetriable(true)
             .setCorrectiveAction("Call again with the same step context: it yields the same key and the action's result, never a second effect.")
             .build())
@@ -162,10 +169,15 @@ public final class ToolCallClient implements AutoCloseable {
         .build();
   }
 
+  /** Stops; calls still waiting complete at once with status IN_FLIGHT and error {@code CLIENT_CLOSED}. */
   @Override
   public void close() {
     replies.close();
     producer.close(Duration.ofSeconds(5));
+    open.forEach((result, call) -> {
+      String key = keyOf(call).key();
+      result.complete(notFinal(key, call, "CLIENT_CLOSED", "the client was closed before the result arrived"));
+    });
   }
 
   /** Builds a {@link ToolCallClient}. */

@@ -213,6 +213,21 @@ class RetryLayersIT {
   }
 
   @Test
+  void shouldCompleteWaitingCallsWhenTheClientCloses() throws Exception {
+    StepContext step = new StepContext("acme", "run-closing", "pay", "customer:8");
+    ToolCall call = ToolCall.of(step, "charge_card", "{\"amount\":8,\"to\":\"cus_8\"}");
+    ToolCallClient client = client(Duration.ofSeconds(60));
+    downstream.inject(client.keyOf(call).key(), Fault.STALL_BEFORE_EFFECT);
+    CompletableFuture<ToolResult> waiting = client.call(call);
+
+    client.close();
+
+    ToolResult closed = waiting.get(5, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(closed.getStatus()).isEqualTo(ResultStatus.IN_FLIGHT);
+    assertThat(closed.getError().getCode()).isEqualTo("CLIENT_CLOSED");
+  }
+
+  @Test
   void shouldRefuseACallWhoseArgumentsLackARequiredField() {
     try (ToolCallClient client = client(Duration.ofSeconds(5))) {
       CompletableFuture<ToolResult> result = client.call(ToolCall.of(StepContext.of("acme", "run-x", "s"), "charge_card", "{\"to\":\"cus_1\"}"));

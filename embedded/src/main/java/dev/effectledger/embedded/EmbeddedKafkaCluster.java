@@ -75,6 +75,21 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
     return cluster.bootstrapServers();
   }
 
+  /** Stops broker {@code id} (its port stays reserved), as a crashed or restarting broker. */
+  public void stopBroker(int id) {
+    var broker = cluster.brokers().get(id);
+    if (broker == null) {
+      throw new IllegalArgumentException("no broker " + id + "; brokers are " + cluster.brokers().keySet());
+    }
+    broker.shutdown();
+    broker.awaitShutdown();
+  }
+
+  /** Starts broker {@code id} again after {@link #stopBroker}. */
+  public void startBroker(int id) {
+    cluster.brokers().get(id).startup();
+  }
+
   public int brokers() {
     return brokers;
   }

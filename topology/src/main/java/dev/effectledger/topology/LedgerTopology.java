@@ -89,12 +89,12 @@ public final class LedgerTopology {
             Stores.persistentKeyValueStore(LedgerTopics.LEDGER_STORE),
             Serdes.String(),
             new AvroBinarySerde<>(LedgerEntry.class))
-        .withCachingDisabled();
+        .withCachingEnabled();
   }
 
   private static StoreBuilder<KeyValueStore<Bytes, byte[]>> deadlineStore() {
     return Stores.keyValueStoreBuilder(
             Stores.persistentKeyValueStore(LedgerTopics.DEADLINE_STORE), Serdes.Bytes(), Serdes.ByteArray())
-        .withCachingDisabled();
+        .withCachingEnabled();
   }
 }
