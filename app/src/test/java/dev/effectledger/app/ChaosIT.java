@@ -154,6 +154,8 @@ class ChaosIT {
       for (Node executor : executors) {
         executor.start();
       }
+      long started = System.nanoTime();
+      System.out.println("chaos: pipeline up");
 
       Random random = new Random(SEED);
       List<Action> actions = new ArrayList<>();
@@ -221,6 +223,7 @@ class ChaosIT {
       }
       CompletableFuture.allOf(runs.toArray(CompletableFuture[]::new)).get(300, TimeUnit.SECONDS);
       workloadDone.set(true);
+      System.out.printf("chaos: workload done after %d s%n", (System.nanoTime() - started) / 1_000_000_000);
       chaos.join(30_000);
       agents.shutdown();
 
@@ -293,6 +296,8 @@ class ChaosIT {
       }
     }
     CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).exceptionally(e -> null).join();
+    System.out.printf("chaos: %s sent everything, %d of %d steps answered%n", actions.get(0).agent(), answers.size(),
+        actions.stream().mapToInt(a -> a.steps().size()).sum());
     try (ToolCallClient replay = newClient(registryUrl)) {
       for (int round = 0; round < 10; round++) {
         List<CompletableFuture<?>> asks = new ArrayList<>();
