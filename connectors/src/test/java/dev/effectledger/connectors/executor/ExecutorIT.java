@@ -160,6 +160,28 @@ class ExecutorIT {
   }
 
   @Test
+  void shouldAbandonEffectsStillRunningAtTheShutdownDeadlineForTheNextOwner() throws Exception {
+    downstream.latency(Duration.ofMillis(1500));
+    List<String> keys = keys(4);
+    ToolPolicies policies = chargeOn(downstream.url(), true);
+    Executor executor = start(policies, config().withConcurrency(4).withShutdownDeadline(Duration.ofMillis(200)));
+    dispatch(keys, "charge");
+    await().atMost(Duration.ofSeconds(60)).until(() -> keys.stream().allMatch(k -> downstream.requests(k) == 1));
+
+    executor.close();
+    assertThat(keys).as("abandoned: no outcome committed").noneMatch(outcomes.byKey::containsKey);
+
+    downstream.latency(Duration.ZERO);
+    try (Executor next = start(policies, config())) {
+      awaitOutcomes(keys);
+    }
+    assertThat(keys).allSatisfy(k -> {
+      assertThat(downstream.requests(k)).as("run again by the next owner").isGreaterThanOrEqualTo(2);
+      assertThat(downstream.effects(k)).isEqualTo(1);
+    });
+  }
+
+  @Test
   void shouldDeadLetterUndecodableDispatchAndKeepRunning() throws Exception {
     try (var dlq = new TopicCollector<>(kafka.bootstrapServers(), "tool-dispatch.dlq", new ByteArrayDeserializer());
         Executor executor = start(chargeOn(downstream.url(), true), config())) {

@@ -1,0 +1,204 @@
+package dev.effectledger.bench;
+
+import dev.effectledger.embedded.EmbeddedKafkaCluster;
+import dev.effectledger.policy.AmbiguityPolicy;
+import dev.effectledger.policy.InFlightPolicy;
+import dev.effectledger.policy.ToolClass;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.serde.RegistryAvroSerde;
+import dev.effectledger.schema.serde.SchemaRegistries;
+import dev.effectledger.topology.LedgerConfig;
+import dev.effectledger.topology.LedgerTopics;
+import dev.effectledger.topology.LedgerTopology;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
+
+/**
+ * {@code bench/run throughput}: the ledger gate's throughput against the baseline dedup topology,
+ * and exactly_once_v2 against at_least_once, on one embedded broker, same input, in one run.
+ */
+public final class Bench {
+
+  private static final int PARTITIONS = 8;
+  private static final String BASELINE_INPUT = "baseline-events";
+  private static final String REGISTRY = "mock://bench";
+
+  private record Run(String name, String guarantee, double perSecond) {}
+
+  public static void main(String[] args) throws Exception {
+    int intents = 200_000;
+    int repeats = 3;
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "throughput" -> { }
+        case "--intents" -> intents = Integer.parseInt(args[++i]);
+        case "--repeats" -> repeats = Integer.parseInt(args[++i]);
+        default -> {
+          System.err.println("usage: bench/run throughput [--intents N] [--repeats R]");
+          System.exit(2);
+        }
+      }
+    }
+    say("starting an embedded broker");
+    try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1)) {
+      Map<String, Integer> topics = new HashMap<>();
+      for (String t : List.of(LedgerTopics.INTENTS, LedgerTopics.OUTCOMES, LedgerTopics.RESULTS, LedgerTopics.AUDIT,
+          LedgerTopics.INTENTS_DLQ, LedgerTopics.OUTCOMES_DLQ, LedgerTopics.dispatchTopic("bench"), BASELINE_INPUT, "baseline-out")) {
+        topics.put(t, PARTITIONS);
+      }
+      kafka.createTopics(topics);
+      int distinct = produce(kafka.bootstrapServers(), intents);
+      say("produced " + intents + " intents (" + distinct + " distinct keys, " + (intents - distinct) * 100 / intents
+          + "% duplicates) to " + LedgerTopics.INTENTS + " and " + BASELINE_INPUT);
+      List<Run> runs = new ArrayList<>();
+      ToolPolicies policies = ToolPolicies.of(new ToolPolicy("charge_card", ToolClass.WRITE_IDEMPOTENT, Duration.ofHours(24),
+          Duration.ofMinutes(30), InFlightPolicy.COALESCE, AmbiguityPolicy.REDISPATCH, "bench", "http", 3, false));
+      int round = 0;
+      for (int r = 0; r < repeats; r++) {
+        for (String guarantee : List.of(StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE)) {
+          round++;
+          runs.add(measure(kafka, "baseline", guarantee, BaselineDedupTopology.build(BASELINE_INPUT, "baseline-out"),
+              BASELINE_INPUT, "baseline-" + round, intents));
+          runs.add(measure(kafka, "ledger", guarantee, LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)),
+              LedgerTopics.INTENTS, "ledger-" + round, intents));
+        }
+      }
+      report(runs, intents, distinct, repeats);
+    }
+  }
+
+  /** Intents with ~25% duplicates: every fourth intent repeats an earlier key. */
+  private static int produce(String bootstrap, int count) {
+    Properties props = new Properties();
+    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    props.put(ProducerConfig.LINGER_MS_CONFIG, 20);
+    props.put(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
+    RegistryAvroSerde<ToolIntent> serde = new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), ToolIntent.class);
+    Random random = new Random(7);
+    int distinct = 0;
+    try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())) {
+      for (int i = 0; i < count; i++) {
+        int id = i % 4 == 3 && distinct > 0 ? random.nextInt(distinct) : distinct++;
+        String key = "v1:bench-" + id;
+        String args = "{\"amount\":" + id + ",\"to\":\"cus_" + id + "\"}";
+        ToolIntent intent = ToolIntent.newBuilder().setIdempotencyKey(key).setTenant("bench").setRunId("run-" + id)
+            .setStepId("step").setTool("charge_card").setArguments(args).setArgumentsHash("h" + id)
+            .setRequestedAt(Instant.now()).build();
+        byte[] value = serde.serialize(LedgerTopics.INTENTS, intent);
+        producer.send(new ProducerRecord<>(LedgerTopics.INTENTS, key, value));
+        producer.send(new ProducerRecord<>(BASELINE_INPUT, key, value));
+      }
+    }
+    return distinct;
+  }
+
+  /** Runs one topology from the start of its input until it has committed past every record. */
+  private static Run measure(EmbeddedKafkaCluster kafka, String name, String guarantee, Topology topology, String input,
+      String applicationId, int records) throws Exception {
+    Path stateDir = Files.createTempDirectory("bench-state");
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+    props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
+    props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 2);
+    props.put(StreamsConfig.consumerPrefix("auto.offset.reset"), "earliest");
+    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
+    // The same commit interval for both guarantees (at_least_once defaults to 30 s, which would
+    // measure the interval, not the work); progress is read from committed offsets.
+    props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
+    Properties effective = name.equals("ledger") ? LedgerTopology.streamsProperties(props) : props;
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()));
+        KafkaStreams streams = new KafkaStreams(topology, effective)) {
+      Map<TopicPartition, Long> end = new HashMap<>();
+      for (int p = 0; p < PARTITIONS; p++) {
+        TopicPartition tp = new TopicPartition(input, p);
+        end.put(tp, admin.listOffsets(Map.of(tp, OffsetSpec.latest())).all().get().get(tp).offset());
+      }
+      long start = System.nanoTime();
+      streams.start();
+      while (!caughtUp(admin, applicationId, end)) {
+        TimeUnit.MILLISECONDS.sleep(100); // polling the committed offsets; the measure's resolution
+      }
+      double seconds = (System.nanoTime() - start) / 1e9;
+      double perSecond = records / seconds;
+      say(String.format("%-8s %-16s %,10.0f intents/s (%.1f s)", name, guarantee, perSecond, seconds));
+      return new Run(name, guarantee, perSecond);
+    }
+  }
+
+  private static boolean caughtUp(Admin admin, String group, Map<TopicPartition, Long> end) throws Exception {
+    Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+    return end.entrySet().stream().allMatch(e -> committed.get(e.getKey()) != null && committed.get(e.getKey()).offset() >= e.getValue());
+  }
+
+  private static double median(List<Run> runs, String name, String guarantee) {
+    double[] values = runs.stream().filter(r -> r.name().equals(name) && r.guarantee().equals(guarantee))
+        .mapToDouble(Run::perSecond).sorted().toArray();
+    return values[values.length / 2];
+  }
+
+  private static void report(List<Run> runs, int intents, int distinct, int repeats) throws IOException {
+    double baseEos = median(runs, "baseline", StreamsConfig.EXACTLY_ONCE_V2);
+    double baseAlos = median(runs, "baseline", StreamsConfig.AT_LEAST_ONCE);
+    double ledgerEos = median(runs, "ledger", StreamsConfig.EXACTLY_ONCE_V2);
+    double ledgerAlos = median(runs, "ledger", StreamsConfig.AT_LEAST_ONCE);
+    StringBuilder md = new StringBuilder();
+    md.append("# Throughput: ledger gate against the baseline dedup topology\n\n");
+    md.append("Command: `bench/run throughput --intents ").append(intents).append(" --repeats ").append(repeats).append("`  \n");
+    md.append("Machine: ").append(Runtime.getRuntime().availableProcessors()).append(" cores, ")
+        .append(Runtime.getRuntime().maxMemory() / (1024 * 1024)).append(" MiB heap, Java ")
+        .append(System.getProperty("java.version")).append("; one embedded broker, ").append(PARTITIONS)
+        .append(" partitions, 2 stream threads, commit.interval.ms=100 for both guarantees; date ").append(LocalDate.now()).append(".  \n");
+    md.append("Input: ").append(intents).append(" intents, ").append(distinct).append(" distinct keys (")
+        .append((intents - distinct) * 100 / intents).append("% duplicates), the same bytes for both sides. ")
+        .append("Median of ").append(repeats).append(" runs each, alternating sides.\n\n");
+    md.append("| topology | guarantee | intents/s (median) |\n| --- | --- | ---: |\n");
+    for (String[] row : new String[][] {{"baseline", StreamsConfig.EXACTLY_ONCE_V2}, {"ledger", StreamsConfig.EXACTLY_ONCE_V2},
+        {"baseline", StreamsConfig.AT_LEAST_ONCE}, {"ledger", StreamsConfig.AT_LEAST_ONCE}}) {
+      md.append(String.format("| %s | %s | %,.0f |%n", row[0], row[1], median(runs, row[0], row[1])));
+    }
+    md.append(String.format("%n| ratio | value | target |%n| --- | ---: | --- |%n"));
+    md.append(String.format("| ledger / baseline, exactly_once_v2 | %.2f | >= 0.8 |%n", ledgerEos / baseEos));
+    md.append(String.format("| ledger exactly_once_v2 / at_least_once | %.2f | >= 0.85 (overhead <= 15%%) |%n", ledgerEos / ledgerAlos));
+    md.append(String.format("| baseline exactly_once_v2 / at_least_once | %.2f | (reference) |%n", baseEos / baseAlos));
+    md.append("\nAll runs:\n\n| topology | guarantee | intents/s |\n| --- | --- | ---: |\n");
+    runs.forEach(r -> md.append(String.format("| %s | %s | %,.0f |%n", r.name(), r.guarantee(), r.perSecond())));
+    Path out = Path.of("bench/results/throughput-" + LocalDate.now() + ".md");
+    Files.createDirectories(out.getParent());
+    Files.writeString(out, md.toString());
+    System.out.println();
+    System.out.println(md);
+    say("report written to " + out);
+  }
+
+  private static void say(String line) {
+    System.out.println("[bench] " + line);
+    System.out.flush();
+  }
+}
