@@ -95,6 +95,8 @@ public final class Executor implements AutoCloseable {
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
   private volatile boolean running = true;
   private volatile boolean halted;
+  /** Set once the final commit is done: what still runs is abandoned, never published. */
+  private volatile boolean abandoning;
   private boolean paused;
   private long lastCommitMs;
 
@@ -221,6 +223,7 @@ public final class Executor implements AutoCloseable {
       failure.set(e);
       log.error("Executor stopped on an unexpected error; restart it. Uncommitted dispatches will be redelivered.", e);
     } finally {
+      abandoning = true;
       workers.shutdownNow();
       consumer.close(Duration.ZERO);
       producer.close(halted ? Duration.ZERO : Duration.ofSeconds(5));
@@ -400,7 +403,7 @@ public final class Executor implements AutoCloseable {
   private final class Rebalance implements ConsumerRebalanceListener {
     @Override
     public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-      if (halted || partitions.isEmpty()) {
+      if (halted || abandoning || partitions.isEmpty()) {
         return;
       }
       finishRunning(() -> tracker.pending(partitions));

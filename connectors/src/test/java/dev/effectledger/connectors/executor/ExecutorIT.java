@@ -72,9 +72,13 @@ class ExecutorIT {
   }
 
   private ToolPolicies chargeOn(String url, boolean honoursKeys) throws Exception {
+    return chargeOn(url, honoursKeys, "1s");
+  }
+
+  private ToolPolicies chargeOn(String url, boolean honoursKeys, String timeout) throws Exception {
     return ToolPolicies.of(new ToolPolicy("charge", ToolClass.WRITE_IDEMPOTENT, Duration.ofHours(1), Duration.ofMinutes(5),
         InFlightPolicy.COALESCE, AmbiguityPolicy.REDISPATCH, lane, "http", 3, false)
-        .withSettings("http", JSON.readTree("{\"url\":\"" + url + "\",\"timeout\":\"1s\",\"honoursKeys\":" + honoursKeys
+        .withSettings("http", JSON.readTree("{\"url\":\"" + url + "\",\"timeout\":\"" + timeout + "\",\"honoursKeys\":" + honoursKeys
             + ",\"effectIdPointer\":\"/id\"}")));
   }
 
@@ -161,9 +165,9 @@ class ExecutorIT {
 
   @Test
   void shouldAbandonEffectsStillRunningAtTheShutdownDeadlineForTheNextOwner() throws Exception {
-    downstream.latency(Duration.ofMillis(1500));
+    downstream.latency(Duration.ofSeconds(4));
     List<String> keys = keys(4);
-    ToolPolicies policies = chargeOn(downstream.url(), true);
+    ToolPolicies policies = chargeOn(downstream.url(), true, "30s");
     Executor executor = start(policies, config().withConcurrency(4).withShutdownDeadline(Duration.ofMillis(200)));
     dispatch(keys, "charge");
     await().atMost(Duration.ofSeconds(60)).until(() -> keys.stream().allMatch(k -> downstream.requests(k) == 1));
@@ -171,6 +175,8 @@ class ExecutorIT {
     executor.close();
     assertThat(keys).as("abandoned: no outcome committed").noneMatch(outcomes.byKey::containsKey);
 
+    // The abandoned requests still act downstream; the next owner's run then finds them done.
+    await().atMost(Duration.ofSeconds(30)).until(() -> keys.stream().allMatch(k -> downstream.effects(k) == 1));
     downstream.latency(Duration.ZERO);
     try (Executor next = start(policies, config())) {
       awaitOutcomes(keys);
