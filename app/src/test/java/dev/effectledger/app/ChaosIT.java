@@ -17,7 +17,6 @@ import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -93,11 +92,7 @@ class ChaosIT {
     }
 
     void start() throws IOException {
-      List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-          "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-jar", Path.of("target/effectledger.jar").toAbsolutePath().toString()));
-      command.addAll(List.of(args));
-      process = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
-          .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve(name + ".log").toFile())).start();
+      process = JarProcess.start(dir, name, args);
       processes.add(process);
       starts++;
     }
@@ -105,12 +100,6 @@ class ChaosIT {
     void kill() throws InterruptedException {
       process.destroyForcibly(); // SIGKILL
       process.waitFor(30, TimeUnit.SECONDS);
-    }
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
     }
   }
 
@@ -135,7 +124,7 @@ class ChaosIT {
           """.formatted(downstream.url()));
       String common = "bootstrap.servers=" + kafka.bootstrapServers() + "\nschema.registry.url=" + registry.url()
           + "\ntools.file=tools.yaml\nsession.timeout.ms=6000\nheartbeat.interval.ms=1000";
-      int[] ports = {freePort(), freePort()};
+      int[] ports = {JarProcess.freePort(), JarProcess.freePort()};
       List<Node> processors = new ArrayList<>();
       for (int i = 0; i < 2; i++) {
         write("processor-" + i + ".properties", common, "application.id=chaos", "state.dir=" + dir.resolve("state-" + i),

@@ -12,7 +12,6 @@ import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -57,25 +56,14 @@ class ProcessesIT {
   }
 
   private Running start(String... args) throws IOException {
-    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx512m", "-jar", Path.of("target/effectledger.jar").toAbsolutePath().toString()));
-    command.addAll(List.of(args));
-    Path log = dir.resolve(args[0] + ".log");
-    Process process = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
-        .redirectOutput(log.toFile()).start();
+    Process process = JarProcess.start(dir, args[0], args);
     processes.add(process);
-    return new Running(process, log);
+    return new Running(process, dir.resolve(args[0] + ".log"));
   }
 
   private HttpResponse<String> get(String url) throws Exception {
     return http.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).GET().build(),
         HttpResponse.BodyHandlers.ofString());
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
   }
 
   @Test
@@ -91,7 +79,7 @@ class ProcessesIT {
               connector: http
               settings: {url: "%s", honoursKeys: true, effectIdPointer: /id}
           """.formatted(downstream.url()));
-      int port = freePort();
+      int port = JarProcess.freePort();
       Files.writeString(dir.resolve("processor.properties"), String.join("\n",
           "bootstrap.servers=" + kafka.bootstrapServers(), "schema.registry.url=" + registry.url(), "tools.file=tools.yaml",
           "state.dir=" + dir.resolve("state"), "http.port=" + port, "topics.create=true", "topics.partitions=2",
