@@ -10,7 +10,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -96,8 +95,7 @@ public final class ToolPolicyLoader {
     if (!toolsNode.isObject()) {
       problems.add("'tools' must be a mapping of tool name to policy");
     } else {
-      for (Iterator<Map.Entry<String, JsonNode>> it = toolsNode.fields(); it.hasNext(); ) {
-        Map.Entry<String, JsonNode> tool = it.next();
+      for (Map.Entry<String, JsonNode> tool : toolsNode.properties()) {
         toPolicy("tools." + tool.getKey(), tool.getKey(), tool.getValue(), problems)
             .ifPresent(p -> tools.put(tool.getKey(), p));
       }

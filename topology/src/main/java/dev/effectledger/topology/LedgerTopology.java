@@ -54,7 +54,7 @@ public final class LedgerTopology {
     topology.addStateStore(deadlineStore(), INTENT_PROCESSOR, OUTCOME_PROCESSOR);
 
     Topic<String, Dispatch> anyLane = topics.dispatch("any");
-    topology.addSink("dispatch-sink", (key, value, context) -> LedgerTopics.dispatchTopic(((Dispatch) value).getLane()),
+    topology.addSink("dispatch-sink", (key, value, context) -> LedgerTopics.dispatchTopic(value.getLane()),
         anyLane.keySerde().serializer(), anyLane.valueSerde().serializer(), INTENT_PROCESSOR, OUTCOME_PROCESSOR);
     topology.addSink("results-sink", (key, value, context) -> replyTopic(context.headers().lastHeader(LedgerTopics.REPLY_TOPIC_HEADER)),
         topics.results().keySerde().serializer(), topics.results().valueSerde().serializer(),

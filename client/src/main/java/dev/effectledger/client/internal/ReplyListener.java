@@ -14,6 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -102,7 +103,7 @@ public final class ReplyListener implements AutoCloseable {
       log.error("The reply listener stopped; pending calls will time out. Recreate the client.", e);
       watches.forEach(w -> w.ready().completeExceptionally(e));
     } finally {
-      consumer.close(Duration.ZERO);
+      consumer.close(CloseOptions.timeout(Duration.ZERO));
     }
   }
 

@@ -62,7 +62,7 @@ public record HttpConnectorSettings(
     Map<String, String> headers = new LinkedHashMap<>();
     JsonNode headerNode = s.object("headers");
     if (headerNode != null) {
-      headerNode.fields().forEachRemaining(e -> headers.put(e.getKey(), e.getValue().asText()));
+      headerNode.properties().forEach(e -> headers.put(e.getKey(), e.getValue().asText()));
     }
     String pointer = s.text("effectIdPointer", null);
     if (pointer != null && !pointer.startsWith("/")) {
@@ -71,7 +71,7 @@ public record HttpConnectorSettings(
     Map<Integer, StatusMapping.Kind> overrides = new HashMap<>();
     JsonNode statusNode = s.object("statuses");
     if (statusNode != null) {
-      statusNode.fields().forEachRemaining(e -> {
+      statusNode.properties().forEach(e -> {
         try {
           int status = Integer.parseInt(e.getKey());
           overrides.put(status, StatusMapping.Kind.valueOf(e.getValue().asText().toUpperCase(Locale.ROOT)));
