@@ -65,12 +65,6 @@ public final class AppConfig {
     return config;
   }
 
-  public static AppConfig of(Properties props) {
-    Properties copy = new Properties();
-    copy.putAll(props);
-    return new AppConfig(copy);
-  }
-
   private void require(String key, String what) {
     if (get(key) == null || get(key).isBlank()) {
       throw new IllegalArgumentException("Config is missing " + key + ": " + what);

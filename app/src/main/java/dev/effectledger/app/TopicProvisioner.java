@@ -16,7 +16,6 @@ import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
@@ -105,10 +104,6 @@ final class TopicProvisioner {
       throw new IllegalStateException("Topics are not ready (topics.create=false):\n  " + String.join("\n  ", problems)
           + "\nCreate them with the same partition count for tool-intents and tool-outcomes, or set topics.create=true.");
     }
-  }
-
-  Map<String, TopicDescription> describe(List<String> topics) {
-    return call(admin.describeTopics(topics).allTopicNames());
   }
 
   private static <T> T call(org.apache.kafka.common.KafkaFuture<T> future) {
