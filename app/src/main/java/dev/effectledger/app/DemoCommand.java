@@ -80,8 +80,8 @@ final class DemoCommand implements Callable<Integer> {
           Executor executor = Executor.start(ExecutorConfig.of(kafkaProps, LANES, REGISTRY),
               Connectors.forLanes(policies, LANES, Clock.systemUTC()), policies);
           ToolCallClient agent = client(kafka);
-          ToolCallClient restartedAgent = client(kafka);
-          DemoWorkload.Counters counters = new DemoWorkload.Counters(kafka.bootstrapServers(), REGISTRY)) {
+          ToolCallClient restartedAgent = client(kafka)) {
+        DemoWorkload.Counters counters = new DemoWorkload.Counters(kafka.bootstrapServers(), REGISTRY);
         ledger.start();
         DemoWorkload workload = new DemoWorkload(actions, faultPercent, payments, receipts, agent, restartedAgent, kafka.bootstrapServers());
         say("running " + actions + " logical actions; each call is retried by the tool wrapper, some re-emitted by the model,"

@@ -238,7 +238,7 @@ final class DemoWorkload {
   }
 
   /** Reads what the ledger and the Kafka connector wrote, once the workload is over. */
-  static final class Counters implements AutoCloseable {
+  static final class Counters {
     private final String bootstrap;
     private final String registry;
 
@@ -298,9 +298,6 @@ final class DemoWorkload {
         }
       }
     }
-
-    @Override
-    public void close() {}
   }
 
   /** The demo's closing table. */

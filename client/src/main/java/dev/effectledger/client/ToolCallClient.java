@@ -46,7 +46,10 @@ public final class ToolCallClient implements AutoCloseable {
   private final Duration timeout;
   private final Map<String, KeyRules> keyRules;
   private final Clock clock;
-  private final Map<CompletableFuture<ToolResult>, ToolCall> open = new java.util.concurrent.ConcurrentHashMap<>();
+  /** A call still waiting, with its key, so close() can answer it without deriving the key again. */
+  private record Waiting(String key, ToolCall call) {}
+
+  private final Map<CompletableFuture<ToolResult>, Waiting> open = new java.util.concurrent.ConcurrentHashMap<>();
   private volatile int replyPartitions = -1;
 
   private ToolCallClient(Builder b) {
@@ -89,10 +92,14 @@ public final class ToolCallClient implements AutoCloseable {
     } catch (KeyDerivationException e) {
       return CompletableFuture.failedFuture(e);
     }
-    CompletableFuture<ToolResult> result = replies.await(key.key())
-        .completeOnTimeout(notFinal(key.key(), call, "CLIENT_TIMEOUT", "no final result within " + timeout),
-            timeout.toMillis(), TimeUnit.MILLISECONDS);
-    open.put(result, call);
+    CompletableFuture<ToolResult> result = replies.await(key.key());
+    // The timeout answer is built only for calls that time out, not for every call.
+    CompletableFuture.delayedExecutor(timeout.toMillis(), TimeUnit.MILLISECONDS).execute(() -> {
+      if (!result.isDone()) {
+        result.complete(notFinal(key.key(), call, "CLIENT_TIMEOUT", "no final result within " + timeout));
+      }
+    });
+    open.put(result, new Waiting(key.key(), call));
     result.whenComplete((r, e) -> {
       replies.forget(key.key(), result);
       open.remove(result);
@@ -174,10 +181,8 @@ public final class ToolCallClient implements AutoCloseable {
   public void close() {
     replies.close();
     producer.close(Duration.ofSeconds(5));
-    open.forEach((result, call) -> {
-      String key = keyOf(call).key();
-      result.complete(notFinal(key, call, "CLIENT_CLOSED", "the client was closed before the result arrived"));
-    });
+    open.forEach((result, waiting) -> result.complete(
+        notFinal(waiting.key(), waiting.call(), "CLIENT_CLOSED", "the client was closed before the result arrived")));
   }
 
   /** Builds a {@link ToolCallClient}. */
