@@ -29,6 +29,10 @@ public final class Fixtures {
   }
 
   public static Dispatch dispatch(String key, String tool, String lane, String arguments) {
+    return dispatch(key, tool, lane, arguments, 1);
+  }
+
+  public static Dispatch dispatch(String key, String tool, String lane, String arguments, int attempt) {
     return Dispatch.newBuilder()
         .setIdempotencyKey(key)
         .setEffectKey(key)
@@ -38,7 +42,7 @@ public final class Fixtures {
         .setTool(tool)
         .setLane(lane)
         .setArguments(arguments)
-        .setAttempt(1)
+        .setAttempt(attempt)
         .setDispatchedAt(Instant.now())
         .build();
   }

@@ -56,6 +56,7 @@ public final class CountingDownstream implements AutoCloseable {
   private final Map<String, AtomicInteger> effects = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
   private final Map<String, Stored> stored = new ConcurrentHashMap<>();
+  private final Map<String, String> lastResponse = new ConcurrentHashMap<>();
   private final Map<String, Boolean> inProgress = new ConcurrentHashMap<>();
   private final Map<String, Fault> faults = new ConcurrentHashMap<>();
   private final AtomicInteger ids = new AtomicInteger();
@@ -217,6 +218,7 @@ public final class CountingDownstream implements AutoCloseable {
     if (honoursKeys) {
       stored.put(key, new Stored(hash(body), response));
     }
+    lastResponse.put(key, response);
     return response;
   }
 
@@ -224,10 +226,11 @@ public final class CountingDownstream implements AutoCloseable {
     String query = exchange.getRequestURI().getRawQuery();
     String key = query == null || !query.startsWith("key=") ? "" : java.net.URLDecoder.decode(query.substring(4), StandardCharsets.UTF_8);
     Stored previous = stored.get(key);
+    String last = lastResponse.get(key);
     if (previous != null) {
       answer(exchange, 200, previous.response());
-    } else if (effects(key) > 0) {
-      answer(exchange, 200, "{\"id\":null,\"key\":\"" + key + "\"}");
+    } else if (last != null) {
+      answer(exchange, 200, last); // a downstream that ignores keys still records them, as metadata to search by
     } else {
       answer(exchange, 404, "{\"error\":\"no charge for key\"}");
     }

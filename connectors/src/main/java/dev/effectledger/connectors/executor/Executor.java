@@ -4,6 +4,8 @@ import dev.effectledger.connectors.Connector;
 import dev.effectledger.connectors.EffectOutcome;
 import dev.effectledger.connectors.EffectRecord;
 import dev.effectledger.connectors.EffectRequest;
+import dev.effectledger.connectors.Lookup;
+import dev.effectledger.connectors.executor.internal.AttemptJournal;
 import dev.effectledger.connectors.executor.internal.Invoker;
 import dev.effectledger.connectors.executor.internal.OffsetTracker;
 import dev.effectledger.policy.RetryPolicy;
@@ -24,7 +26,9 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.HashSet;
 import java.util.Properties;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -66,6 +70,11 @@ import org.slf4j.LoggerFactory;
  * partition's low watermark: a crash redelivers every dispatch whose outcome was not committed,
  * which runs again with the same key; the downstream dedups it and the ledger ignores the duplicate
  * outcome.
+ *
+ * <p>A connector whose downstream cannot take a repeat (it ignores keys and is not transactional)
+ * is never run twice for one dispatch: the {@link AttemptJournal} records each start before the
+ * effect, and a redelivered dispatch that was started is answered from a lookup or as AMBIGUOUS,
+ * which the ledger holds for the reconciler.
  */
 public final class Executor implements AutoCloseable {
 
@@ -74,7 +83,10 @@ public final class Executor implements AutoCloseable {
   static final String DLQ_MESSAGE_HEADER = "effectledger.error.message";
 
   /** A finished effect, handed from a worker to the poll thread. */
-  private record Finished(TopicPartition tp, long offset, int epoch, List<ProducerRecord<byte[], byte[]>> records) {}
+  private record Finished(TopicPartition tp, long offset, int epoch, List<ProducerRecord<byte[], byte[]>> records, String marker) {}
+
+  /** A dispatch whose start must be journalled before its effect runs. */
+  private record Journalled(TopicPartition tp, long offset, int epoch, Dispatch dispatch, String marker) {}
 
   private final ExecutorConfig config;
   private final Map<String, Connector> connectors;
@@ -92,6 +104,12 @@ public final class Executor implements AutoCloseable {
   private final List<ProducerRecord<byte[], byte[]>> unpublished = new ArrayList<>();
   private final Map<TopicPartition, Integer> epochs = new ConcurrentHashMap<>();
   private final Map<String, CompletableFuture<Void>> tails = new ConcurrentHashMap<>();
+  /** Null when no tool on these lanes needs start markers. */
+  private final AttemptJournal journal;
+  private final Set<String> journalledTopics;
+  private final String owner;
+  /** What the journal learns once the current transaction commits. */
+  private final List<Runnable> onCommitted = new ArrayList<>();
   private final AtomicInteger effectsRun = new AtomicInteger();
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
   private volatile boolean running = true;
@@ -111,7 +129,13 @@ public final class Executor implements AutoCloseable {
     this.dispatchSerde = new RegistryAvroSerde<>(registry, Dispatch.class);
     this.outcomeSerde = new RegistryAvroSerde<>(registry, Outcome.class);
     this.consumer = new KafkaConsumer<>(consumerProps(config), new ByteArrayDeserializer(), new ByteArrayDeserializer());
-    this.producer = new KafkaProducer<>(producerProps(config), new ByteArraySerializer(), new ByteArraySerializer());
+    Properties producerProps = producerProps(config);
+    this.owner = producerProps.getProperty(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
+    this.producer = new KafkaProducer<>(producerProps, new ByteArraySerializer(), new ByteArraySerializer());
+    List<String> journalledLanes = config.lanes().stream().filter(lane -> policies.tools().values().stream()
+        .anyMatch(p -> p.lane().equals(lane) && needsJournal(p.name()))).toList();
+    this.journalledTopics = journalledLanes.stream().map(lane -> "tool-dispatch." + lane).collect(java.util.stream.Collectors.toSet());
+    this.journal = journalledLanes.isEmpty() ? null : AttemptJournal.open(config.kafka(), journalledLanes);
     this.workers = Executors.newFixedThreadPool(config.concurrency(), r -> {
       Thread t = new Thread(r, "effect-worker");
       t.setDaemon(true);
@@ -121,11 +145,11 @@ public final class Executor implements AutoCloseable {
   }
 
   /**
-   * Checks that every irreversible tool on these lanes has a connector that cannot act twice, then
-   * starts consuming.
+   * Checks that every irreversible tool on these lanes has a connector that cannot act twice, or
+   * one whose held effects the reconciler can look up, then starts consuming.
    *
    * @throws IllegalStateException naming each irreversible tool whose connector neither honours
-   *     keys nor is transactional, or that has no connector
+   *     keys nor is transactional nor can look effects up, or that has no connector
    */
   public static Executor start(ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies,
       Clock clock, Sleeper sleeper) {
@@ -148,15 +172,16 @@ public final class Executor implements AutoCloseable {
         continue;
       }
       Connector connector = connectors.get(policy.name());
-      if (connector == null || !connector.capabilities().safeToRepeat()) {
+      if (connector == null || !connector.capabilities().safeToRepeat() && !connector.capabilities().supportsLookup()) {
         unsafe.add(policy.name());
       }
     }
     if (!unsafe.isEmpty()) {
       throw new IllegalStateException("Refusing to start: irreversible tool(s) " + unsafe
-          + " have a connector that neither honours keys nor is transactional, so a redelivered dispatch could act"
-          + " twice. Use a connector whose downstream dedups the key (e.g. http with honoursKeys: true against an"
-          + " Idempotency-Key API), jdbc, or kafka.");
+          + " have a connector that neither honours keys nor is transactional nor can look an effect up by key, so an"
+          + " effect that may have happened could never be resolved. Use a connector whose downstream dedups the key"
+          + " (e.g. http with honoursKeys: true against an Idempotency-Key API), jdbc, kafka, or give it a lookup"
+          + " (http lookupUrl).");
     }
   }
 
@@ -208,8 +233,12 @@ public final class Executor implements AutoCloseable {
           commit();
         }
         applyBackpressure();
+        List<Journalled> toJournal = new ArrayList<>();
         for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(50))) {
-          start(record);
+          start(record, toJournal);
+        }
+        if (!toJournal.isEmpty()) {
+          startJournalled(toJournal);
         }
       }
       if (!halted) {
@@ -228,10 +257,18 @@ public final class Executor implements AutoCloseable {
       workers.shutdownNow();
       consumer.close(CloseOptions.timeout(Duration.ZERO));
       producer.close(halted ? Duration.ZERO : Duration.ofSeconds(5));
+      if (journal != null) {
+        journal.close();
+      }
     }
   }
 
-  private void start(ConsumerRecord<byte[], byte[]> record) {
+  private boolean needsJournal(String tool) {
+    Connector connector = connectors.get(tool);
+    return connector != null && !connector.capabilities().safeToRepeat();
+  }
+
+  private void start(ConsumerRecord<byte[], byte[]> record, List<Journalled> toJournal) {
     TopicPartition tp = new TopicPartition(record.topic(), record.partition());
     tracker.started(tp, record.offset());
     int epoch = epochs.getOrDefault(tp, 0);
@@ -242,13 +279,44 @@ public final class Executor implements AutoCloseable {
         throw new SerializationException("dispatch record has no value");
       }
     } catch (SerializationException e) {
-      finished.add(new Finished(tp, record.offset(), epoch, List.of(deadLetter(record, e))));
+      finished.add(new Finished(tp, record.offset(), epoch, List.of(deadLetter(record, e)), null));
       return;
     }
-    String key = dispatch.getEffectKey();
+    if (journal != null && needsJournal(dispatch.getTool())) {
+      String marker = AttemptJournal.marker(dispatch.getEffectKey(), dispatch.getAttempt());
+      if (journal.isStarted(tp, marker)) {
+        runInKeyOrder(dispatch.getEffectKey(), () -> new Finished(tp, record.offset(), epoch, startedBefore(dispatch), marker));
+      } else {
+        toJournal.add(new Journalled(tp, record.offset(), epoch, dispatch, marker));
+      }
+      return;
+    }
+    runInKeyOrder(dispatch.getEffectKey(), () -> new Finished(tp, record.offset(), epoch, perform(dispatch), null));
+  }
+
+  /**
+   * Commits start markers for these dispatches (with the offsets, so a fenced executor fails here)
+   * and only then runs them. If the commit aborts, they are redelivered and journalled again.
+   */
+  private void startJournalled(List<Journalled> dispatches) {
+    Set<TopicPartition> partitions = new HashSet<>();
+    for (Journalled j : dispatches) {
+      unpublished.add(journal.startRecord(j.tp(), j.marker(), owner));
+      partitions.add(j.tp());
+    }
+    if (!commit(partitions)) {
+      return;
+    }
+    for (Journalled j : dispatches) {
+      journal.started(j.tp(), j.marker());
+      runInKeyOrder(j.dispatch().getEffectKey(), () -> new Finished(j.tp(), j.offset(), j.epoch(), perform(j.dispatch()), j.marker()));
+    }
+  }
+
+  private void runInKeyOrder(String key, java.util.function.Supplier<Finished> effect) {
     CompletableFuture<Void> previous = tails.getOrDefault(key, CompletableFuture.completedFuture(null));
     CompletableFuture<Void> next = previous.handle((ignored, error) -> null)
-        .thenRunAsync(() -> finished.add(new Finished(tp, record.offset(), epoch, perform(dispatch))), workers);
+        .thenRunAsync(() -> finished.add(effect.get()), workers);
     tails.put(key, next);
     next.whenComplete((ignored, error) -> {
       tails.remove(key, next);
@@ -281,6 +349,27 @@ public final class Executor implements AutoCloseable {
     records.add(new ProducerRecord<>(ExecutorConfig.OUTCOMES_TOPIC, utf8(dispatch.getIdempotencyKey()),
         outcomeSerde.serialize(ExecutorConfig.OUTCOMES_TOPIC, value)));
     return records;
+  }
+
+  /**
+   * A redelivered dispatch whose effect an earlier run started on a connector that cannot take a
+   * repeat: found by lookup it succeeded, otherwise it may have happened and is held as ambiguous.
+   */
+  private List<ProducerRecord<byte[], byte[]>> startedBefore(Dispatch dispatch) {
+    Connector connector = connectors.get(dispatch.getTool());
+    Lookup lookup;
+    try {
+      lookup = connector.capabilities().supportsLookup() ? connector.lookup(dispatch.getEffectKey()) : Lookup.unsupported();
+    } catch (RuntimeException e) {
+      lookup = Lookup.unavailable();
+    }
+    EffectOutcome outcome = lookup.status() == Lookup.Status.FOUND
+        ? new EffectOutcome.Succeeded(lookup.resultJson() == null ? "{}" : lookup.resultJson(), lookup.effectId(), List.of())
+        : new EffectOutcome.Ambiguous("STARTED_BEFORE_REDELIVERY", "attempt " + dispatch.getAttempt() + " was started by an"
+            + " earlier run whose outcome was never committed, and the downstream cannot take a repeat (lookup: "
+            + lookup.status() + "); held for reconciliation instead of run again");
+    return List.of(new ProducerRecord<>(ExecutorConfig.OUTCOMES_TOPIC, utf8(dispatch.getIdempotencyKey()),
+        outcomeSerde.serialize(ExecutorConfig.OUTCOMES_TOPIC, toOutcome(dispatch, outcome))));
   }
 
   private Outcome toOutcome(Dispatch dispatch, EffectOutcome outcome) {
@@ -329,6 +418,11 @@ public final class Executor implements AutoCloseable {
       for (Finished f = first; f != null; f = finished.poll()) {
         if (f.epoch() == epochs.getOrDefault(f.tp(), 0) && tracker.finished(f.tp(), f.offset())) {
           unpublished.addAll(f.records());
+          if (f.marker() != null) {
+            Finished done = f;
+            unpublished.add(journal.tombstone(done.tp(), done.marker()));
+            onCommitted.add(() -> journal.cleared(done.tp(), done.marker()));
+          }
         }
       }
     } catch (InterruptedException e) {
@@ -336,12 +430,21 @@ public final class Executor implements AutoCloseable {
     }
   }
 
-  /** Publishes finished outcomes and the offsets below the watermark in one transaction. */
   private void commit() {
+    commit(Set.of());
+  }
+
+  /**
+   * Publishes finished outcomes and the offsets below the watermark in one transaction, with the
+   * offsets of {@code fenced} even where they did not move. False when the transaction aborted
+   * and everything in flight was dropped to be read again.
+   */
+  private boolean commit(Set<TopicPartition> fenced) {
     lastCommitMs = clock.millis();
     Map<TopicPartition, OffsetAndMetadata> offsets = tracker.committable();
+    fenced.forEach(tp -> offsets.computeIfAbsent(tp, t -> new OffsetAndMetadata(tracker.watermark(t))));
     if (unpublished.isEmpty() && offsets.isEmpty()) {
-      return;
+      return true;
     }
     try {
       producer.beginTransaction();
@@ -352,18 +455,23 @@ public final class Executor implements AutoCloseable {
       producer.commitTransaction();
       tracker.committed(offsets);
       unpublished.clear();
+      onCommitted.forEach(Runnable::run);
+      onCommitted.clear();
+      return true;
     } catch (ProducerFencedException | OutOfOrderSequenceException | AuthorizationException e) {
       throw e;
     } catch (KafkaException e) {
       log.warn("Commit failed ({}); aborting and re-reading from the last committed offsets", e.toString());
       producer.abortTransaction();
       rewind();
+      return false;
     }
   }
 
   /** After an aborted transaction: drop all work in flight and read again from committed offsets. */
   private void rewind() {
     unpublished.clear();
+    onCommitted.clear();
     Collection<TopicPartition> assigned = consumer.assignment();
     assigned.forEach(tp -> epochs.merge(tp, 1, Integer::sum));
     tracker.forgetAll();
@@ -415,17 +523,24 @@ public final class Executor implements AutoCloseable {
     @Override
     public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
       paused = false;
+      if (journal != null) {
+        journal.load(partitions.stream().filter(tp -> journalledTopics.contains(tp.topic())).toList());
+      }
     }
 
     @Override
     public void onPartitionsLost(Collection<TopicPartition> partitions) {
       unpublished.clear();
+      onCommitted.clear();
       forget(partitions);
     }
 
     private void forget(Collection<TopicPartition> partitions) {
       partitions.forEach(tp -> epochs.merge(tp, 1, Integer::sum));
       tracker.forget(partitions);
+      if (journal != null) {
+        journal.forget(partitions);
+      }
     }
   }
 

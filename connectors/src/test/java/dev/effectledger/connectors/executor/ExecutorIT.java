@@ -145,6 +145,72 @@ class ExecutorIT {
     });
   }
 
+  private ToolPolicies chargeOnKeyIgnoringApi(ToolClass toolClass, boolean lookup) throws Exception {
+    return ToolPolicies.of(new ToolPolicy("charge", toolClass, Duration.ofHours(1), Duration.ofMinutes(5),
+        InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD, lane, "http", 3, false)
+        .withSettings("http", JSON.readTree("{\"url\":\"" + downstream.url() + "\",\"timeout\":\"1s\",\"honoursKeys\":false,"
+            + "\"effectIdPointer\":\"/id\"" + (lookup ? ",\"lookupUrl\":\"" + downstream.url() + "?key={key}\"" : "") + "}")));
+  }
+
+  @Test
+  void shouldNotRunAStartedEffectAgainOnAKeyIgnoringDownstreamButFindItByLookup() throws Exception {
+    downstream.honoursKeys(false);
+    List<String> keys = keys(40);
+    ToolPolicies policies = chargeOnKeyIgnoringApi(ToolClass.IRREVERSIBLE, true);
+    Executor crashed = start(policies, config().withCommitInterval(Duration.ofSeconds(30)));
+    dispatch(keys, "charge");
+    await().atMost(Duration.ofSeconds(60)).until(() -> downstream.totalEffects() == keys.size());
+    crashed.halt();
+    assertThat(keys).as("nothing was committed before the crash").noneMatch(outcomes.byKey::containsKey);
+
+    try (Executor restarted = start(policies, config())) {
+      awaitOutcomes(keys);
+    }
+
+    assertThat(keys).allSatisfy(k -> {
+      assertThat(downstream.requests(k)).as("journalled as started: not sent again").isEqualTo(1);
+      assertThat(downstream.effects(k)).isEqualTo(1);
+      assertThat(outcomes.byKey.get(k)).singleElement().satisfies(o -> {
+        assertThat(o.getStatus()).isEqualTo(OutcomeStatus.SUCCEEDED);
+        assertThat(o.getEffectId()).as("found by lookup").startsWith("ch_");
+      });
+    });
+  }
+
+  @Test
+  void shouldHoldAStartedEffectAsAmbiguousWhenTheKeyIgnoringDownstreamCannotBeAsked() throws Exception {
+    downstream.honoursKeys(false);
+    List<String> keys = keys(10);
+    ToolPolicies policies = chargeOnKeyIgnoringApi(ToolClass.WRITE_NON_IDEMPOTENT, false);
+    Executor crashed = start(policies, config().withCommitInterval(Duration.ofSeconds(30)));
+    dispatch(keys, "charge");
+    await().atMost(Duration.ofSeconds(60)).until(() -> downstream.totalEffects() == keys.size());
+    crashed.halt();
+
+    try (Executor restarted = start(policies, config())) {
+      awaitOutcomes(keys);
+      // Completed effects leave no live marker: a third owner runs nothing and holds nothing.
+    }
+    assertThat(keys).allSatisfy(k -> {
+      assertThat(downstream.requests(k)).isEqualTo(1);
+      assertThat(outcomes.byKey.get(k)).singleElement().satisfies(o -> {
+        assertThat(o.getStatus()).isEqualTo(OutcomeStatus.AMBIGUOUS);
+        assertThat(o.getError().getCode()).isEqualTo("STARTED_BEFORE_REDELIVERY");
+      });
+    });
+
+    // A new attempt of the same key (the reconciler found no effect and the ledger re-dispatched)
+    // has no marker and runs; markers of answered attempts were cleared.
+    Fixtures.send(kafka.bootstrapServers(), registry,
+        List.of(Fixtures.dispatch(keys.get(0), "charge", lane, "{\"amount\":100}", 2)));
+    try (Executor third = start(policies, config())) {
+      await().atMost(Duration.ofSeconds(60)).until(() -> outcomes.byKey.get(keys.get(0)).size() == 2);
+    }
+    assertThat(outcomes.byKey.get(keys.get(0)).get(1).getStatus()).isEqualTo(OutcomeStatus.SUCCEEDED);
+    assertThat(downstream.requests(keys.get(0))).isEqualTo(2);
+    assertThat(keys.subList(1, keys.size())).allSatisfy(k -> assertThat(downstream.requests(k)).isEqualTo(1));
+  }
+
   @Test
   void shouldFinishRunningEffectsOnGracefulClose() throws Exception {
     downstream.latency(Duration.ofMillis(500));

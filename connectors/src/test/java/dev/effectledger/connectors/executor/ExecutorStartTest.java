@@ -48,6 +48,22 @@ class ExecutorStartTest {
   }
 
   @Test
+  void shouldAcceptIrreversibleToolOnKeyIgnoringApiWhoseEffectsCanBeLookedUp() throws Exception {
+    var json = new com.fasterxml.jackson.databind.ObjectMapper();
+    ToolPolicies withLookup = ToolPolicies.of(irreversible("charge", "payments").withSettings("http", json.readTree(
+        "{\"url\":\"http://127.0.0.1:1/charges\",\"honoursKeys\":false,\"lookupUrl\":\"http://127.0.0.1:1/charges?key={key}\"}")));
+    ToolPolicies withoutLookup = ToolPolicies.of(irreversible("charge", "payments").withSettings("http", json.readTree(
+        "{\"url\":\"http://127.0.0.1:1/charges\",\"honoursKeys\":false}")));
+
+    assertThatCode(() -> Executor.refuseUnsafeIrreversibleTools(CONFIG,
+        dev.effectledger.connectors.Connectors.forLanes(withLookup, List.of("payments"), Clock.systemUTC()), withLookup))
+        .doesNotThrowAnyException();
+    assertThatThrownBy(() -> Executor.refuseUnsafeIrreversibleTools(CONFIG,
+        dev.effectledger.connectors.Connectors.forLanes(withoutLookup, List.of("payments"), Clock.systemUTC()), withoutLookup))
+        .hasMessageContaining("[charge]").hasMessageContaining("look an effect up");
+  }
+
+  @Test
   void shouldRefuseIrreversibleToolWithoutConnector() {
     assertThatThrownBy(() -> Executor.refuseUnsafeIrreversibleTools(CONFIG, Map.of(),
             ToolPolicies.of(irreversible("wire_money", "payments"))))

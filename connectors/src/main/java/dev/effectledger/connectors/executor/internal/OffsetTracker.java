@@ -49,6 +49,15 @@ public final class OffsetTracker {
     return tps.stream().map(partitions::get).filter(p -> p != null).mapToInt(p -> p.pending.size()).sum();
   }
 
+  /** Where reading would resume for {@code tp} if the executor stopped now. */
+  public long watermark(TopicPartition tp) {
+    Partition p = partitions.get(tp);
+    if (p == null) {
+      throw new IllegalStateException(tp + " is not tracked");
+    }
+    return p.watermark();
+  }
+
   /** Offsets to commit: each partition's watermark, where it moved since the last commit. */
   public Map<TopicPartition, OffsetAndMetadata> committable() {
     Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
