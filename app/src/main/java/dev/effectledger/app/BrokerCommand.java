@@ -14,16 +14,52 @@ final class BrokerCommand implements Callable<Integer> {
   @Option(names = "--registry-port", defaultValue = "8081", description = "Schema Registry port (default: ${DEFAULT-VALUE})")
   int registryPort;
 
+  @Option(names = "--brokers", defaultValue = "1", description = "1 or 3 brokers (default: ${DEFAULT-VALUE})")
+  int brokers;
+
+  @Option(names = "--control-stdin",
+      description = "read 'stop N' and 'start N' lines on standard input to stop and restart broker N (for chaos runs)")
+  boolean controlStdin;
+
   @Override
   public Integer call() throws Exception {
     SchemaRegistryServer registry = SchemaRegistryServer.start(registryPort);
-    EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1);
+    EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(brokers);
     Lifecycle lifecycle = new Lifecycle("broker", kafka, registry);
     System.out.println("bootstrap.servers=" + kafka.bootstrapServers());
     System.out.println("schema.registry.url=" + registry.url());
     System.out.println("effectledger broker: running; stop with Ctrl-C");
     System.out.flush();
+    if (controlStdin) {
+      Thread control = new Thread(() -> control(kafka), "broker-control");
+      control.setDaemon(true);
+      control.start();
+    }
     lifecycle.awaitStop();
     return 0;
+  }
+
+  private static void control(EmbeddedKafkaCluster kafka) {
+    try (var in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8))) {
+      for (String line = in.readLine(); line != null; line = in.readLine()) {
+        String[] words = line.trim().split("\\s+");
+        try {
+          if (words.length == 2 && words[0].equals("stop")) {
+            kafka.stopBroker(Integer.parseInt(words[1]));
+            System.out.println("broker " + words[1] + " stopped");
+          } else if (words.length == 2 && words[0].equals("start")) {
+            kafka.startBroker(Integer.parseInt(words[1]));
+            System.out.println("broker " + words[1] + " started");
+          } else if (!line.isBlank()) {
+            System.out.println("unknown control line '" + line + "'; write 'stop N' or 'start N'");
+          }
+        } catch (RuntimeException e) {
+          System.out.println("could not '" + line + "': " + e.getMessage());
+        }
+        System.out.flush();
+      }
+    } catch (java.io.IOException e) {
+      System.err.println("broker control input closed: " + e.getMessage());
+    }
   }
 }

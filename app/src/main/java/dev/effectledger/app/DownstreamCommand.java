@@ -21,10 +21,23 @@ final class DownstreamCommand implements Callable<Integer> {
   @Option(names = "--ignore-keys", description = "act on every request, as an API without idempotency keys would")
   boolean ignoreKeys;
 
+  @Option(names = "--fault-percent", defaultValue = "0",
+      description = "share of keys whose first request meets a fault: 503 before the effect, or the answer held,"
+          + " dropped or 500 after it (default: ${DEFAULT-VALUE})")
+  int faultPercent;
+
+  @Option(names = "--seed", defaultValue = "1", description = "seed choosing the faulty keys (default: ${DEFAULT-VALUE})")
+  long seed;
+
+  @Option(names = "--hang", defaultValue = "30s", description = "how long a held answer is held (default: ${DEFAULT-VALUE})")
+  String hang;
+
   @Override
   public Integer call() throws Exception {
-    CountingDownstream downstream = CountingDownstream.start(new InetSocketAddress(host, port), Duration.ofSeconds(30))
-        .honoursKeys(!ignoreKeys);
+    CountingDownstream downstream = CountingDownstream.start(new InetSocketAddress(host, port),
+            dev.effectledger.policy.Durations.parse(hang).orElseThrow(() ->
+                new IllegalArgumentException("--hang: '" + hang + "' is not a duration; write it like 30s or 500ms")))
+        .honoursKeys(!ignoreKeys).faultPlan(seed, faultPercent);
     Lifecycle lifecycle = new Lifecycle("downstream", downstream);
     System.out.println("effectledger downstream: http://" + host + ":" + downstream.port() + "/charges"
         + (ignoreKeys ? " (ignoring keys)" : " (honouring Idempotency-Key)"));

@@ -51,6 +51,9 @@ public final class Bench {
   private record Run(String name, String guarantee, double perSecond) {}
 
   public static void main(String[] args) throws Exception {
+    if (args.length > 0 && args[0].equals("chaos")) {
+      System.exit(ChaosCommand.run(java.util.Arrays.copyOfRange(args, 1, args.length)));
+    }
     int intents = 200_000;
     int repeats = 3;
     for (int i = 0; i < args.length; i++) {

@@ -19,7 +19,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * tests. {@code POST /charges} with an {@code Idempotency-Key} header acts once per key when {@link
  * #honoursKeys} is on (a repeat gets the stored answer, a concurrent one 409, other parameters
  * 422), and on every request when it is off. {@code GET /charges?key=K} answers whether K acted.
- * A {@link Fault} injected for a key applies to that key's next request only.
+ * A {@link Fault} injected for a key applies to that key's next request only; a {@link
+ * #faultPlan seeded plan} gives a share of keys a fault on their first request. {@code GET
+ * /effects} lists the effect count of every key.
  */
 public final class CountingDownstream implements AutoCloseable {
 
@@ -65,6 +67,8 @@ public final class CountingDownstream implements AutoCloseable {
   private final AtomicInteger maxConcurrent = new AtomicInteger();
   private volatile boolean honoursKeys = true;
   private volatile Duration latency = Duration.ZERO;
+  private volatile long planSeed;
+  private volatile int planPercent;
 
   private CountingDownstream(HttpServer server, Duration hang) {
     this.server = server;
@@ -91,6 +95,7 @@ public final class CountingDownstream implements AutoCloseable {
       CountingDownstream downstream = new CountingDownstream(http, hang);
       http.setExecutor(downstream.threads);
       http.createContext("/charges", downstream::handle);
+      http.createContext("/effects", downstream::listEffects);
       http.start();
       return downstream;
     } catch (IOException e) {
@@ -121,6 +126,32 @@ public final class CountingDownstream implements AutoCloseable {
   /** The most requests that were being handled at once. */
   public int maxConcurrent() {
     return maxConcurrent.get();
+  }
+
+  /**
+   * From now on, {@code percent} of keys (chosen by a hash of the key and {@code seed}, so the same
+   * keys every run) meet one of the faults that matter for exactly-once on their first request: 503
+   * before the effect, or the answer held, dropped or a 500 after it.
+   */
+  public CountingDownstream faultPlan(long seed, int percent) {
+    this.planSeed = seed;
+    this.planPercent = percent;
+    return this;
+  }
+
+  private Fault planned(String key) {
+    if (planPercent == 0) {
+      return null;
+    }
+    long h = (key.hashCode() * 0x9E3779B97F4A7C15L) ^ planSeed;
+    h ^= h >>> 29;
+    h *= 0xBF58476D1CE4E5B9L;
+    h ^= h >>> 32;
+    if (Math.floorMod(h, 100) >= planPercent) {
+      return null;
+    }
+    Fault[] faults = {Fault.UNAVAILABLE_BEFORE_EFFECT, Fault.HANG_AFTER_EFFECT, Fault.DROP_AFTER_EFFECT, Fault.ERROR_AFTER_EFFECT};
+    return faults[Math.floorMod(h >>> 8, faults.length)];
   }
 
   public void inject(String key, Fault fault) {
@@ -162,8 +193,11 @@ public final class CountingDownstream implements AutoCloseable {
         return;
       }
       String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
-      requests.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+      int seen = requests.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
       Fault fault = faults.remove(key);
+      if (fault == null && seen == 1) {
+        fault = planned(key);
+      }
       if (fault == Fault.UNAVAILABLE_BEFORE_EFFECT || fault == Fault.RATE_LIMITED) {
         exchange.getResponseHeaders().add("Retry-After", "0");
         answer(exchange, fault == Fault.RATE_LIMITED ? 429 : 503, "{\"error\":\"try later\"}");
@@ -220,6 +254,12 @@ public final class CountingDownstream implements AutoCloseable {
     }
     lastResponse.put(key, response);
     return response;
+  }
+
+  private void listEffects(HttpExchange exchange) throws IOException {
+    try (exchange) {
+      answer(exchange, 200, JSON.writeValueAsString(effectsByKey()));
+    }
   }
 
   private void lookup(HttpExchange exchange) throws IOException {

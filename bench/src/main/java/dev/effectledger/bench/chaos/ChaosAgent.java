@@ -1,0 +1,166 @@
+package dev.effectledger.bench.chaos;
+
+import dev.effectledger.bench.chaos.ChaosWorkload.Action;
+import dev.effectledger.client.StepContext;
+import dev.effectledger.client.ToolCall;
+import dev.effectledger.client.ToolCallClient;
+import dev.effectledger.schema.ResultStatus;
+import dev.effectledger.schema.ToolResult;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+
+/**
+ * One agent of the chaos run, as its own OS process. It retries the way agents do: the HTTP client
+ * sends every call twice, the tool wrapper calls again when a call times out, the model re-emits
+ * every third call with reformatted arguments, and every 100 actions the agent drops its client
+ * with calls in flight. Its answers go to an append-only file, the orchestrator's durable state:
+ * when the process is killed and started again with the same arguments, it replays every step not
+ * yet answered, as a durable runtime does on crash-resume. Exits 0 once every step has a final
+ * answer, 3 if some are still unanswered after the replay rounds.
+ *
+ * <p>Usage: {@code ChaosAgent <agent> <agents> <actionsPerAgent> <repeatEvery> <bootstrap>
+ * <registryUrl> <answersFile>}
+ */
+public final class ChaosAgent {
+
+  private static final int IN_FLIGHT = 100;
+  private static final int REPLAY_ROUNDS = 20;
+
+  private final int agent;
+  private final List<Action> actions;
+  private final String bootstrap;
+  private final String registry;
+  private final Set<String> answered = ConcurrentHashMap.newKeySet();
+  private final BufferedWriter answers;
+
+  private ChaosAgent(int agent, List<Action> actions, String bootstrap, String registry, Path answersFile) throws IOException {
+    this.agent = agent;
+    this.actions = actions;
+    this.bootstrap = bootstrap;
+    this.registry = registry;
+    if (Files.exists(answersFile)) {
+      for (String line : Files.readAllLines(answersFile)) {
+        int tab = line.indexOf('\t');
+        if (tab > 0) { // a line cut short by a kill has no tab and counts as unanswered
+          answered.add(line.substring(0, tab));
+        }
+      }
+    }
+    this.answers = Files.newBufferedWriter(answersFile, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+  }
+
+  public static void main(String[] args) throws Exception {
+    int agent = Integer.parseInt(args[0]);
+    ChaosWorkload workload = new ChaosWorkload(Integer.parseInt(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]));
+    ChaosAgent chaosAgent = new ChaosAgent(agent, workload.actions(agent), args[4], args[5], Path.of(args[6]));
+    System.exit(chaosAgent.run());
+  }
+
+  private int steps() {
+    return actions.stream().mapToInt(a -> a.steps().size()).sum();
+  }
+
+  private int run() throws IOException {
+    int total = steps();
+    System.out.printf("agent %d: %d of %d steps already answered%n", agent, answered.size(), total);
+    Semaphore inFlight = new Semaphore(IN_FLIGHT);
+    ToolCallClient client = newClient();
+    List<CompletableFuture<?>> pending = new ArrayList<>();
+    int nextReport = total / 10;
+    for (Action action : actions) {
+      for (StepContext step : action.steps()) {
+        if (answered.contains(step.stepId())) {
+          continue;
+        }
+        inFlight.acquireUninterruptibly();
+        ToolCallClient c = client;
+        ToolCall call = ToolCall.of(step, ChaosWorkload.TOOL, action.arguments());
+        CompletableFuture<ToolResult> first = c.call(call);
+        CompletableFuture<ToolResult> resent = c.call(call);
+        CompletableFuture<ToolResult> reemitted = action.index() % 3 == 0
+            ? c.call(ToolCall.of(step, ChaosWorkload.TOOL, action.reformatted()))
+            : CompletableFuture.completedFuture(null);
+        CompletableFuture<ToolResult> wrapped = first.thenCompose(r -> r.getStatus() == ResultStatus.IN_FLIGHT ? c.call(call)
+            : CompletableFuture.completedFuture(r));
+        pending.add(CompletableFuture.allOf(wrapped, resent, reemitted).whenComplete((r, e) -> {
+          inFlight.release();
+          record(step, wrapped.getNow(null));
+        }));
+      }
+      if (action.index() % 100 == 99) {
+        client.close(); // the agent drops its client with calls in flight
+        client = newClient();
+      }
+      if (answered.size() >= nextReport && nextReport > 0) {
+        System.out.printf("agent %d: %d of %d steps answered%n", agent, answered.size(), total);
+        nextReport += total / 10;
+      }
+    }
+    CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).exceptionally(e -> null).join();
+    client.close();
+    for (int round = 0; round < REPLAY_ROUNDS && answered.size() < total; round++) {
+      System.out.printf("agent %d: replaying %d unanswered steps (round %d)%n", agent, total - answered.size(), round + 1);
+      try (ToolCallClient replay = newClient()) {
+        List<CompletableFuture<?>> asks = new ArrayList<>();
+        for (Action action : actions) {
+          for (StepContext step : action.steps()) {
+            if (!answered.contains(step.stepId())) {
+              asks.add(replay.call(ToolCall.of(step, ChaosWorkload.TOOL, action.arguments())).thenAccept(r -> record(step, r)));
+            }
+          }
+        }
+        CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new)).exceptionally(e -> null).join();
+      }
+      if (answered.size() < total) {
+        sleep(Duration.ofSeconds(2)); // held keys wait for the reconciler's next pass
+      }
+    }
+    answers.close();
+    System.out.printf("agent %d: done, %d of %d steps answered%n", agent, answered.size(), total);
+    return answered.size() == total ? 0 : 3;
+  }
+
+  /**
+   * Keeps a final answer in the durable answers file. IN_FLIGHT (timed out) and UNKNOWN (held for
+   * the reconciler) are not final: the step is asked again in a later round.
+   */
+  private void record(StepContext step, ToolResult result) {
+    if (result == null || result.getStatus() == ResultStatus.IN_FLIGHT || result.getStatus() == ResultStatus.UNKNOWN
+        || !answered.add(step.stepId())) {
+      return;
+    }
+    synchronized (answers) {
+      try {
+        answers.write(step.stepId() + "\t" + result.getStatus() + "\n");
+        answers.flush();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+  }
+
+  private static void sleep(Duration pause) {
+    try {
+      Thread.sleep(pause.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private ToolCallClient newClient() {
+    return ToolCallClient.builder().bootstrapServers(bootstrap).schemaRegistryUrl(registry)
+        .keyRules(ChaosWorkload.TOOL, ChaosWorkload.RULES).timeout(Duration.ofSeconds(45)).build();
+  }
+}
