@@ -48,11 +48,20 @@ public final class Bench {
   private static final String BASELINE_INPUT = "baseline-events";
   private static final String REGISTRY = "mock://bench";
 
-  private record Run(String name, String guarantee, double perSecond) {}
+  record Run(String name, String guarantee, double perSecond) {}
+
+  /** The intents produced: each one's key, in order, and how many distinct keys there are. */
+  record Workload(List<String> keys, int distinct) {}
+
+  static final ToolPolicies POLICIES = ToolPolicies.of(new ToolPolicy("charge_card", ToolClass.WRITE_IDEMPOTENT,
+      Duration.ofHours(24), Duration.ofMinutes(30), InFlightPolicy.COALESCE, AmbiguityPolicy.REDISPATCH, "bench", "http", 3, false));
 
   public static void main(String[] args) throws Exception {
     if (args.length > 0 && args[0].equals("chaos")) {
       System.exit(ChaosCommand.run(java.util.Arrays.copyOfRange(args, 1, args.length)));
+    }
+    if (args.length > 0 && args[0].equals("postgres")) {
+      System.exit(PostgresBench.run(java.util.Arrays.copyOfRange(args, 1, args.length)));
     }
     int intents = 200_000;
     int repeats = 3;
@@ -69,34 +78,51 @@ public final class Bench {
     }
     say("starting an embedded broker");
     try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1)) {
-      Map<String, Integer> topics = new HashMap<>();
-      for (String t : List.of(LedgerTopics.INTENTS, LedgerTopics.OUTCOMES, LedgerTopics.RESULTS, LedgerTopics.AUDIT,
-          LedgerTopics.INTENTS_DLQ, LedgerTopics.OUTCOMES_DLQ, LedgerTopics.dispatchTopic("bench"), BASELINE_INPUT, "baseline-out")) {
-        topics.put(t, PARTITIONS);
-      }
-      kafka.createTopics(topics);
-      int distinct = produce(kafka.bootstrapServers(), intents);
+      createTopics(kafka);
+      int distinct = produce(kafka.bootstrapServers(), intents).distinct();
       say("produced " + intents + " intents (" + distinct + " distinct keys, " + (intents - distinct) * 100 / intents
           + "% duplicates) to " + LedgerTopics.INTENTS + " and " + BASELINE_INPUT);
       List<Run> runs = new ArrayList<>();
-      ToolPolicies policies = ToolPolicies.of(new ToolPolicy("charge_card", ToolClass.WRITE_IDEMPOTENT, Duration.ofHours(24),
-          Duration.ofMinutes(30), InFlightPolicy.COALESCE, AmbiguityPolicy.REDISPATCH, "bench", "http", 3, false));
       int round = 0;
       for (int r = 0; r < repeats; r++) {
         for (String guarantee : List.of(StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE)) {
           round++;
           runs.add(measure(kafka, "baseline", guarantee, BaselineDedupTopology.build(BASELINE_INPUT, "baseline-out"),
               BASELINE_INPUT, "baseline-" + round, intents));
-          runs.add(measure(kafka, "ledger", guarantee, LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)),
-              LedgerTopics.INTENTS, "ledger-" + round, intents));
+          runs.add(measureLedger(kafka, guarantee, "ledger-" + round, intents));
         }
       }
       report(runs, intents, distinct, repeats);
     }
   }
 
+  static void createTopics(EmbeddedKafkaCluster kafka, String... extra) {
+    Map<String, Integer> topics = new HashMap<>();
+    for (String t : List.of(LedgerTopics.INTENTS, LedgerTopics.OUTCOMES, LedgerTopics.RESULTS, LedgerTopics.AUDIT,
+        LedgerTopics.INTENTS_DLQ, LedgerTopics.OUTCOMES_DLQ, LedgerTopics.dispatchTopic("bench"), BASELINE_INPUT, "baseline-out")) {
+      topics.put(t, PARTITIONS);
+    }
+    for (String t : extra) {
+      topics.put(t, PARTITIONS);
+    }
+    kafka.createTopics(topics);
+  }
+
+  static Run measureLedger(EmbeddedKafkaCluster kafka, String guarantee, String applicationId, int intents)
+      throws Exception {
+    return measure(kafka, "ledger", guarantee, LedgerTopology.build(LedgerConfig.of(POLICIES, REGISTRY)), LedgerTopics.INTENTS,
+        applicationId, intents);
+  }
+
+  static String machine() {
+    return "Machine: " + Runtime.getRuntime().availableProcessors() + " cores, "
+        + (((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+            .getTotalMemorySize() >> 30) + " GiB memory, Java " + System.getProperty("java.version") + ", "
+        + Runtime.getRuntime().maxMemory() / (1024 * 1024) + " MiB heap; date " + LocalDate.now();
+  }
+
   /** Intents with ~25% duplicates: every fourth intent repeats an earlier key. */
-  private static int produce(String bootstrap, int count) {
+  static Workload produce(String bootstrap, int count) {
     Properties props = new Properties();
     props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     props.put(ProducerConfig.LINGER_MS_CONFIG, 20);
@@ -104,10 +130,12 @@ public final class Bench {
     RegistryAvroSerde<ToolIntent> serde = new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), ToolIntent.class);
     Random random = new Random(7);
     int distinct = 0;
+    List<String> keys = new ArrayList<>(count);
     try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())) {
       for (int i = 0; i < count; i++) {
         int id = i % 4 == 3 && distinct > 0 ? random.nextInt(distinct) : distinct++;
         String key = "v1:bench-" + id;
+        keys.add(key);
         String args = "{\"amount\":" + id + ",\"to\":\"cus_" + id + "\"}";
         ToolIntent intent = ToolIntent.newBuilder().setIdempotencyKey(key).setTenant("bench").setRunId("run-" + id)
             .setStepId("step").setTool("charge_card").setArguments(args).setArgumentsHash("h" + id)
@@ -117,7 +145,7 @@ public final class Bench {
         producer.send(new ProducerRecord<>(BASELINE_INPUT, key, value));
       }
     }
-    return distinct;
+    return new Workload(keys, distinct);
   }
 
   /** Runs one topology from the start of its input until it has committed past every record. */
@@ -200,7 +228,7 @@ public final class Bench {
     say("report written to " + out);
   }
 
-  private static void say(String line) {
+  static void say(String line) {
     System.out.println("[bench] " + line);
     System.out.flush();
   }
