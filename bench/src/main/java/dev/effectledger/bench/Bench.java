@@ -60,6 +60,9 @@ public final class Bench {
     if (args.length > 0 && args[0].equals("chaos")) {
       System.exit(ChaosCommand.run(java.util.Arrays.copyOfRange(args, 1, args.length)));
     }
+    if (args.length > 0 && args[0].equals("latency")) {
+      System.exit(LatencyBench.run(java.util.Arrays.copyOfRange(args, 1, args.length)));
+    }
     if (args.length > 0 && args[0].equals("postgres")) {
       System.exit(PostgresBench.run(java.util.Arrays.copyOfRange(args, 1, args.length)));
     }

@@ -1,0 +1,248 @@
+package dev.effectledger.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.effectledger.connectors.Connectors;
+import dev.effectledger.connectors.executor.Executor;
+import dev.effectledger.connectors.executor.ExecutorConfig;
+import dev.effectledger.embedded.EmbeddedKafkaCluster;
+import dev.effectledger.policy.AmbiguityPolicy;
+import dev.effectledger.policy.InFlightPolicy;
+import dev.effectledger.policy.ToolClass;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.serde.RegistryAvroSerde;
+import dev.effectledger.schema.serde.SchemaRegistries;
+import dev.effectledger.topology.LedgerConfig;
+import dev.effectledger.topology.LedgerTopics;
+import dev.effectledger.topology.LedgerTopology;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+import org.HdrHistogram.Histogram;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
+
+/**
+ * {@code bench/run latency}: intent to reply through the ledger and a zero-latency executor (the
+ * {@code kafka} connector), against the baseline dedup topology's single hop, at fixed offered
+ * loads and commit intervals, both under exactly_once_v2, each point on a fresh broker.
+ */
+final class LatencyBench {
+
+  private static final String REGISTRY = "mock://latency";
+  private static final String BASELINE_IN = "baseline-events";
+  private static final String BASELINE_OUT = "baseline-out";
+
+  record Point(int commitMs, int load, String side, long sent, long answered, double p50, double p99, double p999) {}
+
+  private LatencyBench() {}
+
+  static int run(String[] args) throws Exception {
+    int seconds = 20;
+    int warmup = 5;
+    List<Integer> loads = List.of(500, 2_000, 10_000);
+    List<Integer> intervals = List.of(100, 20, 5);
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--seconds" -> seconds = Integer.parseInt(args[++i]);
+        case "--warmup" -> warmup = Integer.parseInt(args[++i]);
+        case "--loads" -> loads = parse(args[++i]);
+        case "--intervals" -> intervals = parse(args[++i]);
+        default -> {
+          System.err.println("usage: bench/run latency [--seconds S] [--warmup W] [--loads 500,2000,10000] [--intervals 100,20,5]");
+          return 2;
+        }
+      }
+    }
+    List<Point> points = new ArrayList<>();
+    for (int commitMs : intervals) {
+      for (int load : loads) {
+        try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1)) {
+          Bench.createTopics(kafka, "latency-effects");
+          points.add(baseline(kafka, commitMs, load, warmup, seconds));
+          points.add(ledger(kafka, commitMs, load, warmup, seconds));
+        }
+      }
+    }
+    report(points, warmup, seconds, String.join(" ", args));
+    return 0;
+  }
+
+  private static List<Integer> parse(String csv) {
+    return java.util.Arrays.stream(csv.split(",")).map(String::trim).map(Integer::parseInt).toList();
+  }
+
+  private static Properties streamsProps(EmbeddedKafkaCluster kafka, String applicationId, int commitMs) throws Exception {
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    props.put(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("latency-state").toString());
+    props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
+    props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 2);
+    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+    props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, commitMs);
+    props.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+    props.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 0);
+    return props;
+  }
+
+  private static Point baseline(EmbeddedKafkaCluster kafka, int commitMs, int load, int warmup, int seconds) throws Exception {
+    Topology topology = BaselineDedupTopology.build(BASELINE_IN, BASELINE_OUT);
+    try (KafkaStreams streams = new KafkaStreams(topology, streamsProps(kafka, "baseline-latency", commitMs))) {
+      return measure(kafka, streams, commitMs, load, warmup, seconds, "baseline (1 hop)", BASELINE_IN, BASELINE_OUT,
+          (key, id) -> ("{\"id\":" + id + "}").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+  }
+
+  private static Point ledger(EmbeddedKafkaCluster kafka, int commitMs, int load, int warmup, int seconds) throws Exception {
+    ToolPolicies policies = ToolPolicies.of(new ToolPolicy("charge_card", ToolClass.WRITE_IDEMPOTENT, Duration.ofHours(24),
+        Duration.ofMinutes(30), InFlightPolicy.COALESCE, AmbiguityPolicy.REDISPATCH, "bench", "kafka", 3, false)
+        .withSettings("kafka", new ObjectMapper().readTree("{\"topic\":\"latency-effects\"}")));
+    Properties kafkaProps = new Properties();
+    kafkaProps.put("bootstrap.servers", kafka.bootstrapServers());
+    kafkaProps.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+    ExecutorConfig executorConfig = ExecutorConfig.of(kafkaProps, List.of("bench"), REGISTRY)
+        .withCommitInterval(Duration.ofMillis(commitMs)).withGroupId("latency-executor");
+    RegistryAvroSerde<ToolIntent> serde = new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), ToolIntent.class);
+    Properties streamsProps = LedgerTopology.streamsProperties(streamsProps(kafka, "ledger-latency", commitMs));
+    try (KafkaStreams streams = new KafkaStreams(LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)), streamsProps);
+        Executor executor = Executor.start(executorConfig, Connectors.forLanes(policies, List.of("bench"), Clock.systemUTC()), policies)) {
+      return measure(kafka, streams, commitMs, load, warmup, seconds, "ledger (intent to reply)", LedgerTopics.INTENTS,
+          LedgerTopics.RESULTS, (key, id) -> serde.serialize(LedgerTopics.INTENTS, ToolIntent.newBuilder().setIdempotencyKey(key)
+              .setTenant("bench").setRunId("run-" + id).setStepId("step").setTool("charge_card")
+              .setArguments("{\"amount\":" + id + "}").setArgumentsHash("h" + id).setRequestedAt(Instant.now()).build()));
+    }
+  }
+
+  private interface Values {
+    byte[] value(String key, long id);
+  }
+
+  /**
+   * Sends unique keys at {@code load}/s for warm-up plus measured seconds, and records, for each
+   * key sent after the warm-up, the time until its first answer on {@code output} (read_committed).
+   */
+  private static Point measure(EmbeddedKafkaCluster kafka, KafkaStreams streams, int commitMs, int load, int warmup, int seconds,
+      String side, String input, String output, Values values) throws Exception {
+    streams.start();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (streams.state() != KafkaStreams.State.RUNNING && System.nanoTime() < deadline) {
+      TimeUnit.MILLISECONDS.sleep(50); // waiting for the Streams client to run
+    }
+    Map<String, Long> sentAt = new ConcurrentHashMap<>();
+    Histogram histogram = new Histogram(TimeUnit.SECONDS.toMicros(120), 3);
+    AtomicBoolean sending = new AtomicBoolean(true);
+    long[] answered = new long[1];
+    Properties cp = new Properties();
+    cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    cp.put(ConsumerConfig.GROUP_ID_CONFIG, "latency-reader-" + side.hashCode());
+    cp.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    cp.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    cp.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 5);
+    String prefix = side.startsWith("ledger") ? "l-" : "b-";
+    Thread reader = new Thread(() -> {
+      try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(cp, new StringDeserializer(), new ByteArrayDeserializer())) {
+        consumer.subscribe(List.of(output));
+        long drainUntil = Long.MAX_VALUE;
+        while (System.nanoTime() < drainUntil) {
+          for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(20))) {
+            Long sent = sentAt.remove(record.key());
+            if (sent != null) {
+              long micros = (System.nanoTime() - sent) / 1_000;
+              histogram.recordValue(Math.min(micros, histogram.getHighestTrackableValue()));
+              answered[0]++;
+            }
+          }
+          if (!sending.get() && drainUntil == Long.MAX_VALUE) {
+            drainUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+          }
+          if (!sending.get() && sentAt.isEmpty()) {
+            break;
+          }
+        }
+      }
+    }, "latency-reader");
+    reader.start();
+    Properties pp = new Properties();
+    pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    pp.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+    long sent = 0;
+    try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(pp, new StringSerializer(), new ByteArraySerializer())) {
+      long start = System.nanoTime();
+      long total = (long) load * (warmup + seconds);
+      long warmupCount = (long) load * warmup;
+      for (long i = 0; i < total; i++) {
+        long due = start + i * 1_000_000_000L / load;
+        long wait = due - System.nanoTime();
+        if (wait > 0) {
+          LockSupport.parkNanos(wait); // pacing the offered load
+        }
+        String key = "v1:" + prefix + i;
+        if (i >= warmupCount) {
+          sentAt.put(key, System.nanoTime());
+          sent++;
+        }
+        producer.send(new ProducerRecord<>(input, key, values.value(key, i)));
+      }
+    }
+    sending.set(false);
+    reader.join(TimeUnit.SECONDS.toMillis(30));
+    Point point = new Point(commitMs, load, side, sent, answered[0], histogram.getValueAtPercentile(50) / 1000.0,
+        histogram.getValueAtPercentile(99) / 1000.0, histogram.getValueAtPercentile(99.9) / 1000.0);
+    Bench.say(String.format("commit.interval.ms=%-3d load %,6d/s %-26s p50 %7.1f ms  p99 %7.1f ms  p99.9 %7.1f ms  (%,d of %,d answered)",
+        commitMs, load, side, point.p50(), point.p99(), point.p999(), point.answered(), point.sent()));
+    return point;
+  }
+
+  private static void report(List<Point> points, int warmup, int seconds, String args) throws Exception {
+    StringBuilder md = new StringBuilder("# Latency: intent to reply, against the baseline's single hop\n\n");
+    md.append("Command: `bench/run latency").append(args.isEmpty() ? "" : " " + args).append("`  \n");
+    md.append(Bench.machine()).append("  \n");
+    md.append("Each point on a fresh embedded broker, 8 partitions, exactly_once_v2, 2 stream threads, producer linger.ms=0;"
+        + " unique keys sent at a fixed rate for ").append(warmup).append(" s of warm-up (excluded) and ").append(seconds)
+        .append(" s measured; latency from send to the first committed answer (read_committed). The ledger's reply crosses"
+            + " the ledger (dispatch), the executor (kafka connector, no I/O; its commit interval set to the same value)"
+            + " and the ledger again (completion): three transactional commits.\n\n");
+    md.append("| commit.interval.ms | offered load /s | baseline p50 / p99 / p99.9 ms | ledger p50 / p99 / p99.9 ms"
+        + " | ledger p99 / baseline p99 | target |\n| ---: | ---: | --- | --- | ---: | --- |\n");
+    for (int i = 0; i + 1 < points.size(); i += 2) {
+      Point b = points.get(i);
+      Point l = points.get(i + 1);
+      md.append(String.format("| %d | %,d | %.1f / %.1f / %.1f | %.1f / %.1f / %.1f | %.2f | <= 2.0 |%n", b.commitMs(), b.load(),
+          b.p50(), b.p99(), b.p999(), l.p50(), l.p99(), l.p999(), l.p99() / b.p99()));
+    }
+    md.append("\nAnswered of sent (measured window): ");
+    points.forEach(p -> md.append(String.format("%s@%d/%d: %,d/%,d; ", p.side().split(" ")[0], p.commitMs(), p.load(), p.answered(), p.sent())));
+    md.append("\n");
+    Path out = Path.of("bench/results/latency-" + LocalDate.now() + ".md");
+    Files.createDirectories(out.getParent());
+    Files.writeString(out, md.toString());
+    System.out.println();
+    System.out.println(md);
+    Bench.say("report written to " + out);
+  }
+}
