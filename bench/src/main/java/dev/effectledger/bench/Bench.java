@@ -60,6 +60,9 @@ public final class Bench {
     if (args.length > 0 && args[0].equals("chaos")) {
       System.exit(ChaosCommand.run(java.util.Arrays.copyOfRange(args, 1, args.length)));
     }
+    if (args.length > 0 && args[0].equals("scaling")) {
+      System.exit(scaling(java.util.Arrays.copyOfRange(args, 1, args.length)));
+    }
     if (args.length > 0 && args[0].equals("latency")) {
       System.exit(LatencyBench.run(java.util.Arrays.copyOfRange(args, 1, args.length)));
     }
@@ -97,6 +100,59 @@ public final class Bench {
       }
       report(runs, intents, distinct, repeats);
     }
+  }
+
+  /** {@code bench/run scaling}: the ledger with 1, 2 and 4 instances (one stream thread each) on 8 partitions. */
+  private static int scaling(String[] args) throws Exception {
+    int intents = 400_000;
+    int repeats = 3;
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--intents" -> intents = Integer.parseInt(args[++i]);
+        case "--repeats" -> repeats = Integer.parseInt(args[++i]);
+        default -> {
+          System.err.println("usage: bench/run scaling [--intents N] [--repeats R]");
+          return 2;
+        }
+      }
+    }
+    List<Integer> sizes = List.of(1, 2, 4);
+    Map<Integer, List<Double>> results = new java.util.TreeMap<>();
+    try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1)) {
+      createTopics(kafka);
+      Workload workload = produce(kafka.bootstrapServers(), intents);
+      for (int r = 0; r < repeats; r++) {
+        for (int n : sizes) {
+          Run run = measure(kafka, "ledger", StreamsConfig.EXACTLY_ONCE_V2, () -> LedgerTopology.build(LedgerConfig.of(POLICIES, REGISTRY)),
+              LedgerTopics.INTENTS, "scaling-" + n + "-" + r, intents, n, 1);
+          results.computeIfAbsent(n, k -> new ArrayList<>()).add(run.perSecond());
+        }
+      }
+      double one = medianOf(results.get(1));
+      StringBuilder md = new StringBuilder("# Scaling: ledger instances on 8 partitions\n\n");
+      md.append("Command: `bench/run scaling --intents ").append(intents).append(" --repeats ").append(repeats).append("`  \n");
+      md.append(machine()).append("  \n");
+      md.append("One embedded broker (in the same JVM), 8 partitions, exactly_once_v2, commit.interval.ms=100, each instance a"
+          + " Kafka Streams client with one stream thread and its own state directory; ").append(intents).append(" intents, ")
+          .append((intents - workload.distinct()) * 100 / intents).append("% duplicates. Median of ").append(repeats).append(" runs.\n\n");
+      md.append("| instances | intents/s (median) | speed-up over 1 | all runs |\n| ---: | ---: | ---: | --- |\n");
+      for (int n : sizes) {
+        double v = medianOf(results.get(n));
+        md.append(String.format("| %d | %,.0f | %.2f | %s |%n", n, v, v / one,
+            results.get(n).stream().map(x -> String.format("%,.0f", x)).toList()));
+      }
+      Path chart = Charts.scaling(results, Path.of("bench/results/scaling-" + LocalDate.now() + ".png"));
+      md.append("\n![throughput by instances](").append(chart.getFileName()).append(")\n");
+      Path out = Path.of("bench/results/scaling-" + LocalDate.now() + ".md");
+      Files.writeString(out, md.toString());
+      System.out.println(md);
+      say("report written to " + out);
+    }
+    return 0;
+  }
+
+  private static double medianOf(List<Double> values) {
+    return values.stream().sorted().toList().get(values.size() / 2);
   }
 
   static void createTopics(EmbeddedKafkaCluster kafka, String... extra) {
@@ -154,35 +210,50 @@ public final class Bench {
   /** Runs one topology from the start of its input until it has committed past every record. */
   private static Run measure(EmbeddedKafkaCluster kafka, String name, String guarantee, Topology topology, String input,
       String applicationId, int records) throws Exception {
-    Path stateDir = Files.createTempDirectory("bench-state");
+    return measure(kafka, name, guarantee, () -> topology, input, applicationId, records, 1, 2);
+  }
+
+  /**
+   * Runs {@code instances} Kafka Streams clients of one application, {@code threads} stream
+   * threads each, from the start of the input until they have committed past every record.
+   */
+  static Run measure(EmbeddedKafkaCluster kafka, String name, String guarantee, java.util.function.Supplier<Topology> topology,
+      String input, String applicationId, int records, int instances, int threads) throws Exception {
+    List<KafkaStreams> clients = new ArrayList<>();
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-    props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
     props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
-    props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 2);
+    props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads);
     props.put(StreamsConfig.consumerPrefix("auto.offset.reset"), "earliest");
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
     // The same commit interval for both guarantees (at_least_once defaults to 30 s, which would
     // measure the interval, not the work); progress is read from committed offsets.
     props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
     Properties effective = name.equals("ledger") ? LedgerTopology.streamsProperties(props) : props;
-    try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()));
-        KafkaStreams streams = new KafkaStreams(topology, effective)) {
+    for (int i = 0; i < instances; i++) {
+      Properties own = new Properties();
+      own.putAll(effective);
+      own.put(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("bench-state").toString());
+      clients.add(new KafkaStreams(topology.get(), own));
+    }
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
       Map<TopicPartition, Long> end = new HashMap<>();
       for (int p = 0; p < PARTITIONS; p++) {
         TopicPartition tp = new TopicPartition(input, p);
         end.put(tp, admin.listOffsets(Map.of(tp, OffsetSpec.latest())).all().get().get(tp).offset());
       }
       long start = System.nanoTime();
-      streams.start();
+      clients.forEach(KafkaStreams::start);
       while (!caughtUp(admin, applicationId, end)) {
         TimeUnit.MILLISECONDS.sleep(100); // polling the committed offsets; the measure's resolution
       }
       double seconds = (System.nanoTime() - start) / 1e9;
       double perSecond = records / seconds;
-      say(String.format("%-8s %-16s %,10.0f intents/s (%.1f s)", name, guarantee, perSecond, seconds));
+      say(String.format("%-8s %-16s %d×%d threads %,10.0f intents/s (%.1f s)", name, guarantee, instances, threads, perSecond, seconds));
       return new Run(name, guarantee, perSecond);
+    } finally {
+      clients.forEach(KafkaStreams::close);
     }
   }
 

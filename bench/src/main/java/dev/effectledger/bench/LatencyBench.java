@@ -238,6 +238,8 @@ final class LatencyBench {
     md.append("\nAnswered of sent (measured window): ");
     points.forEach(p -> md.append(String.format("%s@%d/%d: %,d/%,d; ", p.side().split(" ")[0], p.commitMs(), p.load(), p.answered(), p.sent())));
     md.append("\n");
+    Path chart = Charts.latency(points, Path.of("bench/results/latency-" + LocalDate.now() + ".png"));
+    md.append("\n![p99 latency by offered load](").append(chart.getFileName()).append(")\n");
     Path out = Path.of("bench/results/latency-" + LocalDate.now() + ".md");
     Files.createDirectories(out.getParent());
     Files.writeString(out, md.toString());
