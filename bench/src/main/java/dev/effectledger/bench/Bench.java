@@ -60,6 +60,9 @@ public final class Bench {
     if (args.length > 0 && args[0].equals("chaos")) {
       System.exit(ChaosCommand.run(java.util.Arrays.copyOfRange(args, 1, args.length)));
     }
+    if (args.length > 0 && args[0].equals("state")) {
+      System.exit(StateBench.run(java.util.Arrays.copyOfRange(args, 1, args.length)));
+    }
     if (args.length > 0 && args[0].equals("scaling")) {
       System.exit(scaling(java.util.Arrays.copyOfRange(args, 1, args.length)));
     }
@@ -257,7 +260,7 @@ public final class Bench {
     }
   }
 
-  private static boolean caughtUp(Admin admin, String group, Map<TopicPartition, Long> end) throws Exception {
+  static boolean caughtUp(Admin admin, String group, Map<TopicPartition, Long> end) throws Exception {
     Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
     return end.entrySet().stream().allMatch(e -> committed.get(e.getKey()) != null && committed.get(e.getKey()).offset() >= e.getValue());
   }

@@ -1,0 +1,313 @@
+package dev.effectledger.bench;
+
+import dev.effectledger.embedded.EmbeddedKafkaCluster;
+import dev.effectledger.schema.AuditType;
+import dev.effectledger.schema.Outcome;
+import dev.effectledger.schema.OutcomeStatus;
+import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.serde.RegistryAvroSerde;
+import dev.effectledger.schema.serde.SchemaRegistries;
+import dev.effectledger.topology.LedgerConfig;
+import dev.effectledger.topology.LedgerObserver;
+import dev.effectledger.topology.LedgerTopics;
+import dev.effectledger.topology.LedgerTopology;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.processor.StateRestoreListener;
+
+/**
+ * {@code bench/run state}: bytes per ledger entry on disk and in the changelog, store size at 10
+ * million keys (24 h window), restore time from the changelog, and the purge cost per expired entry
+ * in a small store and in a large one. Entries are completed by outcomes produced directly (no
+ * executor), all with record times two days ago, so that ticks on every partition can move stream
+ * time past the window and drive the expiry purge.
+ */
+final class StateBench {
+
+  private static final String REGISTRY = "mock://state";
+  private static final int PARTITIONS = 8;
+  private static final long T0 = Instant.now().minus(Duration.ofDays(2)).toEpochMilli();
+
+  /** One store's figures. */
+  record Figures(long keys, long expired, long diskBytes, long deadlineDiskBytes, long changelogBytes, double restoreSeconds,
+      long restoredRecords, double purgeMicrosPerEntry) {}
+
+  private StateBench() {}
+
+  static int run(String[] args) throws Exception {
+    long large = 10_000_000;
+    long small = 1_000_000;
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--keys" -> large = Long.parseLong(args[++i]);
+        case "--expire" -> small = Long.parseLong(args[++i]);
+        default -> {
+          System.err.println("usage: bench/run state [--keys 10000000] [--expire 1000000]");
+          return 2;
+        }
+      }
+    }
+    Figures smallStore = measure(small, small);
+    Figures largeStore = measure(large, small);
+    report(smallStore, largeStore, String.join(" ", args));
+    return 0;
+  }
+
+  /** A store of {@code keys} completed entries of which {@code expiring} fall out of the window. */
+  private static Figures measure(long keys, long expiring) throws Exception {
+    Bench.say(String.format("state: %,d keys, %,d of them to expire", keys, expiring));
+    try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1)) {
+      Bench.createTopics(kafka);
+      String app = "state-" + keys;
+      AtomicLong expired = new AtomicLong();
+      AtomicLong firstExpiry = new AtomicLong();
+      AtomicLong lastExpiry = new AtomicLong();
+      LedgerObserver observer = new LedgerObserver() {
+        @Override
+        public void decided(String tool, AuditType type) {
+          if (type == AuditType.EXPIRED) {
+            long now = System.nanoTime();
+            firstExpiry.compareAndSet(0, now);
+            lastExpiry.set(now);
+            expired.incrementAndGet();
+          }
+        }
+      };
+      LedgerConfig config = LedgerConfig.of(Bench.POLICIES, REGISTRY).withObserver(observer);
+      Path loadDir = Files.createTempDirectory("state-load");
+      try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+        long loadStart = System.nanoTime();
+        KafkaStreams loading = new KafkaStreams(LedgerTopology.build(config), props(kafka, app, loadDir));
+        loading.start();
+        // Intents first, outcomes once every intent is in the ledger: an outcome read before its
+        // intent would find no entry and be dropped as late.
+        for (String topic : List.of(LedgerTopics.INTENTS, LedgerTopics.OUTCOMES)) {
+          produce(kafka.bootstrapServers(), topic, keys, expiring);
+          Map<TopicPartition, Long> ends = ends(admin, topic);
+          long lastReport = System.nanoTime();
+          while (!Bench.caughtUp(admin, app, ends)) {
+            TimeUnit.MILLISECONDS.sleep(500); // polling the committed offsets
+            if (System.nanoTime() - lastReport > TimeUnit.SECONDS.toNanos(30)) {
+              Bench.say(String.format("state: loading %s, %d s", topic, TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - loadStart)));
+              lastReport = System.nanoTime();
+            }
+          }
+        }
+        Bench.say(String.format("state: loaded in %.0f s", (System.nanoTime() - loadStart) / 1e9));
+        loading.close(new KafkaStreams.CloseOptions().leaveGroup(true).timeout(Duration.ofSeconds(60)));
+        long disk = size(loadDir, LedgerTopics.LEDGER_STORE);
+        long deadlineDisk = size(loadDir, LedgerTopics.DEADLINE_STORE);
+        long changelog = changelogBytes(admin, app + "-" + LedgerTopics.LEDGER_STORE + "-changelog");
+
+        // Restore: a new instance with an empty state directory reads the changelogs back.
+        Path restoreDir = Files.createTempDirectory("state-restore");
+        AtomicLong restored = new AtomicLong();
+        AtomicLong restoreFirst = new AtomicLong();
+        AtomicLong restoreLast = new AtomicLong();
+        long restoreStart = System.nanoTime();
+        try (KafkaStreams streams = new KafkaStreams(LedgerTopology.build(config), props(kafka, app, restoreDir))) {
+          streams.setGlobalStateRestoreListener(new StateRestoreListener() {
+            @Override
+            public void onRestoreStart(TopicPartition tp, String store, long start, long end) {
+              restoreFirst.compareAndSet(0, System.nanoTime());
+            }
+
+            @Override
+            public void onBatchRestored(TopicPartition tp, String store, long batchEnd, long count) {
+              restored.addAndGet(count);
+            }
+
+            @Override
+            public void onRestoreEnd(TopicPartition tp, String store, long total) {
+              restoreLast.set(System.nanoTime());
+            }
+          });
+          streams.start();
+          while (streams.state() != KafkaStreams.State.RUNNING) {
+            TimeUnit.MILLISECONDS.sleep(100); // polling the restore's end
+          }
+          double untilRunning = (System.nanoTime() - restoreStart) / 1e9;
+          double restoreSeconds = (restoreLast.get() - restoreFirst.get()) / 1e9;
+          Bench.say(String.format("state: restored %,d changelog records in %.1f s (%.1f s from start to RUNNING)", restored.get(),
+              restoreSeconds, untilRunning));
+
+          // Purge: ticks on every partition move stream time past the window, one punctuation each.
+          long ticksPerPartition = expiring / PARTITIONS / 1000 + 20;
+          tick(kafka.bootstrapServers(), ticksPerPartition);
+          long waitStart = System.nanoTime();
+          long seen = -1;
+          while (expired.get() < expiring && System.nanoTime() - waitStart < TimeUnit.MINUTES.toNanos(10)) {
+            TimeUnit.SECONDS.sleep(10); // polling the expiry count
+            if (expired.get() == seen && seen > 0) {
+              Bench.say(String.format("state: expiry stopped at %,d of %,d", seen, expiring));
+              break; // no progress in 10 s: the ticks are used up
+            }
+            seen = expired.get();
+          }
+          double purgeMicros = (lastExpiry.get() - firstExpiry.get()) / 1e3 / Math.max(1, expired.get());
+          Bench.say(String.format("state: %,d entries expired, %.1f µs each", expired.get(), purgeMicros));
+          return new Figures(keys, expired.get(), disk, deadlineDisk, changelog, restoreSeconds, restored.get(), purgeMicros);
+        }
+      }
+    }
+  }
+
+  private static Properties props(EmbeddedKafkaCluster kafka, String app, Path dir) {
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, app);
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    props.put(StreamsConfig.STATE_DIR_CONFIG, dir.toString());
+    props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
+    props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 2);
+    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+    props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
+    props.put(StreamsConfig.consumerPrefix("auto.offset.reset"), "earliest");
+    return LedgerTopology.streamsProperties(props);
+  }
+
+  /** Intents for {@code keys} keys, or their SUCCEEDED outcomes; the first {@code expiring} complete 12 h earlier than the rest. */
+  private static void produce(String bootstrap, String topic, long keys, long expiring) {
+    Properties props = new Properties();
+    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    props.put(ProducerConfig.LINGER_MS_CONFIG, 20);
+    props.put(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
+    var registry = SchemaRegistries.forUrl(REGISTRY);
+    RegistryAvroSerde<ToolIntent> intents = new RegistryAvroSerde<>(registry, ToolIntent.class);
+    RegistryAvroSerde<Outcome> outcomes = new RegistryAvroSerde<>(registry, Outcome.class);
+    try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())) {
+      {
+        for (long i = 0; i < keys; i++) {
+          long at = i < expiring ? T0 : T0 + TimeUnit.HOURS.toMillis(12);
+          String key = "v1:state-" + i;
+          byte[] value = topic.equals(LedgerTopics.INTENTS)
+              ? intents.serialize(topic, ToolIntent.newBuilder().setIdempotencyKey(key).setTenant("bench").setRunId("run-" + i)
+                  .setStepId("step").setTool("charge_card").setArguments("{\"amount\":" + i + ",\"to\":\"cus_" + i + "\"}")
+                  .setArgumentsHash("h" + i).setRequestedAt(Instant.ofEpochMilli(at)).build())
+              : outcomes.serialize(topic, Outcome.newBuilder().setIdempotencyKey(key).setTenant("bench").setTool("charge_card")
+                  .setAttempt(1).setStatus(OutcomeStatus.SUCCEEDED).setResultJson("{\"id\":\"ch_" + i + "\"}").setEffectId("ch_" + i)
+                  .setCompletedAt(Instant.ofEpochMilli(at + 1000)).build());
+          producer.send(new ProducerRecord<>(topic, null, topic.equals(LedgerTopics.INTENTS) ? at : at + 1000, key, value));
+          if (i > 0 && i % 2_000_000 == 0) {
+            Bench.say(String.format("state: produced %,d %s", i, topic));
+          }
+        }
+      }
+    }
+  }
+
+  private static void tick(String bootstrap, long perPartition) {
+    Properties props = new Properties();
+    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    RegistryAvroSerde<ToolIntent> intents = new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), ToolIntent.class);
+    try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())) {
+      for (long j = 1; j <= perPartition; j++) {
+        long at = T0 + TimeUnit.HOURS.toMillis(25) + j * 60_000;
+        for (int p = 0; p < PARTITIONS; p++) {
+          String key = "v1:tick-" + p;
+          byte[] value = intents.serialize(LedgerTopics.INTENTS, ToolIntent.newBuilder().setIdempotencyKey(key).setTenant("bench")
+              .setRunId("tick").setStepId("tick").setTool("charge_card").setArguments("{}").setArgumentsHash("tick")
+              .setRequestedAt(Instant.ofEpochMilli(at)).build());
+          producer.send(new ProducerRecord<>(LedgerTopics.INTENTS, p, at, key, value));
+        }
+      }
+    }
+  }
+
+  private static Map<TopicPartition, Long> ends(Admin admin, String... topics) throws Exception {
+    Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+    for (String topic : topics) {
+      for (int p = 0; p < PARTITIONS; p++) {
+        latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
+      }
+    }
+    Map<TopicPartition, Long> ends = new HashMap<>();
+    admin.listOffsets(latest).all().get().forEach((tp, info) -> ends.put(tp, info.offset()));
+    return ends;
+  }
+
+  /** Bytes of every RocksDB directory of {@code store} under the state directory. */
+  private static long size(Path stateDir, String store) throws IOException {
+    List<Path> stores;
+    try (Stream<Path> paths = Files.walk(stateDir)) {
+      stores = paths.filter(p -> Files.isDirectory(p) && p.getFileName().toString().equals(store)).toList();
+    }
+    long bytes = 0;
+    for (Path dir : stores) {
+      try (Stream<Path> files = Files.walk(dir)) {
+        bytes += files.filter(Files::isRegularFile).mapToLong(f -> f.toFile().length()).sum();
+      }
+    }
+    return bytes;
+  }
+
+  private static long changelogBytes(Admin admin, String topic) throws Exception {
+    List<Integer> brokers = new ArrayList<>();
+    admin.describeCluster().nodes().get().forEach(n -> brokers.add(n.id()));
+    long bytes = 0;
+    for (var dirs : admin.describeLogDirs(brokers).allDescriptions().get().values()) {
+      for (var dir : dirs.values()) {
+        for (var e : dir.replicaInfos().entrySet()) {
+          if (e.getKey().topic().equals(topic)) {
+            bytes += e.getValue().size();
+          }
+        }
+      }
+    }
+    return bytes;
+  }
+
+  private static void report(Figures small, Figures large, String args) throws IOException {
+    StringBuilder md = new StringBuilder("# Ledger state: size, restore and purge\n\n");
+    md.append("Command: `bench/run state").append(args.isEmpty() ? "" : " " + args).append("`  \n");
+    md.append(Bench.machine()).append("  \n");
+    md.append("Each store on a fresh embedded broker, 8 partitions, exactly_once_v2, record cache on, 24 h window. Entries are"
+        + " completed by SUCCEEDED outcomes produced directly. Disk bytes are the RocksDB files after a clean close"
+        + " (LZ4-compressed SSTs as Kafka Streams configures them); changelog bytes are the broker's log size of the ledger"
+        + " store's changelog (not compacted yet). Restore: a new instance with an empty state directory, until RUNNING."
+        + " Purge: ticks on every partition move stream time past the window; the cost is the time from the first to the"
+        + " last expiry over the entries expired (each: a store delete, an index delete, an audit record, two changelog"
+        + " tombstones).\n\n");
+    md.append("Restore time is from the first store partition's restore start to the last one's end (the listener's"
+        + " view), the changelogs of the ledger store and of the deadline index together.\n\n");
+    md.append("| store | keys | ledger bytes/entry on disk | deadline index bytes/entry | changelog bytes/entry | restore"
+        + " (s) | restore per million entries (s) | expired | purge µs/entry |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for (Figures f : List.of(small, large)) {
+      md.append(String.format("| %s | %,d | %.0f | %.0f | %.0f | %.1f | %.1f | %,d | %.1f |%n", f == small ? "small" : "large",
+          f.keys(), (double) f.diskBytes() / f.keys(), (double) f.deadlineDiskBytes() / f.keys(),
+          (double) f.changelogBytes() / f.keys(), f.restoreSeconds(), f.restoreSeconds() / (f.keys() / 1e6), f.expired(),
+          f.purgeMicrosPerEntry()));
+    }
+    md.append(String.format("%nStore size at %,d keys: %,d MiB ledger + %,d MiB deadline index on disk, %,d MiB changelog.%n",
+        large.keys(), large.diskBytes() >> 20, large.deadlineDiskBytes() >> 20, large.changelogBytes() >> 20));
+    md.append(String.format("Purge cost, large store / small store: %.2f (flat is 1.0).%n",
+        large.purgeMicrosPerEntry() / small.purgeMicrosPerEntry()));
+    Path out = Path.of("bench/results/state-" + LocalDate.now() + ".md");
+    Files.createDirectories(out.getParent());
+    Files.writeString(out, md.toString());
+    System.out.println();
+    System.out.println(md);
+    Bench.say("report written to " + out);
+  }
+}
