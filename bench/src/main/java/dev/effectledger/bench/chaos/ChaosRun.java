@@ -149,6 +149,21 @@ public final class ChaosRun {
 
   public Result run() throws Exception {
     long started = System.nanoTime();
+    // If the harness itself is stopped, its processes go with it rather than linger.
+    Thread reaper = new Thread(() -> nodes.forEach(n -> {
+      if (n.process != null) {
+        n.process.destroyForcibly();
+      }
+    }), "chaos-reaper");
+    Runtime.getRuntime().addShutdownHook(reaper);
+    try {
+      return runAll(started);
+    } finally {
+      Runtime.getRuntime().removeShutdownHook(reaper);
+    }
+  }
+
+  private Result runAll(long started) throws Exception {
     Files.createDirectories(options.dir());
     int registryPort = freePort();
     Node cluster = new Node("cluster", jarCommand("1g", "broker", "--brokers", "3", "--registry-port",
