@@ -60,6 +60,10 @@ public final class Bench {
     if (args.length > 0 && args[0].equals("chaos")) {
       System.exit(ChaosCommand.run(java.util.Arrays.copyOfRange(args, 1, args.length)));
     }
+    if (args.length > 0 && args[0].equals("jmh")) {
+      org.openjdk.jmh.Main.main(java.util.Arrays.copyOfRange(args, 1, args.length));
+      return;
+    }
     if (args.length > 0 && args[0].equals("state")) {
       System.exit(StateBench.run(java.util.Arrays.copyOfRange(args, 1, args.length)));
     }
