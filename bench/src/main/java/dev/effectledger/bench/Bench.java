@@ -150,10 +150,7 @@ public final class Bench {
       }
       Path chart = Charts.scaling(results, Path.of("bench/results/scaling-" + LocalDate.now() + ".png"));
       md.append("\n![throughput by instances](").append(chart.getFileName()).append(")\n");
-      Path out = Path.of("bench/results/scaling-" + LocalDate.now() + ".md");
-      Files.writeString(out, md.toString());
-      System.out.println(md);
-      say("report written to " + out);
+      writeReport("scaling", md);
     }
     return 0;
   }
@@ -301,7 +298,12 @@ public final class Bench {
     md.append(String.format("| baseline exactly_once_v2 / at_least_once | %.2f | (reference) |%n", baseEos / baseAlos));
     md.append("\nAll runs:\n\n| topology | guarantee | intents/s |\n| --- | --- | ---: |\n");
     runs.forEach(r -> md.append(String.format("| %s | %s | %,.0f |%n", r.name(), r.guarantee(), r.perSecond())));
-    Path out = Path.of("bench/results/throughput-" + LocalDate.now() + ".md");
+    writeReport("throughput", md);
+  }
+
+  /** Writes {@code bench/results/<name>-<date>.md} and prints it. */
+  static void writeReport(String name, CharSequence md) throws IOException {
+    Path out = Path.of("bench/results/" + name + "-" + LocalDate.now() + ".md");
     Files.createDirectories(out.getParent());
     Files.writeString(out, md.toString());
     System.out.println();

@@ -240,11 +240,6 @@ final class LatencyBench {
     md.append("\n");
     Path chart = Charts.latency(points, Path.of("bench/results/latency-" + LocalDate.now() + ".png"));
     md.append("\n![p99 latency by offered load](").append(chart.getFileName()).append(")\n");
-    Path out = Path.of("bench/results/latency-" + LocalDate.now() + ".md");
-    Files.createDirectories(out.getParent());
-    Files.writeString(out, md.toString());
-    System.out.println();
-    System.out.println(md);
-    Bench.say("report written to " + out);
+    Bench.writeReport("latency", md);
   }
 }

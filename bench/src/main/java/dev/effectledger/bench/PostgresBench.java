@@ -230,11 +230,6 @@ final class PostgresBench {
         + " them loses or repeats dispatches. The per-request table is atomic per intent but dispatches nothing.\n");
     md.append("\nAll runs:\n\n| approach | intents/s |\n| --- | ---: |\n");
     results.forEach(r -> md.append(String.format("| %s | %,.0f |%n", r.name(), r.perSecond())));
-    Path out = Path.of("bench/results/postgres-" + LocalDate.now() + ".md");
-    Files.createDirectories(out.getParent());
-    Files.writeString(out, md.toString());
-    System.out.println();
-    System.out.println(md);
-    Bench.say("report written to " + out);
+    Bench.writeReport("postgres", md);
   }
 }

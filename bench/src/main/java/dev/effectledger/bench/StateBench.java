@@ -303,11 +303,6 @@ final class StateBench {
         large.keys(), large.diskBytes() >> 20, large.deadlineDiskBytes() >> 20, large.changelogBytes() >> 20));
     md.append(String.format("Purge cost, large store / small store: %.2f (flat is 1.0).%n",
         large.purgeMicrosPerEntry() / small.purgeMicrosPerEntry()));
-    Path out = Path.of("bench/results/state-" + LocalDate.now() + ".md");
-    Files.createDirectories(out.getParent());
-    Files.writeString(out, md.toString());
-    System.out.println();
-    System.out.println(md);
-    Bench.say("report written to " + out);
+    Bench.writeReport("state", md);
   }
 }
