@@ -93,6 +93,7 @@ final class ChaosCommand {
         | broker stopped and restarted | %d |
         | effects at the payment API | %,d |
         | steps with a final answer | %,d of %,d |
+        | intents published / replies (each intent has at least one) | %,d / %,d |
         | keys held as UNKNOWN on the way | %,d |
         | reconciler at the end | %s |
         | wall time | %d s |
@@ -102,7 +103,7 @@ final class ChaosCommand {
         """.formatted(LocalDate.now(), args, Runtime.getRuntime().availableProcessors(), Runtime.getRuntime().maxMemory() >> 20,
         System.getProperty("java.version"), System.getProperty("os.name"), o.ignoreKeys() ? "payment API ignores keys" : "payment API honours Idempotency-Key",
         r.actions(), r.steps(), o.agents(), o.processors(), o.executors(), o.faultPercent(), r.processKills(), r.agentKills(),
-        r.brokerStops(), r.effects(), r.answered(), r.steps(), r.heldUnknown(), r.reconciliation(), r.seconds(),
+        r.brokerStops(), r.effects(), r.answered(), r.steps(), r.intents(), r.replies(), r.heldUnknown(), r.reconciliation(), r.seconds(),
         r.violations().size(), r.violations().isEmpty() ? "No violation." : "Violations:\n\n- " + String.join("\n- ", r.violations()));
     Files.writeString(file, text);
     System.out.println("chaos: report written to " + file);

@@ -69,13 +69,13 @@ public final class ChaosRun {
 
   /** What the run saw. */
   public record Result(int actions, int steps, int processKills, int agentKills, int brokerStops, long effects,
-      int answered, int heldUnknown, ToolReport reconciliation, long seconds, List<String> violations) {
+      int answered, long intents, long replies, int heldUnknown, ToolReport reconciliation, long seconds, List<String> violations) {
 
     public String summary() {
       return String.format("chaos: %d actions (%d steps), %d process kills, %d agent kills, %d broker stops, %d effects,"
-              + " %d of %d steps answered, %d keys held as UNKNOWN on the way, reconciler %s, %d s, %d violation(s)",
-          actions, steps, processKills, agentKills, brokerStops, effects, answered, steps, heldUnknown, reconciliation, seconds,
-          violations.size());
+              + " %d of %d steps answered, %d intents and %d replies, %d keys held as UNKNOWN on the way, reconciler %s, %d s,"
+              + " %d violation(s)", actions, steps, processKills, agentKills, brokerStops, effects, answered, steps, intents, replies,
+          heldUnknown, reconciliation, seconds, violations.size());
     }
   }
 
@@ -302,8 +302,15 @@ public final class ChaosRun {
       say("reconciler, all passes: " + report);
       Set<String> held = heldKeys(kafka, registry);
       long effects = check(violations, held, ports[0], report);
+      Map<String, Long> intents = countByKey(kafka, "tool-intents");
+      Map<String, Long> replies = countByKey(kafka, "tool-results");
+      List<String> unanswered = intents.entrySet().stream().filter(e -> replies.getOrDefault(e.getKey(), 0L) < e.getValue())
+          .map(e -> e.getKey() + ": " + e.getValue() + " intents, " + replies.getOrDefault(e.getKey(), 0L) + " replies").toList();
+      unanswered.stream().limit(20).forEach(u -> violations.add("intents without a reply: " + u));
+      long intentCount = intents.values().stream().mapToLong(Long::longValue).sum();
+      long replyCount = replies.values().stream().mapToLong(Long::longValue).sum();
       Result result = new Result(options.actions(), steps(), processKills.get(), agentKills.get(), brokerStops.get(), effects,
-          answered(), held.size(), report, TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started), List.copyOf(violations));
+          answered(), intentCount, replyCount, held.size(), report, TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started), List.copyOf(violations));
       say(result.summary());
       violations.stream().limit(50).forEach(v -> say("VIOLATION " + v));
       return result;
@@ -386,6 +393,29 @@ public final class ChaosRun {
     }
     CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new)).exceptionally(e -> null).join();
     return stuck;
+  }
+
+  /** Committed records per key on {@code topic}. */
+  private static Map<String, Long> countByKey(Properties kafka, String topic) {
+    Properties props = new Properties();
+    props.putAll(kafka);
+    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    Map<String, Long> counts = new java.util.HashMap<>();
+    try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
+        new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+      List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
+          .map(p -> new TopicPartition(p.topic(), p.partition())).toList();
+      consumer.assign(partitions);
+      consumer.seekToBeginning(partitions);
+      Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
+      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
+      while (partitions.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp)) && System.nanoTime() < deadline) {
+        for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(500))) {
+          counts.merge(String.valueOf(record.key()), 1L, Long::sum);
+        }
+      }
+    }
+    return counts;
   }
 
   /** Keys the ledger held as UNKNOWN at some point, from tool-audit. */

@@ -34,6 +34,8 @@ class ChaosRunIT {
     assertThat(result.answered()).isEqualTo(result.steps()).isEqualTo(2_040);
     assertThat(result.effects()).as("one effect per step: 2,000 actions, 40 of them meant twice").isEqualTo(2_040);
     assertThat(result.reconciliation().confirmed()).isEqualTo(2_040);
+    assertThat(result.intents()).as("the four retry layers sent more than one intent per step").isGreaterThan(2 * 2_040);
+    assertThat(result.replies()).isGreaterThanOrEqualTo(result.intents());
   }
 
   @Test
