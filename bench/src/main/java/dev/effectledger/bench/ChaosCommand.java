@@ -17,7 +17,8 @@ import java.time.format.DateTimeFormatter;
 final class ChaosCommand {
 
   private static final String USAGE = "usage: bench/run chaos [--actions N] [--agents A] [--processors P] [--executors E]"
-      + " [--mode keys|ignore-keys] [--seed S] [--kill-every MIN-MAX] [--fault-percent P] [--partitions N] [--report]";
+      + " [--mode keys|ignore-keys] [--seed S] [--kill-every MIN-MAX] [--fault-percent P] [--partitions N] [--max-faults F]"
+      + " [--report]";
 
   private ChaosCommand() {}
 
@@ -32,6 +33,7 @@ final class ChaosCommand {
     Duration maxGap = Duration.ofSeconds(5);
     int faultPercent = 12;
     int partitions = 8;
+    int maxFaults = 0;
     boolean report = false;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
@@ -52,6 +54,7 @@ final class ChaosCommand {
         }
         case "--fault-percent" -> faultPercent = Integer.parseInt(args[++i]);
         case "--partitions" -> partitions = Integer.parseInt(args[++i]);
+        case "--max-faults" -> maxFaults = Integer.parseInt(args[++i]);
         case "--report" -> report = true;
         default -> {
           System.err.println(USAGE);
@@ -63,7 +66,7 @@ final class ChaosCommand {
     Path dir = Path.of("bench", "target", "chaos-" + stamp).toAbsolutePath();
     System.out.println("chaos: processes' logs in " + dir);
     ChaosRun.Options options = new ChaosRun.Options(agents, actions / agents, processors, executors, ignoreKeys, seed, minGap, maxGap,
-        faultPercent, partitions, dir);
+        faultPercent, partitions, maxFaults, dir);
     ChaosRun.Result result = new ChaosRun(options).run();
     if (report) {
       write(options, result, String.join(" ", args));

@@ -59,8 +59,13 @@ public final class ChaosRun {
   private static final String PAYMENTS = "payments";
 
   /** What to run. */
+  /**
+   * What to run. {@code maxFaults} bounds the schedule (0: faults until the agents are done): when
+   * faults come faster than the pipeline recovers (a killed processor restores its tasks from the
+   * changelog under exactly_once_v2), nothing finishes, so a short run stops faulting after a few.
+   */
   public record Options(int agents, int actionsPerAgent, int processors, int executors, boolean ignoreKeys, long seed,
-      Duration minGap, Duration maxGap, int faultPercent, int partitions, Path dir) {
+      Duration minGap, Duration maxGap, int faultPercent, int partitions, int maxFaults, Path dir) {
 
     public int actions() {
       return agents * actionsPerAgent;
@@ -264,7 +269,8 @@ public final class ChaosRun {
               agentKills.get(), brokerStops.get()));
           nextReport = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
         }
-        if (System.nanoTime() < nextFault || finished.size() == agents.size()) {
+        if (System.nanoTime() < nextFault || finished.size() == agents.size()
+            || options.maxFaults() > 0 && processKills.get() + agentKills.get() + brokerStops.get() >= options.maxFaults()) {
           continue;
         }
         int pick = faults++ % 4; // processor, executor, agent, broker in turn; victims and gaps seeded
