@@ -24,9 +24,9 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.HashSet;
 import java.util.Properties;
 import java.util.Set;
 import java.util.UUID;
@@ -39,6 +39,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -134,7 +136,7 @@ public final class Executor implements AutoCloseable {
     this.producer = new KafkaProducer<>(producerProps, new ByteArraySerializer(), new ByteArraySerializer());
     List<String> journalledLanes = config.lanes().stream().filter(lane -> policies.tools().values().stream()
         .anyMatch(p -> p.lane().equals(lane) && needsJournal(p.name()))).toList();
-    this.journalledTopics = journalledLanes.stream().map(lane -> "tool-dispatch." + lane).collect(java.util.stream.Collectors.toSet());
+    this.journalledTopics = journalledLanes.stream().map(lane -> "tool-dispatch." + lane).collect(Collectors.toSet());
     this.journal = journalledLanes.isEmpty() ? null : AttemptJournal.open(config.kafka(), journalledLanes);
     this.workers = Executors.newFixedThreadPool(config.concurrency(), r -> {
       Thread t = new Thread(r, "effect-worker");
@@ -313,7 +315,7 @@ public final class Executor implements AutoCloseable {
     }
   }
 
-  private void runInKeyOrder(String key, java.util.function.Supplier<Finished> effect) {
+  private void runInKeyOrder(String key, Supplier<Finished> effect) {
     CompletableFuture<Void> previous = tails.getOrDefault(key, CompletableFuture.completedFuture(null));
     CompletableFuture<Void> next = previous.handle((ignored, error) -> null)
         .thenRunAsync(() -> finished.add(effect.get()), workers);
