@@ -105,7 +105,9 @@ public final class ChaosAgent {
       }
       if (answered.size() >= nextReport && nextReport > 0) {
         System.out.printf("agent %d: %d of %d steps answered%n", agent, answered.size(), total);
-        nextReport += total / 10;
+        while (nextReport <= answered.size()) {
+          nextReport += total / 10;
+        }
       }
     }
     CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).exceptionally(e -> null).join();

@@ -297,6 +297,10 @@ public final class ChaosRun {
           brokerControl.write(("start " + broker + "\n").getBytes(StandardCharsets.UTF_8));
           brokerControl.flush();
         }
+        // The next fault comes a seeded gap after the ledger is back (every processor ready):
+        // faults faster than recovery (a killed processor restores its tasks from the changelog)
+        // would only measure an outage.
+        awaitRecovery(ports);
         nextFault = System.nanoTime() + gap(schedule);
       }
       say("workload done; waiting for quiescence");
@@ -521,6 +525,27 @@ public final class ChaosRun {
     long min = options.minGap().toMillis();
     long spread = Math.max(1, options.maxGap().toMillis() - min);
     return TimeUnit.MILLISECONDS.toNanos(min + schedule.nextLong(spread));
+  }
+
+  private void awaitRecovery(int[] ports) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
+    for (int port : ports) {
+      while (System.nanoTime() < deadline && !ready(port)) {
+        Thread.sleep(250); // polling readiness
+      }
+    }
+  }
+
+  private boolean ready(int port) {
+    try {
+      return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz")).timeout(Duration.ofSeconds(2)).build(),
+          HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
+    } catch (IOException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
   }
 
   private void awaitReady(int port) throws Exception {
