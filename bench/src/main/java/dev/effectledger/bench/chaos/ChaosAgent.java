@@ -79,6 +79,7 @@ public final class ChaosAgent {
     ToolCallClient client = newClient();
     List<CompletableFuture<?>> pending = new ArrayList<>();
     int nextReport = total / 10;
+    int sentOnThisClient = 0;
     for (Action action : actions) {
       for (StepContext step : action.steps()) {
         if (answered.contains(step.stepId())) {
@@ -92,16 +93,21 @@ public final class ChaosAgent {
         CompletableFuture<ToolResult> reemitted = action.index() % 3 == 0
             ? c.call(ToolCall.of(step, ChaosWorkload.TOOL, action.reformatted()))
             : CompletableFuture.completedFuture(null);
+        // A call made on a client the agent has dropped fails: that step is asked again later.
         CompletableFuture<ToolResult> wrapped = first.thenCompose(r -> r.getStatus() == ResultStatus.IN_FLIGHT ? c.call(call)
-            : CompletableFuture.completedFuture(r));
+            : CompletableFuture.completedFuture(r)).exceptionally(e -> null);
         pending.add(CompletableFuture.allOf(wrapped, resent, reemitted).whenComplete((r, e) -> {
           inFlight.release();
           record(step, wrapped.getNow(null));
         }));
+        sentOnThisClient++;
       }
-      if (action.index() % 100 == 99) {
-        client.close(); // the agent drops its client with calls in flight
+      if (sentOnThisClient >= 100) {
+        // Every 100 steps sent (not skipped as answered) the agent drops its client with calls in
+        // flight; counting skipped steps would close each restarted agent's first calls at once.
+        client.close();
         client = newClient();
+        sentOnThisClient = 0;
       }
       if (answered.size() >= nextReport && nextReport > 0) {
         System.out.printf("agent %d: %d of %d steps answered%n", agent, answered.size(), total);
