@@ -174,7 +174,7 @@ public final class ChaosRun {
     Node cluster = new Node("cluster", jarCommand("1g", "broker", "--brokers", "3", "--registry-port",
         Integer.toString(registryPort), "--control-stdin")).start();
     OutputStream brokerControl = cluster.process.getOutputStream();
-    String bootstrap = awaitLine(options.dir().resolve("cluster.log"), "bootstrap.servers=", Duration.ofSeconds(120));
+    String bootstrap = awaitLine(cluster.process, options.dir().resolve("cluster.log"), "bootstrap.servers=", Duration.ofSeconds(120));
     String registry = "http://127.0.0.1:" + registryPort;
     say("cluster of 3 brokers up at " + bootstrap);
     downstreamPort = freePort();
@@ -564,9 +564,13 @@ public final class ChaosRun {
     throw new IllegalStateException("processor on port " + port + " not ready after 180 s; see processor-0.log in " + options.dir());
   }
 
-  private static String awaitLine(Path log, String prefix, Duration timeout) throws Exception {
+  private static String awaitLine(Process process, Path log, String prefix, Duration timeout) throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (System.nanoTime() < deadline) {
+      if (!process.isAlive()) {
+        throw new IllegalStateException("the process writing " + log + " exited with " + process.exitValue()
+            + " before printing '" + prefix + "'; its log says why");
+      }
       if (Files.exists(log)) {
         for (String line : Files.readAllLines(log)) {
           if (line.startsWith(prefix)) {
