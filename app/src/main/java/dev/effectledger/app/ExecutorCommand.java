@@ -35,7 +35,6 @@ final class ExecutorCommand implements Callable<Integer> {
     Executor executor = Executor.start(executorConfig, Connectors.forLanes(policies, lanes, Clock.systemUTC()), policies);
     Lifecycle lifecycle = new Lifecycle("executor", executor);
     System.out.println("effectledger executor: lanes " + lanes + ", " + executorConfig.concurrency() + " effects at once");
-    lifecycle.awaitStop();
-    return 0;
+    return lifecycle.awaitStop(() -> executor.isRunning() ? null : "the executor stopped on its own: " + executor.failure());
   }
 }

@@ -58,7 +58,7 @@ final class ProcessorCommand implements Callable<Integer> {
     streams.start();
     System.out.println("effectledger processor: " + policies.tools().size() + " tools; http://" + http.address().host() + ":"
         + http.port() + " (/readyz answers 200 once Kafka Streams is RUNNING)");
-    lifecycle.awaitStop();
-    return 0;
+    return lifecycle.awaitStop(() -> streams.state() == KafkaStreams.State.ERROR
+        ? "Kafka Streams stopped in state ERROR (its error is logged above)" : null);
   }
 }

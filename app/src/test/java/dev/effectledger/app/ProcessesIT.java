@@ -11,18 +11,12 @@ import dev.effectledger.embedded.SchemaRegistryServer;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.testkit.KafkaClusterExtension;
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -32,7 +26,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The built jar as separate OS processes, a processor and an executor, against the embedded
  * broker: a call goes through, its key is queried over HTTP, /metrics is scraped, and both stop
- * cleanly on SIGTERM.
+ * cleanly on SIGTERM. ({@link FencedExecutorIT}: an executor whose transactional id is taken over
+ * exits with status 1.)
  */
 @Tag("integration")
 class ProcessesIT {
@@ -40,30 +35,16 @@ class ProcessesIT {
   @RegisterExtension static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
 
   @TempDir Path dir;
-  private final List<Process> processes = new ArrayList<>();
-  private final HttpClient http = HttpClient.newHttpClient();
+  private JarFixture jar;
+
+  @BeforeEach
+  void fixture() {
+    jar = new JarFixture(dir, kafka.bootstrapServers());
+  }
 
   @AfterEach
   void killLeftovers() {
-    processes.forEach(Process::destroyForcibly);
-  }
-
-  /** A started process and the file its output goes to. */
-  private record Running(Process process, Path log) {
-    List<String> output() throws IOException {
-      return Files.readAllLines(log);
-    }
-  }
-
-  private Running start(String... args) throws IOException {
-    Process process = JarProcess.start(dir, args[0], args);
-    processes.add(process);
-    return new Running(process, dir.resolve(args[0] + ".log"));
-  }
-
-  private HttpResponse<String> get(String url) throws Exception {
-    return http.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).GET().build(),
-        HttpResponse.BodyHandlers.ofString());
+    jar.close();
   }
 
   @Test
@@ -71,46 +52,31 @@ class ProcessesIT {
   void shouldServeKeysAndMetricsAndStopCleanlyOnSigterm() throws Exception {
     try (SchemaRegistryServer registry = SchemaRegistryServer.start();
         CountingDownstream downstream = CountingDownstream.start(Duration.ofSeconds(1))) {
-      Files.writeString(dir.resolve("tools.yaml"), """
-          tools:
-            charge_card:
-              class: irreversible
-              lane: payments
-              connector: http
-              settings: {url: "%s", honoursKeys: true, effectIdPointer: /id}
-          """.formatted(downstream.url()));
-      int port = JarProcess.freePort();
-      Files.writeString(dir.resolve("processor.properties"), String.join("\n",
-          "bootstrap.servers=" + kafka.bootstrapServers(), "schema.registry.url=" + registry.url(), "tools.file=tools.yaml",
-          "state.dir=" + dir.resolve("state"), "http.port=" + port, "topics.create=true", "topics.partitions=2",
-          "topics.replication=1", "replication.factor=1", "application.id=processes-it", ""));
-      Files.writeString(dir.resolve("executor.properties"), String.join("\n",
-          "bootstrap.servers=" + kafka.bootstrapServers(), "schema.registry.url=" + registry.url(), "tools.file=tools.yaml", ""));
+      int port = jar.writeConfigs(registry, downstream, "processes-it");
 
-      Running processor = start("processor", "--config", "processor.properties");
+      JarFixture.Running processor = jar.start("processor", "--config", "processor.properties");
       String base = "http://127.0.0.1:" + port;
       await().atMost(Duration.ofSeconds(120)).ignoreExceptions()
-          .until(() -> get(base + "/readyz").statusCode() == 200);
-      Running executor = start("executor", "--config", "executor.properties", "--lanes", "payments");
-      assertThat(get(base + "/healthz").statusCode()).isEqualTo(200);
+          .until(() -> jar.get(base + "/readyz").statusCode() == 200);
+      JarFixture.Running executor = jar.start("executor", "--config", "executor.properties", "--lanes", "payments");
+      assertThat(jar.get(base + "/healthz").statusCode()).isEqualTo(200);
 
       StepContext step = new StepContext("acme", "run-1", "charge", "customer:1");
       ToolResult result;
-      try (ToolCallClient client = ToolCallClient.builder().bootstrapServers(kafka.bootstrapServers())
-          .schemaRegistryUrl(registry.url()).timeout(Duration.ofSeconds(90)).build()) {
+      try (ToolCallClient client = jar.client(registry, Duration.ofSeconds(90))) {
         result = client.callAndWait(ToolCall.of(step, "charge_card", "{\"amount\":10,\"to\":\"cus_1\"}"));
       }
       assertThat(result.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
 
-      HttpResponse<String> entry = get(base + "/v1/keys/acme/" + result.getIdempotencyKey());
+      HttpResponse<String> entry = jar.get(base + "/v1/keys/acme/" + result.getIdempotencyKey());
       assertThat(entry.statusCode()).isEqualTo(200);
       assertThat(entry.body()).contains("\"state\":\"SUCCEEDED\"").contains("\"effectId\":\"" + result.getEffectId() + "\"")
           .doesNotContain("cus_1");
-      assertThat(get(base + "/v1/keys/acme/v1:unknown").statusCode()).isEqualTo(404);
-      assertThat(get(base + "/v1/keys/globex/" + result.getIdempotencyKey()).statusCode()).as("keys are per tenant").isEqualTo(404);
+      assertThat(jar.get(base + "/v1/keys/acme/v1:unknown").statusCode()).isEqualTo(404);
+      assertThat(jar.get(base + "/v1/keys/globex/" + result.getIdempotencyKey()).statusCode()).as("keys are per tenant").isEqualTo(404);
       assertThat(Main.run("status", result.getIdempotencyKey(), "--tenant", "acme", "--url", base)).isZero();
 
-      String metrics = get(base + "/metrics").body();
+      String metrics = jar.get(base + "/metrics").body();
       assertThat(metrics).contains("effectledger_decisions_total{decision=\"dispatched\",tool=\"charge_card\"} 1.0")
           .contains("effectledger_decisions_total{decision=\"completed\",tool=\"charge_card\"} 1.0")
           .contains("effectledger_outcome_latency_seconds_count{tool=\"charge_card\"} 1")

@@ -57,7 +57,16 @@ final class LatencyBench {
   private static final String BASELINE_IN = "baseline-events";
   private static final String BASELINE_OUT = "baseline-out";
 
-  record Point(int commitMs, int load, String side, long sent, long answered, double p50, double p99, double p999) {}
+  /** The ledger's three hops, in the order a reply crosses them. */
+  static final List<String> HOPS = List.of("intent to committed dispatch (ledger)", "dispatch to committed outcome (executor)",
+      "outcome to committed reply (ledger)");
+
+  /**
+   * One measured point; {@code hops} holds, for the ledger, p50 and p99 in ms of each of {@link #HOPS}
+   * (empty for the baseline).
+   */
+  record Point(int commitMs, int load, String side, long sent, long answered, double p50, double p99, double p999,
+      List<double[]> hops) {}
 
   private LatencyBench() {}
 
@@ -113,7 +122,7 @@ final class LatencyBench {
   private static Point baseline(EmbeddedKafkaCluster kafka, int commitMs, int load, int warmup, int seconds) throws Exception {
     Topology topology = BaselineDedupTopology.build(BASELINE_IN, BASELINE_OUT);
     try (KafkaStreams streams = new KafkaStreams(topology, streamsProps(kafka, "baseline-latency", commitMs))) {
-      return measure(kafka, streams, commitMs, load, warmup, seconds, "baseline (1 hop)", BASELINE_IN, BASELINE_OUT,
+      return measure(kafka, streams, commitMs, load, warmup, seconds, "baseline (1 hop)", BASELINE_IN, BASELINE_OUT, List.of(),
           (key, id) -> ("{\"id\":" + id + "}").getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
   }
@@ -132,7 +141,7 @@ final class LatencyBench {
     try (KafkaStreams streams = new KafkaStreams(LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)), streamsProps);
         Executor executor = Executor.start(executorConfig, Connectors.forLanes(policies, List.of("bench"), Clock.systemUTC()), policies)) {
       return measure(kafka, streams, commitMs, load, warmup, seconds, "ledger (intent to reply)", LedgerTopics.INTENTS,
-          LedgerTopics.RESULTS, (key, id) -> serde.serialize(LedgerTopics.INTENTS, ToolIntent.newBuilder().setIdempotencyKey(key)
+          LedgerTopics.RESULTS, List.of(LedgerTopics.dispatchTopic("bench"), LedgerTopics.OUTCOMES), (key, id) -> serde.serialize(LedgerTopics.INTENTS, ToolIntent.newBuilder().setIdempotencyKey(key)
               .setTenant("bench").setRunId("run-" + id).setStepId("step").setTool("charge_card")
               .setArguments("{\"amount\":" + id + "}").setArgumentsHash("h" + id).setRequestedAt(Instant.now()).build()));
     }
@@ -145,9 +154,11 @@ final class LatencyBench {
   /**
    * Sends unique keys at {@code load}/s for warm-up plus measured seconds, and records, for each
    * key sent after the warm-up, the time until its first answer on {@code output} (read_committed).
+   * The same reader follows the {@code stages} topics (committed records keyed like the input), so
+   * the time is split into hops: send to the first stage, each stage to the next, the last to the answer.
    */
   private static Point measure(EmbeddedKafkaCluster kafka, KafkaStreams streams, int commitMs, int load, int warmup, int seconds,
-      String side, String input, String output, Values values) throws Exception {
+      String side, String input, String output, List<String> stages, Values values) throws Exception {
     streams.start();
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (streams.state() != KafkaStreams.State.RUNNING && System.nanoTime() < deadline) {
@@ -155,6 +166,11 @@ final class LatencyBench {
     }
     Map<String, Long> sentAt = new ConcurrentHashMap<>();
     Histogram histogram = new Histogram(TimeUnit.SECONDS.toMicros(120), 3);
+    Map<String, long[]> stageSeen = new ConcurrentHashMap<>();
+    List<Histogram> hopHistograms = new ArrayList<>();
+    for (int h = 0; h <= stages.size() && !stages.isEmpty(); h++) {
+      hopHistograms.add(new Histogram(TimeUnit.SECONDS.toMicros(120), 3));
+    }
     AtomicBoolean sending = new AtomicBoolean(true);
     long[] answered = new long[1];
     Properties cp = new Properties();
@@ -163,18 +179,31 @@ final class LatencyBench {
     cp.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     cp.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     cp.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 5);
+    cp.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, 1_000);
     String prefix = side.startsWith("ledger") ? "l-" : "b-";
     Thread reader = new Thread(() -> {
       try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(cp, new StringDeserializer(), new ByteArrayDeserializer())) {
-        consumer.subscribe(List.of(output));
+        List<String> topics = new ArrayList<>(stages);
+        topics.add(output);
+        consumer.subscribe(topics);
         long drainUntil = Long.MAX_VALUE;
         while (System.nanoTime() < drainUntil) {
+          long now = System.nanoTime();
           for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(20))) {
+            int stage = stages.indexOf(record.topic());
+            if (stage >= 0) {
+              if (sentAt.containsKey(record.key())) {
+                long[] seen = stageSeen.computeIfAbsent(record.key(), k -> new long[stages.size()]);
+                seen[stage] = seen[stage] == 0 ? now : seen[stage];
+              }
+              continue;
+            }
             Long sent = sentAt.remove(record.key());
             if (sent != null) {
-              long micros = (System.nanoTime() - sent) / 1_000;
+              long micros = (now - sent) / 1_000;
               histogram.recordValue(Math.min(micros, histogram.getHighestTrackableValue()));
               answered[0]++;
+              recordHops(hopHistograms, sent, stageSeen.remove(record.key()), now);
             }
           }
           if (!sending.get() && drainUntil == Long.MAX_VALUE) {
@@ -212,10 +241,40 @@ final class LatencyBench {
     sending.set(false);
     reader.join(TimeUnit.SECONDS.toMillis(30));
     Point point = new Point(commitMs, load, side, sent, answered[0], histogram.getValueAtPercentile(50) / 1000.0,
-        histogram.getValueAtPercentile(99) / 1000.0, histogram.getValueAtPercentile(99.9) / 1000.0);
+        histogram.getValueAtPercentile(99) / 1000.0, histogram.getValueAtPercentile(99.9) / 1000.0,
+        hopHistograms.stream().map(h -> new double[] {h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0})
+            .toList());
     Bench.say(String.format("commit.interval.ms=%-3d load %,6d/s %-26s p50 %7.1f ms  p99 %7.1f ms  p99.9 %7.1f ms  (%,d of %,d answered)",
         commitMs, load, side, point.p50(), point.p99(), point.p999(), point.answered(), point.sent()));
+    for (int h = 0; h < point.hops().size(); h++) {
+      Bench.say(String.format("    %-42s p50 %7.1f ms  p99 %7.1f ms", HOPS.get(h), point.hops().get(h)[0], point.hops().get(h)[1]));
+    }
     return point;
+  }
+
+  /**
+   * Adds one answered key's hops: send to the first stage, stage to stage, last stage to the answer.
+   * A key whose stages the reader did not all see (the poll that saw the answer saw a stage too late,
+   * or not at all) is left out of the hops, not of the end-to-end figure.
+   */
+  private static void recordHops(List<Histogram> hops, long sent, long[] seen, long answeredAt) {
+    if (hops.isEmpty() || seen == null) {
+      return;
+    }
+    long previous = sent;
+    for (long at : seen) {
+      if (at == 0 || at < previous) {
+        return;
+      }
+      previous = at;
+    }
+    previous = sent;
+    for (int h = 0; h < seen.length; h++) {
+      hops.get(h).recordValue(Math.min((seen[h] - previous) / 1_000, hops.get(h).getHighestTrackableValue()));
+      previous = seen[h];
+    }
+    Histogram last = hops.get(seen.length);
+    last.recordValue(Math.min(Math.max(0, answeredAt - previous) / 1_000, last.getHighestTrackableValue()));
   }
 
   private static void report(List<Point> points, int warmup, int seconds, String args) throws Exception {
@@ -234,6 +293,23 @@ final class LatencyBench {
       Point l = points.get(i + 1);
       md.append(String.format("| %d | %,d | %.1f / %.1f / %.1f | %.1f / %.1f / %.1f | %.2f | <= 2.0 |%n", b.commitMs(), b.load(),
           b.p50(), b.p99(), b.p999(), l.p50(), l.p99(), l.p999(), l.p99() / b.p99()));
+    }
+    md.append("\nWhere the ledger's time goes: each hop's p50 / p99 in ms, from the time the same read_committed reader"
+        + " first saw the key on the dispatch topic, on tool-outcomes and on tool-results (keys whose three records it saw"
+        + " in order; the reader's own poll adds up to a few ms to each).\n\n| commit.interval.ms | offered load /s |");
+    HOPS.forEach(h -> md.append(' ').append(h).append(" |"));
+    md.append(" sum of p50s / end-to-end p50 |\n| ---: | ---: |").append(" --- |".repeat(HOPS.size())).append(" --- |\n");
+    for (Point l : points) {
+      if (l.hops().isEmpty()) {
+        continue;
+      }
+      md.append(String.format("| %d | %,d |", l.commitMs(), l.load()));
+      double sum = 0;
+      for (double[] hop : l.hops()) {
+        md.append(String.format(" %.1f / %.1f |", hop[0], hop[1]));
+        sum += hop[0];
+      }
+      md.append(String.format(" %.1f / %.1f |%n", sum, l.p50()));
     }
     md.append("\nAnswered of sent (measured window): ");
     points.forEach(p -> md.append(String.format("%s@%d/%d: %,d/%,d; ", p.side().split(" ")[0], p.commitMs(), p.load(), p.answered(), p.sent())));

@@ -1,0 +1,84 @@
+package dev.effectledger.app;
+
+import dev.effectledger.client.ToolCallClient;
+import dev.effectledger.embedded.CountingDownstream;
+import dev.effectledger.embedded.SchemaRegistryServer;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * For the tests that run the built jar: writes a processor's and an executor's configuration for
+ * one tool against a test downstream, starts jar processes (killed on close) and reads HTTP.
+ */
+final class JarFixture implements AutoCloseable {
+
+  /** A started process and the file its output goes to. */
+  record Running(Process process, Path log) {
+    List<String> output() throws IOException {
+      return Files.readAllLines(log);
+    }
+  }
+
+  private final Path dir;
+  private final String bootstrapServers;
+  private final List<Process> processes = new ArrayList<>();
+  private final HttpClient http = HttpClient.newHttpClient();
+
+  JarFixture(Path dir, String bootstrapServers) {
+    this.dir = dir;
+    this.bootstrapServers = bootstrapServers;
+  }
+
+  /**
+   * Writes tools.yaml (charge_card, irreversible, over HTTP to {@code downstream}),
+   * processor.properties and executor.properties, and returns the processor's HTTP port.
+   */
+  int writeConfigs(SchemaRegistryServer registry, CountingDownstream downstream, String applicationId) throws IOException {
+    Files.writeString(dir.resolve("tools.yaml"), """
+        tools:
+          charge_card:
+            class: irreversible
+            lane: payments
+            connector: http
+            settings: {url: "%s", honoursKeys: true, effectIdPointer: /id}
+        """.formatted(downstream.url()));
+    int port = JarProcess.freePort();
+    Files.writeString(dir.resolve("processor.properties"), String.join("\n",
+        "bootstrap.servers=" + bootstrapServers, "schema.registry.url=" + registry.url(), "tools.file=tools.yaml",
+        "state.dir=" + dir.resolve("state"), "http.port=" + port, "topics.create=true", "topics.partitions=2",
+        "topics.replication=1", "replication.factor=1", "application.id=" + applicationId, ""));
+    Files.writeString(dir.resolve("executor.properties"), String.join("\n",
+        "bootstrap.servers=" + bootstrapServers, "schema.registry.url=" + registry.url(), "tools.file=tools.yaml",
+        "executor.group=" + applicationId + "-executor", ""));
+    return port;
+  }
+
+  /** Starts {@code effectledger <args>}; its output goes to {@code <args[0]>.log}. */
+  Running start(String... args) throws IOException {
+    Process process = JarProcess.start(dir, args[0], args);
+    processes.add(process);
+    return new Running(process, dir.resolve(args[0] + ".log"));
+  }
+
+  HttpResponse<String> get(String url) throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).GET().build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  ToolCallClient client(SchemaRegistryServer registry, Duration timeout) {
+    return ToolCallClient.builder().bootstrapServers(bootstrapServers).schemaRegistryUrl(registry.url()).timeout(timeout).build();
+  }
+
+  @Override
+  public void close() {
+    processes.forEach(Process::destroyForcibly);
+  }
+}
