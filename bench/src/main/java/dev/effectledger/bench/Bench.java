@@ -56,39 +56,17 @@ public final class Bench {
   static final ToolPolicies POLICIES = ToolPolicies.of(new ToolPolicy("charge_card", ToolClass.WRITE_IDEMPOTENT,
       Duration.ofHours(24), Duration.ofMinutes(30), InFlightPolicy.COALESCE, AmbiguityPolicy.REDISPATCH, "bench", "http", 3, false));
 
+  /** {@code bench/run <command> [options]}: see {@link BenchCommand}; {@code jmh} hands its arguments to JMH. */
   public static void main(String[] args) throws Exception {
-    if (args.length > 0 && args[0].equals("chaos")) {
-      System.exit(ChaosCommand.run(java.util.Arrays.copyOfRange(args, 1, args.length)));
-    }
     if (args.length > 0 && args[0].equals("jmh")) {
       org.openjdk.jmh.Main.main(java.util.Arrays.copyOfRange(args, 1, args.length));
       return;
     }
-    if (args.length > 0 && args[0].equals("state")) {
-      System.exit(StateBench.run(java.util.Arrays.copyOfRange(args, 1, args.length)));
-    }
-    if (args.length > 0 && args[0].equals("scaling")) {
-      System.exit(scaling(java.util.Arrays.copyOfRange(args, 1, args.length)));
-    }
-    if (args.length > 0 && args[0].equals("latency")) {
-      System.exit(LatencyBench.run(java.util.Arrays.copyOfRange(args, 1, args.length)));
-    }
-    if (args.length > 0 && args[0].equals("postgres")) {
-      System.exit(PostgresBench.run(java.util.Arrays.copyOfRange(args, 1, args.length)));
-    }
-    int intents = 200_000;
-    int repeats = 3;
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "throughput" -> { }
-        case "--intents" -> intents = Integer.parseInt(args[++i]);
-        case "--repeats" -> repeats = Integer.parseInt(args[++i]);
-        default -> {
-          System.err.println("usage: bench/run throughput [--intents N] [--repeats R]");
-          System.exit(2);
-        }
-      }
-    }
+    System.exit(new picocli.CommandLine(new BenchCommand()).execute(args));
+  }
+
+  /** {@code bench/run throughput}: see the class comment. */
+  static int throughput(int intents, int repeats) throws Exception {
     say("starting an embedded broker");
     try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1)) {
       createTopics(kafka);
@@ -107,22 +85,11 @@ public final class Bench {
       }
       report(runs, intents, distinct, repeats);
     }
+    return 0;
   }
 
   /** {@code bench/run scaling}: the ledger with 1, 2 and 4 instances (one stream thread each) on 8 partitions. */
-  private static int scaling(String[] args) throws Exception {
-    int intents = 400_000;
-    int repeats = 3;
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "--intents" -> intents = Integer.parseInt(args[++i]);
-        case "--repeats" -> repeats = Integer.parseInt(args[++i]);
-        default -> {
-          System.err.println("usage: bench/run scaling [--intents N] [--repeats R]");
-          return 2;
-        }
-      }
-    }
+  static int scaling(int intents, int repeats) throws Exception {
     List<Integer> sizes = List.of(1, 2, 4);
     Map<Integer, List<Double>> results = new java.util.TreeMap<>();
     try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1)) {

@@ -8,59 +8,70 @@ import java.time.Duration;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
-/**
- * {@code bench/run chaos [--actions N] [--agents A] [--mode keys|ignore-keys] [--seed S]
- * [--kill-every MIN-MAX seconds] [--fault-percent P] [--report]}: the chaos harness; exits 1 on any
- * violation, naming the keys.
- */
-final class ChaosCommand {
+/** {@code bench/run chaos}: the chaos harness; exits 1 on any violation, naming the keys. */
+@Command(name = "chaos", mixinStandardHelpOptions = true,
+    description = "Kill every moving part of a ledger under an agent workload and count effects per logical action.")
+final class ChaosCommand implements Callable<Integer> {
 
-  private static final String USAGE = "usage: bench/run chaos [--actions N] [--agents A] [--processors P] [--executors E]"
-      + " [--mode keys|ignore-keys] [--seed S] [--kill-every MIN-MAX] [--fault-percent P] [--partitions N] [--max-faults F]"
-      + " [--report]";
+  @Spec CommandSpec spec;
 
-  private ChaosCommand() {}
+  @Option(names = "--actions", defaultValue = "2000", description = "logical actions, shared by the agents; default ${DEFAULT-VALUE}")
+  int actions;
 
-  static int run(String[] args) throws Exception {
-    int actions = 2_000;
-    int agents = 4;
-    int processors = 2;
-    int executors = 2;
-    boolean ignoreKeys = false;
-    long seed = 20261122L;
-    Duration minGap = Duration.ofSeconds(3);
-    Duration maxGap = Duration.ofSeconds(5);
-    int faultPercent = 12;
-    int partitions = 8;
-    int maxFaults = 0;
-    boolean report = false;
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "--actions" -> actions = Integer.parseInt(args[++i]);
-        case "--agents" -> agents = Integer.parseInt(args[++i]);
-        case "--processors" -> processors = Integer.parseInt(args[++i]);
-        case "--executors" -> executors = Integer.parseInt(args[++i]);
-        case "--mode" -> ignoreKeys = switch (args[++i]) {
-          case "keys" -> false;
-          case "ignore-keys" -> true;
-          default -> throw new IllegalArgumentException("--mode is keys or ignore-keys, not " + args[i]);
-        };
-        case "--seed" -> seed = Long.parseLong(args[++i]);
-        case "--kill-every" -> {
-          String[] range = args[++i].split("-");
-          minGap = Duration.ofMillis((long) (Double.parseDouble(range[0]) * 1000));
-          maxGap = range.length > 1 ? Duration.ofMillis((long) (Double.parseDouble(range[1]) * 1000)) : minGap;
-        }
-        case "--fault-percent" -> faultPercent = Integer.parseInt(args[++i]);
-        case "--partitions" -> partitions = Integer.parseInt(args[++i]);
-        case "--max-faults" -> maxFaults = Integer.parseInt(args[++i]);
-        case "--report" -> report = true;
-        default -> {
-          System.err.println(USAGE);
-          return 2;
-        }
-      }
+  @Option(names = "--agents", defaultValue = "4", description = "agent processes; default ${DEFAULT-VALUE}")
+  int agents;
+
+  @Option(names = "--processors", defaultValue = "2", description = "processor processes; default ${DEFAULT-VALUE}")
+  int processors;
+
+  @Option(names = "--executors", defaultValue = "2", description = "executor processes; default ${DEFAULT-VALUE}")
+  int executors;
+
+  @Option(names = "--mode", defaultValue = "keys",
+      description = "keys: the payment API honours Idempotency-Key; ignore-keys: it acts on every request; default ${DEFAULT-VALUE}")
+  String mode;
+
+  @Option(names = "--seed", defaultValue = "20261122", description = "seed of the workload and the fault schedule; default ${DEFAULT-VALUE}")
+  long seed;
+
+  @Option(names = "--kill-every", defaultValue = "3-5", paramLabel = "MIN-MAX",
+      description = "seconds between faults, counted from when every processor is ready again; default ${DEFAULT-VALUE}")
+  String killEvery;
+
+  @Option(names = "--fault-percent", defaultValue = "12", description = "share of keys the payment API answers badly; default ${DEFAULT-VALUE}")
+  int faultPercent;
+
+  @Option(names = "--partitions", defaultValue = "8", description = "partitions of the ledger's topics; default ${DEFAULT-VALUE}")
+  int partitions;
+
+  @Option(names = "--max-faults", defaultValue = "0", description = "stop injecting after this many faults (0: no limit); default ${DEFAULT-VALUE}")
+  int maxFaults;
+
+  @Option(names = "--report", description = "write bench/results/chaos-<date>.md")
+  boolean report;
+
+  @Override
+  public Integer call() throws Exception {
+    boolean ignoreKeys = switch (mode) {
+      case "keys" -> false;
+      case "ignore-keys" -> true;
+      default -> throw new ParameterException(spec.commandLine(), "--mode is keys or ignore-keys, not " + mode);
+    };
+    String[] range = killEvery.split("-");
+    Duration minGap;
+    Duration maxGap;
+    try {
+      minGap = Duration.ofMillis((long) (Double.parseDouble(range[0]) * 1000));
+      maxGap = range.length > 1 ? Duration.ofMillis((long) (Double.parseDouble(range[1]) * 1000)) : minGap;
+    } catch (NumberFormatException e) {
+      throw new ParameterException(spec.commandLine(), "--kill-every is MIN-MAX seconds, e.g. 5-10, not " + killEvery);
     }
     String stamp = LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
     Path dir = Path.of("bench", "target", "chaos-" + stamp).toAbsolutePath();
@@ -69,18 +80,18 @@ final class ChaosCommand {
         faultPercent, partitions, maxFaults, dir);
     ChaosRun.Result result = new ChaosRun(options).run();
     if (report) {
-      write(options, result, String.join(" ", args));
+      write(options, result, BenchCommand.typed(spec));
     }
     return result.violations().isEmpty() ? 0 : 1;
   }
 
-  private static void write(ChaosRun.Options o, ChaosRun.Result r, String args) throws IOException {
+  private static void write(ChaosRun.Options o, ChaosRun.Result r, String command) throws IOException {
     Path file = Path.of("bench", "results", "chaos-" + (o.ignoreKeys() ? "ignore-keys-" : "") + LocalDate.now() + ".md");
     Files.createDirectories(file.getParent());
     String text = """
         # Chaos run, %s
 
-        Command: `bench/run chaos %s`
+        Command: `%s`
 
         Machine: %d cores, %d MiB max heap for the harness, Java %s, %s.
 
@@ -103,7 +114,7 @@ final class ChaosCommand {
         | violations | %d |
 
         %s
-        """.formatted(LocalDate.now(), args, Runtime.getRuntime().availableProcessors(), Runtime.getRuntime().maxMemory() >> 20,
+        """.formatted(LocalDate.now(), command, Runtime.getRuntime().availableProcessors(), Runtime.getRuntime().maxMemory() >> 20,
         System.getProperty("java.version"), System.getProperty("os.name"), o.ignoreKeys() ? "payment API ignores keys" : "payment API honours Idempotency-Key",
         r.actions(), r.steps(), o.agents(), o.processors(), o.executors(), o.faultPercent(), r.processKills(), r.agentKills(),
         r.brokerStops(), r.effects(), r.answered(), r.steps(), r.intents(), r.replies(), r.heldUnknown(), r.reconciliation(), r.seconds(),

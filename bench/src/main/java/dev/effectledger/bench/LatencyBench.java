@@ -70,23 +70,7 @@ final class LatencyBench {
 
   private LatencyBench() {}
 
-  static int run(String[] args) throws Exception {
-    int seconds = 20;
-    int warmup = 5;
-    List<Integer> loads = List.of(500, 2_000, 10_000);
-    List<Integer> intervals = List.of(100, 20, 5);
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "--seconds" -> seconds = Integer.parseInt(args[++i]);
-        case "--warmup" -> warmup = Integer.parseInt(args[++i]);
-        case "--loads" -> loads = parse(args[++i]);
-        case "--intervals" -> intervals = parse(args[++i]);
-        default -> {
-          System.err.println("usage: bench/run latency [--seconds S] [--warmup W] [--loads 500,2000,10000] [--intervals 100,20,5]");
-          return 2;
-        }
-      }
-    }
+  static int run(int seconds, int warmup, List<Integer> loads, List<Integer> intervals, String command) throws Exception {
     List<Point> points = new ArrayList<>();
     for (int commitMs : intervals) {
       for (int load : loads) {
@@ -97,12 +81,8 @@ final class LatencyBench {
         }
       }
     }
-    report(points, warmup, seconds, String.join(" ", args));
+    report(points, warmup, seconds, command);
     return 0;
-  }
-
-  private static List<Integer> parse(String csv) {
-    return java.util.Arrays.stream(csv.split(",")).map(String::trim).map(Integer::parseInt).toList();
   }
 
   private static Properties streamsProps(EmbeddedKafkaCluster kafka, String applicationId, int commitMs) throws Exception {
@@ -277,9 +257,9 @@ final class LatencyBench {
     last.recordValue(Math.min(Math.max(0, answeredAt - previous) / 1_000, last.getHighestTrackableValue()));
   }
 
-  private static void report(List<Point> points, int warmup, int seconds, String args) throws Exception {
+  private static void report(List<Point> points, int warmup, int seconds, String command) throws Exception {
     StringBuilder md = new StringBuilder("# Latency: intent to reply, against the baseline's single hop\n\n");
-    md.append("Command: `bench/run latency").append(args.isEmpty() ? "" : " " + args).append("`  \n");
+    md.append("Command: `").append(command).append("`  \n");
     md.append(Bench.machine()).append("  \n");
     md.append("Each point on a fresh embedded broker, 8 partitions, exactly_once_v2, 2 stream threads, producer linger.ms=0;"
         + " unique keys sent at a fixed rate for ").append(warmup).append(" s of warm-up (excluded) and ").append(seconds)

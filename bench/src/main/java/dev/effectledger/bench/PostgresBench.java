@@ -53,19 +53,7 @@ final class PostgresBench {
 
   private PostgresBench() {}
 
-  static int run(String[] args) throws Exception {
-    int intents = 200_000;
-    int repeats = 3;
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "--intents" -> intents = Integer.parseInt(args[++i]);
-        case "--repeats" -> repeats = Integer.parseInt(args[++i]);
-        default -> {
-          System.err.println("usage: bench/run postgres [--intents N] [--repeats R]");
-          return 2;
-        }
-      }
-    }
+  static int run(int intents, int repeats) throws Exception {
     Bench.say("starting an embedded broker and two PostgreSQL servers (durable, relaxed)");
     try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1);
         EmbeddedPostgres durable = EmbeddedPostgres.builder().setServerConfig("fsync", "on")

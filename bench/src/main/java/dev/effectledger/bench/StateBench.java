@@ -56,22 +56,10 @@ final class StateBench {
 
   private StateBench() {}
 
-  static int run(String[] args) throws Exception {
-    long large = 10_000_000;
-    long small = 1_000_000;
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "--keys" -> large = Long.parseLong(args[++i]);
-        case "--expire" -> small = Long.parseLong(args[++i]);
-        default -> {
-          System.err.println("usage: bench/run state [--keys 10000000] [--expire 1000000]");
-          return 2;
-        }
-      }
-    }
+  static int run(long large, long small, String command) throws Exception {
     Figures smallStore = measure(small, small);
     Figures largeStore = measure(large, small);
-    report(smallStore, largeStore, String.join(" ", args));
+    report(smallStore, largeStore, command);
     return 0;
   }
 
@@ -278,9 +266,9 @@ final class StateBench {
     return bytes;
   }
 
-  private static void report(Figures small, Figures large, String args) throws IOException {
+  private static void report(Figures small, Figures large, String command) throws IOException {
     StringBuilder md = new StringBuilder("# Ledger state: size, restore and purge\n\n");
-    md.append("Command: `bench/run state").append(args.isEmpty() ? "" : " " + args).append("`  \n");
+    md.append("Command: `").append(command).append("`  \n");
     md.append(Bench.machine()).append("  \n");
     md.append("Each store on a fresh embedded broker, 8 partitions, exactly_once_v2, record cache on, 24 h window. Entries are"
         + " completed by SUCCEEDED outcomes produced directly. Disk bytes are the RocksDB files after a clean close"

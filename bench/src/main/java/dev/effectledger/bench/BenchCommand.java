@@ -1,0 +1,117 @@
+package dev.effectledger.bench;
+
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code bench/run}: the benchmarks and the chaos harness, one subcommand each. */
+@Command(name = "bench/run", mixinStandardHelpOptions = true,
+    description = "Run a benchmark or the chaos harness; each writes a Markdown report to bench/results/."
+        + " (bench/run jmh [JMH options] runs the JMH micro-benchmarks.)",
+    subcommands = {BenchCommand.Throughput.class, BenchCommand.Scaling.class, BenchCommand.Latency.class,
+        BenchCommand.Postgres.class, BenchCommand.State.class, ChaosCommand.class})
+final class BenchCommand implements Callable<Integer> {
+
+  @Spec CommandSpec spec;
+
+  /** Without a subcommand: the usage, and status 2. */
+  @Override
+  public Integer call() {
+    spec.commandLine().usage(System.err);
+    return 2;
+  }
+
+  /** The command line as typed, for the report: {@code bench/run <subcommand> <options>}. */
+  static String typed(CommandSpec spec) {
+    return "bench/run " + String.join(" ", spec.root().commandLine().getParseResult().originalArgs());
+  }
+
+  @Command(name = "throughput", mixinStandardHelpOptions = true,
+      description = "The ledger against the baseline dedup topology, exactly_once_v2 and at_least_once, same input.")
+  static final class Throughput implements Callable<Integer> {
+    @Option(names = "--intents", defaultValue = "200000", description = "intents produced (25%% duplicates); default ${DEFAULT-VALUE}")
+    int intents;
+
+    @Option(names = "--repeats", defaultValue = "3", description = "runs of each side; the median is reported; default ${DEFAULT-VALUE}")
+    int repeats;
+
+    @Override
+    public Integer call() throws Exception {
+      return Bench.throughput(intents, repeats);
+    }
+  }
+
+  @Command(name = "scaling", mixinStandardHelpOptions = true,
+      description = "The ledger with 1, 2 and 4 instances (one stream thread each) on 8 partitions.")
+  static final class Scaling implements Callable<Integer> {
+    @Option(names = "--intents", defaultValue = "400000", description = "intents produced; default ${DEFAULT-VALUE}")
+    int intents;
+
+    @Option(names = "--repeats", defaultValue = "3", description = "runs of each size; default ${DEFAULT-VALUE}")
+    int repeats;
+
+    @Override
+    public Integer call() throws Exception {
+      return Bench.scaling(intents, repeats);
+    }
+  }
+
+  @Command(name = "latency", mixinStandardHelpOptions = true,
+      description = "Intent to reply through the ledger and an executor, against the baseline's single hop.")
+  static final class Latency implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Option(names = "--seconds", defaultValue = "20", description = "measured seconds per point; default ${DEFAULT-VALUE}")
+    int seconds;
+
+    @Option(names = "--warmup", defaultValue = "5", description = "warm-up seconds per point (excluded); default ${DEFAULT-VALUE}")
+    int warmup;
+
+    @Option(names = "--loads", split = ",", defaultValue = "500,2000,10000", description = "offered loads, intents/s; default ${DEFAULT-VALUE}")
+    List<Integer> loads;
+
+    @Option(names = "--intervals", split = ",", defaultValue = "100,20,5", description = "commit.interval.ms values; default ${DEFAULT-VALUE}")
+    List<Integer> intervals;
+
+    @Override
+    public Integer call() throws Exception {
+      return LatencyBench.run(seconds, warmup, loads, intervals, typed(spec));
+    }
+  }
+
+  @Command(name = "postgres", mixinStandardHelpOptions = true,
+      description = "The ledger against per-request idempotency and the batched inbox on PostgreSQL, durable and relaxed.")
+  static final class Postgres implements Callable<Integer> {
+    @Option(names = "--intents", defaultValue = "200000", description = "intents produced (25%% duplicates); default ${DEFAULT-VALUE}")
+    int intents;
+
+    @Option(names = "--repeats", defaultValue = "3", description = "runs of each side; default ${DEFAULT-VALUE}")
+    int repeats;
+
+    @Override
+    public Integer call() throws Exception {
+      return PostgresBench.run(intents, repeats);
+    }
+  }
+
+  @Command(name = "state", mixinStandardHelpOptions = true,
+      description = "Bytes per ledger entry on disk and in the changelog, restore time, purge cost in a small and a large store.")
+  static final class State implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Option(names = "--keys", defaultValue = "10000000", description = "entries in the large store; default ${DEFAULT-VALUE}")
+    long keys;
+
+    @Option(names = "--expire", defaultValue = "1000000",
+        description = "entries that expire in each store (the small store has only these); default ${DEFAULT-VALUE}")
+    long expire;
+
+    @Override
+    public Integer call() throws Exception {
+      return StateBench.run(keys, expire, typed(spec));
+    }
+  }
+}
