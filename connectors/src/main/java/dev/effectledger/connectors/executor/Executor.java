@@ -230,13 +230,15 @@ public final class Executor implements AutoCloseable {
   private void run() {
     try {
       while (running) {
-        drainFinished(Duration.ZERO);
+        // Paused (too many effects running): wait for effects to finish, not in a poll that
+        // cannot return records; otherwise take what has finished and poll.
+        drainFinished(paused ? nextWait() : Duration.ZERO);
         if (clock.millis() - lastCommitMs >= config.commitInterval().toMillis()) {
           commit();
         }
         applyBackpressure();
         List<Journalled> toJournal = new ArrayList<>();
-        for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(50))) {
+        for (ConsumerRecord<byte[], byte[]> record : consumer.poll(paused ? Duration.ZERO : nextWait())) {
           start(record, toJournal);
         }
         if (!toJournal.isEmpty()) {
@@ -486,6 +488,19 @@ public final class Executor implements AutoCloseable {
         consumer.seekToBeginning(List.of(tp));
       }
     }
+  }
+
+  /**
+   * How long the loop may block: up to 50 ms when nothing is running or waiting to be committed,
+   * else only until the next commit is due, so that a finished effect waits for its commit no
+   * longer than the commit interval.
+   */
+  private Duration nextWait() {
+    if (tracker.pending() == 0 && unpublished.isEmpty() && finished.isEmpty()) {
+      return Duration.ofMillis(50);
+    }
+    long untilCommit = config.commitInterval().toMillis() - (clock.millis() - lastCommitMs);
+    return Duration.ofMillis(Math.max(1, Math.min(50, untilCommit)));
   }
 
   private void applyBackpressure() {
