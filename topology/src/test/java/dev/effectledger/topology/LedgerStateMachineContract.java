@@ -360,6 +360,23 @@ abstract class LedgerStateMachineContract {
   }
 
   @Test
+  void shouldPurgeEntryCompletedByLateOutcomeAfterLaterExpiriesWerePurged() {
+    ledger.send(intent("t1", TICKET, ARGS), T0);
+    Dispatch lateOne = tickets.readValue();
+    ledger.send(intent("t2", TICKET, ARGS), at(Duration.ofMinutes(1)));
+    ledger.outcome(tickets.readValue(), OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofMinutes(2)));
+    ledger.send(intent("other", TICKET, ARGS), at(Duration.ofMinutes(70)));
+    assertThat(ledger.entry("acme", "t2")).as("purged: its window ended at 62 min").isNull();
+
+    // t1's outcome arrives late, stamped 5 min: its window ends at 65 min, before the purge that ran at 70.
+    ledger.outcome(lateOne, OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofMinutes(5)));
+    assertThat(ledger.entry("acme", "t1").getState()).isEqualTo(LedgerState.SUCCEEDED);
+    ledger.send(intent("other2", TICKET, ARGS), at(Duration.ofMinutes(80)));
+
+    assertThat(ledger.entry("acme", "t1")).isNull();
+  }
+
+  @Test
   void shouldTreatIntentAfterWindowAsNewAction() {
     ledger.send(intent("t1", TICKET, ARGS), T0);
     ledger.outcome(tickets.readValue(), OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofMinutes(1)));

@@ -21,6 +21,13 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * due entries. Index entries may go stale (an entry completed before its pending deadline, a window
  * changed); whoever reads one re-checks the entry against the current policy, so a stale index entry
  * costs one lookup and is never wrong.
+ *
+ * <p>Taken index entries are deleted, and RocksDB keeps their tombstones until a compaction; a scan
+ * from the start of a kind would step over every one of them at each punctuation, a cost that grows
+ * with the store (measured: bench/run state). So the index also keeps, per kind, a lower bound of
+ * the deadlines still in it ({@code [W][kind]}, changelogged with the rest): a scan starts there,
+ * moves it past what it took, and indexing an earlier deadline (an outcome that arrived late, a
+ * re-index) lowers it.
  */
 final class Ledger {
 
@@ -43,6 +50,7 @@ final class Ledger {
 
   private static final byte[] PRESENT = {1};
   private static final Bytes FINGERPRINT_KEY = Bytes.wrap(new byte[] {'F'});
+  private static final byte SCAN_FROM = 'W';
 
   private final KeyValueStore<String, LedgerEntry> entries;
   private final KeyValueStore<Bytes, byte[]> deadlines;
@@ -71,6 +79,10 @@ final class Ledger {
 
   void index(Deadline kind, long deadline, String storeKey) {
     deadlines.put(indexKey(kind, deadline, storeKey), PRESENT);
+    long at = Math.max(0, deadline);
+    if (at < scanFrom(kind)) {
+      setScanFrom(kind, at);
+    }
   }
 
   void unindex(Deadline kind, long deadline, String storeKey) {
@@ -84,7 +96,11 @@ final class Ledger {
   List<Due> takeDue(Deadline kind, long now, int max) {
     List<Due> due = new ArrayList<>();
     List<Bytes> taken = new ArrayList<>();
-    Bytes from = Bytes.wrap(new byte[] {kind.prefix});
+    long scanFrom = scanFrom(kind);
+    if (scanFrom > now) {
+      return due;
+    }
+    Bytes from = indexKey(kind, scanFrom, "");
     // Inclusive bound just past every key due at `now`: store keys are never empty.
     Bytes to = indexKey(kind, now + 1, "");
     try (KeyValueIterator<Bytes, byte[]> it = deadlines.range(from, to)) {
@@ -102,7 +118,25 @@ final class Ledger {
       }
     }
     taken.forEach(deadlines::delete);
+    // Full: what is left starts at the last deadline taken. Else everything due at `now` is taken.
+    long next = due.size() >= max ? due.get(due.size() - 1).deadline() : now + 1;
+    if (next > scanFrom) {
+      setScanFrom(kind, next);
+    }
     return due;
+  }
+
+  private long scanFrom(Deadline kind) {
+    byte[] stored = deadlines.get(scanFromKey(kind));
+    return stored == null ? 0 : ByteBuffer.wrap(stored).getLong();
+  }
+
+  private void setScanFrom(Deadline kind, long deadline) {
+    deadlines.put(scanFromKey(kind), ByteBuffer.allocate(Long.BYTES).putLong(deadline).array());
+  }
+
+  private static Bytes scanFromKey(Deadline kind) {
+    return Bytes.wrap(new byte[] {SCAN_FROM, kind.prefix});
   }
 
   /**
