@@ -25,9 +25,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * <p>Taken index entries are deleted, and RocksDB keeps their tombstones until a compaction; a scan
  * from the start of a kind would step over every one of them at each punctuation, a cost that grows
  * with the store (measured: bench/run state). So the index also keeps, per kind, a lower bound of
- * the deadlines still in it ({@code [W][kind]}, changelogged with the rest): a scan starts there,
- * moves it past what it took, and indexing an earlier deadline (an outcome that arrived late, a
- * re-index) lowers it.
+ * the index keys still in it ({@code [W][kind]}, changelogged with the rest): a scan starts there,
+ * moves it past what it took, and indexing below it (an outcome that arrived late, a re-index)
+ * lowers it. A key, not a deadline: many entries can share one deadline.
  */
 final class Ledger {
 
@@ -78,10 +78,10 @@ final class Ledger {
   }
 
   void index(Deadline kind, long deadline, String storeKey) {
-    deadlines.put(indexKey(kind, deadline, storeKey), PRESENT);
-    long at = Math.max(0, deadline);
-    if (at < scanFrom(kind)) {
-      setScanFrom(kind, at);
+    Bytes key = indexKey(kind, deadline, storeKey);
+    deadlines.put(key, PRESENT);
+    if (key.compareTo(scanFrom(kind)) < 0) {
+      deadlines.put(scanFromKey(kind), key.get());
     }
   }
 
@@ -96,13 +96,12 @@ final class Ledger {
   List<Due> takeDue(Deadline kind, long now, int max) {
     List<Due> due = new ArrayList<>();
     List<Bytes> taken = new ArrayList<>();
-    long scanFrom = scanFrom(kind);
-    if (scanFrom > now) {
-      return due;
-    }
-    Bytes from = indexKey(kind, scanFrom, "");
+    Bytes from = scanFrom(kind);
     // Inclusive bound just past every key due at `now`: store keys are never empty.
     Bytes to = indexKey(kind, now + 1, "");
+    if (from.compareTo(to) > 0) {
+      return due;
+    }
     try (KeyValueIterator<Bytes, byte[]> it = deadlines.range(from, to)) {
       while (it.hasNext() && due.size() < max) {
         KeyValue<Bytes, byte[]> next = it.next();
@@ -118,21 +117,22 @@ final class Ledger {
       }
     }
     taken.forEach(deadlines::delete);
-    // Full: what is left starts at the last deadline taken. Else everything due at `now` is taken.
-    long next = due.size() >= max ? due.get(due.size() - 1).deadline() : now + 1;
-    if (next > scanFrom) {
-      setScanFrom(kind, next);
+    // Full: what is left starts just after the last key taken. Else everything due at `now` is taken.
+    Bytes next = due.size() >= max ? justAfter(taken.get(taken.size() - 1)) : to;
+    if (next.compareTo(from) > 0) {
+      deadlines.put(scanFromKey(kind), next.get());
     }
     return due;
   }
 
-  private long scanFrom(Deadline kind) {
+  private Bytes scanFrom(Deadline kind) {
     byte[] stored = deadlines.get(scanFromKey(kind));
-    return stored == null ? 0 : ByteBuffer.wrap(stored).getLong();
+    return stored == null ? Bytes.wrap(new byte[] {kind.prefix}) : Bytes.wrap(stored);
   }
 
-  private void setScanFrom(Deadline kind, long deadline) {
-    deadlines.put(scanFromKey(kind), ByteBuffer.allocate(Long.BYTES).putLong(deadline).array());
+  /** The smallest key after {@code key} in RocksDB's byte order: the key and a zero byte. */
+  private static Bytes justAfter(Bytes key) {
+    return Bytes.wrap(Arrays.copyOf(key.get(), key.get().length + 1));
   }
 
   private static Bytes scanFromKey(Deadline kind) {
