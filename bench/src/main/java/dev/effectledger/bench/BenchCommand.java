@@ -3,6 +3,7 @@ package dev.effectledger.bench;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -29,18 +30,23 @@ final class BenchCommand implements Callable<Integer> {
     return "bench/run " + String.join(" ", spec.root().commandLine().getParseResult().originalArgs());
   }
 
-  @Command(name = "throughput", mixinStandardHelpOptions = true,
-      description = "The ledger against the baseline dedup topology, exactly_once_v2 and at_least_once, same input.")
-  static final class Throughput implements Callable<Integer> {
+  /** The workload options of the side-by-side throughput comparisons. */
+  static final class Workload {
     @Option(names = "--intents", defaultValue = "200000", description = "intents produced (25%% duplicates); default ${DEFAULT-VALUE}")
     int intents;
 
     @Option(names = "--repeats", defaultValue = "3", description = "runs of each side; the median is reported; default ${DEFAULT-VALUE}")
     int repeats;
+  }
+
+  @Command(name = "throughput", mixinStandardHelpOptions = true,
+      description = "The ledger against the baseline dedup topology, exactly_once_v2 and at_least_once, same input.")
+  static final class Throughput implements Callable<Integer> {
+    @Mixin Workload workload;
 
     @Override
     public Integer call() throws Exception {
-      return Bench.throughput(intents, repeats);
+      return Bench.throughput(workload.intents, workload.repeats);
     }
   }
 
@@ -85,15 +91,11 @@ final class BenchCommand implements Callable<Integer> {
   @Command(name = "postgres", mixinStandardHelpOptions = true,
       description = "The ledger against per-request idempotency and the batched inbox on PostgreSQL, durable and relaxed.")
   static final class Postgres implements Callable<Integer> {
-    @Option(names = "--intents", defaultValue = "200000", description = "intents produced (25%% duplicates); default ${DEFAULT-VALUE}")
-    int intents;
-
-    @Option(names = "--repeats", defaultValue = "3", description = "runs of each side; default ${DEFAULT-VALUE}")
-    int repeats;
+    @Mixin Workload workload;
 
     @Override
     public Integer call() throws Exception {
-      return PostgresBench.run(intents, repeats);
+      return PostgresBench.run(workload.intents, workload.repeats);
     }
   }
 
