@@ -63,10 +63,12 @@ final class LatencyBench {
 
   /**
    * One measured point; {@code hops} holds, for the ledger, p50 and p99 in ms of each of {@link #HOPS}
-   * (empty for the baseline).
+   * (empty for the baseline); {@code toLastStage} p50, p99 and p99.9 in ms from the send to the last
+   * stage (for the ledger the committed outcome: when a reply the executor published in the outcome's
+   * transaction would be visible; empty for the baseline).
    */
   record Point(int commitMs, int load, String side, long sent, long answered, double p50, double p99, double p999,
-      List<double[]> hops) {}
+      List<double[]> hops, double[] toLastStage) {}
 
   private LatencyBench() {}
 
@@ -146,6 +148,7 @@ final class LatencyBench {
     }
     Map<String, Long> sentAt = new ConcurrentHashMap<>();
     Histogram histogram = new Histogram(TimeUnit.SECONDS.toMicros(120), 3);
+    Histogram toLastStage = new Histogram(TimeUnit.SECONDS.toMicros(120), 3);
     Map<String, long[]> stageSeen = new ConcurrentHashMap<>();
     List<Histogram> hopHistograms = new ArrayList<>();
     for (int h = 0; h <= stages.size() && !stages.isEmpty(); h++) {
@@ -173,8 +176,12 @@ final class LatencyBench {
           for (ConsumerRecord<String, byte[]> record : records) {
             int stage = stages.indexOf(record.topic());
             if (stage >= 0) {
-              if (sentAt.containsKey(record.key())) {
+              Long sent = sentAt.get(record.key());
+              if (sent != null) {
                 long[] seen = stageSeen.computeIfAbsent(record.key(), k -> new long[stages.size()]);
+                if (seen[stage] == 0 && stage == stages.size() - 1) {
+                  toLastStage.recordValue(Math.min((now - sent) / 1_000, toLastStage.getHighestTrackableValue()));
+                }
                 seen[stage] = seen[stage] == 0 ? now : seen[stage];
               }
               continue;
@@ -224,11 +231,17 @@ final class LatencyBench {
     Point point = new Point(commitMs, load, side, sent, answered[0], histogram.getValueAtPercentile(50) / 1000.0,
         histogram.getValueAtPercentile(99) / 1000.0, histogram.getValueAtPercentile(99.9) / 1000.0,
         hopHistograms.stream().map(h -> new double[] {h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0})
-            .toList());
+            .toList(),
+        stages.isEmpty() ? new double[0] : new double[] {toLastStage.getValueAtPercentile(50) / 1000.0,
+            toLastStage.getValueAtPercentile(99) / 1000.0, toLastStage.getValueAtPercentile(99.9) / 1000.0});
     Bench.say(String.format("commit.interval.ms=%-3d load %,6d/s %-26s p50 %7.1f ms  p99 %7.1f ms  p99.9 %7.1f ms  (%,d of %,d answered)",
         commitMs, load, side, point.p50(), point.p99(), point.p999(), point.answered(), point.sent()));
     for (int h = 0; h < point.hops().size(); h++) {
       Bench.say(String.format("    %-42s p50 %7.1f ms  p99 %7.1f ms", HOPS.get(h), point.hops().get(h)[0], point.hops().get(h)[1]));
+    }
+    if (point.toLastStage().length > 0) {
+      Bench.say(String.format("    %-42s p50 %7.1f ms  p99 %7.1f ms", "send to committed outcome", point.toLastStage()[0],
+          point.toLastStage()[1]));
     }
     return point;
   }
@@ -291,6 +304,17 @@ final class LatencyBench {
         sum += hop[0];
       }
       md.append(String.format(" %.1f / %.1f |%n", sum, l.p50()));
+    }
+    md.append("\nThe proposed change (the executor publishes the reply in the outcome's transaction) would make the"
+        + " reply visible when the outcome is: send to the first committed outcome, measured in the same runs, against"
+        + " the baseline's single hop.\n\n| commit.interval.ms | offered load /s | baseline p99 ms"
+        + " | ledger to committed outcome p50 / p99 / p99.9 ms | to outcome p99 / baseline p99 | target |\n"
+        + "| ---: | ---: | ---: | --- | ---: | --- |\n");
+    for (int i = 0; i + 1 < points.size(); i += 2) {
+      Point b = points.get(i);
+      double[] o = points.get(i + 1).toLastStage();
+      md.append(String.format("| %d | %,d | %.1f | %.1f / %.1f / %.1f | %.2f | <= 2.0 |%n", b.commitMs(), b.load(), b.p99(),
+          o[0], o[1], o[2], o[1] / b.p99()));
     }
     md.append("\nAnswered of sent (measured window): ");
     points.forEach(p -> md.append(String.format("%s@%d/%d: %,d/%,d; ", p.side().split(" ")[0], p.commitMs(), p.load(), p.answered(), p.sent())));

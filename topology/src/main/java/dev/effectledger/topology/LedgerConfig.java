@@ -60,6 +60,10 @@ public record LedgerConfig(
     return new LedgerConfig(policies, schemaRegistryUrl, bytes, replyTopics, pendingCheckInterval, purgeInterval, maxPerPunctuation, observer);
   }
 
+  public LedgerConfig withMaxPerPunctuation(int max) {
+    return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, max, observer);
+  }
+
   public LedgerConfig withObserver(LedgerObserver listener) {
     return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, maxPerPunctuation, listener);
   }

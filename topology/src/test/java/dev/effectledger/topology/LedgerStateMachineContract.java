@@ -19,6 +19,7 @@ import dev.effectledger.policy.ToolPolicy;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -374,6 +375,44 @@ abstract class LedgerStateMachineContract {
     ledger.send(intent("other2", TICKET, ARGS), at(Duration.ofMinutes(80)));
 
     assertThat(ledger.entry("acme", "t1")).isNull();
+  }
+
+  @Test
+  void shouldPurgeEntriesSharingOneDeadlineAcrossPunctuationsWithoutSkippingAny() {
+    ledger.close();
+    ledger = new LedgerDriver(url -> LedgerConfig.of(POLICIES, url).withMaxPerPunctuation(2), processingGuarantee(),
+        stateDir.resolve("two-per-punctuation"));
+    tickets = ledger.dispatches("tickets");
+    List<String> keys = List.of("k1", "k2", "k3", "k4", "k5");
+    for (String key : keys) {
+      ledger.send(intent(key, TICKET, ARGS), T0);
+    }
+    ledger.send(intent("k1x", TICKET, ARGS), T0);
+    List<Dispatch> dispatched = tickets.readValuesToList();
+    for (Dispatch d : dispatched.subList(0, keys.size())) {
+      ledger.outcome(d, OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofMinutes(1)));
+    }
+
+    // Every window ends at 61 min; each later record moves stream time a purge interval on.
+    ledger.send(intent("tick1", TICKET, ARGS), at(Duration.ofMinutes(62)));
+    assertThat(remaining(keys)).containsExactly("k3", "k4", "k5");
+
+    // k1x completes late with the same deadline; its index key sorts before the next scan's start.
+    ledger.outcome(dispatched.get(keys.size()), OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofMinutes(1)));
+    ledger.send(intent("tick2", TICKET, ARGS), at(Duration.ofMinutes(63)));
+    assertThat(remaining(keys)).containsExactly("k4", "k5");
+    assertThat(ledger.entry("acme", "k1x")).as("purged before k4: its index key is smaller").isNull();
+
+    ledger.send(intent("tick3", TICKET, ARGS), at(Duration.ofMinutes(64)));
+    assertThat(remaining(keys)).isEmpty();
+    assertThat(ledger.audit.readValuesToList())
+        .filteredOn(e -> e.getType() == AuditType.EXPIRED)
+        .extracting(e -> e.getIdempotencyKey())
+        .containsExactly("k1", "k2", "k1x", "k3", "k4", "k5");
+  }
+
+  private List<String> remaining(List<String> keys) {
+    return keys.stream().filter(k -> ledger.entry("acme", k) != null).toList();
   }
 
   @Test
