@@ -231,6 +231,38 @@ abstract class LedgerStateMachineContract {
   }
 
   @Test
+  void shouldDoNothingWhenThePendingTimeoutOfAnEntryCompletedBeforeItPasses() {
+    Dispatch dispatch = chargeDispatched("k1");
+    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{\"id\":\"ch_1\"}", at(Duration.ofSeconds(5)));
+    ledger.results.readValuesToList();
+    ledger.audit.readValuesToList();
+
+    ledger.driver.advanceWallClockTime(Duration.ofMinutes(2).plusSeconds(1));
+
+    assertThat(payments.isEmpty()).isTrue();
+    assertThat(ledger.results.isEmpty()).isTrue();
+    assertThat(ledger.audit.isEmpty()).isTrue();
+    assertThat(ledger.entry("acme", "k1").getState()).isEqualTo(LedgerState.SUCCEEDED);
+  }
+
+  @Test
+  void shouldTimeOutAReusedKeyFromItsNewDispatchNotFromTheReleasedOne() {
+    ledger.send(intent("t1", TICKET, ARGS), T0);
+    ledger.outcome(tickets.readValue(), OutcomeStatus.RETRYABLE, null, at(Duration.ofSeconds(1)));
+    ledger.driver.advanceWallClockTime(Duration.ofSeconds(30));
+    ledger.send(intent("t1", TICKET, ARGS), at(Duration.ofSeconds(30)));
+    assertThat(tickets.readValue().getAttempt()).isEqualTo(1);
+
+    // The released dispatch's timeout (60 s) passes; the new one's (90 s) has not.
+    ledger.driver.advanceWallClockTime(Duration.ofSeconds(31));
+    assertThat(tickets.isEmpty()).isTrue();
+    assertThat(ledger.entry("acme", "t1").getAttempts()).isEqualTo(1);
+
+    ledger.driver.advanceWallClockTime(Duration.ofSeconds(30));
+    assertThat(tickets.readValue().getAttempt()).isEqualTo(2);
+  }
+
+  @Test
   void shouldHoldOnceMaxAttemptsAreSpent() {
     ledger.send(intent("t1", TICKET, ARGS), T0);
     ledger.driver.advanceWallClockTime(Duration.ofSeconds(61));

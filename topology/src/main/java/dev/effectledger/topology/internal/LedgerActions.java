@@ -146,7 +146,6 @@ final class LedgerActions {
   /** SUCCEEDED or FAILED: store the answer, reply, and start the window. */
   void complete(LedgerEntry entry, ToolPolicy policy, Outcome outcome, long now) {
     String storeKey = storeKey(entry);
-    ledger.unindex(Ledger.Deadline.PENDING, pendingDeadline(entry, policy), storeKey);
     boolean succeeded = outcome.getStatus() == OutcomeStatus.SUCCEEDED;
     entry.setState(succeeded ? LedgerState.SUCCEEDED : LedgerState.FAILED);
     entry.setResultJson(outcome.getResultJson());
@@ -162,9 +161,8 @@ final class LedgerActions {
   }
 
   /** RETRYABLE after the executor's last try: no effect happened, so forget the key. */
-  void release(LedgerEntry entry, ToolPolicy policy, Outcome outcome, long now) {
+  void release(LedgerEntry entry, Outcome outcome, long now) {
     String storeKey = storeKey(entry);
-    ledger.unindex(Ledger.Deadline.PENDING, pendingDeadline(entry, policy), storeKey);
     ledger.remove(storeKey);
     outputs.reply(Replies.released(entry, outcome), entry.getReplyTopic(), now);
     outputs.audit(entry.getIdempotencyKey(), entry.getTenant(), entry.getTool(), AuditType.RELEASED, null,
@@ -172,8 +170,7 @@ final class LedgerActions {
   }
 
   /** The effect may have happened: UNKNOWN, never purged, until reconciled. */
-  void hold(LedgerEntry entry, ToolPolicy policy, ErrorCode code, String message, long now) {
-    ledger.unindex(Ledger.Deadline.PENDING, pendingDeadline(entry, policy), storeKey(entry));
+  void hold(LedgerEntry entry, ErrorCode code, String message, long now) {
     entry.setState(LedgerState.UNKNOWN);
     entry.setError(code.toError(message));
     ledger.put(entry);
@@ -206,7 +203,7 @@ final class LedgerActions {
       } else if (policy.mayRedispatchAfter(entry.getAttempts())) {
         redispatch(entry, policy, wallNow);
       } else {
-        hold(entry, policy, ErrorCode.PENDING_TIMEOUT,
+        hold(entry, ErrorCode.PENDING_TIMEOUT,
             "no outcome within " + policy.pendingTimeout() + " after attempt " + entry.getAttempts(), wallNow);
       }
     }

@@ -66,11 +66,11 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
     } else if (!current) {
       late(outcome, entry, now);
     } else if (outcome.getStatus() == OutcomeStatus.RETRYABLE) {
-      actions.release(entry, policy, outcome, now);
+      actions.release(entry, outcome, now);
     } else if (policy.mayRedispatchAfter(entry.getAttempts())) {
       actions.redispatch(entry, policy, now);
     } else {
-      actions.hold(entry, policy, ErrorCode.AMBIGUOUS_OUTCOME,
+      actions.hold(entry, ErrorCode.AMBIGUOUS_OUTCOME,
           Replies.detail(outcome, "the effect may have happened"), now);
     }
   }
@@ -83,7 +83,7 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
     if (isDefinitive(outcome)) {
       actions.complete(entry, policy, outcome, now);
     } else if (outcome.getStatus() == OutcomeStatus.RETRYABLE && outcome.getAttempt() == entry.getAttempts()) {
-      actions.release(entry, policy, outcome, now);
+      actions.release(entry, outcome, now);
     } else {
       late(outcome, entry, now);
     }
