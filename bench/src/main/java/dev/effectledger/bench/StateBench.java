@@ -29,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -94,7 +95,8 @@ final class StateBench {
         }
       };
       LedgerConfig config = LedgerConfig.of(Bench.POLICIES, REGISTRY).withObserver(observer);
-      Path loadDir = Files.createTempDirectory("state-load");
+      Path work = Files.createTempDirectory("state-bench");
+      Path loadDir = Files.createDirectories(work.resolve("load"));
       try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
         long loadStart = System.nanoTime();
         KafkaStreams loading = new KafkaStreams(LedgerTopology.build(config), props(kafka, app, loadDir));
@@ -120,7 +122,7 @@ final class StateBench {
         long changelog = changelogBytes(admin, app + "-" + LedgerTopics.LEDGER_STORE + "-changelog");
 
         // Restore: a new instance with an empty state directory reads the changelogs back.
-        Path restoreDir = Files.createTempDirectory("state-restore");
+        Path restoreDir = Files.createDirectories(work.resolve("restore"));
         AtomicLong restored = new AtomicLong();
         AtomicLong restoreFirst = new AtomicLong();
         AtomicLong restoreLast = new AtomicLong();
@@ -175,6 +177,8 @@ final class StateBench {
           return new Figures(keys, expired.get(), disk, deadlineDisk, changelog, restoreSeconds, restored.get(), purgeMicros,
               cpuMicros, settleSeconds);
         }
+      } finally {
+        Utils.delete(work.toFile()); // both state directories: about 5 GB at 10 million keys
       }
     }
   }
