@@ -10,8 +10,10 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -61,6 +63,7 @@ public final class CountingDownstream implements AutoCloseable {
   private final Map<String, String> lastResponse = new ConcurrentHashMap<>();
   private final Map<String, Boolean> inProgress = new ConcurrentHashMap<>();
   private final Map<String, Fault> faults = new ConcurrentHashMap<>();
+  private final Map<String, CountDownLatch> gates = new ConcurrentHashMap<>();
   private final AtomicInteger ids = new AtomicInteger();
   private final Duration hang;
   private final AtomicInteger concurrent = new AtomicInteger();
@@ -158,6 +161,23 @@ public final class CountingDownstream implements AutoCloseable {
     faults.put(key, fault);
   }
 
+  /**
+   * From now on, requests for {@code key} wait before acting until {@link #releaseHeld} (at most a
+   * minute), so a test decides when an effect lands, and in which order effects finish.
+   */
+  public CountingDownstream holdBeforeEffect(String key) {
+    gates.putIfAbsent(key, new CountDownLatch(1));
+    return this;
+  }
+
+  /** Lets the requests held for {@code key} act. */
+  public void releaseHeld(String key) {
+    CountDownLatch gate = gates.remove(key);
+    if (gate != null) {
+      gate.countDown();
+    }
+  }
+
   /** Effects performed for {@code key}. */
   public int effects(String key) {
     AtomicInteger n = effects.get(key);
@@ -239,6 +259,14 @@ public final class CountingDownstream implements AutoCloseable {
   }
 
   private String act(String key, String body, Fault fault) {
+    CountDownLatch gate = gates.get(key);
+    if (gate != null) {
+      try {
+        gate.await(1, TimeUnit.MINUTES);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
     if (fault == Fault.SLOW_SUCCESS) {
       pause(Duration.ofMillis(300));
     } else if (fault == Fault.STALL_BEFORE_EFFECT) {

@@ -7,6 +7,7 @@ import dev.effectledger.connectors.EffectRequest;
 import dev.effectledger.connectors.Lookup;
 import dev.effectledger.connectors.executor.internal.AttemptJournal;
 import dev.effectledger.connectors.executor.internal.Invoker;
+import dev.effectledger.connectors.executor.internal.JournalReader;
 import dev.effectledger.connectors.executor.internal.OffsetTracker;
 import dev.effectledger.policy.RetryPolicy;
 import dev.effectledger.policy.ToolClass;
@@ -29,7 +30,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -39,15 +39,18 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
@@ -75,43 +78,74 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A connector whose downstream cannot take a repeat (it ignores keys and is not transactional)
  * is never run twice for one dispatch: the {@link AttemptJournal} records each start before the
- * effect, and a redelivered dispatch that was started is answered from a lookup or as AMBIGUOUS,
- * which the ledger holds for the reconciler.
+ * effect and keeps it until the partition's committed offset has passed the dispatch, so a
+ * redelivered dispatch that was started is answered from a lookup or as AMBIGUOUS (which the
+ * ledger holds for the reconciler), and one whose outcome is already committed is skipped. On such
+ * a connector only the first attempt of a key runs: a re-dispatch follows an attempt that may
+ * have acted, and is answered the same way.
+ *
+ * <p>Every transaction commits the offsets of every partition read, with the group's generation,
+ * so an executor that lost its partitions can commit nothing, and cannot start an effect.
  */
 public final class Executor implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(Executor.class);
   static final String DLQ_CODE_HEADER = "effectledger.error.code";
   static final String DLQ_MESSAGE_HEADER = "effectledger.error.message";
+  /** How long an assignment waits for a killed owner's transaction to end before reading the journal. */
+  private static final Duration STABLE_OFFSETS_WAIT = Duration.ofMinutes(2);
 
-  /** A finished effect, handed from a worker to the poll thread. */
-  private record Finished(TopicPartition tp, long offset, int epoch, List<ProducerRecord<byte[], byte[]>> records, String marker) {}
+  /**
+   * A finished dispatch, handed from a worker to the poll thread: what to publish for it and, on a
+   * journalled lane, its marker and whether its effect provably did not happen (a null marker
+   * means nothing to journal: another lane, or an outcome committed before).
+   */
+  private record Finished(TopicPartition tp, long offset, int epoch, List<ProducerRecord<byte[], byte[]>> records, String marker,
+      boolean noEffect) {
+
+    static Finished unjournalled(TopicPartition tp, long offset, int epoch, List<ProducerRecord<byte[], byte[]>> records) {
+      return new Finished(tp, offset, epoch, records, null, false);
+    }
+  }
+
+  /** What one run of a dispatch publishes, and whether its effect provably did not happen. */
+  private record Answer(List<ProducerRecord<byte[], byte[]>> records, boolean noEffect) {}
 
   /** A dispatch whose start must be journalled before its effect runs. */
   private record Journalled(TopicPartition tp, long offset, int epoch, Dispatch dispatch, String marker) {}
+
+  /** The Kafka clients an executor uses; tests pass mocks. */
+  record Clients(Consumer<byte[], byte[]> consumer, Producer<byte[], byte[]> producer,
+      Function<List<String>, JournalReader> journalReader) {
+
+    static Clients kafka(ExecutorConfig config, String transactionalId) {
+      return new Clients(new KafkaConsumer<>(consumerProps(config), new ByteArrayDeserializer(), new ByteArrayDeserializer()),
+          new KafkaProducer<>(producerProps(config, transactionalId), new ByteArraySerializer(), new ByteArraySerializer()),
+          lanes -> JournalReader.open(config.kafka(), lanes));
+    }
+  }
 
   private final ExecutorConfig config;
   private final Map<String, Connector> connectors;
   private final ToolPolicies policies;
   private final Clock clock;
   private final Invoker invoker;
-  private final KafkaConsumer<byte[], byte[]> consumer;
-  private final KafkaProducer<byte[], byte[]> producer;
+  private final Consumer<byte[], byte[]> consumer;
+  private final Producer<byte[], byte[]> producer;
   private final RegistryAvroSerde<Dispatch> dispatchSerde;
   private final RegistryAvroSerde<Outcome> outcomeSerde;
   private final ExecutorService workers;
   private final Thread pollThread;
   private final OffsetTracker tracker = new OffsetTracker();
   private final LinkedBlockingQueue<Finished> finished = new LinkedBlockingQueue<>();
-  private final List<ProducerRecord<byte[], byte[]>> unpublished = new ArrayList<>();
+  /** Finished dispatches whose outcomes go into the next transaction. */
+  private final List<Finished> toCommit = new ArrayList<>();
   private final Map<TopicPartition, Integer> epochs = new ConcurrentHashMap<>();
   private final Map<String, CompletableFuture<Void>> tails = new ConcurrentHashMap<>();
-  /** Null when no tool on these lanes needs start markers. */
+  /** Both null when no tool on these lanes needs start markers. */
   private final AttemptJournal journal;
+  private final JournalReader journalReader;
   private final Set<String> journalledTopics;
-  private final String owner;
-  /** What the journal learns once the current transaction commits. */
-  private final List<Runnable> onCommitted = new ArrayList<>();
   private final AtomicInteger effectsRun = new AtomicInteger();
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
   private volatile boolean running = true;
@@ -121,7 +155,8 @@ public final class Executor implements AutoCloseable {
   private boolean paused;
   private long lastCommitMs;
 
-  private Executor(ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies, Clock clock, Sleeper sleeper) {
+  private Executor(ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies, Clock clock, Sleeper sleeper,
+      Clients clients, String transactionalId) {
     this.config = config;
     this.connectors = Map.copyOf(connectors);
     this.policies = policies;
@@ -130,14 +165,13 @@ public final class Executor implements AutoCloseable {
     SchemaRegistry registry = SchemaRegistries.forUrl(config.schemaRegistryUrl());
     this.dispatchSerde = new RegistryAvroSerde<>(registry, Dispatch.class);
     this.outcomeSerde = new RegistryAvroSerde<>(registry, Outcome.class);
-    this.consumer = new KafkaConsumer<>(consumerProps(config), new ByteArrayDeserializer(), new ByteArrayDeserializer());
-    Properties producerProps = producerProps(config);
-    this.owner = producerProps.getProperty(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
-    this.producer = new KafkaProducer<>(producerProps, new ByteArraySerializer(), new ByteArraySerializer());
+    this.consumer = clients.consumer();
+    this.producer = clients.producer();
     List<String> journalledLanes = config.lanes().stream().filter(lane -> policies.tools().values().stream()
         .anyMatch(p -> p.lane().equals(lane) && needsJournal(p.name()))).toList();
     this.journalledTopics = journalledLanes.stream().map(lane -> "tool-dispatch." + lane).collect(Collectors.toSet());
-    this.journal = journalledLanes.isEmpty() ? null : AttemptJournal.open(config.kafka(), journalledLanes);
+    this.journal = journalledLanes.isEmpty() ? null : new AttemptJournal(transactionalId);
+    this.journalReader = journalledLanes.isEmpty() ? null : clients.journalReader().apply(journalledLanes);
     this.workers = Executors.newFixedThreadPool(config.concurrency(), r -> {
       Thread t = new Thread(r, "effect-worker");
       t.setDaemon(true);
@@ -155,8 +189,15 @@ public final class Executor implements AutoCloseable {
    */
   public static Executor start(ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies,
       Clock clock, Sleeper sleeper) {
+    String transactionalId = config.transactionalId();
+    return start(config, connectors, policies, clock, sleeper, Clients.kafka(config, transactionalId), transactionalId);
+  }
+
+  static Executor start(ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies, Clock clock,
+      Sleeper sleeper, Clients clients, String transactionalId) {
     refuseUnsafeIrreversibleTools(config, connectors, policies);
-    Executor executor = new Executor(config, connectors, policies, clock, sleeper);
+    Executor executor = new Executor(config, connectors, policies, clock, sleeper, clients, transactionalId);
+    // With a stable transactional id this fences the killed predecessor and aborts its open transaction.
     executor.producer.initTransactions();
     executor.consumer.subscribe(config.lanes().stream().map(lane -> "tool-dispatch." + lane).toList(), executor.new Rebalance());
     executor.pollThread.start();
@@ -261,8 +302,8 @@ public final class Executor implements AutoCloseable {
       workers.shutdownNow();
       consumer.close(CloseOptions.timeout(Duration.ZERO));
       producer.close(halted ? Duration.ZERO : Duration.ofSeconds(5));
-      if (journal != null) {
-        journal.close();
+      if (journalReader != null) {
+        journalReader.close();
       }
     }
   }
@@ -283,37 +324,47 @@ public final class Executor implements AutoCloseable {
         throw new SerializationException("dispatch record has no value");
       }
     } catch (SerializationException e) {
-      finished.add(new Finished(tp, record.offset(), epoch, List.of(deadLetter(record, e)), null));
+      finished.add(Finished.unjournalled(tp, record.offset(), epoch, List.of(deadLetter(record, e))));
       return;
     }
-    if (journal != null && needsJournal(dispatch.getTool())) {
-      String marker = AttemptJournal.marker(dispatch.getEffectKey(), dispatch.getAttempt());
-      if (journal.isStarted(tp, marker)) {
-        runInKeyOrder(dispatch.getEffectKey(), () -> new Finished(tp, record.offset(), epoch, startedBefore(dispatch), marker));
-      } else {
+    if (journal == null || !needsJournal(dispatch.getTool())) {
+      runInKeyOrder(dispatch.getEffectKey(),
+          () -> Finished.unjournalled(tp, record.offset(), epoch, perform(dispatch).records()));
+      return;
+    }
+    String marker = AttemptJournal.marker(dispatch.getEffectKey(), dispatch.getAttempt());
+    AttemptJournal.Verdict verdict = journal.verdict(tp, marker, record.offset());
+    if (verdict == AttemptJournal.Verdict.RUN && dispatch.getAttempt() > 1) {
+      verdict = AttemptJournal.Verdict.STARTED_BEFORE; // a re-dispatch follows an attempt that may have acted
+    }
+    switch (verdict) {
+      case RUN -> {
+        journal.start(tp, marker, record.offset());
         toJournal.add(new Journalled(tp, record.offset(), epoch, dispatch, marker));
       }
-      return;
+      case ANSWERED -> finished.add(Finished.unjournalled(tp, record.offset(), epoch, List.of()));
+      case STARTED_BEFORE -> runInKeyOrder(dispatch.getEffectKey(),
+          () -> journalled(tp, record.offset(), epoch, marker, startedBefore(dispatch)));
     }
-    runInKeyOrder(dispatch.getEffectKey(), () -> new Finished(tp, record.offset(), epoch, perform(dispatch), null));
+  }
+
+  private static Finished journalled(TopicPartition tp, long offset, int epoch, String marker, Answer answer) {
+    return new Finished(tp, offset, epoch, answer.records(), marker, answer.noEffect());
   }
 
   /**
-   * Commits start markers for these dispatches (with the offsets, so a fenced executor fails here)
-   * and only then runs them. If the commit aborts, they are redelivered and journalled again.
+   * Commits the start markers staged for these dispatches (with the offsets, so a fenced executor
+   * fails here) and only then runs them. If the commit aborts, they are read and journalled again.
    */
   private void startJournalled(List<Journalled> dispatches) {
     Set<TopicPartition> partitions = new HashSet<>();
-    for (Journalled j : dispatches) {
-      unpublished.add(journal.startRecord(j.tp(), j.marker(), owner));
-      partitions.add(j.tp());
-    }
+    dispatches.forEach(j -> partitions.add(j.tp()));
     if (!commit(partitions)) {
       return;
     }
     for (Journalled j : dispatches) {
-      journal.started(j.tp(), j.marker());
-      runInKeyOrder(j.dispatch().getEffectKey(), () -> new Finished(j.tp(), j.offset(), j.epoch(), perform(j.dispatch()), j.marker()));
+      runInKeyOrder(j.dispatch().getEffectKey(),
+          () -> journalled(j.tp(), j.offset(), j.epoch(), j.marker(), perform(j.dispatch())));
     }
   }
 
@@ -331,7 +382,7 @@ public final class Executor implements AutoCloseable {
   }
 
   /** Runs the effect and returns what to publish for it: the outcome and any effect records. */
-  private List<ProducerRecord<byte[], byte[]>> perform(Dispatch dispatch) {
+  private Answer perform(Dispatch dispatch) {
     Connector connector = connectors.get(dispatch.getTool());
     EffectOutcome outcome;
     if (connector == null) {
@@ -352,14 +403,15 @@ public final class Executor implements AutoCloseable {
     Outcome value = toOutcome(dispatch, outcome);
     records.add(new ProducerRecord<>(ExecutorConfig.OUTCOMES_TOPIC, utf8(dispatch.getIdempotencyKey()),
         outcomeSerde.serialize(ExecutorConfig.OUTCOMES_TOPIC, value)));
-    return records;
+    return new Answer(records, outcome instanceof EffectOutcome.Retryable);
   }
 
   /**
-   * A redelivered dispatch whose effect an earlier run started on a connector that cannot take a
-   * repeat: found by lookup it succeeded, otherwise it may have happened and is held as ambiguous.
+   * A dispatch on a connector that cannot take a repeat whose effect may have happened (started by
+   * an earlier run, or a re-dispatch after an attempt that may have acted): found by lookup it
+   * succeeded, otherwise it is held as ambiguous. Never run.
    */
-  private List<ProducerRecord<byte[], byte[]>> startedBefore(Dispatch dispatch) {
+  private Answer startedBefore(Dispatch dispatch) {
     Connector connector = connectors.get(dispatch.getTool());
     Lookup lookup;
     try {
@@ -369,11 +421,15 @@ public final class Executor implements AutoCloseable {
     }
     EffectOutcome outcome = lookup.status() == Lookup.Status.FOUND
         ? new EffectOutcome.Succeeded(lookup.resultJson() == null ? "{}" : lookup.resultJson(), lookup.effectId(), List.of())
+        : dispatch.getAttempt() > 1
+        ? new EffectOutcome.Ambiguous("REDISPATCH_NOT_REPEATABLE", "attempt " + dispatch.getAttempt() + " follows an attempt"
+            + " that may have acted, and the downstream cannot take a repeat (lookup: " + lookup.status() + "); held for"
+            + " reconciliation instead of run")
         : new EffectOutcome.Ambiguous("STARTED_BEFORE_REDELIVERY", "attempt " + dispatch.getAttempt() + " was started by an"
             + " earlier run whose outcome was never committed, and the downstream cannot take a repeat (lookup: "
             + lookup.status() + "); held for reconciliation instead of run again");
-    return List.of(new ProducerRecord<>(ExecutorConfig.OUTCOMES_TOPIC, utf8(dispatch.getIdempotencyKey()),
-        outcomeSerde.serialize(ExecutorConfig.OUTCOMES_TOPIC, toOutcome(dispatch, outcome))));
+    return new Answer(List.of(new ProducerRecord<>(ExecutorConfig.OUTCOMES_TOPIC, utf8(dispatch.getIdempotencyKey()),
+        outcomeSerde.serialize(ExecutorConfig.OUTCOMES_TOPIC, toOutcome(dispatch, outcome)))), false);
   }
 
   private Outcome toOutcome(Dispatch dispatch, EffectOutcome outcome) {
@@ -421,11 +477,9 @@ public final class Executor implements AutoCloseable {
       Finished first = wait.isZero() ? finished.poll() : finished.poll(wait.toMillis(), TimeUnit.MILLISECONDS);
       for (Finished f = first; f != null; f = finished.poll()) {
         if (f.epoch() == epochs.getOrDefault(f.tp(), 0) && tracker.finished(f.tp(), f.offset())) {
-          unpublished.addAll(f.records());
+          toCommit.add(f);
           if (f.marker() != null) {
-            Finished done = f;
-            unpublished.add(journal.tombstone(done.tp(), done.marker()));
-            onCommitted.add(() -> journal.cleared(done.tp(), done.marker()));
+            journal.answer(f.tp(), f.marker(), f.offset(), f.noEffect());
           }
         }
       }
@@ -439,29 +493,28 @@ public final class Executor implements AutoCloseable {
   }
 
   /**
-   * Publishes finished outcomes and the offsets below the watermark in one transaction, with the
-   * offsets of {@code fenced} even where they did not move. False when the transaction aborted
+   * Publishes finished outcomes, the journal's records and the offsets in one transaction: the
+   * offsets of every partition read, whether or not they moved, so that the group's generation
+   * fences the transaction. Does nothing when nothing moved and nothing waits, unless {@code
+   * starting} names partitions whose start markers must commit. False when the transaction aborted
    * and everything in flight was dropped to be read again.
    */
-  private boolean commit(Set<TopicPartition> fenced) {
+  private boolean commit(Set<TopicPartition> starting) {
     lastCommitMs = clock.millis();
-    Map<TopicPartition, OffsetAndMetadata> offsets = tracker.committable();
-    fenced.forEach(tp -> offsets.computeIfAbsent(tp, t -> new OffsetAndMetadata(tracker.watermark(t))));
-    if (unpublished.isEmpty() && offsets.isEmpty()) {
+    if (toCommit.isEmpty() && starting.isEmpty() && tracker.committable().isEmpty()) {
       return true;
     }
+    Map<TopicPartition, OffsetAndMetadata> offsets = tracker.watermarks();
+    List<ProducerRecord<byte[], byte[]>> journalRecords = journal == null ? List.of() : journal.records(
+        offsets.entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().offset())));
     try {
       producer.beginTransaction();
-      unpublished.forEach(producer::send);
+      toCommit.forEach(f -> f.records().forEach(producer::send));
+      journalRecords.forEach(producer::send);
       if (!offsets.isEmpty()) {
         producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
       }
       producer.commitTransaction();
-      tracker.committed(offsets);
-      unpublished.clear();
-      onCommitted.forEach(Runnable::run);
-      onCommitted.clear();
-      return true;
     } catch (ProducerFencedException | OutOfOrderSequenceException | AuthorizationException e) {
       throw e;
     } catch (KafkaException e) {
@@ -470,16 +523,24 @@ public final class Executor implements AutoCloseable {
       rewind();
       return false;
     }
+    tracker.committed(offsets);
+    toCommit.clear();
+    if (journal != null) {
+      journal.committed();
+    }
+    return true;
   }
 
   /** After an aborted transaction: drop all work in flight and read again from committed offsets. */
   private void rewind() {
-    unpublished.clear();
-    onCommitted.clear();
+    toCommit.clear();
+    if (journal != null) {
+      journal.aborted();
+    }
     Collection<TopicPartition> assigned = consumer.assignment();
     assigned.forEach(tp -> epochs.merge(tp, 1, Integer::sum));
     tracker.forgetAll();
-    Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(new java.util.HashSet<>(assigned));
+    Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(new HashSet<>(assigned));
     for (TopicPartition tp : assigned) {
       OffsetAndMetadata offset = committed.get(tp);
       if (offset != null) {
@@ -496,7 +557,7 @@ public final class Executor implements AutoCloseable {
    * longer than the commit interval.
    */
   private Duration nextWait() {
-    if (tracker.pending() == 0 && unpublished.isEmpty() && finished.isEmpty()) {
+    if (tracker.pending() == 0 && toCommit.isEmpty() && finished.isEmpty()) {
       return Duration.ofMillis(50);
     }
     long untilCommit = config.commitInterval().toMillis() - (clock.millis() - lastCommitMs);
@@ -540,15 +601,18 @@ public final class Executor implements AutoCloseable {
     @Override
     public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
       paused = false;
-      if (journal != null) {
-        journal.load(partitions.stream().filter(tp -> journalledTopics.contains(tp.topic())).toList());
+      List<TopicPartition> journalled = partitions.stream().filter(tp -> journalledTopics.contains(tp.topic())).toList();
+      if (journal != null && !journalled.isEmpty()) {
+        // Waits until no transaction holds a pending offset commit for these partitions: every
+        // transaction that wrote a start marker for them did, so it has committed or aborted.
+        consumer.committed(new HashSet<>(journalled), STABLE_OFFSETS_WAIT);
+        journalReader.load(journal, journalled);
       }
     }
 
     @Override
     public void onPartitionsLost(Collection<TopicPartition> partitions) {
-      unpublished.clear();
-      onCommitted.clear();
+      toCommit.removeIf(f -> partitions.contains(f.tp()));
       forget(partitions);
     }
 
@@ -569,13 +633,17 @@ public final class Executor implements AutoCloseable {
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     props.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     props.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, config.concurrency() * 4);
+    if (config.instanceId() != null) {
+      props.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, config.instanceId());
+    }
     return props;
   }
 
-  private static Properties producerProps(ExecutorConfig config) {
+  private static Properties producerProps(ExecutorConfig config, String transactionalId) {
     Properties props = new Properties();
     props.putAll(config.kafka());
-    props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, config.transactionalIdPrefix() + "-" + UUID.randomUUID());
+    props.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+    props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
     props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     props.put(ProducerConfig.ACKS_CONFIG, "all");
     props.putIfAbsent(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 10_000);

@@ -146,9 +146,13 @@ class ExecutorIT {
   }
 
   private ToolPolicies chargeOnKeyIgnoringApi(ToolClass toolClass, boolean lookup) throws Exception {
+    return chargeOnKeyIgnoringApi(toolClass, lookup, "1s");
+  }
+
+  private ToolPolicies chargeOnKeyIgnoringApi(ToolClass toolClass, boolean lookup, String timeout) throws Exception {
     return ToolPolicies.of(new ToolPolicy("charge", toolClass, Duration.ofHours(1), Duration.ofMinutes(5),
         InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD, lane, "http", 3, false)
-        .withSettings("http", JSON.readTree("{\"url\":\"" + downstream.url() + "\",\"timeout\":\"1s\",\"honoursKeys\":false,"
+        .withSettings("http", JSON.readTree("{\"url\":\"" + downstream.url() + "\",\"timeout\":\"" + timeout + "\",\"honoursKeys\":false,"
             + "\"effectIdPointer\":\"/id\"" + (lookup ? ",\"lookupUrl\":\"" + downstream.url() + "?key={key}\"" : "") + "}")));
   }
 
@@ -177,6 +181,42 @@ class ExecutorIT {
     });
   }
 
+  /**
+   * Effects finish out of order: the first dispatch of the partition is held downstream while the
+   * nine after it answer and their outcomes commit. The partition's committed offset stays at the
+   * first (the low watermark), so a crash redelivers all ten; the nine answered ones must not act a
+   * second time on a downstream that ignores keys.
+   */
+  @Test
+  void shouldNotRunAgainEffectsAnsweredAboveTheWatermarkWhenTheExecutorCrashes() throws Exception {
+    downstream.honoursKeys(false);
+    List<String> keys = keys(10);
+    String slow = keys.get(0);
+    List<String> answered = keys.subList(1, keys.size());
+    downstream.holdBeforeEffect(slow);
+    ToolPolicies policies = chargeOnKeyIgnoringApi(ToolClass.IRREVERSIBLE, true, "30s");
+    Executor crashed = start(policies, config().withConcurrency(16));
+    dispatch(keys, "charge");
+    awaitOutcomes(answered);
+    assertThat(outcomes.byKey).as("the first dispatch is still running").doesNotContainKey(slow);
+    crashed.halt();
+
+    try (Executor restarted = start(policies, config().withConcurrency(16))) {
+      awaitOutcomes(List.of(slow));
+      downstream.releaseHeld(slow);
+      await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(20)).until(() -> downstream.effects(slow) == 1);
+    }
+
+    assertThat(answered).allSatisfy(k -> {
+      assertThat(downstream.effects(k)).as("effects of %s", k).isEqualTo(1);
+      assertThat(outcomes.byKey.get(k)).as("outcomes of %s", k).singleElement()
+          .extracting(Outcome::getStatus).isEqualTo(OutcomeStatus.SUCCEEDED);
+    });
+    assertThat(outcomes.byKey.get(slow)).as("the started one is not run again: held, not guessed").singleElement()
+        .satisfies(o -> assertThat(o.getError().getCode()).isEqualTo("STARTED_BEFORE_REDELIVERY"));
+    assertThat(downstream.requests(slow)).isEqualTo(1);
+  }
+
   @Test
   void shouldHoldAStartedEffectAsAmbiguousWhenTheKeyIgnoringDownstreamCannotBeAsked() throws Exception {
     downstream.honoursKeys(false);
@@ -199,16 +239,24 @@ class ExecutorIT {
       });
     });
 
-    // A new attempt of the same key (the reconciler found no effect and the ledger re-dispatched)
-    // has no marker and runs; markers of answered attempts were cleared.
-    Fixtures.send(kafka.bootstrapServers(), registry,
-        List.of(Fixtures.dispatch(keys.get(0), "charge", lane, "{\"amount\":100}", 2)));
+    // A re-dispatch (attempt 2) follows an attempt that may have acted: never run on this
+    // downstream. The key dispatched afresh as attempt 1 (the reconciler found no effect and the
+    // ledger released it) runs: the markers of answered dispatches were cleared once passed.
+    Fixtures.send(kafka.bootstrapServers(), registry, List.of(
+        Fixtures.dispatch(keys.get(0), "charge", lane, "{\"amount\":100}", 2),
+        Fixtures.dispatch(keys.get(1), "charge", lane, "{\"amount\":100}", 1)));
     try (Executor third = start(policies, config())) {
-      await().atMost(Duration.ofSeconds(60)).until(() -> outcomes.byKey.get(keys.get(0)).size() == 2);
+      await().atMost(Duration.ofSeconds(60)).until(() -> outcomes.byKey.get(keys.get(0)).size() == 2
+          && outcomes.byKey.get(keys.get(1)).size() == 2);
     }
-    assertThat(outcomes.byKey.get(keys.get(0)).get(1).getStatus()).isEqualTo(OutcomeStatus.SUCCEEDED);
-    assertThat(downstream.requests(keys.get(0))).isEqualTo(2);
-    assertThat(keys.subList(1, keys.size())).allSatisfy(k -> assertThat(downstream.requests(k)).isEqualTo(1));
+    assertThat(outcomes.byKey.get(keys.get(0)).get(1)).satisfies(o -> {
+      assertThat(o.getStatus()).isEqualTo(OutcomeStatus.AMBIGUOUS);
+      assertThat(o.getError().getCode()).isEqualTo("REDISPATCH_NOT_REPEATABLE");
+    });
+    assertThat(downstream.requests(keys.get(0))).isEqualTo(1);
+    assertThat(outcomes.byKey.get(keys.get(1)).get(1).getStatus()).isEqualTo(OutcomeStatus.SUCCEEDED);
+    assertThat(downstream.requests(keys.get(1))).isEqualTo(2);
+    assertThat(keys.subList(2, keys.size())).allSatisfy(k -> assertThat(downstream.requests(k)).isEqualTo(1));
   }
 
   @Test

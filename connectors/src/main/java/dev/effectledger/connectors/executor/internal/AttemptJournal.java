@@ -1,183 +1,280 @@
 package dev.effectledger.connectors.executor.internal;
 
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
-import java.util.Set;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.clients.consumer.CloseOptions;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
+import java.util.Optional;
+import java.util.TreeMap;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.config.ConfigResource;
-import org.apache.kafka.common.config.TopicConfig;
-import org.apache.kafka.common.errors.TopicExistsException;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * Start markers for effects whose connector cannot take a repeat (the downstream ignores keys and
- * is not transactional). Before such an effect runs, the executor commits a marker for its
- * dispatch (effect key and attempt) to {@code tool-attempts.<lane>}, in the partition of the
- * dispatch, in a transaction that also commits the consumer offsets with the group's generation
- * (so a fenced executor cannot start anything). The outcome's transaction writes the marker's
- * tombstone. A dispatch redelivered while its marker is live may already have acted: it is not
- * run again but answered AMBIGUOUS, which the ledger holds as UNKNOWN for the reconciler.
+ * The attempt journal of the dispatch partitions an executor owns: which effects on a connector
+ * that cannot take a repeat (the downstream ignores keys and is not transactional) were started,
+ * and which of those were answered, as committed to {@code tool-attempts.<lane>}. It is the
+ * executor's copy of that compacted topic, changed only by transactions that commit.
  *
- * <p>The topic is compacted; an executor reads the live markers of each dispatch partition it is
- * assigned. Used by the poll thread only.
+ * <h2>The invariant</h2>
+ *
+ * For every dispatch at offset {@code o} of partition {@code p} whose effect may have happened, a
+ * marker is live for as long as the group's committed offset of {@code p} is at or below {@code
+ * o}, that is for as long as the dispatch can be delivered again:
+ *
+ * <ol>
+ *   <li>a <em>started</em> marker is committed, with the consumer offsets and the group's
+ *       generation (so a fenced executor cannot start anything), before the effect runs;
+ *   <li>the outcome's transaction turns it into an <em>answered</em> marker, not a tombstone:
+ *       effects finish out of order and a partition's offsets commit only at its low watermark,
+ *       so a dispatch answered above the watermark is still delivered again after a crash;
+ *   <li>its tombstone goes into the transaction that commits an offset above the dispatch, after
+ *       which nobody reads the dispatch again.
+ * </ol>
+ *
+ * A dispatch read again meets one of three {@link Verdict verdicts}: no marker, run it; answered
+ * at this very offset, its outcome is committed, so nothing is done again; anything else, it may
+ * have acted, so it is answered from a lookup or as ambiguous, never run again.
+ *
+ * <p>Two dispatches can share a marker (the ledger under at-least-once can emit one attempt twice;
+ * a key released after a provably effect-free attempt is dispatched again as attempt 1). A marker
+ * therefore keeps the highest offset of the dispatches it covers, and only a marker for exactly
+ * one answered dispatch says "answered".
+ *
+ * <p>Marker keys are {@code <effect key>#<attempt>}; values are {@code started <offset> <owner>}
+ * or {@code answered <offset> effect|none}. A value written by the first release (the owner
+ * alone) reads as started at an unknown offset and is never tombstoned by an offset. Used by the
+ * poll thread only.
  */
-public final class AttemptJournal implements AutoCloseable {
+public final class AttemptJournal {
 
-  private static final Logger log = LoggerFactory.getLogger(AttemptJournal.class);
-  private static final String DISPATCH_PREFIX = "tool-dispatch.";
-  private static final String PREFIX = "tool-attempts.";
-
-  private final KafkaConsumer<byte[], byte[]> reader;
-  private final Map<TopicPartition, Set<String>> live = new HashMap<>();
-
-  private AttemptJournal(Properties kafka) {
-    Properties props = new Properties();
-    props.putAll(kafka);
-    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    props.remove(ConsumerConfig.GROUP_ID_CONFIG);
-    this.reader = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+  /** What a dispatch read from a journalled lane must do. */
+  public enum Verdict {
+    /** No marker: its effect never started. Journal the start, then run it. */
+    RUN,
+    /** Answered at this very offset: its outcome is committed; nothing is done again. */
+    ANSWERED,
+    /** Started, or covered by a marker of another dispatch: it may have acted. */
+    STARTED_BEFORE
   }
 
-  /** Creates the journal topics of these lanes where missing, shaped like their dispatch topics. */
-  public static AttemptJournal open(Properties kafka, Collection<String> lanes) {
-    try (Admin admin = Admin.create(kafka)) {
-      List<String> dispatchTopics = lanes.stream().map(lane -> DISPATCH_PREFIX + lane).toList();
-      Map<String, TopicDescription> described = admin.describeTopics(dispatchTopics).allTopicNames().get(60, TimeUnit.SECONDS);
-      Set<String> existing = admin.listTopics().names().get(60, TimeUnit.SECONDS);
-      List<NewTopic> missing = new ArrayList<>();
-      for (String lane : lanes) {
-        if (existing.contains(PREFIX + lane)) {
-          continue;
-        }
-        TopicDescription dispatch = described.get(DISPATCH_PREFIX + lane);
-        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, dispatch.name());
-        var minIsr = admin.describeConfigs(List.of(resource)).all().get(60, TimeUnit.SECONDS).get(resource)
-            .get(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG);
-        missing.add(new NewTopic(PREFIX + lane, dispatch.partitions().size(), (short) dispatch.partitions().get(0).replicas().size())
-            .configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT,
-                TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, minIsr == null ? "1" : minIsr.value(),
-                TopicConfig.SEGMENT_MS_CONFIG, Long.toString(Duration.ofHours(1).toMillis()),
-                TopicConfig.DELETE_RETENTION_MS_CONFIG, Long.toString(Duration.ofHours(1).toMillis()))));
-      }
-      if (!missing.isEmpty()) {
-        try {
-          admin.createTopics(missing).all().get(60, TimeUnit.SECONDS);
-        } catch (ExecutionException e) {
-          if (!(e.getCause() instanceof TopicExistsException)) {
-            throw e;
-          }
-        }
-      }
-    } catch (ExecutionException | TimeoutException e) {
-      throw new IllegalStateException("Could not create or check the attempt journal topics " + lanes.stream().map(l -> PREFIX + l)
-          .toList() + " (" + e.getMessage() + "); the executor needs them, and the dispatch topics, to start.", e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("Interrupted while creating the attempt journal topics", e);
+  private static final String DISPATCH_PREFIX = "tool-dispatch.";
+  private static final String PREFIX = "tool-attempts.";
+  private static final long UNKNOWN_OFFSET = -1;
+
+  /** A live marker: the highest offset it covers, and whether that dispatch's outcome is committed. */
+  private record Marker(long offset, boolean answered, boolean noEffect) {
+
+    String value(String owner) {
+      return answered ? "answered " + offset + (noEffect ? " none" : " effect") : "started " + offset + " " + owner;
     }
-    return new AttemptJournal(kafka);
+  }
+
+  /** The committed markers of one dispatch partition, by key and by offset (for tombstones). */
+  private static final class Markers {
+    final Map<String, Marker> byKey = new HashMap<>();
+    final TreeMap<Long, String> byOffset = new TreeMap<>();
+
+    void put(String key, Marker marker) {
+      remove(key);
+      byKey.put(key, marker);
+      if (marker.offset() >= 0) {
+        byOffset.put(marker.offset(), key);
+      }
+    }
+
+    void remove(String key) {
+      Marker old = byKey.remove(key);
+      if (old != null) {
+        byOffset.remove(old.offset(), key);
+      }
+    }
+  }
+
+  /** A dispatch whose outcome goes into the next transaction. */
+  private record Answer(TopicPartition dispatch, String key, long offset, boolean noEffect) {}
+
+  private final String owner;
+  private final Map<TopicPartition, Markers> partitions = new HashMap<>();
+  /** Changes in the open transaction, by partition and key; an empty value is a tombstone. */
+  private final Map<TopicPartition, Map<String, Optional<Marker>>> staged = new LinkedHashMap<>();
+  private final List<Answer> answers = new ArrayList<>();
+
+  /** A journal whose start markers name {@code owner} (the executor's transactional id). */
+  public AttemptJournal(String owner) {
+    this.owner = owner;
   }
 
   public static String marker(String effectKey, int attempt) {
     return effectKey + "#" + attempt;
   }
 
-  /** True when the dispatch's effect was started by this or an earlier owner and has no outcome yet. */
-  public boolean isStarted(TopicPartition dispatch, String marker) {
-    return live.getOrDefault(dispatch, Set.of()).contains(marker);
+  public static String journalTopic(String lane) {
+    return PREFIX + lane;
   }
 
-  public ProducerRecord<byte[], byte[]> startRecord(TopicPartition dispatch, String marker, String owner) {
-    return new ProducerRecord<>(journalTopic(dispatch), dispatch.partition(), utf8(marker), utf8(owner));
+  /** The journal topic partition of a dispatch partition. */
+  public static TopicPartition journalPartition(TopicPartition dispatch) {
+    return new TopicPartition(PREFIX + dispatch.topic().substring(DISPATCH_PREFIX.length()), dispatch.partition());
   }
 
-  public ProducerRecord<byte[], byte[]> tombstone(TopicPartition dispatch, String marker) {
-    return new ProducerRecord<>(journalTopic(dispatch), dispatch.partition(), utf8(marker), null);
+  /** The dispatch partition a journal partition belongs to. */
+  public static TopicPartition dispatchPartition(TopicPartition journal) {
+    return new TopicPartition(DISPATCH_PREFIX + journal.topic().substring(PREFIX.length()), journal.partition());
   }
 
-  /** A marker's transaction committed. */
-  public void started(TopicPartition dispatch, String marker) {
-    live.computeIfAbsent(dispatch, tp -> new HashSet<>()).add(marker);
-  }
-
-  /** A tombstone's transaction committed. */
-  public void cleared(TopicPartition dispatch, String marker) {
-    Set<String> markers = live.get(dispatch);
-    if (markers != null) {
-      markers.remove(marker);
+  /** What the dispatch at {@code offset} of {@code dispatch} with marker {@code key} must do. */
+  public Verdict verdict(TopicPartition dispatch, String key, long offset) {
+    Marker marker = current(dispatch, key);
+    if (marker == null) {
+      return Verdict.RUN;
     }
+    if (marker.answered() && marker.offset() == offset) {
+      return Verdict.ANSWERED;
+    }
+    if (marker.answered() && marker.noEffect()) {
+      return Verdict.RUN; // the dispatch it covers provably did nothing
+    }
+    return Verdict.STARTED_BEFORE;
   }
 
-  /** Reads the live markers of newly assigned dispatch partitions of journalled lanes. */
-  public void load(Collection<TopicPartition> dispatchPartitions) {
-    List<TopicPartition> journal = dispatchPartitions.stream()
-        .map(tp -> new TopicPartition(journalTopic(tp), tp.partition())).toList();
-    if (journal.isEmpty()) {
-      return;
+  /** Stages a start marker; the effect may run once the transaction carrying it commits. */
+  public void start(TopicPartition dispatch, String key, long offset) {
+    Marker current = current(dispatch, key);
+    stage(dispatch, key, new Marker(current == null ? offset : Math.max(offset, current.offset()), false, false));
+  }
+
+  /** Records that the dispatch's outcome goes into the next transaction. */
+  public void answer(TopicPartition dispatch, String key, long offset, boolean noEffect) {
+    answers.add(new Answer(dispatch, key, offset, noEffect));
+  }
+
+  /**
+   * The journal records of the transaction that commits {@code committing} (the offset each
+   * partition commits): the start markers staged, the answers recorded since the last
+   * transaction, and tombstones for every marker below its partition's committed offset. One record
+   * per marker, its final state in the transaction.
+   */
+  public List<ProducerRecord<byte[], byte[]>> records(Map<TopicPartition, Long> committing) {
+    for (Answer a : answers) {
+      Marker current = current(a.dispatch(), a.key());
+      stage(a.dispatch(), a.key(), current == null || current.offset() == a.offset()
+          ? new Marker(a.offset(), true, a.noEffect())
+          : new Marker(Math.max(a.offset(), current.offset()), false, false));
     }
-    dispatchPartitions.forEach(tp -> live.put(tp, new HashSet<>()));
-    reader.assign(journal);
-    reader.seekToBeginning(journal);
-    Map<TopicPartition, Long> ends = reader.endOffsets(journal);
-    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-    while (journal.stream().anyMatch(tp -> reader.position(tp) < ends.get(tp))) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("Could not read the attempt journal " + journal + " within 2 minutes; is the cluster"
-            + " healthy? The executor stops rather than run effects it cannot tell apart from started ones.");
+    answers.clear();
+    committing.forEach((tp, committed) -> {
+      List<String> below = new ArrayList<>();
+      Markers markers = partitions.get(tp);
+      if (markers != null) {
+        below.addAll(markers.byOffset.headMap(committed).values());
       }
-      for (ConsumerRecord<byte[], byte[]> record : reader.poll(Duration.ofMillis(200))) {
-        TopicPartition dispatch = new TopicPartition(DISPATCH_PREFIX + record.topic().substring(PREFIX.length()), record.partition());
-        String marker = new String(record.key(), StandardCharsets.UTF_8);
-        if (record.value() == null) {
-          live.get(dispatch).remove(marker);
-        } else {
-          live.get(dispatch).add(marker);
+      staged.getOrDefault(tp, Map.of()).forEach((key, marker) -> {
+        if (marker.isPresent() && marker.get().offset() >= 0 && marker.get().offset() < committed) {
+          below.add(key);
+        }
+      });
+      for (String key : below) {
+        Marker current = current(tp, key);
+        if (current != null && current.offset() >= 0 && current.offset() < committed) {
+          staged.computeIfAbsent(tp, t -> new LinkedHashMap<>()).put(key, Optional.empty());
         }
       }
+    });
+    List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+    staged.forEach((tp, changes) -> changes.forEach((key, marker) -> records.add(record(tp, key, marker))));
+    return records;
+  }
+
+  /** The transaction carrying the staged records committed. */
+  public void committed() {
+    staged.forEach((tp, changes) -> {
+      Markers markers = partitions.get(tp);
+      if (markers != null) {
+        changes.forEach((key, marker) -> marker.ifPresentOrElse(m -> markers.put(key, m), () -> markers.remove(key)));
+      }
+    });
+    staged.clear();
+  }
+
+  /** The transaction aborted, or will not be: nothing staged or answered happened. */
+  public void aborted() {
+    staged.clear();
+    answers.clear();
+  }
+
+  /** Starts tracking a newly assigned partition, empty until its committed records are applied. */
+  public void assigned(TopicPartition dispatch) {
+    partitions.put(dispatch, new Markers());
+  }
+
+  /** Applies one committed record of the journal topic, read back from it. */
+  public void apply(TopicPartition journal, byte[] key, byte[] value) {
+    Markers markers = partitions.get(dispatchPartition(journal));
+    if (markers == null) {
+      return;
     }
-    reader.unsubscribe();
-    int started = dispatchPartitions.stream().mapToInt(tp -> live.get(tp).size()).sum();
-    if (started > 0) {
-      log.info("{} effect(s) on {} were started by an earlier owner without an outcome; they will be held as ambiguous, not"
-          + " run again", started, dispatchPartitions);
+    String marker = new String(key, StandardCharsets.UTF_8);
+    if (value == null) {
+      markers.remove(marker);
+    } else {
+      markers.put(marker, parse(new String(value, StandardCharsets.UTF_8)));
     }
+  }
+
+  /** Committed markers of the partition whose dispatch was started and not answered. */
+  public int unanswered(TopicPartition dispatch) {
+    Markers markers = partitions.get(dispatch);
+    return markers == null ? 0 : (int) markers.byKey.values().stream().filter(m -> !m.answered()).count();
+  }
+
+  /** Committed markers of the partition, answered or not. */
+  public int live(TopicPartition dispatch) {
+    Markers markers = partitions.get(dispatch);
+    return markers == null ? 0 : markers.byKey.size();
   }
 
   public void forget(Collection<TopicPartition> dispatchPartitions) {
-    dispatchPartitions.forEach(live::remove);
+    dispatchPartitions.forEach(tp -> {
+      partitions.remove(tp);
+      staged.remove(tp);
+    });
+    answers.removeIf(a -> dispatchPartitions.contains(a.dispatch()));
   }
 
-  private static String journalTopic(TopicPartition dispatch) {
-    return PREFIX + dispatch.topic().substring(DISPATCH_PREFIX.length());
+  private Marker current(TopicPartition dispatch, String key) {
+    Map<String, Optional<Marker>> changes = staged.get(dispatch);
+    if (changes != null && changes.containsKey(key)) {
+      return changes.get(key).orElse(null);
+    }
+    Markers markers = partitions.get(dispatch);
+    return markers == null ? null : markers.byKey.get(key);
   }
 
-  private static byte[] utf8(String s) {
-    return s.getBytes(StandardCharsets.UTF_8);
+  private void stage(TopicPartition dispatch, String key, Marker marker) {
+    staged.computeIfAbsent(dispatch, tp -> new LinkedHashMap<>()).put(key, Optional.of(marker));
   }
 
-  @Override
-  public void close() {
-    reader.close(CloseOptions.timeout(Duration.ZERO));
+  private static Marker parse(String value) {
+    String[] parts = value.split(" ", 3);
+    try {
+      if (parts.length >= 2 && parts[0].equals("started")) {
+        return new Marker(Long.parseLong(parts[1]), false, false);
+      }
+      if (parts.length == 3 && parts[0].equals("answered")) {
+        return new Marker(Long.parseLong(parts[1]), true, parts[2].equals("none"));
+      }
+    } catch (NumberFormatException e) {
+      // unreadable: read as started at an unknown offset, the safe reading
+    }
+    return new Marker(UNKNOWN_OFFSET, false, false);
+  }
+
+  private ProducerRecord<byte[], byte[]> record(TopicPartition dispatch, String key, Optional<Marker> marker) {
+    TopicPartition journal = journalPartition(dispatch);
+    return new ProducerRecord<>(journal.topic(), journal.partition(), key.getBytes(StandardCharsets.UTF_8),
+        marker.map(m -> m.value(owner).getBytes(StandardCharsets.UTF_8)).orElse(null));
   }
 }

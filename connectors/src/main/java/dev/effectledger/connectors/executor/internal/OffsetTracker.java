@@ -70,6 +70,13 @@ public final class OffsetTracker {
     return offsets;
   }
 
+  /** Every tracked partition's watermark, moved or not: what a transaction commits to be fenced by the group. */
+  public Map<TopicPartition, OffsetAndMetadata> watermarks() {
+    Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+    partitions.forEach((tp, p) -> offsets.put(tp, new OffsetAndMetadata(p.watermark())));
+    return offsets;
+  }
+
   public void committed(Map<TopicPartition, OffsetAndMetadata> offsets) {
     offsets.forEach((tp, o) -> {
       Partition p = partitions.get(tp);
