@@ -30,10 +30,11 @@ public final class AppConfig {
   public static final String TOPICS_MIN_ISR = "topics.min.insync.replicas";
   public static final String EXECUTOR_CONCURRENCY = "executor.concurrency";
   public static final String EXECUTOR_GROUP = "executor.group";
+  public static final String EXECUTOR_INSTANCE_ID = "executor.instance.id";
 
   /** Effect Ledger's own keys, which are not passed to Kafka. */
   static final List<String> OWN_KEYS = List.of(SCHEMA_REGISTRY_URL, TOOLS_FILE, HTTP_HOST, HTTP_PORT, TOPICS_CREATE,
-      TOPICS_PARTITIONS, TOPICS_REPLICATION, TOPICS_MIN_ISR, EXECUTOR_CONCURRENCY, EXECUTOR_GROUP);
+      TOPICS_PARTITIONS, TOPICS_REPLICATION, TOPICS_MIN_ISR, EXECUTOR_CONCURRENCY, EXECUTOR_GROUP, EXECUTOR_INSTANCE_ID);
 
   private final Properties all;
 

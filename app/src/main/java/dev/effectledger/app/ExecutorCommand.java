@@ -31,10 +31,12 @@ final class ExecutorCommand implements Callable<Integer> {
     ToolPolicies policies = cfg.policies(tools);
     ExecutorConfig executorConfig = ExecutorConfig.of(cfg.kafka(), lanes, cfg.get(AppConfig.SCHEMA_REGISTRY_URL))
         .withGroupId(cfg.get(AppConfig.EXECUTOR_GROUP, "effectledger-executor"))
-        .withConcurrency(cfg.getInt(AppConfig.EXECUTOR_CONCURRENCY, 32));
+        .withConcurrency(cfg.getInt(AppConfig.EXECUTOR_CONCURRENCY, 32))
+        .withInstanceId(cfg.get(AppConfig.EXECUTOR_INSTANCE_ID));
     Executor executor = Executor.start(executorConfig, Connectors.forLanes(policies, lanes, Clock.systemUTC()), policies);
     Lifecycle lifecycle = new Lifecycle("executor", executor);
-    System.out.println("effectledger executor: lanes " + lanes + ", " + executorConfig.concurrency() + " effects at once");
+    System.out.println("effectledger executor: lanes " + lanes + ", " + executorConfig.concurrency() + " effects at once"
+        + (executorConfig.instanceId() == null ? "" : ", instance " + executorConfig.instanceId()));
     return lifecycle.awaitStop(() -> executor.isRunning() ? null : "the executor stopped on its own: " + executor.failure());
   }
 }

@@ -56,6 +56,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.FencedInstanceIdException;
 import org.apache.kafka.common.errors.OutOfOrderSequenceException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.SerializationException;
@@ -290,10 +291,11 @@ public final class Executor implements AutoCloseable {
         finishRunning(tracker::pending);
         commit();
       }
-    } catch (ProducerFencedException | OutOfOrderSequenceException | AuthorizationException e) {
+    } catch (ProducerFencedException | FencedInstanceIdException | OutOfOrderSequenceException | AuthorizationException e) {
       failure.set(e);
-      log.error("Executor stopped: {}. Another executor may share its transactional id, or it lacks ACLs;"
-          + " restart it once the cause is fixed.", e.toString());
+      log.error("Executor stopped: {}. Another executor took its instance id or transactional id (a restart of it, or"
+          + " two executors configured with one executor.instance.id), or it lacks ACLs; restart it once the cause is"
+          + " fixed.", e.toString());
     } catch (RuntimeException e) {
       failure.set(e);
       log.error("Executor stopped on an unexpected error; restart it. Uncommitted dispatches will be redelivered.", e);

@@ -217,6 +217,42 @@ class ExecutorIT {
     assertThat(downstream.requests(slow)).isEqualTo(1);
   }
 
+  /**
+   * The same out-of-order completion, but the executor is not dead: a second one started with its
+   * instance id (a supervisor restarting a process it wrongly thought dead) fences its producer and
+   * takes its static membership. The first must stop without committing, and the second must not
+   * repeat what the first answered.
+   */
+  @Test
+  void shouldNotRunAgainAnsweredEffectsWhenAnExecutorWithTheSameInstanceIdFencesALiveOne() throws Exception {
+    downstream.honoursKeys(false);
+    List<String> keys = keys(10);
+    String slow = keys.get(0);
+    List<String> answered = keys.subList(1, keys.size());
+    downstream.holdBeforeEffect(slow);
+    ToolPolicies policies = chargeOnKeyIgnoringApi(ToolClass.IRREVERSIBLE, true, "30s");
+    Executor fenced = start(policies, config().withConcurrency(16).withInstanceId("executor-a"));
+    dispatch(keys, "charge");
+    awaitOutcomes(answered);
+
+    try (Executor successor = start(policies, config().withConcurrency(16).withInstanceId("executor-a"))) {
+      awaitOutcomes(List.of(slow));
+      await().atMost(Duration.ofSeconds(60)).until(() -> !fenced.isRunning());
+      downstream.releaseHeld(slow);
+      await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(20)).until(() -> downstream.effects(slow) == 1);
+    } finally {
+      fenced.halt();
+    }
+
+    assertThat(fenced.failure()).as("the fenced executor stopped on its own").isNotNull();
+    assertThat(answered).allSatisfy(k -> {
+      assertThat(downstream.effects(k)).as("effects of %s", k).isEqualTo(1);
+      assertThat(outcomes.byKey.get(k)).as("outcomes of %s", k).hasSize(1);
+    });
+    assertThat(outcomes.byKey.get(slow)).singleElement()
+        .satisfies(o -> assertThat(o.getError().getCode()).isEqualTo("STARTED_BEFORE_REDELIVERY"));
+  }
+
   @Test
   void shouldHoldAStartedEffectAsAmbiguousWhenTheKeyIgnoringDownstreamCannotBeAsked() throws Exception {
     downstream.honoursKeys(false);

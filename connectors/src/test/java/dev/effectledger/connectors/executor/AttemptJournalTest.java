@@ -1,0 +1,160 @@
+package dev.effectledger.connectors.executor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.effectledger.connectors.executor.internal.AttemptJournal;
+import dev.effectledger.connectors.executor.internal.AttemptJournal.Verdict;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class AttemptJournalTest {
+
+  private static final TopicPartition P0 = new TopicPartition("tool-dispatch.payments", 0);
+  private static final TopicPartition JOURNAL = new TopicPartition("tool-attempts.payments", 0);
+
+  private final AttemptJournal journal = new AttemptJournal("executor-1");
+
+  @BeforeEach
+  void assign() {
+    journal.assigned(P0);
+  }
+
+  /** One transaction committing the partition at {@code offset}: its journal records, then commit. */
+  private List<ProducerRecord<byte[], byte[]>> commitAt(long offset) {
+    List<ProducerRecord<byte[], byte[]>> records = journal.records(Map.of(P0, offset));
+    journal.committed();
+    return records;
+  }
+
+  private static String value(ProducerRecord<byte[], byte[]> record) {
+    return record.value() == null ? null : new String(record.value(), StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void shouldRunADispatchWithoutMarkerAndNotOneStartedBefore() {
+    assertThat(journal.verdict(P0, "k#1", 5)).isEqualTo(Verdict.RUN);
+
+    journal.start(P0, "k#1", 5);
+    List<ProducerRecord<byte[], byte[]>> records = commitAt(5);
+
+    assertThat(records).singleElement().satisfies(r -> {
+      assertThat(r.topic()).isEqualTo(JOURNAL.topic());
+      assertThat(r.partition()).isEqualTo(0);
+      assertThat(value(r)).isEqualTo("started 5 executor-1");
+    });
+    assertThat(journal.verdict(P0, "k#1", 5)).isEqualTo(Verdict.STARTED_BEFORE);
+  }
+
+  @Test
+  void shouldKeepAnAnsweredMarkerAboveTheCommittedOffsetAndSkipItsDispatchWhenReadAgain() {
+    journal.start(P0, "k#1", 7);
+    commitAt(3);
+    journal.answer(P0, "k#1", 7, false);
+
+    List<ProducerRecord<byte[], byte[]>> records = commitAt(3); // an earlier dispatch still runs
+
+    assertThat(records).extracting(AttemptJournalTest::value).containsExactly("answered 7 effect");
+    assertThat(journal.verdict(P0, "k#1", 7)).isEqualTo(Verdict.ANSWERED);
+    assertThat(journal.verdict(P0, "k#1", 9)).as("another dispatch of the attempt").isEqualTo(Verdict.STARTED_BEFORE);
+  }
+
+  @Test
+  void shouldTombstoneAMarkerInTheTransactionThatCommitsPastItsDispatch() {
+    journal.start(P0, "k#1", 7);
+    commitAt(3);
+    journal.answer(P0, "k#1", 7, false);
+    commitAt(3);
+
+    List<ProducerRecord<byte[], byte[]>> records = commitAt(8);
+
+    assertThat(records).singleElement().satisfies(r -> {
+      assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo("k#1");
+      assertThat(r.value()).isNull();
+    });
+    assertThat(journal.live(P0)).isZero();
+    assertThat(journal.verdict(P0, "k#1", 7)).isEqualTo(Verdict.RUN);
+  }
+
+  @Test
+  void shouldWriteOnlyTheTombstoneWhenTheAnswerAndTheOffsetCommitTogether() {
+    journal.start(P0, "k#1", 7);
+    commitAt(7);
+    journal.answer(P0, "k#1", 7, false);
+
+    assertThat(commitAt(8)).extracting(AttemptJournalTest::value).containsExactly((String) null);
+    assertThat(journal.live(P0)).isZero();
+  }
+
+  @Test
+  void shouldForgetWhatAnAbortedTransactionStagedOrAnswered() {
+    journal.start(P0, "k#1", 7);
+    commitAt(7);
+    journal.answer(P0, "k#1", 7, false);
+    journal.records(Map.of(P0, 7L));
+    journal.aborted();
+
+    assertThat(journal.verdict(P0, "k#1", 7)).as("the outcome did not commit").isEqualTo(Verdict.STARTED_BEFORE);
+    journal.start(P0, "other#1", 9);
+    journal.aborted();
+    assertThat(journal.verdict(P0, "other#1", 9)).isEqualTo(Verdict.RUN);
+    assertThat(commitAt(7)).isEmpty();
+  }
+
+  @Test
+  void shouldRunAnotherDispatchOfAKeyWhoseAnsweredAttemptProvablyDidNothing() {
+    journal.start(P0, "k#1", 7);
+    commitAt(7);
+    journal.answer(P0, "k#1", 7, true);
+    commitAt(7);
+
+    assertThat(journal.verdict(P0, "k#1", 7)).isEqualTo(Verdict.ANSWERED);
+    assertThat(journal.verdict(P0, "k#1", 12)).isEqualTo(Verdict.RUN);
+  }
+
+  @Test
+  void shouldTreatTheSameAttemptTwiceInOneTransactionAsStartedBefore() {
+    journal.start(P0, "k#1", 7);
+
+    assertThat(journal.verdict(P0, "k#1", 8)).isEqualTo(Verdict.STARTED_BEFORE);
+  }
+
+  @Test
+  void shouldKeepAMarkerSharedByTwoDispatchesUntilTheHigherOneIsPassed() {
+    journal.start(P0, "k#1", 7);
+    commitAt(7);
+    // a second dispatch of the same attempt at 12 was answered from a lookup
+    journal.answer(P0, "k#1", 12, false);
+    journal.answer(P0, "k#1", 7, false);
+    commitAt(7);
+
+    assertThat(commitAt(9)).as("passed 7, not 12").isEmpty();
+    assertThat(journal.verdict(P0, "k#1", 12)).isEqualTo(Verdict.STARTED_BEFORE);
+    assertThat(commitAt(13)).extracting(AttemptJournalTest::value).containsExactly((String) null);
+  }
+
+  @Test
+  void shouldReadMarkersBackFromTheTopicIncludingThoseOfTheFirstRelease() {
+    journal.apply(JOURNAL, bytes("a#1"), bytes("started 4 executor-0"));
+    journal.apply(JOURNAL, bytes("b#1"), bytes("answered 5 effect"));
+    journal.apply(JOURNAL, bytes("c#1"), bytes("executor-0-6f1c"));
+    journal.apply(JOURNAL, bytes("d#1"), bytes("started 6 executor-0"));
+    journal.apply(JOURNAL, bytes("d#1"), null);
+
+    assertThat(journal.verdict(P0, "a#1", 4)).isEqualTo(Verdict.STARTED_BEFORE);
+    assertThat(journal.verdict(P0, "b#1", 5)).isEqualTo(Verdict.ANSWERED);
+    assertThat(journal.verdict(P0, "c#1", 6)).as("a marker of the first release").isEqualTo(Verdict.STARTED_BEFORE);
+    assertThat(journal.verdict(P0, "d#1", 6)).isEqualTo(Verdict.RUN);
+    assertThat(journal.unanswered(P0)).isEqualTo(2);
+    assertThat(commitAt(100)).as("the first release's marker has no offset to pass").hasSize(2)
+        .noneMatch(r -> new String(r.key(), StandardCharsets.UTF_8).equals("c#1"));
+  }
+
+  private static byte[] bytes(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+}

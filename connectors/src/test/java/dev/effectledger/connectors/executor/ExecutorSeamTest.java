@@ -1,0 +1,179 @@
+package dev.effectledger.connectors.executor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.effectledger.connectors.executor.internal.JournalReader;
+import dev.effectledger.connectors.executor.sim.GatedConnector;
+import dev.effectledger.connectors.executor.sim.LogConsumer;
+import dev.effectledger.connectors.executor.sim.LogProducer;
+import dev.effectledger.connectors.executor.sim.SimulatedCluster;
+import dev.effectledger.policy.AmbiguityPolicy;
+import dev.effectledger.policy.InFlightPolicy;
+import dev.effectledger.policy.ToolClass;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.schema.Dispatch;
+import dev.effectledger.schema.Outcome;
+import dev.effectledger.schema.OutcomeStatus;
+import dev.effectledger.schema.serde.RegistryAvroSerde;
+import dev.effectledger.schema.serde.SchemaRegistries;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.stream.IntStream;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.ProducerFencedException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The executor's hardest paths with its Kafka clients replaced by mocks over a {@link
+ * SimulatedCluster} (a consumer after a crash or a rewind reads exactly what was committed): the
+ * invariant that a dispatch whose effect may have happened is never performed again on a
+ * downstream that ignores keys, through out-of-order completion, a crash, an aborted transaction,
+ * a revocation and a fenced producer.
+ */
+class ExecutorSeamTest {
+
+  private static final String LANE = "payments";
+  private static final TopicPartition DISPATCH = new TopicPartition("tool-dispatch." + LANE, 0);
+  private static final String REGISTRY = "mock://executor-seams";
+  private static final ToolPolicies POLICIES = ToolPolicies.of(new ToolPolicy("charge", ToolClass.IRREVERSIBLE,
+      Duration.ofDays(30), Duration.ofMinutes(5), InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD, LANE, "http", 3, false));
+
+  private final SimulatedCluster cluster = new SimulatedCluster();
+  private final GatedConnector downstream = new GatedConnector();
+  private final RegistryAvroSerde<Dispatch> dispatches = new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), Dispatch.class);
+  private final RegistryAvroSerde<Outcome> outcomes = new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), Outcome.class);
+  private final List<Executor> started = new ArrayList<>();
+
+  @AfterEach
+  void stopAll() {
+    started.forEach(Executor::halt);
+  }
+
+  /** An executor over the cluster, given the dispatch partition by a rebalance on its first poll. */
+  private Executor executor(LogProducer producer, Duration shutdownDeadline, LogConsumer consumer) {
+    ExecutorConfig config = ExecutorConfig.of(new Properties(), List.of(LANE), REGISTRY).withConcurrency(16)
+        .withShutdownDeadline(shutdownDeadline);
+    LogConsumer journal = new LogConsumer(cluster);
+    Executor executor = Executor.start(config, Map.of("charge", downstream), POLICIES, Clock.systemUTC(), d -> { },
+        new Executor.Clients(consumer, producer, lanes -> new JournalReader(journal,
+            partitions -> partitions.stream().collect(java.util.stream.Collectors.toMap(tp -> tp, cluster::end)),
+            Duration.ofSeconds(10), () -> { })), "executor-under-test");
+    consumer.schedulePollTask(() -> consumer.assignFromGroup(List.of(DISPATCH)));
+    started.add(executor);
+    return executor;
+  }
+
+  private Executor executor(LogProducer producer) {
+    return executor(producer, Duration.ofSeconds(30), new LogConsumer(cluster));
+  }
+
+  private List<String> dispatchKeys(int n) {
+    List<String> keys = IntStream.range(0, n).mapToObj(i -> "k" + i).toList();
+    for (String key : keys) {
+      Dispatch d = Dispatch.newBuilder().setIdempotencyKey(key).setEffectKey(key).setTenant("acme").setRunId("run")
+          .setStepId(key).setTool("charge").setLane(LANE).setArguments("{}").setAttempt(1).setDispatchedAt(Instant.now()).build();
+      cluster.append(DISPATCH.topic(), 0, key.getBytes(), dispatches.serialize(DISPATCH.topic(), d));
+    }
+    return keys;
+  }
+
+  private List<Outcome> outcomes(String key) {
+    return cluster.records("tool-outcomes").stream().filter(r -> new String(r.key()).equals(key))
+        .map(r -> outcomes.deserialize("tool-outcomes", r.value())).toList();
+  }
+
+  private void awaitOutcomes(List<String> keys) {
+    await().atMost(Duration.ofSeconds(30)).until(() -> keys.stream().noneMatch(k -> outcomes(k).isEmpty()));
+  }
+
+  @Test
+  void shouldNeverPerformAgainAnEffectAnsweredAboveTheWatermarkWhenTheExecutorCrashes() {
+    List<String> keys = dispatchKeys(10);
+    downstream.hold("k0");
+    Executor first = executor(new LogProducer(cluster));
+    awaitOutcomes(keys.subList(1, 10));
+    assertThat(cluster.committed(java.util.Set.of(DISPATCH))).as("the low watermark is the held dispatch")
+        .containsEntry(DISPATCH, new org.apache.kafka.clients.consumer.OffsetAndMetadata(0));
+    first.halt();
+
+    executor(new LogProducer(cluster));
+    awaitOutcomes(List.of("k0"));
+    await().atMost(Duration.ofSeconds(10)).until(() -> cluster.compacted("tool-attempts." + LANE).isEmpty());
+
+    assertThat(keys).allSatisfy(k -> assertThat(downstream.calls(k)).as("calls of %s", k).isEqualTo(1));
+    assertThat(keys.subList(1, 10)).allSatisfy(k -> assertThat(outcomes(k)).as("outcomes of %s", k).hasSize(1));
+    assertThat(outcomes("k0")).singleElement().satisfies(o -> {
+      assertThat(o.getStatus()).isEqualTo(OutcomeStatus.AMBIGUOUS);
+      assertThat(o.getError().getCode()).isEqualTo("STARTED_BEFORE_REDELIVERY");
+    });
+    assertThat(cluster.committed(java.util.Set.of(DISPATCH)).get(DISPATCH).offset()).isEqualTo(10);
+  }
+
+  @Test
+  void shouldAnswerFromALookupRatherThanRunAgainWhenTheOutcomeTransactionAborts() {
+    List<String> keys = dispatchKeys(10);
+    LogProducer producer = new LogProducer(cluster);
+    producer.failCommitsWith("tool-outcomes", 1);
+    executor(producer);
+    awaitOutcomes(keys);
+
+    assertThat(keys).allSatisfy(k -> {
+      assertThat(downstream.calls(k)).as("calls of %s", k).isEqualTo(1);
+      assertThat(outcomes(k)).as("outcomes of %s", k).singleElement()
+          .extracting(Outcome::getStatus).isEqualTo(OutcomeStatus.SUCCEEDED);
+    });
+    assertThat(keys).as("some outcomes came from a lookup after the abort")
+        .anyMatch(k -> "fx_found".equals(outcomes(k).get(0).getEffectId()));
+  }
+
+  @Test
+  void shouldLeaveTheMarkersOfEffectsAbandonedAtARevocationForTheNextOwner() {
+    List<String> keys = dispatchKeys(10);
+    downstream.hold("k0");
+    LogConsumer consumer = new LogConsumer(cluster);
+    Executor first = executor(new LogProducer(cluster), Duration.ofMillis(200), consumer);
+    awaitOutcomes(keys.subList(1, 10));
+    consumer.schedulePollTask(() -> consumer.rebalance(List.of()));
+    await().atMost(Duration.ofSeconds(10)).until(() -> consumer.assignment().isEmpty());
+
+    executor(new LogProducer(cluster));
+    awaitOutcomes(List.of("k0"));
+    downstream.release("k0");
+
+    assertThat(first.isRunning()).isTrue();
+    assertThat(keys).allSatisfy(k -> assertThat(downstream.calls(k)).as("calls of %s", k).isEqualTo(1));
+    assertThat(keys.subList(1, 10)).allSatisfy(k -> assertThat(outcomes(k)).as("outcomes of %s", k).hasSize(1));
+    assertThat(outcomes("k0")).singleElement().extracting(Outcome::getStatus).isEqualTo(OutcomeStatus.AMBIGUOUS);
+  }
+
+  @Test
+  void shouldStopWithoutCommittingOnceItsProducerIsFenced() {
+    List<String> keys = dispatchKeys(10);
+    downstream.hold("k0");
+    LogProducer producer = new LogProducer(cluster);
+    Executor fenced = executor(producer);
+    awaitOutcomes(keys.subList(1, 10));
+    producer.fenceProducer();
+    downstream.release("k0");
+    await().atMost(Duration.ofSeconds(10)).until(() -> !fenced.isRunning());
+
+    assertThat(fenced.failure()).isInstanceOf(ProducerFencedException.class);
+    assertThat(outcomes("k0")).as("nothing committed after the fence").isEmpty();
+
+    executor(new LogProducer(cluster));
+    awaitOutcomes(List.of("k0"));
+    assertThat(keys).allSatisfy(k -> assertThat(downstream.calls(k)).as("calls of %s", k).isEqualTo(1));
+    assertThat(outcomes("k0")).singleElement().satisfies(o -> {
+      assertThat(o.getStatus()).as("found by lookup: the fenced run acted").isEqualTo(OutcomeStatus.SUCCEEDED);
+      assertThat(o.getEffectId()).isEqualTo("fx_found");
+    });
+  }
+}
