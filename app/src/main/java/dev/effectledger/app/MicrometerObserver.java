@@ -14,7 +14,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * The ledger's own metrics: {@code effectledger_decisions_total{tool, decision}} (dispatched,
  * dedup_hit = replayed, in_flight = coalesced, conflict, rejected, expired, held_unknown, ...) and
  * {@code effectledger_outcome_latency_seconds{tool}} from the latest dispatch to the settling
- * outcome.
+ * outcome, and {@code effectledger_double_effects_total{tool}}: succeeded keys that reported a second
+ * effect (evidence of a broken promise; alert on any increase).
  */
 final class MicrometerObserver implements LedgerObserver {
 
@@ -33,6 +34,14 @@ final class MicrometerObserver implements LedgerObserver {
         .description("Ledger decisions by tool and kind")
         .tag("tool", tool.isEmpty() ? "unknown" : tool)
         .tag("decision", decision)
+        .register(registry)).increment();
+  }
+
+  @Override
+  public void doubleEffect(String tool) {
+    counters.computeIfAbsent(tool + "\ndouble", k -> Counter.builder("effectledger.double.effects")
+        .description("Succeeded keys that reported a second effect of the same action downstream")
+        .tag("tool", tool.isEmpty() ? "unknown" : tool)
         .register(registry)).increment();
   }
 

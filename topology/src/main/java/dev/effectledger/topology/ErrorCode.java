@@ -3,8 +3,9 @@ package dev.effectledger.topology;
 import dev.effectledger.schema.ErrorInfo;
 
 /**
- * Every error code the ledger puts in a reply or a dead-letter header, with whether retrying the
- * same intent can help and what the caller should do. Codes are stable API: clients switch on them.
+ * Every error code the ledger puts in a reply, a dead-letter header or an audit event, with whether
+ * retrying the same intent can help and what the caller (or operator) should do. Codes are stable
+ * API: clients switch on them.
  */
 public enum ErrorCode {
   IDEMPOTENCY_KEY_REUSED(false,
@@ -24,7 +25,10 @@ public enum ErrorCode {
   ARGUMENTS_TOO_LARGE(false, "Send a reference to large data instead of the data, or raise the ledger's max.arguments.bytes."),
   ARGUMENTS_NOT_JSON(false, "Send the arguments as canonical JSON text."),
   INVALID_INTENT(false, "Fill every required field of the intent as its schema documents."),
-  INVALID_REPLY_TOPIC(false, "Leave replyTopic empty for tool-results, or name a topic the ledger's reply pattern allows.");
+  INVALID_REPLY_TOPIC(false, "Leave replyTopic empty for tool-results, or name a topic the ledger's reply pattern allows."),
+  /** Audit only: a succeeded key got a success naming another effect id for the same effect key. */
+  DOUBLE_EFFECT(false, "The action took effect twice downstream (the COMPLETED and this LATE_OUTCOME audit event name both"
+      + " effect ids). Reverse the second effect with the downstream, and check that every executor runs a current release.");
 
   private final boolean retriable;
   private final String correctiveAction;

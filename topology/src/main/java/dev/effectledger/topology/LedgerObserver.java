@@ -17,4 +17,11 @@ public interface LedgerObserver {
 
   /** An outcome settled a key of {@code tool}, {@code sinceDispatch} after its latest dispatch. */
   default void settled(String tool, Duration sinceDispatch) {}
+
+  /**
+   * A key of {@code tool} that succeeded with one effect id got an outcome naming another for the
+   * same effect key: the action took effect twice downstream. Never routine; audited as {@code
+   * LATE_OUTCOME} with code {@code DOUBLE_EFFECT}.
+   */
+  default void doubleEffect(String tool) {}
 }

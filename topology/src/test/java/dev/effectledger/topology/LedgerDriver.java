@@ -107,6 +107,11 @@ final class LedgerDriver implements AutoCloseable {
   }
 
   void outcome(Dispatch dispatch, OutcomeStatus status, String result, Instant at) {
+    outcome(dispatch, status, result, status == OutcomeStatus.SUCCEEDED ? "fx-" + dispatch.getEffectKey() : null, at);
+  }
+
+  /** An executor's outcome for {@code dispatch} naming the downstream's {@code effectId}. */
+  void outcome(Dispatch dispatch, OutcomeStatus status, String result, String effectId, Instant at) {
     outcomes.pipeInput(dispatch.getIdempotencyKey(), Outcome.newBuilder()
         .setIdempotencyKey(dispatch.getIdempotencyKey())
         .setTenant(dispatch.getTenant())
@@ -114,7 +119,8 @@ final class LedgerDriver implements AutoCloseable {
         .setAttempt(dispatch.getAttempt())
         .setStatus(status)
         .setResultJson(result)
-        .setEffectId(status == OutcomeStatus.SUCCEEDED ? "fx-" + dispatch.getEffectKey() : null)
+        .setEffectId(effectId)
+        .setEffectKey(dispatch.getEffectKey())
         .setCompletedAt(at)
         .setReplyTopic(dispatch.getReplyTopic())
         .build(), at);

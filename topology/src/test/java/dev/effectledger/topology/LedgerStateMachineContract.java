@@ -50,6 +50,7 @@ abstract class LedgerStateMachineContract {
   static final String ARGS = "{\"amount\":1000,\"currency\":\"EUR\",\"to\":\"cus_1\"}";
 
   @TempDir Path stateDir;
+  final List<String> doubleEffects = new java.util.concurrent.CopyOnWriteArrayList<>();
   LedgerDriver ledger;
   TestOutputTopic<String, Dispatch> payments;
   TestOutputTopic<String, Dispatch> tickets;
@@ -58,7 +59,13 @@ abstract class LedgerStateMachineContract {
 
   @BeforeEach
   void start() {
-    ledger = new LedgerDriver(url -> LedgerConfig.of(POLICIES, url), processingGuarantee(), stateDir);
+    LedgerObserver observer = new LedgerObserver() {
+      @Override
+      public void doubleEffect(String tool) {
+        doubleEffects.add(tool);
+      }
+    };
+    ledger = new LedgerDriver(url -> LedgerConfig.of(POLICIES, url).withObserver(observer), processingGuarantee(), stateDir);
     payments = ledger.dispatches("payments");
     tickets = ledger.dispatches("tickets");
   }
@@ -347,6 +354,43 @@ abstract class LedgerStateMachineContract {
     assertThat(ledger.results.isEmpty()).isTrue();
     assertThat(ledger.auditTypes()).containsExactly(AuditType.LATE_OUTCOME, AuditType.LATE_OUTCOME);
     assertThat(ledger.entry("acme", "k1").getResultJson()).isEqualTo("{\"charge\":\"ch_1\"}");
+  }
+
+  @Test
+  void shouldAuditAndCountASecondEffectIdForASucceededKeyAsADoubleEffect() {
+    Dispatch dispatch = chargeDispatched("k1");
+    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{}", "ch_1", at(Duration.ofSeconds(2)));
+    ledger.results.readValue();
+    ledger.audit.readValuesToList();
+
+    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{}", "ch_1", at(Duration.ofSeconds(3)));
+    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{}", "ch_2", at(Duration.ofSeconds(4)));
+
+    List<dev.effectledger.schema.AuditEvent> events = ledger.audit.readValuesToList();
+    assertThat(events).extracting(e -> e.getType(), e -> e.getCode(), e -> e.getEffectId()).containsExactly(
+        org.assertj.core.groups.Tuple.tuple(AuditType.LATE_OUTCOME, "SUCCEEDED", "ch_1"),
+        org.assertj.core.groups.Tuple.tuple(AuditType.LATE_OUTCOME, "DOUBLE_EFFECT", "ch_2"));
+    assertThat(doubleEffects).containsExactly(CHARGE);
+    assertThat(ledger.results.isEmpty()).isTrue();
+    assertThat(ledger.entry("acme", "k1").getEffectId()).as("the first effect stays the answer").isEqualTo("ch_1");
+  }
+
+  @Test
+  void shouldNotTakeALateSuccessOfTheEffectKeyABypassReplacedForADoubleEffect() {
+    Dispatch first = chargeDispatched("k1");
+    ledger.outcome(first, OutcomeStatus.SUCCEEDED, "{}", "ch_1", at(Duration.ofSeconds(2)));
+    ledger.send(intent("k1", CHARGE, ARGS).setBypassApproval("ticket-42 approved by ops"), at(Duration.ofSeconds(3)));
+    Dispatch bypass = payments.readValue();
+    ledger.outcome(bypass, OutcomeStatus.SUCCEEDED, "{}", "ch_2", at(Duration.ofSeconds(4)));
+    ledger.audit.readValuesToList();
+
+    ledger.outcome(first, OutcomeStatus.SUCCEEDED, "{}", "ch_1", at(Duration.ofSeconds(5)));
+
+    assertThat(ledger.audit.readValuesToList()).singleElement().satisfies(e -> {
+      assertThat(e.getType()).isEqualTo(AuditType.LATE_OUTCOME);
+      assertThat(e.getCode()).isEqualTo("SUCCEEDED");
+    });
+    assertThat(doubleEffects).isEmpty();
   }
 
   @Test

@@ -441,7 +441,8 @@ public final class Executor implements AutoCloseable {
         .setTool(dispatch.getTool())
         .setAttempt(dispatch.getAttempt())
         .setCompletedAt(clock.instant())
-        .setReplyTopic(dispatch.getReplyTopic());
+        .setReplyTopic(dispatch.getReplyTopic())
+        .setEffectKey(dispatch.getEffectKey());
     if (outcome instanceof EffectOutcome.Succeeded s) {
       return out.setStatus(OutcomeStatus.SUCCEEDED).setResultJson(s.resultJson()).setEffectId(s.effectId()).build();
     }

@@ -145,6 +145,7 @@ public final class Reconciler implements AutoCloseable {
         .setTenant(held.getTenant())
         .setTool(held.getTool())
         .setAttempt(held.getAttempt())
+        .setEffectKey(effectKey(held))
         .setCompletedAt(clock.instant());
     switch (lookup.status()) {
       case FOUND -> {

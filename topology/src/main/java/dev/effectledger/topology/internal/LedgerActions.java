@@ -185,8 +185,8 @@ final class LedgerActions {
   }
 
   void audit(LedgerEntry entry, AuditType type, String code, long now) {
-    outputs.audit(entry.getIdempotencyKey(), entry.getEffectKey(), entry.getTenant(), entry.getTool(), type,
-        entry.getState(), entry.getAttempts(), code, now);
+    outputs.audit(entry.getIdempotencyKey(), entry.getEffectKey(), entry.getEffectId(), entry.getTenant(), entry.getTool(),
+        type, entry.getState(), entry.getAttempts(), code, now);
   }
 
   /** Wall-clock punctuation: re-dispatch or hold every PENDING entry whose timeout passed. */

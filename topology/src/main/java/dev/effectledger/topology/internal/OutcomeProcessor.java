@@ -14,6 +14,8 @@ import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.state.KeyValueStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Settles PENDING entries from executors' outcomes. Only the outcome of the current attempt can
@@ -21,6 +23,7 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * happen (or was refused). Anything else is late and only audited.
  */
 public final class OutcomeProcessor implements Processor<String, Outcome, Object, Object> {
+  private static final Logger log = LoggerFactory.getLogger(OutcomeProcessor.class);
 
   private final LedgerConfig config;
   private LedgerActions actions;
@@ -94,8 +97,27 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
   }
 
   private void late(Outcome outcome, LedgerEntry entry, long now) {
-    actions.outputs().audit(outcome.getIdempotencyKey(), outcome.getTenant(), outcome.getTool(),
-        AuditType.LATE_OUTCOME, entry == null ? null : entry.getState(), outcome.getAttempt(),
-        outcome.getStatus().name(), now);
+    boolean doubleEffect = isSecondEffect(outcome, entry);
+    if (doubleEffect) {
+      log.error("Key {} of tool {} succeeded with effect {} and now reports effect {} for effect key {}: the action took"
+          + " effect twice downstream. Reconcile it with the downstream; check that its executors run this release.",
+          outcome.getIdempotencyKey(), outcome.getTool(), entry.getEffectId(), outcome.getEffectId(), entry.getEffectKey());
+      config.observer().doubleEffect(outcome.getTool());
+    }
+    actions.outputs().audit(outcome.getIdempotencyKey(), outcome.getEffectKey(), outcome.getEffectId(), outcome.getTenant(),
+        outcome.getTool(), AuditType.LATE_OUTCOME, entry == null ? null : entry.getState(), outcome.getAttempt(),
+        doubleEffect ? ErrorCode.DOUBLE_EFFECT.name() : outcome.getStatus().name(), now);
+  }
+
+  /**
+   * A success naming another effect id than the one the key succeeded with, for the same effect
+   * key (a bypass runs under another): evidence that the action acted twice, not a routine
+   * duplicate (a redelivered dispatch answered by the downstream's dedup or a lookup names the
+   * same effect).
+   */
+  private static boolean isSecondEffect(Outcome outcome, LedgerEntry entry) {
+    return entry != null && entry.getState() == LedgerState.SUCCEEDED && outcome.getStatus() == OutcomeStatus.SUCCEEDED
+        && entry.getEffectId() != null && outcome.getEffectId() != null && !entry.getEffectId().equals(outcome.getEffectId())
+        && (outcome.getEffectKey() == null || outcome.getEffectKey().equals(entry.getEffectKey()));
   }
 }

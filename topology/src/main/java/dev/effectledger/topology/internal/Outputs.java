@@ -59,6 +59,11 @@ final class Outputs {
 
   void audit(String key, String effectKey, String tenant, String tool, AuditType type, LedgerState state, int attempt,
       String code, long timestamp) {
+    audit(key, effectKey, null, tenant, tool, type, state, attempt, code, timestamp);
+  }
+
+  void audit(String key, String effectKey, String effectId, String tenant, String tool, AuditType type, LedgerState state,
+      int attempt, String code, long timestamp) {
     AuditEvent event = AuditEvent.newBuilder()
         .setIdempotencyKey(key)
         .setTenant(tenant)
@@ -69,6 +74,7 @@ final class Outputs {
         .setAt(Instant.ofEpochMilli(timestamp))
         .setCode(code)
         .setEffectKey(effectKey)
+        .setEffectId(effectId)
         .build();
     observer.decided(tool, type);
     context.forward(new Record<>(key, event, timestamp, new RecordHeaders()), AUDIT_SINK);

@@ -1,0 +1,25 @@
+package dev.effectledger.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.effectledger.schema.AuditType;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+class MicrometerObserverTest {
+
+  @Test
+  void shouldCountDoubleEffectsPerToolApartFromDecisions() {
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    MicrometerObserver observer = new MicrometerObserver(registry);
+
+    observer.decided("charge_card", AuditType.LATE_OUTCOME);
+    observer.doubleEffect("charge_card");
+    observer.doubleEffect("charge_card");
+
+    assertThat(registry.scrape())
+        .contains("effectledger_double_effects_total{tool=\"charge_card\"} 2.0")
+        .contains("effectledger_decisions_total{decision=\"late_outcome\",tool=\"charge_card\"} 1.0");
+  }
+}
