@@ -2,6 +2,10 @@ package dev.effectledger.app;
 
 import dev.effectledger.embedded.EmbeddedKafkaCluster;
 import dev.effectledger.embedded.SchemaRegistryServer;
+import dev.effectledger.embedded.StandaloneKafkaServer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -21,16 +25,53 @@ final class BrokerCommand implements Callable<Integer> {
       description = "read 'stop N' and 'start N' lines on standard input to stop and restart broker N (for chaos runs)")
   boolean controlStdin;
 
+  @Option(names = "--data-dir", paramLabel = "DIR",
+      description = "run one Kafka server whose data lives in DIR (formatted on first start) on fixed ports, so that it can"
+          + " be killed and started again on its data, instead of a temporary cluster")
+  Path dataDir;
+
+  @Option(names = "--port", defaultValue = "9092", description = "with --data-dir: the client port (default: ${DEFAULT-VALUE})")
+  int port;
+
+  @Option(names = "--controller-port", defaultValue = "9093",
+      description = "with --data-dir: the controller port (default: ${DEFAULT-VALUE})")
+  int controllerPort;
+
+  @Option(names = "--registry", negatable = true, defaultValue = "true", fallbackValue = "true",
+      description = "serve the Schema Registry endpoints (default: on); --no-registry when another process serves them")
+  boolean registry;
+
+  @Option(names = "--registry-only", description = "serve only the Schema Registry endpoints, no broker")
+  boolean registryOnly;
+
   @Override
   public Integer call() throws Exception {
-    SchemaRegistryServer registry = SchemaRegistryServer.start(registryPort);
-    EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(brokers);
-    Lifecycle lifecycle = new Lifecycle("broker", kafka, registry);
-    System.out.println("bootstrap.servers=" + kafka.bootstrapServers());
-    System.out.println("schema.registry.url=" + registry.url());
+    List<AutoCloseable> parts = new ArrayList<>();
+    SchemaRegistryServer schemas = registry || registryOnly ? SchemaRegistryServer.start(registryPort) : null;
+    if (schemas != null) {
+      parts.add(schemas);
+    }
+    EmbeddedKafkaCluster cluster = null;
+    if (!registryOnly) {
+      if (dataDir != null) {
+        StandaloneKafkaServer server = StandaloneKafkaServer.start(dataDir, port, controllerPort);
+        parts.add(server);
+        System.out.println("bootstrap.servers=" + server.bootstrapServers());
+      } else {
+        cluster = EmbeddedKafkaCluster.start(brokers);
+        parts.add(cluster);
+        System.out.println("bootstrap.servers=" + cluster.bootstrapServers());
+      }
+    }
+    java.util.Collections.reverse(parts); // the broker stops before the registry it may still need
+    Lifecycle lifecycle = new Lifecycle("broker", parts.toArray(AutoCloseable[]::new));
+    if (schemas != null) {
+      System.out.println("schema.registry.url=" + schemas.url());
+    }
     System.out.println("effectledger broker: running; stop with Ctrl-C");
     System.out.flush();
-    if (controlStdin) {
+    if (controlStdin && cluster != null) {
+      EmbeddedKafkaCluster kafka = cluster;
       Thread control = new Thread(() -> control(kafka), "broker-control");
       control.setDaemon(true);
       control.start();

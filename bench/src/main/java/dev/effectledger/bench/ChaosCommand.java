@@ -45,8 +45,17 @@ final class ChaosCommand implements Callable<Integer> {
       description = "seconds between faults, counted from when every processor is ready again; default ${DEFAULT-VALUE}")
   String killEvery;
 
-  @Option(names = "--fault-percent", defaultValue = "12", description = "share of keys the payment API answers badly; default ${DEFAULT-VALUE}")
-  int faultPercent;
+  @Option(names = "--fault-mix", defaultValue = ChaosRun.FAULT_MIX,
+      description = "share of keys meeting each fault of the payment API on their first request (see effectledger downstream"
+          + " --help); default ${DEFAULT-VALUE}")
+  String faultMix;
+
+  @Option(names = "--single-broker",
+      description = "one Kafka broker with its data on disk, killed with -9 as the broker fault, instead of 3 brokers stopped in turn")
+  boolean singleBroker;
+
+  @Option(names = "--executor-concurrency", defaultValue = "32", description = "effects at once per executor; default ${DEFAULT-VALUE}")
+  int executorConcurrency;
 
   @Option(names = "--partitions", defaultValue = "8", description = "partitions of the ledger's topics; default ${DEFAULT-VALUE}")
   int partitions;
@@ -76,8 +85,8 @@ final class ChaosCommand implements Callable<Integer> {
     String stamp = LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
     Path dir = Path.of("bench", "target", "chaos-" + stamp).toAbsolutePath();
     System.out.println("chaos: processes' logs in " + dir);
-    ChaosRun.Options options = new ChaosRun.Options(agents, actions / agents, processors, executors, ignoreKeys, seed, minGap, maxGap,
-        faultPercent, partitions, maxFaults, dir);
+    ChaosRun.Options options = new ChaosRun.Options(agents, actions / agents, processors, executors, ignoreKeys, singleBroker,
+        executorConcurrency, faultMix, seed, minGap, maxGap, partitions, maxFaults, dir);
     ChaosRun.Result result = new ChaosRun(options).run();
     if (report) {
       write(options, result, BenchCommand.typed(spec));
@@ -86,7 +95,8 @@ final class ChaosCommand implements Callable<Integer> {
   }
 
   private static void write(ChaosRun.Options o, ChaosRun.Result r, String command) throws IOException {
-    Path file = Path.of("bench", "results", "chaos-" + (o.ignoreKeys() ? "ignore-keys-" : "") + LocalDate.now() + ".md");
+    Path file = Path.of("bench", "results", "chaos-" + (o.ignoreKeys() ? "ignore-keys-" : "") + (o.singleBroker() ? "single-broker-" : "")
+        + LocalDate.now() + ".md");
     Files.createDirectories(file.getParent());
     String text = """
         # Chaos run, %s
@@ -100,12 +110,17 @@ final class ChaosCommand implements Callable<Integer> {
         | mode | %s |
         | logical actions | %,d (%,d steps: every 50th action is meant to run twice) |
         | agents / processors / executors (separate OS processes) | %d / %d / %d |
-        | brokers | 3 (replication 3, min.insync.replicas 2), in their own process |
-        | faulty keys at the payment API | %d%% (503 before, or held / dropped / 500 after the effect) |
+        | effects at once per executor | %d |
+        | Kafka | %s |
+        | payment API faults (share of keys, first request) | %s; hang 12 s, slow 1 s |
         | kill -9 of a processor or executor | %d |
+        | requests in flight at the payment API at each executor kill | %s |
         | kill -9 of an agent (replayed from its answers file) | %d |
-        | broker stopped and restarted | %d |
+        | broker faults | %d |
+        | processes restarted after exiting on their own | %d |
         | effects at the payment API | %,d |
+        | actions with more effects than meant | %,d |
+        | double effects audited by the ledger | %,d |
         | steps with a final answer | %,d of %,d |
         | intents published / replies (each intent has at least one) | %,d / %,d |
         | keys held as UNKNOWN on the way | %,d |
@@ -115,10 +130,15 @@ final class ChaosCommand implements Callable<Integer> {
 
         %s
         """.formatted(LocalDate.now(), command, Runtime.getRuntime().availableProcessors(), Runtime.getRuntime().maxMemory() >> 20,
-        System.getProperty("java.version"), System.getProperty("os.name"), o.ignoreKeys() ? "payment API ignores keys" : "payment API honours Idempotency-Key",
-        r.actions(), r.steps(), o.agents(), o.processors(), o.executors(), o.faultPercent(), r.processKills(), r.agentKills(),
-        r.brokerStops(), r.effects(), r.answered(), r.steps(), r.intents(), r.replies(), r.heldUnknown(), r.reconciliation(), r.seconds(),
-        r.violations().size(), r.violations().isEmpty() ? "No violation." : "Violations:\n\n- " + String.join("\n- ", r.violations()));
+        System.getProperty("java.version"), System.getProperty("os.name"),
+        o.ignoreKeys() ? "payment API ignores keys" : "payment API honours Idempotency-Key",
+        r.actions(), r.steps(), o.agents(), o.processors(), o.executors(), o.executorConcurrency(),
+        o.singleBroker() ? "1 broker with its data on disk, killed with -9 and restarted as the broker fault"
+            : "3 brokers (replication 3, min.insync.replicas 2), in their own process, stopped and restarted in turn",
+        o.faultMix(), r.processKills(), r.inFlightAtExecutorKills(), r.agentKills(), r.brokerFaults(), r.selfExits(), r.effects(),
+        r.doubleEffects(), r.doubleEffectAudits(), r.answered(), r.steps(), r.intents(), r.replies(), r.heldUnknown(),
+        r.reconciliation(), r.seconds(), r.violations().size(),
+        r.violations().isEmpty() ? "No violation." : "Violations:\n\n- " + String.join("\n- ", r.violations()));
     Files.writeString(file, text);
     System.out.println("chaos: report written to " + file);
   }

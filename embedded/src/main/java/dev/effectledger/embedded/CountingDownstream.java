@@ -22,8 +22,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * #honoursKeys} is on (a repeat gets the stored answer, a concurrent one 409, other parameters
  * 422), and on every request when it is off. {@code GET /charges?key=K} answers whether K acted.
  * A {@link Fault} injected for a key applies to that key's next request only; a {@link
- * #faultPlan seeded plan} gives a share of keys a fault on their first request. {@code GET
- * /effects} lists the effect count of every key.
+ * #faultMix seeded mix} gives a share of keys a fault on their first request. {@code GET
+ * /effects} lists the effect count of every key, {@code GET /inflight} the requests in progress.
  */
 public final class CountingDownstream implements AutoCloseable {
 
@@ -37,7 +37,7 @@ public final class CountingDownstream implements AutoCloseable {
     DROP_AFTER_EFFECT,
     /** Acts, then answers 500. */
     ERROR_AFTER_EFFECT,
-    /** Acts slowly (300 ms), then answers normally. */
+    /** Acts slowly (after {@link #slow}, 300 ms unless set), then answers normally. */
     SLOW_SUCCESS,
     /** Answers 409 as if the same key were in progress, before any effect. */
     CONFLICT_IN_PROGRESS,
@@ -71,7 +71,8 @@ public final class CountingDownstream implements AutoCloseable {
   private volatile boolean honoursKeys = true;
   private volatile Duration latency = Duration.ZERO;
   private volatile long planSeed;
-  private volatile int planPercent;
+  private volatile Map<Fault, Integer> plan = Map.of();
+  private volatile Duration slow = Duration.ofMillis(300);
 
   private CountingDownstream(HttpServer server, Duration hang) {
     this.server = server;
@@ -99,6 +100,7 @@ public final class CountingDownstream implements AutoCloseable {
       http.setExecutor(downstream.threads);
       http.createContext("/charges", downstream::handle);
       http.createContext("/effects", downstream::listEffects);
+      http.createContext("/inflight", downstream::inFlight);
       http.start();
       return downstream;
     } catch (IOException e) {
@@ -137,24 +139,55 @@ public final class CountingDownstream implements AutoCloseable {
    * before the effect, or the answer held, dropped or a 500 after it.
    */
   public CountingDownstream faultPlan(long seed, int percent) {
+    Fault[] faults = {Fault.UNAVAILABLE_BEFORE_EFFECT, Fault.HANG_AFTER_EFFECT, Fault.DROP_AFTER_EFFECT, Fault.ERROR_AFTER_EFFECT};
+    Map<Fault, Integer> mix = new java.util.EnumMap<>(Fault.class);
+    for (int i = 0; i < faults.length; i++) {
+      mix.put(faults[i], percent / faults.length + (i < percent % faults.length ? 1 : 0));
+    }
+    return faultMix(seed, mix);
+  }
+
+  /**
+   * From now on, each fault of {@code percents} meets its share (in percent) of keys on their first
+   * request; keys are chosen by a hash of the key and {@code seed}, the same keys every run.
+   */
+  public CountingDownstream faultMix(long seed, Map<Fault, Integer> percents) {
+    int total = percents.values().stream().mapToInt(Integer::intValue).sum();
+    if (total > 100 || percents.values().stream().anyMatch(p -> p < 0)) {
+      throw new IllegalArgumentException("fault shares must be 0-100% and add up to at most 100%, were " + percents);
+    }
     this.planSeed = seed;
-    this.planPercent = percent;
+    this.plan = Map.copyOf(percents);
     return this;
   }
 
+  /** How long a {@link Fault#SLOW_SUCCESS} waits before it acts. */
+  public CountingDownstream slow(Duration delay) {
+    this.slow = delay;
+    return this;
+  }
+
+  /** Requests being handled now. */
+  public int inFlight() {
+    return concurrent.get();
+  }
+
   private Fault planned(String key) {
-    if (planPercent == 0) {
+    if (plan.isEmpty()) {
       return null;
     }
     long h = (key.hashCode() * 0x9E3779B97F4A7C15L) ^ planSeed;
     h ^= h >>> 29;
     h *= 0xBF58476D1CE4E5B9L;
     h ^= h >>> 32;
-    if (Math.floorMod(h, 100) >= planPercent) {
-      return null;
+    int draw = (int) Math.floorMod(h, 100);
+    for (Fault fault : Fault.values()) {
+      draw -= plan.getOrDefault(fault, 0);
+      if (draw < 0) {
+        return fault;
+      }
     }
-    Fault[] faults = {Fault.UNAVAILABLE_BEFORE_EFFECT, Fault.HANG_AFTER_EFFECT, Fault.DROP_AFTER_EFFECT, Fault.ERROR_AFTER_EFFECT};
-    return faults[Math.floorMod(h >>> 8, faults.length)];
+    return null;
   }
 
   public void inject(String key, Fault fault) {
@@ -268,7 +301,7 @@ public final class CountingDownstream implements AutoCloseable {
       }
     }
     if (fault == Fault.SLOW_SUCCESS) {
-      pause(Duration.ofMillis(300));
+      pause(slow);
     } else if (fault == Fault.STALL_BEFORE_EFFECT) {
       pause(hang);
     }
@@ -287,6 +320,12 @@ public final class CountingDownstream implements AutoCloseable {
   private void listEffects(HttpExchange exchange) throws IOException {
     try (exchange) {
       answer(exchange, 200, JSON.writeValueAsString(effectsByKey()));
+    }
+  }
+
+  private void inFlight(HttpExchange exchange) throws IOException {
+    try (exchange) {
+      answer(exchange, 200, Integer.toString(concurrent.get()));
     }
   }
 

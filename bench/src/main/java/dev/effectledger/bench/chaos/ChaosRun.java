@@ -2,6 +2,8 @@ package dev.effectledger.bench.chaos;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.effectledger.bench.Processes;
+import dev.effectledger.bench.Processes.Node;
 import dev.effectledger.bench.chaos.ChaosWorkload.Action;
 import dev.effectledger.client.StepContext;
 import dev.effectledger.connectors.Connectors;
@@ -15,7 +17,6 @@ import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -36,7 +37,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -46,144 +46,109 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
- * The chaos harness: every moving part as its own OS process (a 3-broker KRaft cluster with the
- * Schema Registry endpoints, a payment API, processors, executors, agents), a seeded schedule of
- * kill -9s and broker stops while the agents work, then quiescence and the checks: effects per
- * logical action exactly as meant, every step answered, no key PENDING or UNKNOWN, ledger and
- * downstream in agreement. In the key-ignoring mode the payment API acts on every request, and a
- * second effect is allowed only for a key the ledger held as UNKNOWN (the reconciler's case).
+ * The chaos harness: every moving part as its own OS process (Kafka: a 3-broker KRaft cluster, or
+ * one broker with its data on disk; the Schema Registry endpoints; a payment API; processors;
+ * executors; agents), a seeded schedule of kill -9s and broker faults while the agents work, then
+ * quiescence and the checks: effects per logical action exactly as meant, every step answered,
+ * no key PENDING or UNKNOWN, no double effect seen by the ledger, ledger and downstream in
+ * agreement. In the key-ignoring mode the payment API acts on every request, so any dispatch
+ * performed twice shows as a second effect.
+ *
+ * <p>What it exercises, because a class of bugs escaped a gentler version: executors running 32
+ * effects at once on a payment API that answers some calls slowly (effects finish out of order,
+ * so committed outcomes sit above a partition's committed offset), an executor killed only while
+ * many effects are in flight, the fault mix of a misbehaving payment API, and a single-broker
+ * deployment killed with -9. Processes that exit on their own are restarted, as a supervisor
+ * would.
  */
 public final class ChaosRun {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String PAYMENTS = "payments";
 
-  /** What to run. */
+  /** The payment API's faults: shares of keys, on their first request (see {@code effectledger downstream --help}). */
+  public static final String FAULT_MIX = "503=5,hang=3,reset=3,500=3,slow=5";
+
   /**
-   * What to run. {@code maxFaults} bounds the schedule (0: faults until the agents are done): when
-   * faults come faster than the pipeline recovers (a killed processor restores its tasks from the
-   * changelog under exactly_once_v2), nothing finishes, so a short run stops faulting after a few.
+   * What to run. {@code singleBroker}: one Kafka broker with its data on disk, killed with -9 and
+   * started again as the broker fault, instead of a 3-broker cluster whose brokers are stopped.
+   * {@code maxFaults} bounds the schedule (0: faults until the agents are done): when faults come
+   * faster than the pipeline recovers, nothing finishes, so a short run stops faulting after a few.
    */
-  public record Options(int agents, int actionsPerAgent, int processors, int executors, boolean ignoreKeys, long seed,
-      Duration minGap, Duration maxGap, int faultPercent, int partitions, int maxFaults, Path dir) {
+  public record Options(int agents, int actionsPerAgent, int processors, int executors, boolean ignoreKeys, boolean singleBroker,
+      int executorConcurrency, String faultMix, long seed, Duration minGap, Duration maxGap, int partitions, int maxFaults,
+      Path dir) {
 
     public int actions() {
       return agents * actionsPerAgent;
     }
   }
 
-  /** What the run saw. */
-  public record Result(int actions, int steps, int processKills, int agentKills, int brokerStops, long effects,
-      int answered, long intents, long replies, int heldUnknown, ToolReport reconciliation, long seconds, List<String> violations) {
+  /**
+   * What the run saw. {@code brokerFaults}: broker stops (3 brokers) or kill -9s (one broker);
+   * {@code inFlightAtExecutorKills}: requests in progress at the payment API at each executor kill;
+   * {@code selfExits}: processors and executors that exited on their own and were restarted;
+   * {@code doubleEffects}: actions with more effects than meant; {@code doubleEffectAudits}: what the
+   * ledger flagged as DOUBLE_EFFECT.
+   */
+  public record Result(int actions, int steps, int processKills, int agentKills, int brokerFaults, List<Integer> inFlightAtExecutorKills,
+      int selfExits, long effects, int doubleEffects, int answered, long intents, long replies, int heldUnknown,
+      long doubleEffectAudits, ToolReport reconciliation, long seconds, List<String> violations) {
 
     public String summary() {
-      return String.format("chaos: %d actions (%d steps), %d process kills, %d agent kills, %d broker stops, %d effects,"
-              + " %d of %d steps answered, %d intents and %d replies, %d keys held as UNKNOWN on the way, reconciler %s, %d s,"
-              + " %d violation(s)", actions, steps, processKills, agentKills, brokerStops, effects, answered, steps, intents, replies,
-          heldUnknown, reconciliation, seconds, violations.size());
+      return String.format("chaos: %d actions (%d steps), %d process kills (executors killed with %s requests in flight),"
+              + " %d agent kills, %d broker faults, %d restarts after a process exited on its own, %d effects, %d actions with"
+              + " more effects than meant, %d of %d steps answered, %d intents and %d replies, %d keys held as UNKNOWN on the"
+              + " way, %d double effects audited by the ledger, reconciler %s, %d s, %d violation(s)", actions, steps, processKills,
+          inFlightAtExecutorKills, agentKills, brokerFaults, selfExits, effects, doubleEffects, answered, steps, intents, replies,
+          heldUnknown, doubleEffectAudits, reconciliation, seconds, violations.size());
     }
   }
 
   private final Options options;
   private final ChaosWorkload workload;
-  private final List<Node> nodes = new ArrayList<>();
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-  private final Path jar;
   private int downstreamPort;
 
   public ChaosRun(Options options) {
     this.options = options;
     this.workload = new ChaosWorkload(options.agents(), options.actionsPerAgent(), 50);
-    this.jar = Stream.of(System.getProperty("effectledger.jar", ""), "app/target/effectledger.jar", "../app/target/effectledger.jar")
-        .filter(p -> !p.isEmpty()).map(Path::of).filter(Files::exists).findFirst()
-        .orElseThrow(() -> new IllegalStateException("app/target/effectledger.jar is missing; build it with ./mvnw -B -DskipTests install"))
-        .toAbsolutePath();
-  }
-
-  /** A process that can be killed with SIGKILL and started again with the same command. */
-  private final class Node {
-    final String name;
-    final List<String> command;
-    volatile Process process;
-    volatile boolean killing;
-
-    Node(String name, List<String> command) {
-      this.name = name;
-      this.command = command;
-      nodes.add(this);
-    }
-
-    Node start() throws IOException {
-      process = new ProcessBuilder(command).directory(options.dir().toFile()).redirectErrorStream(true)
-          .redirectOutput(ProcessBuilder.Redirect.appendTo(options.dir().resolve(name + ".log").toFile())).start();
-      return this;
-    }
-
-    void kill() throws InterruptedException {
-      killing = true;
-      process.destroyForcibly();
-      process.waitFor(30, TimeUnit.SECONDS);
-    }
-
-    void restart() throws IOException {
-      start();
-      killing = false;
-    }
-
-    boolean alive() {
-      return process != null && process.isAlive();
-    }
-  }
-
-  private List<String> jarCommand(String heap, String... args) {
-    List<String> command = new ArrayList<>(List.of(java(), "-Xmx" + heap, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-        "-jar", jar.toString()));
-    command.addAll(List.of(args));
-    return command;
-  }
-
-  /** This JVM's class path with absolute entries, for agents started in the run's directory. */
-  private static String absoluteClassPath() {
-    return java.util.Arrays.stream(System.getProperty("java.class.path").split(java.io.File.pathSeparator))
-        .map(p -> Path.of(p).toAbsolutePath().toString()).collect(java.util.stream.Collectors.joining(java.io.File.pathSeparator));
-  }
-
-  private static String java() {
-    return Path.of(System.getProperty("java.home"), "bin", "java").toString();
   }
 
   public Result run() throws Exception {
     long started = System.nanoTime();
-    // If the harness itself is stopped, its processes go with it rather than linger.
-    Thread reaper = new Thread(() -> nodes.forEach(n -> {
-      if (n.process != null) {
-        n.process.destroyForcibly();
-      }
-    }), "chaos-reaper");
-    Runtime.getRuntime().addShutdownHook(reaper);
-    try {
-      return runAll(started);
-    } finally {
-      Runtime.getRuntime().removeShutdownHook(reaper);
+    try (Processes processes = new Processes(options.dir())) {
+      return runAll(processes, started);
     }
   }
 
-  private Result runAll(long started) throws Exception {
-    Files.createDirectories(options.dir());
-    int registryPort = freePort();
-    Node cluster = new Node("cluster", jarCommand("1g", "broker", "--brokers", "3", "--registry-port",
-        Integer.toString(registryPort), "--control-stdin")).start();
-    OutputStream brokerControl = cluster.process.getOutputStream();
-    String bootstrap = awaitLine(cluster.process, options.dir().resolve("cluster.log"), "bootstrap.servers=", Duration.ofSeconds(120));
+  private Result runAll(Processes processes, long started) throws Exception {
+    int registryPort = Processes.freePort();
+    Node cluster;
+    OutputStream brokerControl = null;
+    String bootstrap;
+    if (options.singleBroker()) {
+      processes.jar("registry", "256m", "broker", "--registry-only", "--registry-port", Integer.toString(registryPort)).start()
+          .awaitLine("schema.registry.url=", Duration.ofSeconds(60));
+      cluster = processes.jar("broker", "1g", "broker", "--data-dir", options.dir().resolve("kafka").toString(),
+          "--port", Integer.toString(Processes.freePort()), "--controller-port", Integer.toString(Processes.freePort()), "--no-registry").start();
+      bootstrap = cluster.awaitLine("bootstrap.servers=", Duration.ofSeconds(120));
+      say("one broker (data in " + options.dir().resolve("kafka") + ") up at " + bootstrap);
+    } else {
+      cluster = processes.jar("cluster", "1g", "broker", "--brokers", "3", "--registry-port", Integer.toString(registryPort),
+          "--control-stdin").start();
+      brokerControl = cluster.process().getOutputStream();
+      bootstrap = cluster.awaitLine("bootstrap.servers=", Duration.ofSeconds(120));
+      say("cluster of 3 brokers up at " + bootstrap);
+    }
     String registry = "http://127.0.0.1:" + registryPort;
-    say("cluster of 3 brokers up at " + bootstrap);
-    downstreamPort = freePort();
-    List<String> downstreamArgs = new ArrayList<>(List.of("downstream", "--port", Integer.toString(downstreamPort), "--hang", "2s",
-        "--fault-percent", Integer.toString(options.faultPercent()), "--seed", Long.toString(options.seed())));
+    downstreamPort = Processes.freePort();
+    List<String> downstreamArgs = new ArrayList<>(List.of("downstream", "--port", Integer.toString(downstreamPort),
+        "--hang", "12s", "--slow", "1s", "--fault-mix", options.faultMix(), "--seed", Long.toString(options.seed())));
     if (options.ignoreKeys()) {
       downstreamArgs.add("--ignore-keys");
     }
-    new Node("downstream", jarCommand("512m", downstreamArgs.toArray(String[]::new))).start();
+    processes.jar("downstream", "512m", downstreamArgs.toArray(String[]::new)).start();
     String url = "http://127.0.0.1:" + downstreamPort + "/charges";
     Files.writeString(options.dir().resolve("tools.yaml"), """
         tools:
@@ -193,24 +158,29 @@ public final class ChaosRun {
             lane: payments
             connector: http
             retry: {maxAttempts: 10, base: 100ms, cap: 2s}
-            settings: {url: "%1$s", timeout: 1s, honoursKeys: %2$s, effectIdPointer: /id, lookupUrl: "%1$s?key={key}"}
+            settings: {url: "%1$s", timeout: 2s, honoursKeys: %2$s, effectIdPointer: /id, lookupUrl: "%1$s?key={key}"}
         """.formatted(url, !options.ignoreKeys()));
     String common = String.join("\n", "bootstrap.servers=" + bootstrap, "schema.registry.url=" + registry, "tools.file=tools.yaml",
         "session.timeout.ms=6000", "heartbeat.interval.ms=1000");
     List<Node> processors = new ArrayList<>();
     int[] ports = new int[options.processors()];
     for (int i = 0; i < options.processors(); i++) {
-      ports[i] = freePort();
+      ports[i] = Processes.freePort();
+      int replication = options.singleBroker() ? 1 : 3;
+      int minIsr = options.singleBroker() ? 1 : 2;
       Files.writeString(options.dir().resolve("processor-" + i + ".properties"), String.join("\n", common, "application.id=chaos",
           "state.dir=" + options.dir().resolve("state-" + i), "http.port=" + ports[i], "topics.create=true",
-          "topics.partitions=" + options.partitions(), "topics.replication=3", "topics.min.insync.replicas=2",
-          "replication.factor=3", "topic.min.insync.replicas=2", "num.standby.replicas=1") + "\n");
-      processors.add(new Node("processor-" + i, jarCommand("512m", "processor", "--config", "processor-" + i + ".properties")));
+          "topics.partitions=" + options.partitions(), "topics.replication=" + replication, "topics.min.insync.replicas=" + minIsr,
+          "replication.factor=" + replication, "topic.min.insync.replicas=" + minIsr, "num.standby.replicas=1",
+          "group.instance.id=processor-" + i) + "\n");
+      processors.add(processes.jar("processor-" + i, "512m", "processor", "--config", "processor-" + i + ".properties"));
     }
-    Files.writeString(options.dir().resolve("executor.properties"), common + "\nexecutor.concurrency=16\n");
     List<Node> executors = new ArrayList<>();
     for (int i = 0; i < options.executors(); i++) {
-      executors.add(new Node("executor-" + i, jarCommand("384m", "executor", "--config", "executor.properties", "--lanes", PAYMENTS)));
+      Files.writeString(options.dir().resolve("executor-" + i + ".properties"), common + "\nexecutor.concurrency="
+          + options.executorConcurrency() + "\nexecutor.instance.id=executor-" + i + "\n");
+      executors.add(processes.jar("executor-" + i, "384m", "executor", "--config", "executor-" + i + ".properties",
+          "--lanes", PAYMENTS));
     }
     processors.get(0).start();
     awaitReady(ports[0]);
@@ -226,7 +196,7 @@ public final class ChaosRun {
     kafka.put("bootstrap.servers", bootstrap);
     ToolPolicies policies = new ToolPolicyLoader().load(options.dir().resolve("tools.yaml"));
     try (Reconciler reconciler = new Reconciler(kafka, registry, Connectors.forLanes(policies, List.of(PAYMENTS), Clock.systemUTC()),
-        Duration.ofSeconds(3), Clock.systemUTC())) {
+        Duration.ofSeconds(10), Clock.systemUTC())) {
       List<ToolReport> passes = java.util.Collections.synchronizedList(new ArrayList<>());
       var reconciling = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
       reconciling.scheduleWithFixedDelay(() -> {
@@ -238,7 +208,8 @@ public final class ChaosRun {
       }, 5, 5, TimeUnit.SECONDS);
       List<Node> agents = new ArrayList<>();
       for (int a = 0; a < options.agents(); a++) {
-        agents.add(new Node("agent-" + a, List.of(java(), "-Xmx512m", "-XX:+UseSerialGC", "-cp", absoluteClassPath(),
+        agents.add(processes.node("agent-" + a, List.of(Processes.java(), "-Xmx512m", "-XX:+UseSerialGC", "-cp",
+            Processes.absoluteClassPath(),
             ChaosAgent.class.getName(), Integer.toString(a), Integer.toString(options.agents()),
             Integer.toString(options.actionsPerAgent()), "50", bootstrap, registry, "answers-" + a + ".txt")).start());
       }
@@ -247,8 +218,13 @@ public final class ChaosRun {
       List<String> violations = new ArrayList<>();
       AtomicInteger processKills = new AtomicInteger();
       AtomicInteger agentKills = new AtomicInteger();
-      AtomicInteger brokerStops = new AtomicInteger();
+      AtomicInteger brokerFaults = new AtomicInteger();
+      AtomicInteger selfExits = new AtomicInteger();
+      List<Integer> inFlightAtKills = new ArrayList<>();
+      List<Node> supervised = new ArrayList<>(processors);
+      supervised.addAll(executors);
       Random schedule = new Random(options.seed() + 1);
+      awaitFirstAnswers(50, Duration.ofMinutes(3)); // faults hit a flowing pipeline, not its start
       long nextFault = System.nanoTime() + gap(schedule);
       long nextReport = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
       Set<Node> finished = new HashSet<>();
@@ -256,27 +232,35 @@ public final class ChaosRun {
       while (finished.size() < agents.size()) {
         Thread.sleep(200); // polling the agents' exits and the fault schedule's clock
         for (Node agent : agents) {
-          if (!finished.contains(agent) && !agent.killing && !agent.alive()) {
+          if (!finished.contains(agent) && !agent.killing() && !agent.alive()) {
             finished.add(agent);
-            if (agent.process.exitValue() != 0) {
-              violations.add(agent.name + " exited " + agent.process.exitValue() + " with steps unanswered (see " + agent.name + ".log)");
+            if (agent.process().exitValue() != 0) {
+              violations.add(agent.name() + " exited " + agent.process().exitValue() + " with steps unanswered (see " + agent.name()
+                  + ".log)");
             }
           }
         }
+        superviseExits(supervised, selfExits);
         if (System.nanoTime() >= nextReport) {
-          say(String.format("%d s: %d of %d steps answered, %d process kills, %d agent kills, %d broker stops",
+          say(String.format("%d s: %d of %d steps answered, %d process kills, %d agent kills, %d broker faults, %d restarts after exits",
               TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started), answered(), steps(), processKills.get(),
-              agentKills.get(), brokerStops.get()));
+              agentKills.get(), brokerFaults.get(), selfExits.get()));
           nextReport = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
         }
         if (System.nanoTime() < nextFault || finished.size() == agents.size()
-            || options.maxFaults() > 0 && processKills.get() + agentKills.get() + brokerStops.get() >= options.maxFaults()) {
+            || options.maxFaults() > 0 && processKills.get() + agentKills.get() + brokerFaults.get() >= options.maxFaults()) {
           continue;
         }
         int pick = faults++ % 4; // processor, executor, agent, broker in turn; victims and gaps seeded
-        if (pick == 0 || pick == 1) {
-          List<Node> group = pick == 0 ? processors : executors;
-          Node victim = group.get(schedule.nextInt(group.size()));
+        if (pick == 0) {
+          Node victim = processors.get(schedule.nextInt(processors.size()));
+          victim.kill();
+          processKills.incrementAndGet();
+          Thread.sleep(1500);
+          victim.restart();
+        } else if (pick == 1) {
+          Node victim = executors.get(schedule.nextInt(executors.size()));
+          inFlightAtKills.add(awaitEffectsInFlight(8, Duration.ofSeconds(30)));
           victim.kill();
           processKills.incrementAndGet();
           Thread.sleep(1500);
@@ -288,11 +272,16 @@ public final class ChaosRun {
           agentKills.incrementAndGet();
           Thread.sleep(1500);
           victim.restart();
+        } else if (options.singleBroker()) {
+          cluster.kill();
+          brokerFaults.incrementAndGet();
+          Thread.sleep(1500);
+          cluster.restart();
         } else {
           int broker = 1 + schedule.nextInt(2);
           brokerControl.write(("stop " + broker + "\n").getBytes(StandardCharsets.UTF_8));
           brokerControl.flush();
-          brokerStops.incrementAndGet();
+          brokerFaults.incrementAndGet();
           Thread.sleep(4000);
           brokerControl.write(("start " + broker + "\n").getBytes(StandardCharsets.UTF_8));
           brokerControl.flush();
@@ -300,18 +289,23 @@ public final class ChaosRun {
         // The next fault comes a seeded gap after the ledger is back (every processor ready):
         // faults faster than recovery (a killed processor restores its tasks from the changelog)
         // would only measure an outage.
-        awaitRecovery(ports);
+        awaitRecovery(ports, supervised, selfExits);
         nextFault = System.nanoTime() + gap(schedule);
       }
       say("workload done; waiting for quiescence");
-      awaitQuiescence(kafka);
+      awaitQuiescence(kafka, supervised, selfExits);
       reconciling.shutdown();
       reconciling.awaitTermination(5, TimeUnit.MINUTES);
       ToolReport last = reconciler.reconcileOnce().tool(ChaosWorkload.TOOL);
       ToolReport report = sum(passes, last);
       say("reconciler, all passes: " + report);
-      Set<String> held = heldKeys(kafka, registry);
-      long effects = check(violations, held, ports[0], report);
+      AuditFacts audits = audits(kafka, registry);
+      Set<String> held = audits.held();
+      int[] doubled = new int[1];
+      long effects = check(violations, ports[0], report, doubled);
+      if (audits.doubleEffects() > 0) {
+        violations.add("the ledger audited " + audits.doubleEffects() + " double effect(s) (LATE_OUTCOME with code DOUBLE_EFFECT)");
+      }
       Map<String, Long> intents = countByKey(kafka, "tool-intents");
       Map<String, Long> replies = countByKey(kafka, "tool-results");
       List<String> unanswered = intents.entrySet().stream().filter(e -> replies.getOrDefault(e.getKey(), 0L) < e.getValue())
@@ -319,47 +313,43 @@ public final class ChaosRun {
       unanswered.stream().limit(20).forEach(u -> violations.add("intents without a reply: " + u));
       long intentCount = intents.values().stream().mapToLong(Long::longValue).sum();
       long replyCount = replies.values().stream().mapToLong(Long::longValue).sum();
-      Result result = new Result(options.actions(), steps(), processKills.get(), agentKills.get(), brokerStops.get(), effects,
-          answered(), intentCount, replyCount, held.size(), report, TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started), List.copyOf(violations));
+      Result result = new Result(options.actions(), steps(), processKills.get(), agentKills.get(), brokerFaults.get(),
+          List.copyOf(inFlightAtKills), selfExits.get(), effects, doubled[0], answered(), intentCount, replyCount, held.size(),
+          audits.doubleEffects(), report, TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started), List.copyOf(violations));
       say(result.summary());
       violations.stream().limit(50).forEach(v -> say("VIOLATION " + v));
       return result;
-    } finally {
-      for (Node node : nodes.stream().sorted(java.util.Comparator.comparingInt(nodes::indexOf).reversed()).toList()) {
-        if (node.process != null) {
-          node.process.destroy();
-          if (!node.process.waitFor(20, TimeUnit.SECONDS)) {
-            node.process.destroyForcibly();
-          }
-        }
-      }
     }
   }
 
-  /** The checks: effects per action, answers, no key left PENDING or UNKNOWN, reconciliation. */
-  private long check(List<String> violations, Set<String> held, int processorPort, ToolReport report) throws Exception {
+  /**
+   * The checks: effects per action exactly as meant (no exception: a second effect is a broken
+   * promise whatever the ledger held), answers, no key left PENDING or UNKNOWN, reconciliation.
+   */
+  private long check(List<String> violations, int processorPort, ToolReport report, int[] doubled) throws Exception {
     Map<String, Integer> effects = JSON.readValue(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
             + downstreamPort + "/effects")).build(), HttpResponse.BodyHandlers.ofString()).body(),
         new TypeReference<Map<String, Integer>>() {});
     List<String> keys = new ArrayList<>();
+    List<String> wrong = new ArrayList<>();
     for (Action action : workload.all()) {
       int sum = 0;
-      boolean anyHeld = false;
       for (StepContext step : action.steps()) {
         String key = action.key(step);
         keys.add(key);
         sum += effects.getOrDefault(key, 0);
-        anyHeld |= held.contains(key);
+      }
+      if (sum > action.steps().size()) {
+        doubled[0]++;
       }
       if (sum != action.steps().size()) {
-        String what = "agent-" + action.agent() + "/action-" + action.index() + " (" + action.key(action.steps().get(0)) + "): "
-            + sum + " effects, meant " + action.steps().size();
-        if (options.ignoreKeys() && sum > action.steps().size() && anyHeld) {
-          say("second effect on a key held as UNKNOWN and surfaced to the reconciler: " + what);
-        } else {
-          violations.add(what);
-        }
+        wrong.add("agent-" + action.agent() + "/action-" + action.index() + " (" + action.key(action.steps().get(0)) + "): "
+            + sum + " effects, meant " + action.steps().size());
       }
+    }
+    wrong.stream().limit(20).forEach(violations::add);
+    if (wrong.size() > 20) {
+      violations.add((wrong.size() - 20) + " more actions with effects other than meant (" + doubled[0] + " of all with more)");
     }
     if (answered() != steps()) {
       violations.add((steps() - answered()) + " steps have no final answer");
@@ -428,12 +418,15 @@ public final class ChaosRun {
     return counts;
   }
 
-  /** Keys the ledger held as UNKNOWN at some point, from tool-audit. */
-  private static Set<String> heldKeys(Properties kafka, String registry) {
+  /** What tool-audit says: keys the ledger held as UNKNOWN at some point, and the double effects it saw. */
+  private record AuditFacts(Set<String> held, long doubleEffects) {}
+
+  private static AuditFacts audits(Properties kafka, String registry) {
     Properties props = new Properties();
     props.putAll(kafka);
     props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     Set<String> held = new HashSet<>();
+    long doubles = 0;
     try (KafkaConsumer<String, AuditEvent> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
         new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), AuditEvent.class))) {
       List<TopicPartition> partitions = consumer.partitionsFor("tool-audit").stream()
@@ -444,13 +437,55 @@ public final class ChaosRun {
       long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
       while (partitions.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp)) && System.nanoTime() < deadline) {
         for (ConsumerRecord<String, AuditEvent> record : consumer.poll(Duration.ofMillis(500))) {
-          if (record.value() != null && record.value().getType() == AuditType.HELD_UNKNOWN) {
-            held.add(record.value().getIdempotencyKey());
+          AuditEvent event = record.value();
+          if (event != null && event.getType() == AuditType.HELD_UNKNOWN) {
+            held.add(event.getIdempotencyKey());
+          } else if (event != null && event.getType() == AuditType.LATE_OUTCOME && "DOUBLE_EFFECT".equals(event.getCode())) {
+            doubles++;
           }
         }
       }
     }
-    return held;
+    return new AuditFacts(held, doubles);
+  }
+
+  /** Restarts processors and executors that exited on their own, as a supervisor would. */
+  private void superviseExits(List<Node> supervised, AtomicInteger selfExits) throws IOException {
+    for (Node node : supervised) {
+      if (!node.killing() && node.process() != null && !node.alive()) {
+        say(node.name() + " exited on its own with status " + node.process().exitValue() + "; restarting it (see " + node.log() + ")");
+        selfExits.incrementAndGet();
+        node.restart();
+      }
+    }
+  }
+
+  /** Waits until the agents have {@code wanted} final answers, or {@code limit}. */
+  private void awaitFirstAnswers(int wanted, Duration limit) throws InterruptedException {
+    long deadline = System.nanoTime() + limit.toNanos();
+    while (answered() < wanted && System.nanoTime() < deadline) {
+      Thread.sleep(200); // polling the agents' answer files
+    }
+    say(answered() + " steps answered; faults start");
+  }
+
+  /** Waits until the payment API has at least {@code wanted} requests in progress, or {@code limit}; returns how many it had. */
+  private int awaitEffectsInFlight(int wanted, Duration limit) throws InterruptedException {
+    long deadline = System.nanoTime() + limit.toNanos();
+    int seen = 0;
+    while (System.nanoTime() < deadline) {
+      try {
+        seen = Integer.parseInt(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + downstreamPort + "/inflight"))
+            .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString()).body().trim());
+      } catch (IOException | NumberFormatException e) {
+        seen = 0;
+      }
+      if (seen >= wanted) {
+        return seen;
+      }
+      Thread.sleep(20); // polling the payment API's in-flight count
+    }
+    return seen;
   }
 
   private static ToolReport sum(List<ToolReport> passes, ToolReport last) {
@@ -470,12 +505,13 @@ public final class ChaosRun {
    * offsets of the topics they read are the same in two readings 3 s apart. (Lag never reaches 0
    * under transactions: the last commit marker sits after the committed position.)
    */
-  private void awaitQuiescence(Properties kafka) throws Exception {
+  private void awaitQuiescence(Properties kafka, List<Node> supervised, AtomicInteger selfExits) throws Exception {
     try (Admin admin = Admin.create(kafka)) {
       Map<TopicPartition, Long> previous = Map.of();
       long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
       while (System.nanoTime() < deadline) {
         Thread.sleep(3000); // between readings
+        superviseExits(supervised, selfExits);
         Map<TopicPartition, Long> now = positions(admin);
         if (now.equals(previous)) {
           return;
@@ -527,10 +563,11 @@ public final class ChaosRun {
     return TimeUnit.MILLISECONDS.toNanos(min + schedule.nextLong(spread));
   }
 
-  private void awaitRecovery(int[] ports) throws Exception {
+  private void awaitRecovery(int[] ports, List<Node> supervised, AtomicInteger selfExits) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
     for (int port : ports) {
       while (System.nanoTime() < deadline && !ready(port)) {
+        superviseExits(supervised, selfExits);
         Thread.sleep(250); // polling readiness
       }
     }
@@ -562,31 +599,6 @@ public final class ChaosRun {
       Thread.sleep(500); // polling readiness
     }
     throw new IllegalStateException("processor on port " + port + " not ready after 180 s; see processor-0.log in " + options.dir());
-  }
-
-  private static String awaitLine(Process process, Path log, String prefix, Duration timeout) throws Exception {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (System.nanoTime() < deadline) {
-      if (!process.isAlive()) {
-        throw new IllegalStateException("the process writing " + log + " exited with " + process.exitValue()
-            + " before printing '" + prefix + "'; its log says why");
-      }
-      if (Files.exists(log)) {
-        for (String line : Files.readAllLines(log)) {
-          if (line.startsWith(prefix)) {
-            return line.substring(prefix.length()).trim();
-          }
-        }
-      }
-      Thread.sleep(200); // polling the log for the line
-    }
-    throw new IllegalStateException("no '" + prefix + "' line in " + log + " after " + timeout);
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
   }
 
   private static void say(String message) {
