@@ -13,7 +13,7 @@ import picocli.CommandLine.Spec;
     description = "Run a benchmark or the chaos harness; each writes a Markdown report to bench/results/."
         + " (bench/run jmh [JMH options] runs the JMH micro-benchmarks.)",
     subcommands = {BenchCommand.Throughput.class, BenchCommand.Scaling.class, BenchCommand.Latency.class,
-        BenchCommand.Postgres.class, BenchCommand.State.class, ChaosCommand.class})
+        BenchCommand.Postgres.class, BenchCommand.State.class, BenchCommand.Failover.class, ChaosCommand.class})
 final class BenchCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
@@ -114,6 +114,30 @@ final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
       return StateBench.run(keys, expire, typed(spec));
+    }
+  }
+
+  @Command(name = "failover", mixinStandardHelpOptions = true,
+      description = "Time from kill -9 of an executor or a processor to every partition answering again, with and without"
+          + " stable instance ids, each part its own OS process.")
+  static final class Failover implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Option(names = "--kills", defaultValue = "3", description = "kills per scenario; default ${DEFAULT-VALUE}")
+    int kills;
+
+    @Option(names = "--partitions", defaultValue = "8", description = "partitions of the ledger's topics; default ${DEFAULT-VALUE}")
+    int partitions;
+
+    @Option(names = "--rate", defaultValue = "50", description = "probe calls per second; default ${DEFAULT-VALUE}")
+    int rate;
+
+    @Option(names = "--only", split = ",", description = "run only the scenarios whose names start with these (e.g. executor,processor)")
+    List<String> only = List.of();
+
+    @Override
+    public Integer call() throws Exception {
+      return FailoverBench.run(kills, partitions, rate, only, typed(spec));
     }
   }
 }
