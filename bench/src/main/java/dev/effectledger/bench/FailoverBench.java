@@ -50,6 +50,7 @@ final class FailoverBench {
       new Scenario("executor restarted, executor.instance.id set", false, true, true, null),
       new Scenario("executor restarted, no instance id (before)", false, true, false, null),
       new Scenario("executor not restarted, a second executor takes over (session.timeout.ms=10000)", false, false, true, "10000"),
+      new Scenario("executor not restarted, a second executor takes over (session.timeout.ms=6000)", false, false, true, "6000"),
       new Scenario("processor restarted on its state, group.instance.id set", true, true, true, null),
       new Scenario("processor restarted on its state, no instance id (before)", true, true, false, null));
 
@@ -67,7 +68,7 @@ final class FailoverBench {
       Bench.say("failover: " + scenario.name());
       results.put(scenario, runScenario(scenario, kills, partitions, rate));
     }
-    report(results, kills, partitions, rate, command);
+    report(results, kills, partitions, rate, command, only.isEmpty() ? "failover" : "failover-partial");
     return 0;
   }
 
@@ -239,8 +240,8 @@ final class FailoverBench {
     }
   }
 
-  private static void report(Map<Scenario, List<Kill>> results, int kills, int partitions, int rate, String command)
-      throws IOException {
+  private static void report(Map<Scenario, List<Kill>> results, int kills, int partitions, int rate, String command,
+      String name) throws IOException {
     StringBuilder md = new StringBuilder();
     md.append("# Failover, ").append(LocalDate.now()).append("\n\nCommand: `").append(command).append("`\n\n")
         .append(Bench.machine()).append("\n\n")
@@ -258,6 +259,6 @@ final class FailoverBench {
               k.partitionsResumed() < k.partitions() ? " (not all partitions)" : "")).toList()))
           .append(String.format(" | %.1f | %.1f |%n", seconds.get(seconds.size() / 2), seconds.get(seconds.size() - 1)));
     });
-    Bench.writeReport("failover", md);
+    Bench.writeReport(name, md);
   }
 }
