@@ -5,10 +5,6 @@ import dev.effectledger.client.ToolCall;
 import dev.effectledger.client.ToolCallClient;
 import dev.effectledger.schema.ResultStatus;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -97,7 +93,7 @@ final class FailoverBench {
           + "\nhttp.port=" + httpPort + "\ntopics.create=true\ntopics.partitions=" + partitions
           + "\ntopics.replication=1\nreplication.factor=1\n" + (scenario.stableIds() ? "group.instance.id=processor-0\n" : ""));
       Processes.Node processor = processes.jar("processor", "512m", "processor", "--config", "processor.properties").start();
-      awaitReady(httpPort);
+      Processes.awaitReady(httpPort, Duration.ofSeconds(180));
       List<Processes.Node> executors = new ArrayList<>();
       for (int i = 0; i < (scenario.restart() ? 1 : 2); i++) {
         Files.writeString(dir.resolve("executor-" + i + ".properties"), common
@@ -128,23 +124,6 @@ final class FailoverBench {
         return measured;
       }
     }
-  }
-
-  private static void awaitReady(int port) throws Exception {
-    HttpClient http = HttpClient.newHttpClient();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
-    while (System.nanoTime() < deadline) {
-      try {
-        if (http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz")).build(),
-            HttpResponse.BodyHandlers.ofString()).statusCode() == 200) {
-          return;
-        }
-      } catch (IOException e) {
-        // not listening yet
-      }
-      Thread.sleep(250); // polling readiness
-    }
-    throw new IllegalStateException("processor on port " + port + " not ready after 180 s");
   }
 
   /** Calls the tool at a steady rate with new keys and keeps, per partition, when calls sent after a moment were answered. */

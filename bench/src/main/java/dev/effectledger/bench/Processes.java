@@ -2,6 +2,10 @@ package dev.effectledger.bench;
 
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -17,6 +21,8 @@ import java.util.stream.Stream;
  * stops every one, newest first.
  */
 public final class Processes implements AutoCloseable {
+
+  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
   private final Path dir;
   private final Path jar;
@@ -141,6 +147,30 @@ public final class Processes implements AutoCloseable {
   public static String absoluteClassPath() {
     return java.util.Arrays.stream(System.getProperty("java.class.path").split(java.io.File.pathSeparator))
         .map(p -> Path.of(p).toAbsolutePath().toString()).collect(java.util.stream.Collectors.joining(java.io.File.pathSeparator));
+  }
+
+  /** True when the processor whose HTTP endpoint is on {@code port} answers {@code /readyz} with 200. */
+  public static boolean ready(int port) {
+    try {
+      return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz")).timeout(Duration.ofSeconds(2))
+          .build(), HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
+    } catch (IOException e) {
+      return false; // not listening (yet)
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  /** Waits until the processor on {@code port} is ready, or throws after {@code limit}. */
+  public static void awaitReady(int port, Duration limit) throws InterruptedException {
+    long deadline = System.nanoTime() + limit.toNanos();
+    while (!ready(port)) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("the processor on port " + port + " was not ready after " + limit + "; its log says why");
+      }
+      Thread.sleep(250); // polling readiness
+    }
   }
 
   public static int freePort() throws IOException {

@@ -183,7 +183,7 @@ public final class ChaosRun {
           "--lanes", PAYMENTS));
     }
     processors.get(0).start();
-    awaitReady(ports[0]);
+    Processes.awaitReady(ports[0], Duration.ofSeconds(180));
     for (Node node : processors.subList(1, processors.size())) {
       node.start();
     }
@@ -566,40 +566,14 @@ public final class ChaosRun {
   private void awaitRecovery(int[] ports, List<Node> supervised, AtomicInteger selfExits) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
     for (int port : ports) {
-      while (System.nanoTime() < deadline && !ready(port)) {
+      while (System.nanoTime() < deadline && !Processes.ready(port)) {
         superviseExits(supervised, selfExits);
         Thread.sleep(250); // polling readiness
       }
     }
   }
 
-  private boolean ready(int port) {
-    try {
-      return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz")).timeout(Duration.ofSeconds(2)).build(),
-          HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
-    } catch (IOException e) {
-      return false;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    }
-  }
 
-  private void awaitReady(int port) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
-    while (System.nanoTime() < deadline) {
-      try {
-        if (http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz")).build(),
-            HttpResponse.BodyHandlers.ofString()).statusCode() == 200) {
-          return;
-        }
-      } catch (IOException e) {
-        // not listening yet
-      }
-      Thread.sleep(500); // polling readiness
-    }
-    throw new IllegalStateException("processor on port " + port + " not ready after 180 s; see processor-0.log in " + options.dir());
-  }
 
   private static void say(String message) {
     System.out.println(message);

@@ -182,75 +182,73 @@ class ExecutorIT {
   }
 
   /**
-   * Effects finish out of order: the first dispatch of the partition is held downstream while the
-   * nine after it answer and their outcomes commit. The partition's committed offset stays at the
-   * first (the low watermark), so a crash redelivers all ten; the nine answered ones must not act a
-   * second time on a downstream that ignores keys.
+   * Ten dispatches on one partition of a downstream that ignores keys, the first held downstream
+   * (before it acts) while the nine after it answer and their outcomes commit: effects finished out
+   * of order, with the partition's committed offset (the low watermark) still at the first.
    */
-  @Test
-  void shouldNotRunAgainEffectsAnsweredAboveTheWatermarkWhenTheExecutorCrashes() throws Exception {
+  private record OutOfOrder(ToolPolicies policies, Executor first, String held, List<String> answered) {}
+
+  private OutOfOrder tenDispatchesTheFirstHeld(ExecutorConfig config) throws Exception {
     downstream.honoursKeys(false);
     List<String> keys = keys(10);
-    String slow = keys.get(0);
-    List<String> answered = keys.subList(1, keys.size());
-    downstream.holdBeforeEffect(slow);
+    downstream.holdBeforeEffect(keys.get(0));
     ToolPolicies policies = chargeOnKeyIgnoringApi(ToolClass.IRREVERSIBLE, true, "30s");
-    Executor crashed = start(policies, config().withConcurrency(16));
+    Executor first = start(policies, config);
     dispatch(keys, "charge");
-    awaitOutcomes(answered);
-    assertThat(outcomes.byKey).as("the first dispatch is still running").doesNotContainKey(slow);
-    crashed.halt();
+    awaitOutcomes(keys.subList(1, keys.size()));
+    assertThat(outcomes.byKey).as("the first dispatch is still running").doesNotContainKey(keys.get(0));
+    return new OutOfOrder(policies, first, keys.get(0), keys.subList(1, keys.size()));
+  }
 
-    try (Executor restarted = start(policies, config().withConcurrency(16))) {
-      awaitOutcomes(List.of(slow));
-      downstream.releaseHeld(slow);
-      await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(20)).until(() -> downstream.effects(slow) == 1);
-    }
+  /** The next owner answers the held dispatch without running it, then the held request acts once. */
+  private void answerTheHeldOneAndLetItAct(OutOfOrder run) {
+    awaitOutcomes(List.of(run.held()));
+    downstream.releaseHeld(run.held());
+    await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(20)).until(() -> downstream.effects(run.held()) == 1);
+  }
 
-    assertThat(answered).allSatisfy(k -> {
+  private void assertNothingRanTwice(OutOfOrder run) {
+    assertThat(run.answered()).allSatisfy(k -> {
       assertThat(downstream.effects(k)).as("effects of %s", k).isEqualTo(1);
       assertThat(outcomes.byKey.get(k)).as("outcomes of %s", k).singleElement()
           .extracting(Outcome::getStatus).isEqualTo(OutcomeStatus.SUCCEEDED);
     });
-    assertThat(outcomes.byKey.get(slow)).as("the started one is not run again: held, not guessed").singleElement()
+    assertThat(outcomes.byKey.get(run.held())).as("the started one is not run again: held, not guessed").singleElement()
         .satisfies(o -> assertThat(o.getError().getCode()).isEqualTo("STARTED_BEFORE_REDELIVERY"));
-    assertThat(downstream.requests(slow)).isEqualTo(1);
+    assertThat(downstream.requests(run.held())).isEqualTo(1);
+  }
+
+  /** A crash redelivers all ten; the nine answered ones must not act a second time. */
+  @Test
+  void shouldNotRunAgainEffectsAnsweredAboveTheWatermarkWhenTheExecutorCrashes() throws Exception {
+    OutOfOrder run = tenDispatchesTheFirstHeld(config().withConcurrency(16));
+    run.first().halt();
+
+    try (Executor restarted = start(run.policies(), config().withConcurrency(16))) {
+      answerTheHeldOneAndLetItAct(run);
+    }
+
+    assertNothingRanTwice(run);
   }
 
   /**
-   * The same out-of-order completion, but the executor is not dead: a second one started with its
-   * instance id (a supervisor restarting a process it wrongly thought dead) fences its producer and
-   * takes its static membership. The first must stop without committing, and the second must not
-   * repeat what the first answered.
+   * The executor is not dead: a second one started with its instance id (a supervisor restarting a
+   * process it wrongly thought dead) fences its producer and takes its static membership. The first
+   * must stop without committing, and the second must not repeat what the first answered.
    */
   @Test
   void shouldNotRunAgainAnsweredEffectsWhenAnExecutorWithTheSameInstanceIdFencesALiveOne() throws Exception {
-    downstream.honoursKeys(false);
-    List<String> keys = keys(10);
-    String slow = keys.get(0);
-    List<String> answered = keys.subList(1, keys.size());
-    downstream.holdBeforeEffect(slow);
-    ToolPolicies policies = chargeOnKeyIgnoringApi(ToolClass.IRREVERSIBLE, true, "30s");
-    Executor fenced = start(policies, config().withConcurrency(16).withInstanceId("executor-a"));
-    dispatch(keys, "charge");
-    awaitOutcomes(answered);
+    OutOfOrder run = tenDispatchesTheFirstHeld(config().withConcurrency(16).withInstanceId("executor-a"));
 
-    try (Executor successor = start(policies, config().withConcurrency(16).withInstanceId("executor-a"))) {
-      awaitOutcomes(List.of(slow));
-      await().atMost(Duration.ofSeconds(60)).until(() -> !fenced.isRunning());
-      downstream.releaseHeld(slow);
-      await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(20)).until(() -> downstream.effects(slow) == 1);
+    try (Executor successor = start(run.policies(), config().withConcurrency(16).withInstanceId("executor-a"))) {
+      await().atMost(Duration.ofSeconds(60)).until(() -> !run.first().isRunning());
+      answerTheHeldOneAndLetItAct(run);
     } finally {
-      fenced.halt();
+      run.first().halt();
     }
 
-    assertThat(fenced.failure()).as("the fenced executor stopped on its own").isNotNull();
-    assertThat(answered).allSatisfy(k -> {
-      assertThat(downstream.effects(k)).as("effects of %s", k).isEqualTo(1);
-      assertThat(outcomes.byKey.get(k)).as("outcomes of %s", k).hasSize(1);
-    });
-    assertThat(outcomes.byKey.get(slow)).singleElement()
-        .satisfies(o -> assertThat(o.getError().getCode()).isEqualTo("STARTED_BEFORE_REDELIVERY"));
+    assertThat(run.first().failure()).as("the fenced executor stopped on its own").isNotNull();
+    assertNothingRanTwice(run);
   }
 
   @Test
