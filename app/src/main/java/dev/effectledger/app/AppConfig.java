@@ -1,11 +1,14 @@
 package dev.effectledger.app;
 
+import dev.effectledger.policy.Durations;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
+import dev.effectledger.topology.LedgerConfig;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -31,10 +34,15 @@ public final class AppConfig {
   public static final String EXECUTOR_CONCURRENCY = "executor.concurrency";
   public static final String EXECUTOR_GROUP = "executor.group";
   public static final String EXECUTOR_INSTANCE_ID = "executor.instance.id";
+  public static final String MAX_ARGUMENTS_BYTES = "max.arguments.bytes";
+  public static final String PUNCTUATION_INTERVAL = "ledger.punctuation.interval";
+  public static final String PURGE_INTERVAL = "ledger.purge.interval";
+  public static final String PUNCTUATION_BUDGET = "ledger.punctuation.budget";
 
   /** Effect Ledger's own keys, which are not passed to Kafka. */
   static final List<String> OWN_KEYS = List.of(SCHEMA_REGISTRY_URL, TOOLS_FILE, HTTP_HOST, HTTP_PORT, TOPICS_CREATE,
-      TOPICS_PARTITIONS, TOPICS_REPLICATION, TOPICS_MIN_ISR, EXECUTOR_CONCURRENCY, EXECUTOR_GROUP, EXECUTOR_INSTANCE_ID);
+      TOPICS_PARTITIONS, TOPICS_REPLICATION, TOPICS_MIN_ISR, EXECUTOR_CONCURRENCY, EXECUTOR_GROUP, EXECUTOR_INSTANCE_ID, MAX_ARGUMENTS_BYTES, PUNCTUATION_INTERVAL, PURGE_INTERVAL,
+      PUNCTUATION_BUDGET);
 
   private final Properties all;
 
@@ -101,6 +109,34 @@ public final class AppConfig {
       throw new IllegalArgumentException("Config " + key + "='" + value + "' must be true or false");
     }
     return Boolean.parseBoolean(value.trim());
+  }
+
+  public Duration getDuration(String key, Duration fallback) {
+    String value = get(key);
+    if (value == null) {
+      return fallback;
+    }
+    return Durations.parse(value).orElseThrow(() -> new IllegalArgumentException(
+        "Config " + key + "='" + value + "' is not a duration; write it like 500ms, 1s, 5m or PT1S"));
+  }
+
+  /** The ledger's own settings from this config, on top of the topology's defaults. */
+  public LedgerConfig ledgerConfig(ToolPolicies policies) {
+    LedgerConfig defaults = LedgerConfig.of(policies, get(SCHEMA_REGISTRY_URL));
+    Duration interval = getDuration(PUNCTUATION_INTERVAL, defaults.pendingCheckInterval());
+    Duration budget = getDuration(PUNCTUATION_BUDGET, defaults.punctuationBudget());
+    if (budget.compareTo(interval) >= 0) {
+      throw new IllegalArgumentException("Config " + PUNCTUATION_BUDGET + "=" + budget + " must be shorter than "
+          + PUNCTUATION_INTERVAL + "=" + interval + ", or punctuations would leave a task no time to process records");
+    }
+    try {
+      return defaults
+          .withMaxArgumentsBytes(getInt(MAX_ARGUMENTS_BYTES, defaults.maxArgumentsBytes()))
+          .withPunctuations(interval, getDuration(PURGE_INTERVAL, defaults.purgeInterval()), budget);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("Config: " + e.getMessage() + " (" + MAX_ARGUMENTS_BYTES + ", " + PUNCTUATION_INTERVAL
+          + ", " + PURGE_INTERVAL + ", " + PUNCTUATION_BUDGET + ")", e);
+    }
   }
 
   /** The tool policy: {@code override} when given, else {@code tools.file}, else config/tools.yaml. */

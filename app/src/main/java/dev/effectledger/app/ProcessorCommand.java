@@ -47,8 +47,7 @@ final class ProcessorCommand implements Callable<Integer> {
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     LedgerHttpServer http = new LedgerHttpServer(cfg.get(AppConfig.HTTP_HOST, "127.0.0.1"), cfg.getInt(AppConfig.HTTP_PORT, 8080), registry);
     kafka.put(StreamsConfig.APPLICATION_SERVER_CONFIG, http.address().host() + ":" + http.address().port());
-    LedgerConfig ledgerConfig = LedgerConfig.of(policies, cfg.get(AppConfig.SCHEMA_REGISTRY_URL))
-        .withObserver(new MicrometerObserver(registry));
+    LedgerConfig ledgerConfig = cfg.ledgerConfig(policies).withObserver(new MicrometerObserver(registry));
     KafkaStreams streams = new KafkaStreams(LedgerTopology.build(ledgerConfig), LedgerTopology.streamsProperties(kafka));
     streams.setUncaughtExceptionHandler(e -> StreamThreadExceptionResponse.REPLACE_THREAD);
     KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams);

@@ -123,4 +123,30 @@ class CommandLineTest {
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> AppConfig.load(file, Map.of()))
         .hasMessageContaining("bootstrap.servers").hasMessageContaining("KAFKA_BOOTSTRAP_SERVERS");
   }
+
+  @Test
+  void shouldReadTheLedgerSettingsAndKeepThemFromKafka() throws Exception {
+    Path file = Files.writeString(dir.resolve("p.properties"), "bootstrap.servers=a:9092\nschema.registry.url=mock://x\n"
+        + "max.arguments.bytes=1048576\nledger.punctuation.interval=2s\nledger.purge.interval=5m\nledger.punctuation.budget=300ms\n");
+
+    AppConfig config = AppConfig.load(file, Map.of());
+    dev.effectledger.topology.LedgerConfig ledger = config.ledgerConfig(dev.effectledger.policy.ToolPolicies.of());
+
+    assertThat(ledger.maxArgumentsBytes()).isEqualTo(1_048_576);
+    assertThat(ledger.pendingCheckInterval()).isEqualTo(java.time.Duration.ofSeconds(2));
+    assertThat(ledger.purgeInterval()).isEqualTo(java.time.Duration.ofMinutes(5));
+    assertThat(ledger.punctuationBudget()).isEqualTo(java.time.Duration.ofMillis(300));
+    assertThat(config.kafka()).doesNotContainKeys("max.arguments.bytes", "ledger.punctuation.interval", "ledger.purge.interval",
+        "ledger.punctuation.budget");
+  }
+
+  @Test
+  void shouldRefuseABudgetThatLeavesNoTimeToProcessNamingBothSettings() throws Exception {
+    Path file = Files.writeString(dir.resolve("p.properties"), "bootstrap.servers=a:9092\nschema.registry.url=mock://x\n"
+        + "ledger.punctuation.interval=1s\nledger.punctuation.budget=1s\n");
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> AppConfig.load(file, Map.of()).ledgerConfig(
+            dev.effectledger.policy.ToolPolicies.of()))
+        .hasMessageContaining("ledger.punctuation.budget").hasMessageContaining("ledger.punctuation.interval");
+  }
 }

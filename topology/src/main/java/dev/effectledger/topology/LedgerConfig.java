@@ -3,6 +3,7 @@ package dev.effectledger.topology;
 import dev.effectledger.policy.ToolPolicies;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.function.LongSupplier;
 import java.util.regex.Pattern;
 
 /**
@@ -12,9 +13,17 @@ import java.util.regex.Pattern;
  * @param schemaRegistryUrl {@code http(s)://...} or {@code mock://<scope>}
  * @param maxArgumentsBytes intents whose arguments exceed this many UTF-8 bytes are dead-lettered
  * @param replyTopics reply topics an intent may name; others are rejected
- * @param pendingCheckInterval wall-clock period of the pending-timeout check
- * @param purgeInterval stream-time period of the expiry purge
- * @param maxPerPunctuation most entries one punctuation handles, so a backlog cannot stall a task
+ * @param pendingCheckInterval wall-clock period of the punctuation that re-dispatches or holds
+ *     timed-out PENDING entries, then purges entries whose window passed in stream time
+ * @param purgeInterval stream-time period of a second expiry purge, which catches up right after
+ *     stream time jumps
+ * @param batchSize entries one scan of the deadline index takes; a punctuation scans again while
+ *     a scan came back full and its budget lasts
+ * @param punctuationBudget how long one punctuation may work before it leaves the rest to the
+ *     next, so that a backlog cannot stall the task's processing for long; the work a budget buys
+ *     per interval bounds the sustained rate of expiries (see docs/operations.md)
+ * @param ticker nanosecond time source that measures the budget ({@code System::nanoTime}; tests
+ *     pass a fake)
  * @param observer hears every decision, for metrics
  */
 public record LedgerConfig(
@@ -24,7 +33,9 @@ public record LedgerConfig(
     Pattern replyTopics,
     Duration pendingCheckInterval,
     Duration purgeInterval,
-    int maxPerPunctuation,
+    int batchSize,
+    Duration punctuationBudget,
+    LongSupplier ticker,
     LedgerObserver observer) {
 
   public static final int DEFAULT_MAX_ARGUMENTS_BYTES = 64 * 1024;
@@ -44,27 +55,57 @@ public record LedgerConfig(
     if (purgeInterval.isNegative() || purgeInterval.isZero()) {
       throw new IllegalArgumentException("purgeInterval must be positive, was " + purgeInterval);
     }
-    if (maxPerPunctuation < 1) {
-      throw new IllegalArgumentException("maxPerPunctuation must be at least 1, was " + maxPerPunctuation);
+    if (batchSize < 1) {
+      throw new IllegalArgumentException("batchSize must be at least 1, was " + batchSize);
+    }
+    Objects.requireNonNull(ticker, "ticker");
+    if (punctuationBudget.isNegative() || punctuationBudget.isZero()) {
+      throw new IllegalArgumentException("punctuationBudget must be positive, was " + punctuationBudget);
+    }
+    if (punctuationBudget.compareTo(pendingCheckInterval) >= 0) {
+      throw new IllegalArgumentException("punctuationBudget (" + punctuationBudget + ") must be shorter than"
+          + " pendingCheckInterval (" + pendingCheckInterval + "), or the punctuations would leave no time to process records");
     }
   }
 
-  /** Defaults: 64 KiB arguments, replies to tool-results[.suffix], checks every 1 s and 60 s. */
+  public static final Duration DEFAULT_PENDING_CHECK_INTERVAL = Duration.ofSeconds(1);
+  public static final Duration DEFAULT_PURGE_INTERVAL = Duration.ofSeconds(60);
+  public static final Duration DEFAULT_PUNCTUATION_BUDGET = Duration.ofMillis(200);
+  public static final int DEFAULT_BATCH_SIZE = 1000;
+
+  /**
+   * Defaults: 64 KiB arguments, replies to tool-results[.suffix], punctuations every 1 s of wall
+   * clock and 60 s of stream time, each working at most 200 ms in scans of 1,000 entries.
+   */
   public static LedgerConfig of(ToolPolicies policies, String schemaRegistryUrl) {
     return new LedgerConfig(
-        policies, schemaRegistryUrl, DEFAULT_MAX_ARGUMENTS_BYTES, DEFAULT_REPLY_TOPICS,
-        Duration.ofSeconds(1), Duration.ofSeconds(60), 1000, LedgerObserver.NONE);
+        policies, schemaRegistryUrl, DEFAULT_MAX_ARGUMENTS_BYTES, DEFAULT_REPLY_TOPICS, DEFAULT_PENDING_CHECK_INTERVAL,
+        DEFAULT_PURGE_INTERVAL, DEFAULT_BATCH_SIZE, DEFAULT_PUNCTUATION_BUDGET, System::nanoTime, LedgerObserver.NONE);
   }
 
   public LedgerConfig withMaxArgumentsBytes(int bytes) {
-    return new LedgerConfig(policies, schemaRegistryUrl, bytes, replyTopics, pendingCheckInterval, purgeInterval, maxPerPunctuation, observer);
+    return new LedgerConfig(policies, schemaRegistryUrl, bytes, replyTopics, pendingCheckInterval, purgeInterval, batchSize,
+        punctuationBudget, ticker, observer);
   }
 
-  public LedgerConfig withMaxPerPunctuation(int max) {
-    return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, max, observer);
+  /** Punctuations every {@code wallClock} (timeouts, then expiry) and every {@code streamTime} (expiry), each working at most {@code budget}. */
+  public LedgerConfig withPunctuations(Duration wallClock, Duration streamTime, Duration budget) {
+    return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, wallClock, streamTime, batchSize, budget,
+        ticker, observer);
+  }
+
+  public LedgerConfig withBatchSize(int entries) {
+    return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, entries,
+        punctuationBudget, ticker, observer);
+  }
+
+  public LedgerConfig withTicker(LongSupplier nanoTime) {
+    return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, batchSize,
+        punctuationBudget, nanoTime, observer);
   }
 
   public LedgerConfig withObserver(LedgerObserver listener) {
-    return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, maxPerPunctuation, listener);
+    return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, batchSize,
+        punctuationBudget, ticker, listener);
   }
 }

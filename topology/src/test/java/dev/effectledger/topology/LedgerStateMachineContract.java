@@ -453,11 +453,65 @@ abstract class LedgerStateMachineContract {
     assertThat(ledger.entry("acme", "t1")).isNull();
   }
 
+  /** A ticker that moves a second each time it is read: every punctuation's budget runs out after one scan. */
+  private static java.util.function.LongSupplier aSecondPerRead() {
+    long[] now = {0};
+    return () -> now[0] += 1_000_000_000L;
+  }
+
+  private void restartWith(java.util.function.UnaryOperator<LedgerConfig> config, String dir) {
+    ledger.close();
+    ledger = new LedgerDriver(url -> config.apply(LedgerConfig.of(POLICIES, url)), processingGuarantee(), stateDir.resolve(dir));
+    tickets = ledger.dispatches("tickets");
+    payments = ledger.dispatches("payments");
+  }
+
+  private List<String> settledTickets(int n, Instant at) {
+    List<String> keys = java.util.stream.IntStream.rangeClosed(1, n).mapToObj(i -> "t" + i).toList();
+    keys.forEach(key -> ledger.send(intent(key, TICKET, ARGS), T0));
+    tickets.readValuesToList().forEach(d -> ledger.outcome(d, OutcomeStatus.SUCCEEDED, "{}", at));
+    return keys;
+  }
+
+  @Test
+  void shouldPurgeEveryDueEntryInOnePunctuationScanAfterScanWhileTheBudgetLasts() {
+    restartWith(c -> c.withBatchSize(2), "batches-of-two");
+    List<String> keys = settledTickets(7, at(Duration.ofMinutes(1)));
+
+    ledger.send(intent("tick", TICKET, ARGS), at(Duration.ofMinutes(62)));
+
+    assertThat(remaining(keys)).as("seven entries, four scans of two, one punctuation").isEmpty();
+  }
+
+  @Test
+  void shouldPurgeOnTheWallClockPunctuationWithoutWaitingForTheStreamTimeOne() {
+    restartWith(c -> c.withPunctuations(Duration.ofSeconds(1), Duration.ofDays(365), Duration.ofMillis(200)), "wall-clock-purge");
+    List<String> keys = settledTickets(3, at(Duration.ofMinutes(1)));
+    ledger.send(intent("tick", TICKET, ARGS), at(Duration.ofMinutes(62)));
+    assertThat(remaining(keys)).as("the stream-time punctuation is a year away").hasSize(3);
+
+    ledger.driver.advanceWallClockTime(Duration.ofSeconds(1));
+
+    assertThat(remaining(keys)).isEmpty();
+  }
+
+  @Test
+  void shouldTimeOutEveryDuePendingEntryInOnePunctuationScanAfterScan() {
+    restartWith(c -> c.withBatchSize(2), "timeouts-in-batches");
+    List<String> keys = java.util.stream.IntStream.rangeClosed(1, 5).mapToObj(i -> "c" + i).toList();
+    keys.forEach(key -> ledger.send(intent(key, CHARGE, ARGS), T0));
+    payments.readValuesToList();
+
+    ledger.driver.advanceWallClockTime(Duration.ofMinutes(2).plusSeconds(1));
+
+    assertThat(keys).allSatisfy(k -> assertThat(ledger.entry("acme", k).getState()).isEqualTo(LedgerState.UNKNOWN));
+  }
+
   @Test
   void shouldPurgeEntriesSharingOneDeadlineAcrossPunctuationsWithoutSkippingAny() {
     ledger.close();
-    ledger = new LedgerDriver(url -> LedgerConfig.of(POLICIES, url).withMaxPerPunctuation(2), processingGuarantee(),
-        stateDir.resolve("two-per-punctuation"));
+    ledger = new LedgerDriver(url -> LedgerConfig.of(POLICIES, url).withBatchSize(2).withTicker(aSecondPerRead()),
+        processingGuarantee(), stateDir.resolve("two-per-punctuation"));
     tickets = ledger.dispatches("tickets");
     List<String> keys = List.of("k1", "k2", "k3", "k4", "k5");
     for (String key : keys) {

@@ -48,8 +48,8 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
     KeyValueStore<Bytes, byte[]> deadlines = context.getStateStore(LedgerTopics.DEADLINE_STORE);
     actions = new LedgerActions(new Ledger(entries, deadlines), new Outputs(context, config.observer()), config, context);
     actions.ledger().reindexExpiryIfChanged(config.policies().windowFingerprint(), actions::expiresAt);
-    context.schedule(config.pendingCheckInterval(), PunctuationType.WALL_CLOCK_TIME, actions::timeoutsDue);
-    context.schedule(config.purgeInterval(), PunctuationType.STREAM_TIME, actions::purgeDue);
+    context.schedule(config.pendingCheckInterval(), PunctuationType.WALL_CLOCK_TIME, actions::onWallClock);
+    context.schedule(config.purgeInterval(), PunctuationType.STREAM_TIME, actions::onStreamTime);
   }
 
   @Override

@@ -19,6 +19,7 @@ import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.policy.ToolPolicyLoader;
 import java.time.Instant;
 import java.util.List;
+import java.util.function.LongSupplier;
 import org.apache.kafka.streams.processor.api.ProcessingContext;
 
 /**
@@ -32,7 +33,9 @@ final class LedgerActions {
   private final Outputs outputs;
   private final ToolPolicies policies;
   private final ProcessingContext context;
-  private final int maxPerPunctuation;
+  private final int batchSize;
+  private final long budgetNanos;
+  private final LongSupplier ticker;
   private final LedgerObserver observer;
 
   LedgerActions(Ledger ledger, Outputs outputs, LedgerConfig config, ProcessingContext context) {
@@ -40,7 +43,9 @@ final class LedgerActions {
     this.outputs = outputs;
     this.policies = config.policies();
     this.context = context;
-    this.maxPerPunctuation = config.maxPerPunctuation();
+    this.batchSize = config.batchSize();
+    this.budgetNanos = config.punctuationBudget().toNanos();
+    this.ticker = config.ticker();
     this.observer = config.observer();
   }
 
@@ -189,40 +194,69 @@ final class LedgerActions {
         type, entry.getState(), entry.getAttempts(), code, now);
   }
 
-  /** Wall-clock punctuation: re-dispatch or hold every PENDING entry whose timeout passed. */
-  void timeoutsDue(long wallNow) {
-    for (Ledger.Due due : ledger.takeDue(Ledger.Deadline.PENDING, wallNow, maxPerPunctuation)) {
-      LedgerEntry entry = ledger.get(due.storeKey());
-      if (entry == null || entry.getState() != LedgerState.PENDING) {
-        continue;
-      }
-      ToolPolicy policy = policyOf(entry.getTool());
-      long deadline = pendingDeadline(entry, policy);
-      if (deadline > wallNow) {
-        ledger.index(Ledger.Deadline.PENDING, deadline, due.storeKey());
-      } else if (policy.mayRedispatchAfter(entry.getAttempts())) {
-        redispatch(entry, policy, wallNow);
-      } else {
-        hold(entry, ErrorCode.PENDING_TIMEOUT,
-            "no outcome within " + policy.pendingTimeout() + " after attempt " + entry.getAttempts(), wallNow);
-      }
+  /**
+   * Wall-clock punctuation: re-dispatch or hold the PENDING entries whose timeout passed, then
+   * purge the settled entries whose window passed in the task's stream time, within one budget.
+   * Purging here too, every second rather than once per stream-time interval, is what lets expiry
+   * keep pace with a sustained completion rate.
+   */
+  void onWallClock(long wallNow) {
+    long budgetEnd = ticker.getAsLong() + budgetNanos;
+    timeoutsDue(wallNow, budgetEnd);
+    purgeDue(context.currentStreamTimeMs(), budgetEnd);
+  }
+
+  /** Stream-time punctuation: purge what is due, within a budget, right after stream time moved. */
+  void onStreamTime(long streamTime) {
+    purgeDue(streamTime, ticker.getAsLong() + budgetNanos);
+  }
+
+  private void timeoutsDue(long wallNow, long budgetEnd) {
+    List<Ledger.Due> batch;
+    do {
+      batch = ledger.takeDue(Ledger.Deadline.PENDING, wallNow, batchSize);
+      batch.forEach(due -> timeOut(due, wallNow));
+    } while (batch.size() == batchSize && ticker.getAsLong() < budgetEnd);
+  }
+
+  private void timeOut(Ledger.Due due, long wallNow) {
+    LedgerEntry entry = ledger.get(due.storeKey());
+    if (entry == null || entry.getState() != LedgerState.PENDING) {
+      return;
+    }
+    ToolPolicy policy = policyOf(entry.getTool());
+    long deadline = pendingDeadline(entry, policy);
+    if (deadline > wallNow) {
+      ledger.index(Ledger.Deadline.PENDING, deadline, due.storeKey());
+    } else if (policy.mayRedispatchAfter(entry.getAttempts())) {
+      redispatch(entry, policy, wallNow);
+    } else {
+      hold(entry, ErrorCode.PENDING_TIMEOUT,
+          "no outcome within " + policy.pendingTimeout() + " after attempt " + entry.getAttempts(), wallNow);
     }
   }
 
-  /** Stream-time punctuation: purge completed entries whose window passed. */
-  void purgeDue(long streamTime) {
-    List<Ledger.Due> due = ledger.takeDue(Ledger.Deadline.EXPIRY, streamTime, maxPerPunctuation);
-    for (Ledger.Due d : due) {
-      LedgerEntry entry = ledger.get(d.storeKey());
-      if (entry == null || !Ledger.isFinal(entry)) {
-        continue;
-      }
-      long expiresAt = expiresAt(entry);
-      if (expiresAt > streamTime) {
-        ledger.index(Ledger.Deadline.EXPIRY, expiresAt, d.storeKey());
-      } else {
-        expire(d.storeKey(), entry, streamTime);
-      }
+  private void purgeDue(long streamTime, long budgetEnd) {
+    if (streamTime < 0) {
+      return; // no record yet: no stream time
+    }
+    List<Ledger.Due> batch;
+    do {
+      batch = ledger.takeDue(Ledger.Deadline.EXPIRY, streamTime, batchSize);
+      batch.forEach(due -> purge(due, streamTime));
+    } while (batch.size() == batchSize && ticker.getAsLong() < budgetEnd);
+  }
+
+  private void purge(Ledger.Due due, long streamTime) {
+    LedgerEntry entry = ledger.get(due.storeKey());
+    if (entry == null || !Ledger.isFinal(entry)) {
+      return;
+    }
+    long expiresAt = expiresAt(entry);
+    if (expiresAt > streamTime) {
+      ledger.index(Ledger.Deadline.EXPIRY, expiresAt, due.storeKey());
+    } else {
+      expire(due.storeKey(), entry, streamTime);
     }
   }
 
