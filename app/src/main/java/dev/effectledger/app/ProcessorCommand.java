@@ -35,6 +35,7 @@ final class ProcessorCommand implements Callable<Integer> {
     ToolPolicies policies = cfg.policies(tools);
     Properties kafka = cfg.kafka();
     kafka.putIfAbsent(StreamsConfig.APPLICATION_ID_CONFIG, "effectledger");
+    int partitions;
     try (Admin admin = Admin.create(kafka)) {
       TopicProvisioner topics = new TopicProvisioner(admin);
       if (cfg.getBoolean(AppConfig.TOPICS_CREATE, false)) {
@@ -42,12 +43,13 @@ final class ProcessorCommand implements Callable<Integer> {
             (short) cfg.getInt(AppConfig.TOPICS_REPLICATION, 3), cfg.getInt(AppConfig.TOPICS_MIN_ISR, 0));
       }
       topics.check(TopicProvisioner.topics(policies), kafka.getProperty(StreamsConfig.APPLICATION_ID_CONFIG));
-      CoPartitioning.verify(admin);
+      partitions = CoPartitioning.verify(admin);
     }
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     LedgerHttpServer http = new LedgerHttpServer(cfg.get(AppConfig.HTTP_HOST, "127.0.0.1"), cfg.getInt(AppConfig.HTTP_PORT, 8080), registry);
     kafka.put(StreamsConfig.APPLICATION_SERVER_CONFIG, http.address().host() + ":" + http.address().port());
-    LedgerConfig ledgerConfig = cfg.ledgerConfig(policies).withObserver(new MicrometerObserver(registry));
+    LedgerConfig ledgerConfig = cfg.ledgerConfig(policies).withIntentPartitions(partitions)
+        .withObserver(new MicrometerObserver(registry));
     KafkaStreams streams = new KafkaStreams(LedgerTopology.build(ledgerConfig), LedgerTopology.streamsProperties(kafka));
     streams.setUncaughtExceptionHandler(e -> StreamThreadExceptionResponse.REPLACE_THREAD);
     KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams);

@@ -17,9 +17,10 @@ public final class CoPartitioning {
    * Fails when tool-intents and tool-outcomes differ in partition count (or one is missing): a key's
    * intents and outcomes would land in different tasks, and two duplicates could race.
    *
+   * @return the partition count of both
    * @throws IllegalStateException naming both counts and what to do
    */
-  public static void verify(Admin admin) {
+  public static int verify(Admin admin) {
     Map<String, TopicDescription> topics;
     try {
       topics = admin.describeTopics(List.of(LedgerTopics.INTENTS, LedgerTopics.OUTCOMES))
@@ -39,5 +40,6 @@ public final class CoPartitioning {
           + " idempotency key) so one task owns every event of a key. Recreate " + LedgerTopics.OUTCOMES
           + " with " + intents + " partitions.");
     }
+    return intents;
   }
 }

@@ -22,6 +22,9 @@ public enum ErrorCode {
   UNKNOWN_SCHEMA_ID(false, "Register the schema in the Schema Registry the ledger uses, or point the producer at the same registry."),
   MISSING_KEY(false, "Set the record key to the intent's idempotency key."),
   KEY_MISMATCH(false, "The record key must equal the intent's idempotencyKey; produce with key = idempotencyKey."),
+  WRONG_PARTITION(false, "Produce intents with Kafka's Java default partitioner (murmur2 of the key bytes) and no explicit"
+      + " partition: in librdkafka clients (confluent-kafka, node-rdkafka) set partitioner=murmur2_random; in KafkaJS use the"
+      + " Java-compatible partitioner. Otherwise a key's intents and outcomes meet in different tasks and dedup fails."),
   ARGUMENTS_TOO_LARGE(false, "Send a reference to large data instead of the data, or raise the ledger's max.arguments.bytes."),
   ARGUMENTS_NOT_JSON(false, "Send the arguments as canonical JSON text."),
   INVALID_INTENT(false, "Fill every required field of the intent as its schema documents."),

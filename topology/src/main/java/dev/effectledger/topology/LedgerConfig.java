@@ -24,6 +24,8 @@ import java.util.regex.Pattern;
  *     per interval bounds the sustained rate of expiries (see docs/operations.md)
  * @param ticker nanosecond time source that measures the budget ({@code System::nanoTime}; tests
  *     pass a fake)
+ * @param intentPartitions partitions of tool-intents, to check that each intent sits in the
+ *     partition Kafka's Java default partitioner gives its key (murmur2); 0 leaves it unchecked
  * @param observer hears every decision, for metrics
  */
 public record LedgerConfig(
@@ -36,6 +38,7 @@ public record LedgerConfig(
     int batchSize,
     Duration punctuationBudget,
     LongSupplier ticker,
+    int intentPartitions,
     LedgerObserver observer) {
 
   public static final int DEFAULT_MAX_ARGUMENTS_BYTES = 64 * 1024;
@@ -59,6 +62,9 @@ public record LedgerConfig(
       throw new IllegalArgumentException("batchSize must be at least 1, was " + batchSize);
     }
     Objects.requireNonNull(ticker, "ticker");
+    if (intentPartitions < 0) {
+      throw new IllegalArgumentException("intentPartitions must be 0 (unchecked) or more, was " + intentPartitions);
+    }
     if (punctuationBudget.isNegative() || punctuationBudget.isZero()) {
       throw new IllegalArgumentException("punctuationBudget must be positive, was " + punctuationBudget);
     }
@@ -80,32 +86,38 @@ public record LedgerConfig(
   public static LedgerConfig of(ToolPolicies policies, String schemaRegistryUrl) {
     return new LedgerConfig(
         policies, schemaRegistryUrl, DEFAULT_MAX_ARGUMENTS_BYTES, DEFAULT_REPLY_TOPICS, DEFAULT_PENDING_CHECK_INTERVAL,
-        DEFAULT_PURGE_INTERVAL, DEFAULT_BATCH_SIZE, DEFAULT_PUNCTUATION_BUDGET, System::nanoTime, LedgerObserver.NONE);
+        DEFAULT_PURGE_INTERVAL, DEFAULT_BATCH_SIZE, DEFAULT_PUNCTUATION_BUDGET, System::nanoTime, 0, LedgerObserver.NONE);
   }
 
   public LedgerConfig withMaxArgumentsBytes(int bytes) {
     return new LedgerConfig(policies, schemaRegistryUrl, bytes, replyTopics, pendingCheckInterval, purgeInterval, batchSize,
-        punctuationBudget, ticker, observer);
+        punctuationBudget, ticker, intentPartitions, observer);
   }
 
   /** Punctuations every {@code wallClock} (timeouts, then expiry) and every {@code streamTime} (expiry), each working at most {@code budget}. */
   public LedgerConfig withPunctuations(Duration wallClock, Duration streamTime, Duration budget) {
     return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, wallClock, streamTime, batchSize, budget,
-        ticker, observer);
+        ticker, intentPartitions, observer);
+  }
+
+  /** Checks that intents sit in the partition the Java default partitioner gives their key, out of {@code partitions}. */
+  public LedgerConfig withIntentPartitions(int partitions) {
+    return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, batchSize,
+        punctuationBudget, ticker, partitions, observer);
   }
 
   public LedgerConfig withBatchSize(int entries) {
     return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, entries,
-        punctuationBudget, ticker, observer);
+        punctuationBudget, ticker, intentPartitions, observer);
   }
 
   public LedgerConfig withTicker(LongSupplier nanoTime) {
     return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, batchSize,
-        punctuationBudget, nanoTime, observer);
+        punctuationBudget, nanoTime, intentPartitions, observer);
   }
 
   public LedgerConfig withObserver(LedgerObserver listener) {
     return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, batchSize,
-        punctuationBudget, ticker, listener);
+        punctuationBudget, ticker, intentPartitions, listener);
   }
 }

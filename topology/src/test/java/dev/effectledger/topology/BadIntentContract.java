@@ -154,4 +154,38 @@ abstract class BadIntentContract {
   void shouldDeadLetterRecordWithoutValue() {
     deadLetterOf("k1", null, "MALFORMED_RECORD");
   }
+
+  /** The first of k0, k1, ... whose partition under Kafka's default partitioner, out of {@code of}, is or is not 0. */
+  private static String keyIn(boolean partitionZero, int of) {
+    for (int i = 0; ; i++) {
+      String key = "k" + i;
+      boolean zero = org.apache.kafka.common.utils.Utils.toPositive(
+          org.apache.kafka.common.utils.Utils.murmur2(utf8(key))) % of == 0;
+      if (zero == partitionZero) {
+        return key;
+      }
+    }
+  }
+
+  @Test
+  void shouldDeadLetterAnIntentOutsideItsKeysPartitionNamingThePartitionerToSet() {
+    ledger.close();
+    ledger = new LedgerDriver(url -> LedgerConfig.of(LedgerStateMachineContract.POLICIES, url).withIntentPartitions(4),
+        processingGuarantee(), stateDir.resolve("four-partitions"));
+    String misplaced = keyIn(false, 4);
+    String placed = keyIn(true, 4);
+
+    // The test driver reads every record from partition 0 of tool-intents.
+    ledger.send(intent(misplaced, LedgerStateMachineContract.CHARGE, ARGS), T0);
+    ledger.send(intent(placed, LedgerStateMachineContract.CHARGE, ARGS), T0);
+
+    assertThat(ledger.dispatches("payments").readValuesToList()).extracting(d -> d.getIdempotencyKey()).containsExactly(placed);
+    List<TestRecord<byte[], byte[]>> dead = ledger.deadLetterRecords();
+    assertThat(dead).singleElement().satisfies(letter ->
+        assertThat(header(letter.headers(), "effectledger.error.code")).isEqualTo("WRONG_PARTITION"));
+    ToolResult reply = onlyReply();
+    assertThat(reply.getIdempotencyKey()).isEqualTo(misplaced);
+    assertThat(reply.getError().getMessage()).contains("partition 0").contains("of 4");
+    assertThat(reply.getError().getCorrectiveAction()).contains("partitioner=murmur2_random");
+  }
 }

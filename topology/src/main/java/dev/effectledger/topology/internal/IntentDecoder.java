@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.regex.Pattern;
 import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.streams.errors.StreamsException;
 
@@ -29,14 +30,17 @@ final class IntentDecoder {
   private final Deserializer<ToolIntent> deserializer;
   private final int maxArgumentsBytes;
   private final Pattern replyTopics;
+  private final int partitions;
 
   IntentDecoder(Deserializer<ToolIntent> deserializer, LedgerConfig config) {
     this.deserializer = deserializer;
     this.maxArgumentsBytes = config.maxArgumentsBytes();
     this.replyTopics = config.replyTopics();
+    this.partitions = config.intentPartitions();
   }
 
-  DecodedIntent decode(byte[] rawKey, byte[] rawValue) {
+  /** The record at {@code partition} of tool-intents (negative when unknown) as an intent or a named rejection. */
+  DecodedIntent decode(byte[] rawKey, byte[] rawValue, int partition) {
     String recordKey = rawKey == null ? null : new String(rawKey, StandardCharsets.UTF_8);
     String replyKey = recordKey == null || recordKey.isEmpty() ? null : recordKey;
     if (rawValue == null) {
@@ -71,6 +75,12 @@ final class IntentDecoder {
     if (!recordKey.equals(key)) {
       return new DecodedIntent.Invalid(ErrorCode.KEY_MISMATCH,
           "record key differs from the intent's idempotencyKey", key, intent.getTenant(), intent.getTool(), replyTopic);
+    }
+    int expected = partitions > 0 && partition >= 0 ? Utils.toPositive(Utils.murmur2(rawKey)) % partitions : partition;
+    if (expected != partition) {
+      return new DecodedIntent.Invalid(ErrorCode.WRONG_PARTITION, "the intent is in partition " + partition + " of "
+          + LedgerTopics.INTENTS + ", but Kafka's default partitioner puts its key in partition " + expected + " of "
+          + partitions, key, intent.getTenant(), intent.getTool(), replyTopic);
     }
     String missing = missingField(intent);
     if (missing != null) {

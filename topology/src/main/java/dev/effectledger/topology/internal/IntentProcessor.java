@@ -36,6 +36,7 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
   private final LedgerConfig config;
   private final IntentDecoder decoder;
   private LedgerActions actions;
+  private ProcessorContext<Object, Object> context;
 
   public IntentProcessor(LedgerConfig config, Deserializer<ToolIntent> deserializer) {
     this.config = config;
@@ -44,6 +45,7 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
 
   @Override
   public void init(ProcessorContext<Object, Object> context) {
+    this.context = context;
     KeyValueStore<String, LedgerEntry> entries = context.getStateStore(LedgerTopics.LEDGER_STORE);
     KeyValueStore<Bytes, byte[]> deadlines = context.getStateStore(LedgerTopics.DEADLINE_STORE);
     actions = new LedgerActions(new Ledger(entries, deadlines), new Outputs(context, config.observer()), config, context);
@@ -54,7 +56,8 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
 
   @Override
   public void process(Record<byte[], byte[]> record) {
-    DecodedIntent decoded = decoder.decode(record.key(), record.value());
+    int partition = context.recordMetadata().map(m -> m.partition()).orElse(-1);
+    DecodedIntent decoded = decoder.decode(record.key(), record.value(), partition);
     if (decoded instanceof DecodedIntent.Invalid invalid) {
       deadLetter(record, invalid);
     } else {
