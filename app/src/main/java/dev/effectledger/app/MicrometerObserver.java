@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -15,39 +16,53 @@ import java.util.concurrent.ConcurrentHashMap;
  * dedup_hit = replayed, in_flight = coalesced, conflict, rejected, expired, held_unknown, ...) and
  * {@code effectledger_outcome_latency_seconds{tool}} from the latest dispatch to the settling
  * outcome, and {@code effectledger_double_effects_total{tool}}: succeeded keys that reported a second
- * effect (evidence of a broken promise; alert on any increase).
+ * effect (evidence of a broken promise; alert on any increase). Only the tools the policy file
+ * names get a series of their own: a tool name comes from what clients send, so any other (an
+ * unknown tool, one admitted by {@code unknownTool}) is counted under {@code tool="other"} and the
+ * number of series stays bounded.
  */
 final class MicrometerObserver implements LedgerObserver {
 
+  static final String OTHER = "other";
+
   private final MeterRegistry registry;
+  private final Set<String> tools;
   private final Map<String, Counter> counters = new ConcurrentHashMap<>();
   private final Map<String, Timer> timers = new ConcurrentHashMap<>();
 
-  MicrometerObserver(MeterRegistry registry) {
+  /** Series per tool of {@code tools}, the tools the policy file names; every other under "other". */
+  MicrometerObserver(MeterRegistry registry, Set<String> tools) {
     this.registry = registry;
+    this.tools = Set.copyOf(tools);
+  }
+
+  private String tag(String tool) {
+    return tools.contains(tool) ? tool : OTHER;
   }
 
   @Override
   public void decided(String tool, AuditType type) {
     String decision = type.name().toLowerCase(Locale.ROOT);
-    counters.computeIfAbsent(tool + '\n' + decision, k -> Counter.builder("effectledger.decisions")
+    String tag = tag(tool);
+    counters.computeIfAbsent(tag + '\n' + decision, k -> Counter.builder("effectledger.decisions")
         .description("Ledger decisions by tool and kind")
-        .tag("tool", tool.isEmpty() ? "unknown" : tool)
+        .tag("tool", tag)
         .tag("decision", decision)
         .register(registry)).increment();
   }
 
   @Override
   public void doubleEffect(String tool) {
-    counters.computeIfAbsent(tool + "\ndouble", k -> Counter.builder("effectledger.double.effects")
+    String tag = tag(tool);
+    counters.computeIfAbsent(tag + "\ndouble", k -> Counter.builder("effectledger.double.effects")
         .description("Succeeded keys that reported a second effect of the same action downstream")
-        .tag("tool", tool.isEmpty() ? "unknown" : tool)
+        .tag("tool", tag)
         .register(registry)).increment();
   }
 
   @Override
   public void settled(String tool, Duration sinceDispatch) {
-    timers.computeIfAbsent(tool, t -> Timer.builder("effectledger.outcome.latency")
+    timers.computeIfAbsent(tag(tool), t -> Timer.builder("effectledger.outcome.latency")
         .description("From the latest dispatch to the outcome that settled the key")
         .tag("tool", t)
         .publishPercentiles(0.5, 0.99)

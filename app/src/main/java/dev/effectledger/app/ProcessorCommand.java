@@ -49,7 +49,7 @@ final class ProcessorCommand implements Callable<Integer> {
     LedgerHttpServer http = new LedgerHttpServer(cfg.get(AppConfig.HTTP_HOST, "127.0.0.1"), cfg.getInt(AppConfig.HTTP_PORT, 8080), registry);
     kafka.put(StreamsConfig.APPLICATION_SERVER_CONFIG, http.address().host() + ":" + http.address().port());
     LedgerConfig ledgerConfig = cfg.ledgerConfig(policies).withIntentPartitions(partitions)
-        .withObserver(new MicrometerObserver(registry));
+        .withObserver(new MicrometerObserver(registry, policies.tools().keySet()));
     KafkaStreams streams = new KafkaStreams(LedgerTopology.build(ledgerConfig), LedgerTopology.streamsProperties(kafka));
     streams.setUncaughtExceptionHandler(e -> StreamThreadExceptionResponse.REPLACE_THREAD);
     KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams);

@@ -36,4 +36,19 @@ public final class Durations {
       return Optional.empty();
     }
   }
+
+  /** The shortest of the file's own forms for {@code duration}: 3650d, 24h, 15m, 30s or 500ms. */
+  public static String format(Duration duration) {
+    long ms = duration.toMillis();
+    if (ms % 86_400_000 == 0) {
+      return ms / 86_400_000 + "d";
+    }
+    if (ms % 3_600_000 == 0) {
+      return ms / 3_600_000 + "h";
+    }
+    if (ms % 60_000 == 0) {
+      return ms / 60_000 + "m";
+    }
+    return ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";
+  }
 }

@@ -14,6 +14,8 @@ import java.util.Objects;
  */
 public record RetryPolicy(int maxAttempts, Duration base, Duration cap, double jitter) {
 
+  /** The longest base or cap: an hour (an executor holds the effect's slot while it waits). Declared before DEFAULT, which checks against it. */
+  public static final Duration MAX_DELAY = Duration.ofHours(1);
   public static final RetryPolicy DEFAULT = new RetryPolicy(4, Duration.ofMillis(100), Duration.ofSeconds(10), 0.2);
 
   public RetryPolicy {
@@ -24,6 +26,9 @@ public record RetryPolicy(int maxAttempts, Duration base, Duration cap, double j
     }
     if (base.isNegative() || cap.isNegative()) {
       throw new IllegalArgumentException("retry.base and retry.cap must not be negative");
+    }
+    if (cap.compareTo(MAX_DELAY) > 0) {
+      throw new IllegalArgumentException("retry cap " + cap + " is above the longest allowed, " + MAX_DELAY);
     }
     if (cap.compareTo(base) < 0) {
       throw new IllegalArgumentException("retry.cap (" + cap + ") is below retry.base (" + base + ")");

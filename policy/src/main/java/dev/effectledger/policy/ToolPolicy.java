@@ -38,6 +38,12 @@ public record ToolPolicy(
 
   /** Characters Kafka allows in a topic name. */
   public static final Pattern LANE = Pattern.compile("[A-Za-z0-9._-]{1,200}");
+  /** Lanes whose dispatch topic is another topic's name: {@code tool-dispatch.dlq} is the executors' dead letters. */
+  public static final java.util.Set<String> RESERVED_LANES = java.util.Set.of("dlq");
+  /** The longest window: ten years. */
+  public static final Duration MAX_WINDOW = Duration.ofDays(3650);
+  /** The longest pending timeout: a year. */
+  public static final Duration MAX_PENDING_TIMEOUT = Duration.ofDays(365);
 
   public ToolPolicy {
     Objects.requireNonNull(name, "name");
@@ -57,8 +63,12 @@ public record ToolPolicy(
       throw new IllegalArgumentException(
           "tool " + name + ": pendingTimeout must be positive, was " + pendingTimeout);
     }
-    if (!LANE.matcher(lane).matches()) {
-      throw new IllegalArgumentException("tool " + name + ": lane '" + lane + "' is not a legal topic suffix");
+    if (!LANE.matcher(lane).matches() || RESERVED_LANES.contains(lane)) {
+      throw new IllegalArgumentException("tool " + name + ": lane '" + lane + "' is not a legal topic suffix or is reserved");
+    }
+    if (window.compareTo(MAX_WINDOW) > 0 || pendingTimeout.compareTo(MAX_PENDING_TIMEOUT) > 0) {
+      throw new IllegalArgumentException("tool " + name + ": window " + window + " or pendingTimeout " + pendingTimeout
+          + " is out of range (at most " + MAX_WINDOW + " and " + MAX_PENDING_TIMEOUT + ")");
     }
     if (maxAttempts < 1) {
       throw new IllegalArgumentException("tool " + name + ": maxAttempts must be at least 1, was " + maxAttempts);

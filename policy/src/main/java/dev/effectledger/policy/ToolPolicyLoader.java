@@ -131,8 +131,8 @@ public final class ToolPolicyLoader {
         problems.add(path + ".class: '" + className + "' is not a tool class; allowed: " + CLASSES);
       }
     }
-    Duration window = duration(path, node, "window", toolClass == null ? null : toolClass.defaultWindow(), problems);
-    Duration pendingTimeout = duration(path, node, "pendingTimeout", DEFAULT_PENDING_TIMEOUT, problems);
+    Duration window = duration(path, node, "window", toolClass == null ? null : toolClass.defaultWindow(), ToolPolicy.MAX_WINDOW, problems);
+    Duration pendingTimeout = duration(path, node, "pendingTimeout", DEFAULT_PENDING_TIMEOUT, ToolPolicy.MAX_PENDING_TIMEOUT, problems);
     InFlightPolicy onInFlight = choice(path, node, "onInFlight", InFlightPolicy.class, InFlightPolicy.COALESCE, problems);
     AmbiguityPolicy onAmbiguous =
         choice(path, node, "onAmbiguous", AmbiguityPolicy.class,
@@ -140,6 +140,9 @@ public final class ToolPolicyLoader {
     String lane = node.has("lane") ? text(node, "lane") : DEFAULT_LANE;
     if (lane == null || !ToolPolicy.LANE.matcher(lane).matches()) {
       problems.add(path + ".lane: '" + node.path("lane").asText() + "' is not a legal lane; allowed: 1-200 of A-Z a-z 0-9 . _ -");
+    } else if (ToolPolicy.RESERVED_LANES.contains(lane)) {
+      problems.add(path + ".lane: '" + lane + "' is reserved: tool-dispatch." + lane + " is the executors' dead-letter topic;"
+          + " choose another lane name");
     }
     String connector = text(node, "connector");
     if (connector == null || connector.isBlank()) {
@@ -204,8 +207,8 @@ public final class ToolPolicyLoader {
         maxAttempts = value.asInt();
       }
     }
-    Duration base = duration(at, node, "base", d.base(), problems);
-    Duration cap = duration(at, node, "cap", d.cap(), problems);
+    Duration base = duration(at, node, "base", d.base(), RetryPolicy.MAX_DELAY, problems);
+    Duration cap = duration(at, node, "cap", d.cap(), RetryPolicy.MAX_DELAY, problems);
     double jitter = d.jitter();
     if (node.has("jitter")) {
       JsonNode value = node.get("jitter");
@@ -223,7 +226,7 @@ public final class ToolPolicyLoader {
   }
 
   private static Duration duration(
-      String path, JsonNode node, String field, Duration fallback, List<String> problems) {
+      String path, JsonNode node, String field, Duration fallback, Duration max, List<String> problems) {
     if (!node.has(field)) {
       return fallback;
     }
@@ -231,6 +234,10 @@ public final class ToolPolicyLoader {
     Optional<Duration> parsed = Durations.parse(value);
     if (parsed.isEmpty() || parsed.get().isNegative() || parsed.get().isZero()) {
       problems.add(path + "." + field + ": '" + value + "' is not a positive duration; use e.g. 30s, 15m, 24h, 7d or PT15M");
+      return fallback;
+    }
+    if (parsed.get().compareTo(max) > 0) {
+      problems.add(path + "." + field + ": '" + value + "' is out of range; allowed: up to " + Durations.format(max));
       return fallback;
     }
     return parsed.get();

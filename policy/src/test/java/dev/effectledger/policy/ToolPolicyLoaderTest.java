@@ -190,4 +190,27 @@ class ToolPolicyLoaderTest {
     assertThat(retry.delayBefore(40, 0)).isEqualTo(Duration.ofSeconds(1));
     assertThat(retry.delayBefore(2, 1)).isEqualTo(Duration.ofMillis(160));
   }
+
+  @Test
+  void shouldRefuseDurationsOutOfRangeAtLoadNamingTheRange() {
+    assertThat(problemsOf("tools:\n  pay: {class: irreversible, connector: http, window: 999999999999d, pendingTimeout: 400d,"
+        + " retry: {cap: 2h}}\n").problems()).containsExactlyInAnyOrder(
+            "tools.pay.window: '999999999999d' is out of range; allowed: up to 3650d",
+            "tools.pay.pendingTimeout: '400d' is out of range; allowed: up to 365d",
+            "tools.pay.retry.cap: '2h' is out of range; allowed: up to 1h");
+  }
+
+  @Test
+  void shouldRefuseTheLaneWhoseDispatchTopicIsTheDeadLetterTopic() {
+    assertThat(problemsOf("tools:\n  pay: {class: irreversible, connector: http, lane: dlq}\n").problems())
+        .containsExactly("tools.pay.lane: 'dlq' is reserved: tool-dispatch.dlq is the executors' dead-letter topic;"
+            + " choose another lane name");
+  }
+
+  @Test
+  void shouldAcceptTheLongestWindow() {
+    ToolPolicies policies = new ToolPolicyLoader().parse("tools:\n  pay: {class: irreversible, connector: http, window: 3650d}\n", "t");
+
+    assertThat(policies.forTool("pay").orElseThrow().window().toMillis()).isEqualTo(3650L * 86_400_000);
+  }
 }

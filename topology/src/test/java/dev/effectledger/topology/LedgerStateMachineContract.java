@@ -680,4 +680,45 @@ abstract class LedgerStateMachineContract {
     assertThat(ledger.results.isEmpty()).isTrue();
     assertThat(ledger.results("tool-results.agent-7").readValue().getReplayed()).isTrue();
   }
+
+  @Test
+  void shouldAnswerAKeyWithAStoredEntryFromItWhateverTheToolsClassIsNow() {
+    // Written when the tool was still a write tool; it has since been reclassified as read.
+    ledger.send(intent("r9", LOOKUP, "{\"id\":9}"), T0);
+    ledger.dispatches("reads").readValuesToList();
+    dev.effectledger.schema.LedgerEntry stored = dev.effectledger.schema.LedgerEntry.newBuilder()
+        .setIdempotencyKey("r9").setTenant("acme").setRunId("run-1").setStepId("step-r9").setTool(LOOKUP).setEffectKey("r9")
+        .setArgumentsHash(intent("r9", LOOKUP, "{\"id\":9}").getArgumentsHash()).setArguments("").setState(LedgerState.SUCCEEDED)
+        .setAttempts(1).setFirstSeenAt(T0).setLastDispatchedAt(T0).setCompletedAt(T0).setResultJson("{\"charged\":true}")
+        .setEffectId("fx-r9").build();
+    ledger.store().put("acme/r9", stored);
+    ledger.results.readValuesToList();
+
+    ledger.send(intent("r9", LOOKUP, "{\"id\":9}"), at(Duration.ofSeconds(5)));
+
+    assertThat(ledger.dispatches("reads").isEmpty()).as("not passed through again").isTrue();
+    ToolResult reply = ledger.results.readValue();
+    assertThat(reply.getReplayed()).isTrue();
+    assertThat(reply.getResultJson()).isEqualTo("{\"charged\":true}");
+  }
+
+  @Test
+  void shouldKeepEntriesOfAToolTheFileDoesNotNameUnderTheSafestTermsNotTheUnknownToolDefault() {
+    ToolPolicy lenient = new ToolPolicy("*", ToolClass.WRITE_IDEMPOTENT, Duration.ofHours(1), Duration.ofMinutes(1),
+        InFlightPolicy.COALESCE, AmbiguityPolicy.REDISPATCH, "tickets", "http", 3, false);
+    restartWith(c -> new LedgerConfig(new ToolPolicies(POLICIES.tools(), java.util.Optional.of(lenient)), c.schemaRegistryUrl(),
+        c.maxArgumentsBytes(), c.replyTopics(), c.pendingCheckInterval(), c.purgeInterval(), c.batchSize(), c.punctuationBudget(),
+        c.ticker(), c.intentPartitions(), c.observer()), "unlisted-tool");
+    ledger.send(intent("u1", "refund_card", ARGS), T0);
+    ledger.send(intent("u2", "refund_card", ARGS), T0);
+    List<Dispatch> dispatched = tickets.readValuesToList();
+    ledger.outcome(dispatched.get(1), OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofMinutes(1)));
+
+    ledger.driver.advanceWallClockTime(Duration.ofMinutes(5).plusSeconds(1));
+    ledger.send(intent("tick", TICKET, ARGS), at(Duration.ofHours(3)));
+
+    assertThat(tickets.readValuesToList()).extracting(Dispatch::getIdempotencyKey).as("u1 not re-dispatched").containsExactly("tick");
+    assertThat(ledger.entry("acme", "u1").getState()).as("held after the default pending timeout").isEqualTo(LedgerState.UNKNOWN);
+    assertThat(ledger.entry("acme", "u2")).as("kept past the unknown-tool window of 1 h: 30 days").isNotNull();
+  }
 }

@@ -72,19 +72,27 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
       refuse(intent, replyTopic, ErrorCode.UNKNOWN_TOOL, "tool '" + intent.getTool() + "' has no policy", now);
       return;
     }
-    if (!policy.get().isLedgered()) {
-      actions.passThrough(intent, policy.get(), replyTopic, now);
-      return;
-    }
+    // A key with a live entry is answered from it whatever the tool's class is now: a tool since
+    // reclassified as read, or removed and admitted by a read unknownTool, must not pass a retry of
+    // a completed effect straight through.
     LedgerEntry entry = actions.liveEntry(Ledger.storeKey(intent.getTenant(), intent.getIdempotencyKey()), now);
-    if (entry == null) {
+    if (entry != null) {
+      answerKnownKey(intent, entry, replyTopic, now);
+    } else if (!policy.get().isLedgered()) {
+      actions.passThrough(intent, policy.get(), replyTopic, now);
+    } else {
       actions.start(intent, policy.get(), replyTopic, intent.getIdempotencyKey(), 1, now);
-    } else if (!entry.getArgumentsHash().equals(intent.getArgumentsHash())) {
+    }
+  }
+
+  private void answerKnownKey(ToolIntent intent, LedgerEntry entry, String replyTopic, long now) {
+    ToolPolicy policy = actions.policyOf(intent.getTool());
+    if (!entry.getArgumentsHash().equals(intent.getArgumentsHash())) {
       refuse(intent, replyTopic, ErrorCode.IDEMPOTENCY_KEY_REUSED, "the key was first used with other arguments", now);
     } else if (isNewBypass(intent, entry)) {
-      bypass(intent, entry, policy.get(), replyTopic, now);
+      bypass(intent, entry, policy, replyTopic, now);
     } else {
-      answerDuplicate(entry, policy.get(), replyTopic, now);
+      answerDuplicate(entry, policy, replyTopic, now);
     }
   }
 

@@ -58,15 +58,22 @@ final class LedgerActions {
   }
 
   /**
-   * The policy of a tool that has entries. A tool that has since left the file, with no
-   * unknown-tool default, keeps its entries under the safest terms: the longest window, and a
-   * silent dispatch is held, never re-dispatched.
+   * The policy under which a stored entry of {@code tool} lives. A write tool the file names gets
+   * its policy. Any other tool (removed from the file, only ever admitted by {@code unknownTool},
+   * or reclassified as read since its entries were written) keeps its entries under the safest
+   * terms, never the unknown-tool default's or a read class's: those may have no window or a short
+   * one, which would purge a completed effect early, or re-dispatch a pending one. The safest terms: the longest window (30 days, or the unknown-tool window when
+   * longer), and a silent dispatch is held, never re-dispatched.
    */
   ToolPolicy policyOf(String tool) {
-    return policies.forTool(tool).orElseGet(() -> new ToolPolicy(
-        tool, ToolClass.IRREVERSIBLE, ToolClass.IRREVERSIBLE.defaultWindow(),
-        ToolPolicyLoader.DEFAULT_PENDING_TIMEOUT, InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD,
-        ToolPolicyLoader.DEFAULT_LANE, "unknown", 1, false));
+    ToolPolicy named = policies.tools().get(tool);
+    if (named != null && named.isLedgered()) {
+      return named;
+    }
+    Duration window = policies.unknownTool().map(ToolPolicy::window)
+        .filter(w -> w.compareTo(ToolClass.IRREVERSIBLE.defaultWindow()) > 0).orElse(ToolClass.IRREVERSIBLE.defaultWindow());
+    return new ToolPolicy(tool, ToolClass.IRREVERSIBLE, window, ToolPolicyLoader.DEFAULT_PENDING_TIMEOUT, InFlightPolicy.COALESCE,
+        AmbiguityPolicy.HOLD, ToolPolicyLoader.DEFAULT_LANE, "unknown", 1, false);
   }
 
   /** The entry under {@code storeKey}, or null when absent or past its window at {@code now}. */

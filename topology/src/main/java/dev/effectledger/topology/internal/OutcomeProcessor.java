@@ -46,13 +46,13 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
       return;
     }
     long now = record.timestamp();
-    ToolPolicy policy = actions.policyOf(outcome.getTool());
-    if (!policy.isLedgered()) {
+    LedgerEntry entry = actions.ledger().get(Ledger.storeKey(outcome.getTenant(), outcome.getIdempotencyKey()));
+    if (entry == null && config.policies().forTool(outcome.getTool()).map(p -> !p.isLedgered()).orElse(false)) {
       String replyTopic = outcome.getReplyTopic() == null ? LedgerTopics.RESULTS : outcome.getReplyTopic();
       actions.outputs().reply(Replies.passThrough(outcome, now), replyTopic, now);
       return;
     }
-    LedgerEntry entry = actions.ledger().get(Ledger.storeKey(outcome.getTenant(), outcome.getIdempotencyKey()));
+    ToolPolicy policy = actions.policyOf(outcome.getTool());
     if (entry != null && entry.getState() == LedgerState.PENDING) {
       settle(entry, policy, outcome, now);
     } else if (entry != null && entry.getState() == LedgerState.UNKNOWN) {
