@@ -27,6 +27,7 @@ public final class AppConfig {
   public static final String TOOLS_FILE = "tools.file";
   public static final String HTTP_HOST = "http.host";
   public static final String HTTP_PORT = "http.port";
+  public static final String HTTP_ADVERTISED_HOST = "http.advertised.host";
   public static final String TOPICS_CREATE = "topics.create";
   public static final String TOPICS_PARTITIONS = "topics.partitions";
   public static final String TOPICS_REPLICATION = "topics.replication";
@@ -40,7 +41,7 @@ public final class AppConfig {
   public static final String PUNCTUATION_BUDGET = "ledger.punctuation.budget";
 
   /** Effect Ledger's own keys, which are not passed to Kafka. */
-  static final List<String> OWN_KEYS = List.of(SCHEMA_REGISTRY_URL, TOOLS_FILE, HTTP_HOST, HTTP_PORT, TOPICS_CREATE,
+  static final List<String> OWN_KEYS = List.of(SCHEMA_REGISTRY_URL, TOOLS_FILE, HTTP_HOST, HTTP_PORT, HTTP_ADVERTISED_HOST, TOPICS_CREATE,
       TOPICS_PARTITIONS, TOPICS_REPLICATION, TOPICS_MIN_ISR, EXECUTOR_CONCURRENCY, EXECUTOR_GROUP, EXECUTOR_INSTANCE_ID, MAX_ARGUMENTS_BYTES, PUNCTUATION_INTERVAL, PURGE_INTERVAL,
       PUNCTUATION_BUDGET);
 
@@ -118,6 +119,31 @@ public final class AppConfig {
     }
     return Durations.parse(value).orElseThrow(() -> new IllegalArgumentException(
         "Config " + key + "='" + value + "' is not a duration; write it like 500ms, 1s, 5m or PT1S"));
+  }
+
+  /**
+   * The {@code host:port} other processor instances reach this one's HTTP endpoint at (Kafka
+   * Streams' {@code application.server}, used to forward key lookups to the key's owner):
+   * {@code http.advertised.host}, else {@code http.host}.
+   *
+   * @throws IllegalArgumentException when that host is a wildcard address (0.0.0.0, ::): every
+   *     instance would advertise it and lookups forwarded to it would reach the asking instance
+   */
+  static String advertisedServer(String bindHost, String advertisedHost, int port) {
+    String host = advertisedHost != null && !advertisedHost.isBlank() ? advertisedHost.trim() : bindHost;
+    String bare = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+    boolean wildcard;
+    try {
+      wildcard = bare.matches("[0-9.:]+") && java.net.InetAddress.getByName(bare).isAnyLocalAddress();
+    } catch (java.net.UnknownHostException e) {
+      wildcard = false;
+    }
+    if (wildcard) {
+      throw new IllegalArgumentException("Config " + HTTP_HOST + "=" + bindHost + " listens on every address, and other processor"
+          + " instances forward key lookups to the address this one advertises: set " + HTTP_ADVERTISED_HOST + " to an address"
+          + " they can reach (this instance's IP or DNS name, e.g. a pod's)" + (advertisedHost == null ? "" : ", not " + host));
+    }
+    return (bare.contains(":") ? "[" + bare + "]" : host) + ":" + port;
   }
 
   /** The ledger's own settings from this config, on top of the topology's defaults. */

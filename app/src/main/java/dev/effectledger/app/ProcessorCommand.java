@@ -32,6 +32,7 @@ final class ProcessorCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     AppConfig cfg = AppConfig.load(config, System.getenv());
+    AppConfig.advertisedServer(cfg.get(AppConfig.HTTP_HOST, "127.0.0.1"), cfg.get(AppConfig.HTTP_ADVERTISED_HOST), 0); // before anything starts
     ToolPolicies policies = cfg.policies(tools);
     Properties kafka = cfg.kafka();
     kafka.putIfAbsent(StreamsConfig.APPLICATION_ID_CONFIG, "effectledger");
@@ -47,7 +48,8 @@ final class ProcessorCommand implements Callable<Integer> {
     }
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     LedgerHttpServer http = new LedgerHttpServer(cfg.get(AppConfig.HTTP_HOST, "127.0.0.1"), cfg.getInt(AppConfig.HTTP_PORT, 8080), registry);
-    kafka.put(StreamsConfig.APPLICATION_SERVER_CONFIG, http.address().host() + ":" + http.address().port());
+    kafka.put(StreamsConfig.APPLICATION_SERVER_CONFIG,
+        AppConfig.advertisedServer(cfg.get(AppConfig.HTTP_HOST, "127.0.0.1"), cfg.get(AppConfig.HTTP_ADVERTISED_HOST), http.port()));
     LedgerConfig ledgerConfig = cfg.ledgerConfig(policies).withIntentPartitions(partitions)
         .withObserver(new MicrometerObserver(registry, policies.tools().keySet()));
     KafkaStreams streams = new KafkaStreams(LedgerTopology.build(ledgerConfig), LedgerTopology.streamsProperties(kafka));

@@ -149,4 +149,29 @@ class CommandLineTest {
             dev.effectledger.policy.ToolPolicies.of()))
         .hasMessageContaining("ledger.punctuation.budget").hasMessageContaining("ledger.punctuation.interval");
   }
+
+  @Test
+  void shouldRefuseToAdvertiseAWildcardAddressForKeyLookups() {
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> AppConfig.advertisedServer("0.0.0.0", null, 8080))
+        .hasMessageContaining("http.advertised.host").hasMessageContaining("0.0.0.0");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> AppConfig.advertisedServer("::", "", 8080))
+        .hasMessageContaining("http.advertised.host");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> AppConfig.advertisedServer("127.0.0.1", "0.0.0.0", 8080))
+        .hasMessageContaining("not 0.0.0.0");
+
+    assertThat(AppConfig.advertisedServer("0.0.0.0", "processor-1.ledger", 8080)).isEqualTo("processor-1.ledger:8080");
+    assertThat(AppConfig.advertisedServer("127.0.0.1", null, 9000)).isEqualTo("127.0.0.1:9000");
+    assertThat(AppConfig.advertisedServer("0.0.0.0", "fd00::5", 8080)).isEqualTo("[fd00::5]:8080");
+  }
+
+  @Test
+  void shouldRefuseAProcessorListeningOnEveryAddressWithoutAnAdvertisedHostBeforeItStarts() throws Exception {
+    Path file = Files.writeString(dir.resolve("p.properties"), "bootstrap.servers=127.0.0.1:1\nschema.registry.url=mock://x\n"
+        + "http.host=0.0.0.0\ntools.file=" + Path.of("../config/tools.yaml").toAbsolutePath() + "\n");
+
+    Run run = run("processor", "--config", file.toString());
+
+    assertThat(run.status()).isEqualTo(2);
+    assertThat(run.err()).contains("http.advertised.host");
+  }
 }

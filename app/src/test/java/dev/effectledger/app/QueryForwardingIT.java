@@ -40,7 +40,11 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Two processor instances share the keys; either answers for every key, forwarding to the owner. */
+/**
+ * Two processor instances share the keys; either answers for every key, forwarding to the owner.
+ * Both listen on every address and advertise distinct ones (127.0.0.1 and 127.0.0.2), as two
+ * hosts would: a lookup forwarded to the wrong address would answer a false 404.
+ */
 @Tag("integration")
 class QueryForwardingIT {
 
@@ -48,14 +52,14 @@ class QueryForwardingIT {
 
   @TempDir Path dir;
 
-  private KafkaStreams instance(LedgerHttpServer http, String name) {
+  private KafkaStreams instance(LedgerHttpServer http, String name, String advertisedHost) {
     ToolPolicies policies = ToolPolicies.of(new ToolPolicy("charge_card", ToolClass.IRREVERSIBLE, Duration.ofDays(30),
         Duration.ofMinutes(30), InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD, "payments", "http", 3, false));
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, "query-forwarding-it");
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     props.put(StreamsConfig.STATE_DIR_CONFIG, dir.resolve(name).toString());
-    props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "127.0.0.1:" + http.port());
+    props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, AppConfig.advertisedServer("0.0.0.0", advertisedHost, http.port()));
     KafkaStreams streams = new KafkaStreams(LedgerTopology.build(LedgerConfig.of(policies, "mock://query-it")),
         LedgerTopology.streamsProperties(props));
     http.serve(streams);
@@ -73,10 +77,10 @@ class QueryForwardingIT {
     }
     kafka.createTopics(topics);
     HttpClient http = HttpClient.newHttpClient();
-    try (LedgerHttpServer httpA = new LedgerHttpServer("127.0.0.1", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
-        LedgerHttpServer httpB = new LedgerHttpServer("127.0.0.1", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
-        KafkaStreams a = instance(httpA, "a");
-        KafkaStreams b = instance(httpB, "b")) {
+    try (LedgerHttpServer httpA = new LedgerHttpServer("0.0.0.0", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+        LedgerHttpServer httpB = new LedgerHttpServer("0.0.0.0", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+        KafkaStreams a = instance(httpA, "a", "127.0.0.1");
+        KafkaStreams b = instance(httpB, "b", "127.0.0.2")) {
       await().atMost(Duration.ofSeconds(90)).until(() -> a.state() == KafkaStreams.State.RUNNING && b.state() == KafkaStreams.State.RUNNING
           && a.metadataForAllStreamsClients().size() == 2 && !a.metadataForLocalThreads().isEmpty()
           && a.metadataForLocalThreads().stream().anyMatch(t -> !t.activeTasks().isEmpty())
@@ -92,9 +96,9 @@ class QueryForwardingIT {
               .setArgumentsHash("h").setRequestedAt(Instant.now()).build()));
         }
       }
-      for (LedgerHttpServer server : List.of(httpA, httpB)) {
+      for (String address : List.of("127.0.0.1:" + httpA.port(), "127.0.0.2:" + httpB.port())) {
         for (String key : keys) {
-          URI uri = URI.create("http://127.0.0.1:" + server.port() + "/v1/keys/acme/" + key);
+          URI uri = URI.create("http://" + address + "/v1/keys/acme/" + key);
           await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() ->
               http.send(HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.ofString()).body()
                   .contains("\"state\":\"PENDING\""));
