@@ -42,6 +42,8 @@ public record LedgerConfig(
     LedgerObserver observer) {
 
   public static final int DEFAULT_MAX_ARGUMENTS_BYTES = 64 * 1024;
+  /** The most {@code maxArgumentsBytes} may be: 512 KiB, so that a dispatch fits a default 1 MiB request. */
+  public static final int MAX_ARGUMENTS_BYTES_LIMIT = 512 * 1024;
   public static final Pattern DEFAULT_REPLY_TOPICS = Pattern.compile("tool-results(\\.[A-Za-z0-9._-]{1,200})?");
 
   public LedgerConfig {
@@ -49,8 +51,9 @@ public record LedgerConfig(
     Objects.requireNonNull(schemaRegistryUrl, "schemaRegistryUrl");
     Objects.requireNonNull(replyTopics, "replyTopics");
     Objects.requireNonNull(observer, "observer");
-    if (maxArgumentsBytes < 2) {
-      throw new IllegalArgumentException("maxArgumentsBytes must be at least 2, was " + maxArgumentsBytes);
+    if (maxArgumentsBytes < 2 || maxArgumentsBytes > MAX_ARGUMENTS_BYTES_LIMIT) {
+      throw new IllegalArgumentException("maxArgumentsBytes must be 2 to " + MAX_ARGUMENTS_BYTES_LIMIT + " (a dispatch carries the"
+          + " arguments and must stay under a producer's default max.request.size of 1 MiB), was " + maxArgumentsBytes);
     }
     if (pendingCheckInterval.isNegative() || pendingCheckInterval.isZero()) {
       throw new IllegalArgumentException("pendingCheckInterval must be positive, was " + pendingCheckInterval);

@@ -13,6 +13,7 @@ import dev.effectledger.policy.RetryPolicy;
 import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.schema.DeadLetters;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.ErrorInfo;
 import dev.effectledger.schema.Outcome;
@@ -60,7 +61,7 @@ import org.apache.kafka.common.errors.FencedInstanceIdException;
 import org.apache.kafka.common.errors.OutOfOrderSequenceException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.SerializationException;
-import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.slf4j.Logger;
@@ -91,8 +92,8 @@ import org.slf4j.LoggerFactory;
 public final class Executor implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(Executor.class);
-  static final String DLQ_CODE_HEADER = "effectledger.error.code";
-  static final String DLQ_MESSAGE_HEADER = "effectledger.error.message";
+  /** The largest result an outcome carries; a larger one is replaced by a marker, and dead-lettered cut. */
+  static final int MAX_RESULT_BYTES = 256 * 1024;
   /** How long an assignment waits for a killed owner's transaction to end before reading the journal. */
   private static final Duration STABLE_OFFSETS_WAIT = Duration.ofMinutes(2);
 
@@ -397,6 +398,7 @@ public final class Executor implements AutoCloseable {
       effectsRun.incrementAndGet();
     }
     List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+    outcome = boundResult(dispatch, outcome, records);
     if (outcome instanceof EffectOutcome.Succeeded s) {
       for (EffectRecord r : s.records()) {
         records.add(new ProducerRecord<>(r.topic(), r.key(), r.value()));
@@ -430,8 +432,11 @@ public final class Executor implements AutoCloseable {
         : new EffectOutcome.Ambiguous("STARTED_BEFORE_REDELIVERY", "attempt " + dispatch.getAttempt() + " was started by an"
             + " earlier run whose outcome was never committed, and the downstream cannot take a repeat (lookup: "
             + lookup.status() + "); held for reconciliation instead of run again");
-    return new Answer(List.of(new ProducerRecord<>(ExecutorConfig.OUTCOMES_TOPIC, utf8(dispatch.getIdempotencyKey()),
-        outcomeSerde.serialize(ExecutorConfig.OUTCOMES_TOPIC, toOutcome(dispatch, outcome)))), false);
+    List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+    outcome = boundResult(dispatch, outcome, records);
+    records.add(new ProducerRecord<>(ExecutorConfig.OUTCOMES_TOPIC, utf8(dispatch.getIdempotencyKey()),
+        outcomeSerde.serialize(ExecutorConfig.OUTCOMES_TOPIC, toOutcome(dispatch, outcome))));
+    return new Answer(records, false);
   }
 
   private Outcome toOutcome(Dispatch dispatch, EffectOutcome outcome) {
@@ -465,13 +470,34 @@ public final class Executor implements AutoCloseable {
 
   private ProducerRecord<byte[], byte[]> deadLetter(ConsumerRecord<byte[], byte[]> record, Exception e) {
     log.warn("Dead-lettering an undecodable dispatch from {}-{}@{}", record.topic(), record.partition(), record.offset());
-    RecordHeaders headers = new RecordHeaders();
-    headers.add(DLQ_CODE_HEADER, utf8("UNDECODABLE_DISPATCH"));
-    headers.add(DLQ_MESSAGE_HEADER, utf8(String.valueOf(e.getMessage())));
-    headers.add("effectledger.source.topic", utf8(record.topic()));
-    headers.add("effectledger.source.partition", utf8(Integer.toString(record.partition())));
-    headers.add("effectledger.source.offset", utf8(Long.toString(record.offset())));
-    return new ProducerRecord<>(ExecutorConfig.DEAD_LETTER_TOPIC, null, record.key(), record.value(), headers);
+    Headers headers = DeadLetters.headers("UNDECODABLE_DISPATCH", e.getMessage(), record.topic(), record.partition(), record.offset());
+    return new ProducerRecord<>(ExecutorConfig.DEAD_LETTER_TOPIC, null, record.key(), DeadLetters.bounded(record.value(), headers),
+        headers);
+  }
+
+  /**
+   * A result too large to publish (a producer refuses records above its {@code max.request.size},
+   * and an outcome that cannot be published would be retried for ever) is replaced in the outcome
+   * by a marker naming its size and SHA-256, and dead-lettered, cut, with the dispatch's
+   * coordinates. The effect happened; the key still completes.
+   */
+  private EffectOutcome boundResult(Dispatch dispatch, EffectOutcome outcome, List<ProducerRecord<byte[], byte[]>> records) {
+    if (!(outcome instanceof EffectOutcome.Succeeded s)) {
+      return outcome;
+    }
+    byte[] result = s.resultJson().getBytes(StandardCharsets.UTF_8);
+    if (result.length <= MAX_RESULT_BYTES) {
+      return outcome;
+    }
+    String sha256 = DeadLetters.sha256(result);
+    log.warn("The result for key {} of tool {} is {} bytes, above {}: the outcome carries a marker, the result goes to {} cut",
+        dispatch.getIdempotencyKey(), dispatch.getTool(), result.length, MAX_RESULT_BYTES, ExecutorConfig.DEAD_LETTER_TOPIC);
+    Headers headers = DeadLetters.headers("RESULT_TOO_LARGE", "the downstream's result for key " + dispatch.getIdempotencyKey()
+        + " is " + result.length + " bytes; outcomes carry at most " + MAX_RESULT_BYTES, null, -1, -1);
+    records.add(new ProducerRecord<>(ExecutorConfig.DEAD_LETTER_TOPIC, null, utf8(dispatch.getIdempotencyKey()),
+        DeadLetters.bounded(result, headers), headers));
+    String marker = "{\"effectledger\":\"RESULT_TOO_LARGE\",\"bytes\":" + result.length + ",\"sha256\":\"" + sha256 + "\"}";
+    return new EffectOutcome.Succeeded(marker, s.effectId(), s.records());
   }
 
   /** Moves finished effects from the workers into the next transaction. */

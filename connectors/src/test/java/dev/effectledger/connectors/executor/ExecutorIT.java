@@ -382,6 +382,44 @@ class ExecutorIT {
     }));
   }
 
+  /**
+   * A downstream answers 2 MB: an outcome carrying it could never be produced (1 MiB
+   * max.request.size), and the executor would abort and retry it for ever. The outcome carries a
+   * marker instead, the result goes to the dead-letter topic cut, and the lane keeps running.
+   */
+  @Test
+  void shouldPublishAMarkerForAResultTooLargeToProduceAndDeadLetterItCut() throws Exception {
+    String huge = "{\"blob\":\"" + "y".repeat(2_000_000) + "\"}";
+    Connector verbose = new Connector() {
+      @Override
+      public Capabilities capabilities() {
+        return new Capabilities(true, false, false);
+      }
+
+      @Override
+      public EffectOutcome execute(EffectRequest request) {
+        return new EffectOutcome.Succeeded(request.effectKey().endsWith("k0") ? huge : "{}", "fx-" + request.effectKey());
+      }
+    };
+    List<String> keys = keys(2);
+    try (var dlq = new TopicCollector<>(kafka.bootstrapServers(), "tool-dispatch.dlq", new ByteArrayDeserializer());
+        Executor executor = Executor.start(config(), Map.of("charge", verbose), chargeOn(downstream.url(), true))) {
+      dispatch(keys, "charge");
+      awaitOutcomes(keys);
+      await().atMost(Duration.ofSeconds(30)).until(() -> dlq.byKey.containsKey(keys.get(0)));
+      var letter = dlq.records.stream().filter(r -> r.key().equals(keys.get(0))).findFirst().orElseThrow();
+      assertThat(new String(letter.headers().lastHeader("effectledger.error.code").value())).isEqualTo("RESULT_TOO_LARGE");
+      assertThat(letter.value()).hasSize(256 * 1024);
+      assertThat(executor.isRunning()).isTrue();
+    }
+    assertThat(outcomes.byKey.get(keys.get(0))).singleElement().satisfies(o -> {
+      assertThat(o.getStatus()).isEqualTo(OutcomeStatus.SUCCEEDED);
+      assertThat(o.getResultJson()).startsWith("{\"effectledger\":\"RESULT_TOO_LARGE\",\"bytes\":20000").contains("\"sha256\":\"");
+      assertThat(o.getEffectId()).isEqualTo("fx-" + keys.get(0));
+    });
+    assertThat(outcomes.byKey.get(keys.get(1))).singleElement().extracting(Outcome::getResultJson).isEqualTo("{}");
+  }
+
   @Test
   void shouldPublishKafkaEffectExactlyOnceAcrossCrash() throws Exception {
     ToolPolicies policies = ToolPolicies.of(new ToolPolicy("publish", ToolClass.IRREVERSIBLE, Duration.ofDays(30),

@@ -1,6 +1,7 @@
 package dev.effectledger.topology.internal;
 
 import dev.effectledger.schema.AuditType;
+import dev.effectledger.schema.DeadLetters;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerState;
@@ -160,7 +161,7 @@ final class LedgerActions {
     String storeKey = storeKey(entry);
     boolean succeeded = outcome.getStatus() == OutcomeStatus.SUCCEEDED;
     entry.setState(succeeded ? LedgerState.SUCCEEDED : LedgerState.FAILED);
-    entry.setResultJson(outcome.getResultJson());
+    entry.setResultJson(bounded(outcome.getResultJson()));
     entry.setError(succeeded ? null : ErrorCode.EFFECT_FAILED.toError(Replies.detail(outcome, "the downstream refused the request")));
     entry.setEffectId(outcome.getEffectId());
     entry.setCompletedAt(Instant.ofEpochMilli(now));
@@ -170,6 +171,20 @@ final class LedgerActions {
     ledger.index(Ledger.Deadline.EXPIRY, now + policy.window().toMillis(), storeKey);
     outputs.reply(Replies.of(entry, false), entry.getReplyTopic(), now);
     audit(entry, succeeded ? AuditType.COMPLETED : AuditType.FAILED, null, now);
+  }
+
+  /**
+   * A result too large to store and reply with (the reply and the changelog record must stay under
+   * a producer's {@code max.request.size}) becomes a marker naming its size and SHA-256. Executors
+   * cut results before they publish; this guards outcomes from other producers.
+   */
+  private static String bounded(String resultJson) {
+    if (resultJson == null || resultJson.length() <= DeadLetters.MAX_VALUE_BYTES / 4) {
+      return resultJson; // at most 4 UTF-8 bytes a char: certainly small enough
+    }
+    byte[] bytes = resultJson.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    return bytes.length <= DeadLetters.MAX_VALUE_BYTES ? resultJson
+        : "{\"effectledger\":\"RESULT_TOO_LARGE\",\"bytes\":" + bytes.length + ",\"sha256\":\"" + DeadLetters.sha256(bytes) + "\"}";
   }
 
   /** RETRYABLE after the executor's last try: no effect happened, so forget the key. */

@@ -2,6 +2,7 @@ package dev.effectledger.topology.internal;
 
 import dev.effectledger.schema.AuditEvent;
 import dev.effectledger.schema.AuditType;
+import dev.effectledger.schema.DeadLetters;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.LedgerState;
 import dev.effectledger.schema.ToolResult;
@@ -30,11 +31,6 @@ final class Outputs {
 
   /** Header naming the topic a reply goes to; read by the results sink's topic extractor. */
   static final String REPLY_TOPIC_HEADER = LedgerTopics.REPLY_TOPIC_HEADER;
-  static final String DLQ_CODE_HEADER = "effectledger.error.code";
-  static final String DLQ_MESSAGE_HEADER = "effectledger.error.message";
-  static final String DLQ_TOPIC_HEADER = "effectledger.source.topic";
-  static final String DLQ_PARTITION_HEADER = "effectledger.source.partition";
-  static final String DLQ_OFFSET_HEADER = "effectledger.source.offset";
 
   private final ProcessorContext<Object, Object> context;
   private final LedgerObserver observer;
@@ -80,22 +76,17 @@ final class Outputs {
     context.forward(new Record<>(key, event, timestamp, new RecordHeaders()), AUDIT_SINK);
   }
 
-  /** The raw record, untouched, with headers naming why and where it came from. */
+  /**
+   * The raw record, with headers naming why and where it came from; a value too large to produce
+   * is cut, with its size and digest ({@link DeadLetters}), and so is a key.
+   */
   void deadLetter(byte[] key, byte[] value, ErrorCode code, String message, long timestamp) {
-    Headers headers = new RecordHeaders()
-        .add(DLQ_CODE_HEADER, utf8(code.name()))
-        .add(DLQ_MESSAGE_HEADER, utf8(message));
-    context.recordMetadata().ifPresent(source -> addSource(headers, source));
-    context.forward(new Record<>(key, value, timestamp, headers), DLQ_SINK);
+    RecordMetadata source = context.recordMetadata().orElse(null);
+    Headers headers = DeadLetters.headers(code.name(), message, source == null ? null : source.topic(),
+        source == null ? -1 : source.partition(), source == null ? -1 : source.offset());
+    byte[] boundedKey = key == null || key.length <= DeadLetters.MAX_VALUE_BYTES ? key
+        : java.util.Arrays.copyOf(key, DeadLetters.MAX_VALUE_BYTES);
+    context.forward(new Record<>(boundedKey, DeadLetters.bounded(value, headers), timestamp, headers), DLQ_SINK);
   }
 
-  private static void addSource(Headers headers, RecordMetadata source) {
-    headers.add(DLQ_TOPIC_HEADER, utf8(source.topic()))
-        .add(DLQ_PARTITION_HEADER, utf8(Integer.toString(source.partition())))
-        .add(DLQ_OFFSET_HEADER, utf8(Long.toString(source.offset())));
-  }
-
-  private static byte[] utf8(String text) {
-    return text.getBytes(StandardCharsets.UTF_8);
-  }
 }
