@@ -14,7 +14,6 @@ import java.util.concurrent.Callable;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -52,8 +51,8 @@ final class ProcessorCommand implements Callable<Integer> {
         AppConfig.advertisedServer(cfg.get(AppConfig.HTTP_HOST, "127.0.0.1"), cfg.get(AppConfig.HTTP_ADVERTISED_HOST), http.port()));
     LedgerConfig ledgerConfig = cfg.ledgerConfig(policies).withIntentPartitions(partitions)
         .withObserver(new MicrometerObserver(registry, policies.tools().keySet()));
-    KafkaStreams streams = new KafkaStreams(LedgerTopology.build(ledgerConfig), LedgerTopology.streamsProperties(kafka));
-    streams.setUncaughtExceptionHandler(e -> StreamThreadExceptionResponse.REPLACE_THREAD);
+    KafkaStreams streams = new KafkaStreams(LedgerTopology.build(ledgerConfig), LedgerTopology.streamsProperties(kafka, ledgerConfig));
+    streams.setUncaughtExceptionHandler(new StreamThreadFailures(10, Duration.ofMinutes(5), java.time.Clock.systemUTC()));
     KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams);
     streamsMetrics.bindTo(registry);
     Lifecycle lifecycle = new Lifecycle("processor", http, () -> streams.close(Duration.ofSeconds(30)), streamsMetrics);
@@ -62,6 +61,8 @@ final class ProcessorCommand implements Callable<Integer> {
     System.out.println("effectledger processor: " + policies.tools().size() + " tools; http://" + http.address().host() + ":"
         + http.port() + " (/readyz answers 200 once Kafka Streams is RUNNING)");
     return lifecycle.awaitStop(() -> streams.state() == KafkaStreams.State.ERROR
-        ? "Kafka Streams stopped in state ERROR (its error is logged above)" : null);
+        ? "Kafka Streams stopped in state ERROR (its error is logged above)"
+        : streams.state() == KafkaStreams.State.NOT_RUNNING || streams.state() == KafkaStreams.State.PENDING_SHUTDOWN
+            ? "Kafka Streams shut down: stream threads kept dying (the causes are logged above)" : null);
   }
 }

@@ -29,6 +29,8 @@ public enum ErrorCode {
   ARGUMENTS_NOT_JSON(false, "Send the arguments as canonical JSON text."),
   INVALID_INTENT(false, "Fill every required field of the intent as its schema documents."),
   INVALID_REPLY_TOPIC(false, "Leave replyTopic empty for tool-results, or name a topic the ledger's reply pattern allows."),
+  PROCESSING_FAILED(false, "The ledger failed on this record repeatedly (a bug the record triggers, not input it recognises as"
+      + " bad) and dead-lettered it; report it with the dead letter's headers. Send the intent again once the bug is fixed."),
   /** Audit only: a succeeded key got a success naming another effect id for the same effect key. */
   DOUBLE_EFFECT(false, "The action took effect twice downstream (the COMPLETED and this LATE_OUTCOME audit event name both"
       + " effect ids). Reverse the second effect with the downstream, and check that every executor runs a current release.");

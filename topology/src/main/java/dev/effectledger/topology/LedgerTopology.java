@@ -68,15 +68,24 @@ public final class LedgerTopology {
 
   /**
    * Streams settings for the ledger on top of {@code base}: {@code exactly_once_v2} unless {@code
-   * base} sets {@code processing.guarantee} (tests run both), and outcomes that cannot be
-   * deserialized logged and sent to {@value LedgerTopics#OUTCOMES_DLQ} instead of stopping the task.
+   * base} sets {@code processing.guarantee} (tests run both), outcomes that cannot be deserialized
+   * logged and sent to {@value LedgerTopics#OUTCOMES_DLQ} instead of stopping the task, and a record
+   * whose processing keeps failing dead-lettered as poison ({@link PoisonRecordHandler}).
    */
   public static Properties streamsProperties(Properties base) {
     Properties props = new Properties();
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
     props.put(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, LogAndContinueExceptionHandler.class);
     props.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, LedgerTopics.OUTCOMES_DLQ);
+    props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, PoisonRecordHandler.class);
     props.putAll(base);
+    return props;
+  }
+
+  /** {@link #streamsProperties(Properties)}, with the registry a poison intent's REJECTED reply is written with. */
+  public static Properties streamsProperties(Properties base, LedgerConfig config) {
+    Properties props = streamsProperties(base);
+    props.putIfAbsent(PoisonRecordHandler.REGISTRY_URL_CONFIG, config.schemaRegistryUrl());
     return props;
   }
 

@@ -47,12 +47,19 @@ final class LedgerDriver implements AutoCloseable {
   private final RegistryAvroSerde<Dispatch> dispatchSerde = new RegistryAvroSerde<>(registry, Dispatch.class);
 
   LedgerDriver(LedgerConfigFactory configFactory, String guarantee, Path stateDir) {
+    this(configFactory, guarantee, stateDir, props -> { });
+  }
+
+  /** With {@code extra} Streams settings on top of the test's. */
+  LedgerDriver(LedgerConfigFactory configFactory, String guarantee, Path stateDir, java.util.function.Consumer<Properties> extra) {
     LedgerConfig config = configFactory.create(registryUrl);
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, "ledger-test");
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
     props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
+    props.put(PoisonRecordHandler.REGISTRY_URL_CONFIG, registryUrl);
+    extra.accept(props);
     driver = new TopologyTestDriver(LedgerTopology.build(config), LedgerTopology.streamsProperties(props), T0);
     intents = driver.createInputTopic(LedgerTopics.INTENTS, new StringSerializer(), intentSerde, T0, Duration.ZERO);
     rawIntents = driver.createInputTopic(LedgerTopics.INTENTS, new ByteArraySerializer(), new ByteArraySerializer(), T0, Duration.ZERO);
