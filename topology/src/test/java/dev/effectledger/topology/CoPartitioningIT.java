@@ -2,8 +2,10 @@ package dev.effectledger.topology;
 
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.effectledger.testkit.KafkaClusterExtension;
+import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -30,6 +32,9 @@ class CoPartitioningIT {
 
     kafka.cluster().admin().createPartitions(Map.of(LedgerTopics.OUTCOMES,
         org.apache.kafka.clients.admin.NewPartitions.increaseTo(4))).all().get();
-    assertThatCode(() -> CoPartitioning.verify(kafka.cluster().admin())).doesNotThrowAnyException();
+    // The controller has accepted the new partitions; brokers learn of them a moment later, and
+    // describeTopics answers from a broker's metadata cache.
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+        assertThatCode(() -> CoPartitioning.verify(kafka.cluster().admin())).doesNotThrowAnyException());
   }
 }
