@@ -85,12 +85,14 @@ final class DemoWorkload {
             lane: payments
             connector: http
             retry: {maxAttempts: 8, base: 100ms, cap: 1s}
+            key: {ignore: [/reason], require: [/amount, /currency, /customer]}
             settings: {url: "%1$s", timeout: 500ms, honoursKeys: true, effectIdPointer: /id, lookupUrl: "%1$s?key={key}"}
           publish_order_event:
             class: irreversible
             pendingTimeout: 10m
             lane: events
             connector: kafka
+            key: {require: [/order]}
             settings: {topic: %3$s}
           send_receipt:
             class: write-non-idempotent
@@ -98,6 +100,7 @@ final class DemoWorkload {
             onAmbiguous: hold
             lane: notify
             connector: http
+            key: {require: [/customer]}
             settings: {url: "%2$s", timeout: 500ms, effectIdPointer: /id, lookupUrl: "%2$s?key={key}"}
         """.formatted(paymentsUrl, receiptsUrl, EFFECTS_TOPIC);
   }
@@ -208,9 +211,11 @@ final class DemoWorkload {
         new RegistryAvroSerde<>(SchemaRegistries.forUrl(DemoCommand.REGISTRY), ToolIntent.class))) {
       for (Action action : actions) {
         if (action.index() % 50 == 7) {
+          // Another action's arguments, hashed as the client would, under this action's key.
+          ToolCall other = ToolCall.of(action.call().step(), action.tool(), arguments(action.tool(), action.index() + count, false));
           raw.send(new ProducerRecord<>(LedgerTopics.INTENTS, action.key(), ToolIntent.newBuilder()
               .setIdempotencyKey(action.key()).setTenant(TENANT).setRunId("buggy").setStepId("buggy")
-              .setTool(action.tool()).setArguments("{\"amount\":999999}").setArgumentsHash("sha256:other")
+              .setTool(action.tool()).setArguments(other.argumentsJson()).setArgumentsHash(agent.keyOf(other).argumentsHash())
               .setRequestedAt(Instant.now()).build()));
           sent++;
         }

@@ -127,17 +127,27 @@ class CommandLineTest {
   @Test
   void shouldReadTheLedgerSettingsAndKeepThemFromKafka() throws Exception {
     Path file = Files.writeString(dir.resolve("p.properties"), "bootstrap.servers=a:9092\nschema.registry.url=mock://x\n"
-        + "max.arguments.bytes=1048576\nledger.punctuation.interval=2s\nledger.purge.interval=5m\nledger.punctuation.budget=300ms\n");
+        + "max.arguments.bytes=262144\nledger.punctuation.interval=2s\nledger.purge.interval=5m\nledger.punctuation.budget=300ms\n");
 
     AppConfig config = AppConfig.load(file, Map.of());
     dev.effectledger.topology.LedgerConfig ledger = config.ledgerConfig(dev.effectledger.policy.ToolPolicies.of());
 
-    assertThat(ledger.maxArgumentsBytes()).isEqualTo(1_048_576);
+    assertThat(ledger.maxArgumentsBytes()).isEqualTo(262_144);
     assertThat(ledger.pendingCheckInterval()).isEqualTo(java.time.Duration.ofSeconds(2));
     assertThat(ledger.purgeInterval()).isEqualTo(java.time.Duration.ofMinutes(5));
     assertThat(ledger.punctuationBudget()).isEqualTo(java.time.Duration.ofMillis(300));
     assertThat(config.kafka()).doesNotContainKeys("max.arguments.bytes", "ledger.punctuation.interval", "ledger.purge.interval",
         "ledger.punctuation.budget");
+  }
+
+  @Test
+  void shouldRefuseArgumentsLargerThanADispatchCanCarryNamingTheSetting() throws Exception {
+    Path file = Files.writeString(dir.resolve("p.properties"), "bootstrap.servers=a:9092\nschema.registry.url=mock://x\n"
+        + "max.arguments.bytes=1048576\n");
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> AppConfig.load(file, Map.of()).ledgerConfig(
+            dev.effectledger.policy.ToolPolicies.of()))
+        .hasMessageContaining("max.arguments.bytes").hasMessageContaining("524288");
   }
 
   @Test

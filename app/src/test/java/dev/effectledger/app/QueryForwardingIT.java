@@ -8,6 +8,7 @@ import dev.effectledger.policy.InFlightPolicy;
 import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
@@ -93,7 +94,7 @@ class QueryForwardingIT {
         for (String key : keys) {
           producer.send(new ProducerRecord<>(LedgerTopics.INTENTS, key, ToolIntent.newBuilder().setIdempotencyKey(key)
               .setTenant("acme").setRunId("r").setStepId(key).setTool("charge_card").setArguments("{}")
-              .setArgumentsHash("h").setRequestedAt(Instant.now()).build()));
+              .setArgumentsHash(ArgumentsHash.of("{}", List.of())).setRequestedAt(Instant.now()).build()));
         }
       }
       for (String address : List.of("127.0.0.1:" + httpA.port(), "127.0.0.2:" + httpB.port())) {

@@ -2,10 +2,12 @@ package dev.effectledger.bench;
 
 import dev.effectledger.embedded.EmbeddedKafkaCluster;
 import dev.effectledger.policy.AmbiguityPolicy;
+import dev.effectledger.policy.ArgumentRules;
 import dev.effectledger.policy.InFlightPolicy;
 import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
@@ -50,11 +52,15 @@ public final class Bench {
 
   record Run(String name, String guarantee, double perSecond) {}
 
+  /** The ledger without the arguments-hash check, measured beside the ledger to price the check. */
+  private static final String UNCHECKED = "ledger-unchecked";
+
   /** The intents produced: each one's key, in order, and how many distinct keys there are. */
   record Workload(List<String> keys, int distinct) {}
 
   static final ToolPolicies POLICIES = ToolPolicies.of(new ToolPolicy("charge_card", ToolClass.WRITE_IDEMPOTENT,
-      Duration.ofHours(24), Duration.ofMinutes(30), InFlightPolicy.COALESCE, AmbiguityPolicy.REDISPATCH, "bench", "http", 3, false));
+      Duration.ofHours(24), Duration.ofMinutes(30), InFlightPolicy.COALESCE, AmbiguityPolicy.REDISPATCH, "bench", "http", 3, false)
+      .withKey(new ArgumentRules(List.of("/reason"), List.of())));
 
   /** {@code bench/run <command> [options]}: see {@link BenchCommand}; {@code jmh} hands its arguments to JMH. */
   public static void main(String[] args) throws Exception {
@@ -81,6 +87,11 @@ public final class Bench {
           runs.add(measure(kafka, "baseline", guarantee, BaselineDedupTopology.build(BASELINE_INPUT, "baseline-out"),
               BASELINE_INPUT, "baseline-" + round, intents));
           runs.add(measureLedger(kafka, guarantee, "ledger-" + round, intents));
+          if (guarantee.equals(StreamsConfig.EXACTLY_ONCE_V2)) {
+            // What checking each intent's arguments hash costs: the same ledger without the check.
+            runs.add(measure(kafka, UNCHECKED, guarantee, LedgerTopology.build(LedgerConfig.of(POLICIES, REGISTRY)
+                .withArgumentsHashCheck(false)), LedgerTopics.INTENTS, "ledger-unchecked-" + round, intents));
+          }
         }
       }
       report(runs, intents, distinct, repeats);
@@ -173,9 +184,9 @@ public final class Bench {
         int id = i % 4 == 3 && distinct > 0 ? random.nextInt(distinct) : distinct++;
         String key = "v1:bench-" + id;
         keys.add(key);
-        String args = "{\"amount\":" + id + ",\"to\":\"cus_" + id + "\"}";
+        String args = "{\"amount\":" + id + ",\"to\":\"cus_" + id + "\",\"reason\":\"as asked\"}";
         ToolIntent intent = ToolIntent.newBuilder().setIdempotencyKey(key).setTenant("bench").setRunId("run-" + id)
-            .setStepId("step").setTool("charge_card").setArguments(args).setArgumentsHash("h" + id)
+            .setStepId("step").setTool("charge_card").setArguments(args).setArgumentsHash(ArgumentsHash.of(args, List.of("/reason")))
             .setRequestedAt(Instant.now()).build();
         byte[] value = serde.serialize(LedgerTopics.INTENTS, intent);
         producer.send(new ProducerRecord<>(LedgerTopics.INTENTS, key, value));
@@ -208,7 +219,7 @@ public final class Bench {
     // The same commit interval for both guarantees (at_least_once defaults to 30 s, which would
     // measure the interval, not the work); progress is read from committed offsets.
     props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
-    Properties effective = name.equals("ledger") ? LedgerTopology.streamsProperties(props) : props;
+    Properties effective = name.startsWith("ledger") ? LedgerTopology.streamsProperties(props) : props;
     for (int i = 0; i < instances; i++) {
       Properties own = new Properties();
       own.putAll(effective);
@@ -259,10 +270,12 @@ public final class Bench {
         .append(System.getProperty("java.version")).append("; one embedded broker, ").append(PARTITIONS)
         .append(" partitions, 2 stream threads, commit.interval.ms=100 for both guarantees; date ").append(LocalDate.now()).append(".  \n");
     md.append("Input: ").append(intents).append(" intents, ").append(distinct).append(" distinct keys (")
-        .append((intents - distinct) * 100 / intents).append("% duplicates), the same bytes for both sides. ")
+        .append((intents - distinct) * 100 / intents).append("% duplicates), the same bytes for both sides; arguments {amount, to,"
+            + " reason}, the tool's key rules leaving out /reason. ")
         .append("Median of ").append(repeats).append(" runs each, alternating sides.\n\n");
     md.append("| topology | guarantee | intents/s (median) |\n| --- | --- | ---: |\n");
     for (String[] row : new String[][] {{"baseline", StreamsConfig.EXACTLY_ONCE_V2}, {"ledger", StreamsConfig.EXACTLY_ONCE_V2},
+        {UNCHECKED, StreamsConfig.EXACTLY_ONCE_V2},
         {"baseline", StreamsConfig.AT_LEAST_ONCE}, {"ledger", StreamsConfig.AT_LEAST_ONCE}}) {
       md.append(String.format("| %s | %s | %,.0f |%n", row[0], row[1], median(runs, row[0], row[1])));
     }
@@ -270,6 +283,8 @@ public final class Bench {
     md.append(String.format("| ledger / baseline, exactly_once_v2 | %.2f | >= 0.8 |%n", ledgerEos / baseEos));
     md.append(String.format("| ledger exactly_once_v2 / at_least_once | %.2f | >= 0.85 (overhead <= 15%%) |%n", ledgerEos / ledgerAlos));
     md.append(String.format("| baseline exactly_once_v2 / at_least_once | %.2f | (reference) |%n", baseEos / baseAlos));
+    md.append(String.format("| ledger / ledger without the arguments-hash check, exactly_once_v2 | %.2f | (the check's cost) |%n",
+        ledgerEos / median(runs, UNCHECKED, StreamsConfig.EXACTLY_ONCE_V2)));
     md.append("\nAll runs:\n\n| topology | guarantee | intents/s |\n| --- | --- | ---: |\n");
     runs.forEach(r -> md.append(String.format("| %s | %s | %,.0f |%n", r.name(), r.guarantee(), r.perSecond())));
     writeReport("throughput", md);

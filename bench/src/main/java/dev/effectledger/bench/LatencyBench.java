@@ -10,6 +10,7 @@ import dev.effectledger.policy.InFlightPolicy;
 import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
@@ -125,7 +126,7 @@ final class LatencyBench {
       return measure(kafka, streams, commitMs, load, warmup, seconds, "ledger (intent to reply)", LedgerTopics.INTENTS,
           LedgerTopics.RESULTS, List.of(LedgerTopics.dispatchTopic("bench"), LedgerTopics.OUTCOMES), (key, id) -> serde.serialize(LedgerTopics.INTENTS, ToolIntent.newBuilder().setIdempotencyKey(key)
               .setTenant("bench").setRunId("run-" + id).setStepId("step").setTool("charge_card")
-              .setArguments("{\"amount\":" + id + "}").setArgumentsHash("h" + id).setRequestedAt(Instant.now()).build()));
+              .setArguments("{\"amount\":" + id + "}").setArgumentsHash(ArgumentsHash.of("{\"amount\":" + id + "}", List.of())).setRequestedAt(Instant.now()).build()));
     }
   }
 

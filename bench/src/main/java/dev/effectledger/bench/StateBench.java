@@ -1,6 +1,7 @@
 package dev.effectledger.bench;
 
 import dev.effectledger.embedded.EmbeddedKafkaCluster;
+import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.AuditType;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
@@ -244,7 +245,7 @@ final class StateBench {
           byte[] value = topic.equals(LedgerTopics.INTENTS)
               ? intents.serialize(topic, ToolIntent.newBuilder().setIdempotencyKey(key).setTenant("bench").setRunId("run-" + i)
                   .setStepId("step").setTool("charge_card").setArguments("{\"amount\":" + i + ",\"to\":\"cus_" + i + "\"}")
-                  .setArgumentsHash("h" + i).setRequestedAt(Instant.ofEpochMilli(at)).build())
+                  .setArgumentsHash(ArgumentsHash.of("{\"amount\":" + i + ",\"to\":\"cus_" + i + "\"}", List.of())).setRequestedAt(Instant.ofEpochMilli(at)).build())
               : outcomes.serialize(topic, Outcome.newBuilder().setIdempotencyKey(key).setTenant("bench").setTool("charge_card")
                   .setAttempt(1).setStatus(OutcomeStatus.SUCCEEDED).setResultJson("{\"id\":\"ch_" + i + "\"}").setEffectId("ch_" + i)
                   .setCompletedAt(Instant.ofEpochMilli(at + 1000)).build());
@@ -267,7 +268,7 @@ final class StateBench {
         for (int p = 0; p < PARTITIONS; p++) {
           String key = "v1:tick-" + p;
           byte[] value = intents.serialize(LedgerTopics.INTENTS, ToolIntent.newBuilder().setIdempotencyKey(key).setTenant("bench")
-              .setRunId("tick").setStepId("tick").setTool("charge_card").setArguments("{}").setArgumentsHash("tick")
+              .setRunId("tick").setStepId("tick").setTool("charge_card").setArguments("{}").setArgumentsHash(ArgumentsHash.of("{}", List.of()))
               .setRequestedAt(Instant.ofEpochMilli(at)).build());
           producer.send(new ProducerRecord<>(LedgerTopics.INTENTS, p, at, key, value));
         }

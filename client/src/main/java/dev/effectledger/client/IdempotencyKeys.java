@@ -1,18 +1,14 @@
 package dev.effectledger.client;
 
-import com.fasterxml.jackson.core.JsonPointer;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.io.IOException;
+import dev.effectledger.schema.ArgumentsHash;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
-import java.util.HexFormat;
-import org.erdtman.jcs.JsonCanonicalizer;
 
 /**
  * Derives idempotency keys, version 1 (docs/key-derivation.md):
@@ -42,7 +38,7 @@ public final class IdempotencyKeys {
     }
     JsonNode arguments = parse(argumentsJson);
     for (String pointer : rules.volatileFields()) {
-      remove(arguments, JsonPointer.compile(pointer));
+      ArgumentsHash.remove(arguments, pointer);
     }
     for (String pointer : rules.requiredFields()) {
       JsonNode value = arguments.at(pointer);
@@ -62,9 +58,7 @@ public final class IdempotencyKeys {
     preimage.put("v", 1);
     byte[] keyHash = sha256(canonical(preimage.toString()).getBytes(StandardCharsets.UTF_8));
     return new DerivedKey(
-        VERSION_PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(keyHash),
-        canonical,
-        "sha256:" + HexFormat.of().formatHex(sha256(canonical.getBytes(StandardCharsets.UTF_8))));
+        VERSION_PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(keyHash), canonical, ArgumentsHash.of(canonical));
   }
 
   private static JsonNode parse(String json) {
@@ -82,25 +76,11 @@ public final class IdempotencyKeys {
     }
   }
 
-  /** Removes the member or element {@code pointer} names, when there is one. */
-  private static void remove(JsonNode root, JsonPointer pointer) {
-    JsonNode parent = root.at(pointer.head());
-    String last = pointer.last().getMatchingProperty();
-    if (parent instanceof ObjectNode object) {
-      object.remove(last);
-    } else if (parent instanceof ArrayNode array && pointer.last().getMatchingIndex() >= 0) {
-      int index = pointer.last().getMatchingIndex();
-      if (index < array.size()) {
-        array.remove(index);
-      }
-    }
-  }
-
   private static String canonical(String json) {
     try {
-      return new JsonCanonicalizer(json).getEncodedString();
-    } catch (IOException e) {
-      throw new KeyDerivationException("ARGUMENTS_NOT_JSON", "arguments cannot be canonicalized: " + e.getMessage());
+      return ArgumentsHash.canonical(json);
+    } catch (IllegalArgumentException e) {
+      throw new KeyDerivationException("ARGUMENTS_NOT_JSON", e.getMessage());
     }
   }
 

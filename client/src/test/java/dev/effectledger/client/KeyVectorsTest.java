@@ -53,6 +53,9 @@ class KeyVectorsTest {
     assertThat(derived.canonicalArguments()).isEqualTo(v.get("canonicalArguments").asText());
     assertThat(derived.argumentsHash()).isEqualTo(v.get("argumentsHash").asText());
     assertThat(derived.key()).isEqualTo(v.get("key").asText());
+    assertThat(dev.effectledger.schema.ArgumentsHash.of(v.get("arguments").asText(), rules.volatileFields()))
+        .as("the hash the ledger recomputes from the raw arguments and the tool's key.ignore")
+        .isEqualTo(v.get("argumentsHash").asText());
   }
 
   @Test

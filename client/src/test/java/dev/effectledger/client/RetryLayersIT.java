@@ -73,6 +73,7 @@ class RetryLayersIT {
             connector: http
             bypass: true
             retry: {maxAttempts: 8, base: 100ms, cap: 1s, jitter: 0}
+            key: {ignore: [/reason], require: [/amount, /to]}
             settings: {url: "%1$s", timeout: 500ms, honoursKeys: true, effectIdPointer: /id}
           send_email:
             class: write-non-idempotent

@@ -8,6 +8,7 @@ import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.connectors.reconcile.Reconciler;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
+import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.ResultStatus;
@@ -235,7 +236,7 @@ class ExactlyOnceEffectIT {
       String args = "{\"amount\":" + (100 + i) + ",\"to\":\"cus_" + tool + "_" + i + "\"}";
       intents.add(ToolIntent.newBuilder()
           .setIdempotencyKey(key).setTenant("acme").setRunId("run-" + i).setStepId(tool).setTool(tool)
-          .setArguments(args).setArgumentsHash("h" + args.hashCode()).setRequestedAt(Instant.now()).build());
+          .setArguments(args).setArgumentsHash(ArgumentsHash.of(args, List.of())).setRequestedAt(Instant.now()).build());
       keysByTool.computeIfAbsent(tool, t -> new ArrayList<>()).add(key);
     }
   }

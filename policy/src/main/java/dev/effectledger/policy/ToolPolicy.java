@@ -21,6 +21,7 @@ import java.util.regex.Pattern;
  * @param bypassAllowed whether an operator approval may mint a fresh execution of a completed key
  * @param retry how executors retry one dispatch
  * @param settings the connector's own settings, read by the connector
+ * @param key arguments the idempotency key and the arguments hash leave out, and those required
  */
 public record ToolPolicy(
     String name,
@@ -34,7 +35,8 @@ public record ToolPolicy(
     int maxAttempts,
     boolean bypassAllowed,
     RetryPolicy retry,
-    JsonNode settings) {
+    JsonNode settings,
+    ArgumentRules key) {
 
   /** Characters Kafka allows in a topic name. */
   public static final Pattern LANE = Pattern.compile("[A-Za-z0-9._-]{1,200}");
@@ -55,6 +57,7 @@ public record ToolPolicy(
     Objects.requireNonNull(lane, "lane");
     Objects.requireNonNull(connector, "connector");
     Objects.requireNonNull(retry, "retry");
+    key = key == null ? ArgumentRules.NONE : key;
     settings = settings == null ? JsonNodeFactory.instance.objectNode() : settings.deepCopy();
     if (toolClass != ToolClass.READ && (window.isNegative() || window.isZero())) {
       throw new IllegalArgumentException("tool " + name + ": window must be positive, was " + window);
@@ -84,19 +87,25 @@ public record ToolPolicy(
       String name, ToolClass toolClass, Duration window, Duration pendingTimeout, InFlightPolicy onInFlight,
       AmbiguityPolicy onAmbiguous, String lane, String connector, int maxAttempts, boolean bypassAllowed) {
     this(name, toolClass, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector, maxAttempts,
-        bypassAllowed, RetryPolicy.DEFAULT, null);
+        bypassAllowed, RetryPolicy.DEFAULT, null, ArgumentRules.NONE);
   }
 
   /** This policy with other connector settings. */
   public ToolPolicy withSettings(String connectorName, JsonNode connectorSettings) {
     return new ToolPolicy(name, toolClass, window, pendingTimeout, onInFlight, onAmbiguous, lane, connectorName,
-        maxAttempts, bypassAllowed, retry, connectorSettings);
+        maxAttempts, bypassAllowed, retry, connectorSettings, key);
+  }
+
+  /** This policy with other key rules. */
+  public ToolPolicy withKey(ArgumentRules rules) {
+    return new ToolPolicy(name, toolClass, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector,
+        maxAttempts, bypassAllowed, retry, settings, rules);
   }
 
   /** This policy with another retry policy. */
   public ToolPolicy withRetry(RetryPolicy retryPolicy) {
     return new ToolPolicy(name, toolClass, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector,
-        maxAttempts, bypassAllowed, retryPolicy, settings);
+        maxAttempts, bypassAllowed, retryPolicy, settings, key);
   }
 
   /** True when intents of this tool go through the ledger (every class but read). */
@@ -113,6 +122,6 @@ public record ToolPolicy(
   public ToolPolicy named(String toolName) {
     return new ToolPolicy(
         toolName, toolClass, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector,
-        maxAttempts, bypassAllowed, retry, settings);
+        maxAttempts, bypassAllowed, retry, settings, key);
   }
 }

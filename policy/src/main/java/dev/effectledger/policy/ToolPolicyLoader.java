@@ -41,6 +41,9 @@ import java.util.stream.Collectors;
  *       cap: 10s                 # default 10s
  *       jitter: 0.2              # default 0.2
  *     settings: {...}            # connector settings, read by the connector
+ *     key:                       # idempotency key rules (clients must use the same)
+ *       ignore: [/reason]        # left out of the key and the arguments hash
+ *       require: [/amount, /to]  # a call without them is refused
  * unknownTool:                   # optional; without it unknown tools are rejected
  *   class: read
  *   connector: http
@@ -56,7 +59,7 @@ public final class ToolPolicyLoader {
   private static final List<String> FIELDS =
       List.of(
           "class", "window", "pendingTimeout", "onInFlight", "onAmbiguous", "lane", "connector",
-          "maxAttempts", "bypass", "retry", "settings");
+          "maxAttempts", "bypass", "retry", "settings", "key");
   private static final List<String> RETRY_FIELDS = List.of("maxAttempts", "base", "cap", "jitter");
   private static final String CLASSES =
       Arrays.stream(ToolClass.values()).map(ToolClass::yamlName).collect(Collectors.joining(", "));
@@ -167,6 +170,7 @@ public final class ToolPolicyLoader {
       }
     }
     RetryPolicy retry = retry(path, node.get("retry"), problems);
+    ArgumentRules key = key(path, node.get("key"), problems);
     JsonNode settings = node.get("settings");
     if (settings != null && !settings.isObject()) {
       problems.add(path + ".settings: must be a mapping of connector settings");
@@ -179,7 +183,56 @@ public final class ToolPolicyLoader {
     }
     return Optional.of(
         new ToolPolicy(name, toolClass, window, pendingTimeout, onInFlight, onAmbiguous, lane,
-            connector, maxAttempts, bypass, retry, settings));
+            connector, maxAttempts, bypass, retry, settings, key));
+  }
+
+  private static ArgumentRules key(String path, JsonNode node, List<String> problems) {
+    if (node == null) {
+      return ArgumentRules.NONE;
+    }
+    String at = path + ".key";
+    if (!node.isObject()) {
+      problems.add(at + ": must be a mapping with ignore and require, lists of JSON pointers");
+      return ArgumentRules.NONE;
+    }
+    int before = problems.size();
+    node.fieldNames().forEachRemaining(field -> {
+      if (!field.equals("ignore") && !field.equals("require")) {
+        problems.add(at + "." + field + ": unknown field; allowed: ignore, require");
+      }
+    });
+    List<String> ignore = pointers(at, node, "ignore", problems);
+    List<String> require = pointers(at, node, "require", problems);
+    if (problems.size() > before) {
+      return ArgumentRules.NONE;
+    }
+    try {
+      return new ArgumentRules(ignore, require);
+    } catch (IllegalArgumentException e) {
+      problems.add(at + ": " + e.getMessage());
+      return ArgumentRules.NONE;
+    }
+  }
+
+  private static List<String> pointers(String path, JsonNode node, String field, List<String> problems) {
+    JsonNode list = node.get(field);
+    if (list == null) {
+      return List.of();
+    }
+    if (!list.isArray()) {
+      problems.add(path + "." + field + ": must be a list of JSON pointers, e.g. [/reason]");
+      return List.of();
+    }
+    List<String> pointers = new java.util.ArrayList<>();
+    for (JsonNode item : list) {
+      String pointer = item.asText();
+      if (!item.isTextual() || !pointer.startsWith("/")) {
+        problems.add(path + "." + field + ": '" + pointer + "' is not a JSON pointer; write it like /reason or /customer/id");
+      } else {
+        pointers.add(pointer);
+      }
+    }
+    return pointers;
   }
 
   private static RetryPolicy retry(String path, JsonNode node, List<String> problems) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class ToolPolicyLoaderTest {
@@ -121,7 +122,7 @@ class ToolPolicyLoaderTest {
     assertThat(problemsOf("tool:\n  x: 1\ntools:\n  pay: {class: read, connector: http, windw: 1h}\n").problems())
         .containsExactly(
             "unknown top-level key 'tool'; allowed: tools, unknownTool",
-            "tools.pay.windw: unknown field; allowed: class, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector, maxAttempts, bypass, retry, settings");
+            "tools.pay.windw: unknown field; allowed: class, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector, maxAttempts, bypass, retry, settings, key");
   }
 
   @Test
@@ -212,5 +213,18 @@ class ToolPolicyLoaderTest {
     ToolPolicies policies = new ToolPolicyLoader().parse("tools:\n  pay: {class: irreversible, connector: http, window: 3650d}\n", "t");
 
     assertThat(policies.forTool("pay").orElseThrow().window().toMillis()).isEqualTo(3650L * 86_400_000);
+  }
+
+  @Test
+  void shouldReadKeyRulesAndReportBadPointers() {
+    ToolPolicies policies = new ToolPolicyLoader().parse(
+        "tools:\n  pay: {class: irreversible, connector: http, key: {ignore: [/reason], require: [/amount, /to]}}\n", "t");
+
+    assertThat(policies.forTool("pay").orElseThrow().key()).isEqualTo(new ArgumentRules(List.of("/reason"), List.of("/amount", "/to")));
+    assertThat(problemsOf("tools:\n  pay: {class: irreversible, connector: http, key: {ignore: [reason], also: 1}}\n").problems())
+        .containsExactlyInAnyOrder("tools.pay.key.also: unknown field; allowed: ignore, require",
+            "tools.pay.key.ignore: 'reason' is not a JSON pointer; write it like /reason or /customer/id");
+    assertThat(problemsOf("tools:\n  pay: {class: irreversible, connector: http, key: {ignore: [/a], require: [/a]}}\n").problems())
+        .containsExactly("tools.pay.key: arguments [/a] are both ignored and required");
   }
 }

@@ -27,6 +27,11 @@ public enum ErrorCode {
       + " Java-compatible partitioner. Otherwise a key's intents and outcomes meet in different tasks and dedup fails."),
   ARGUMENTS_TOO_LARGE(false, "Send a reference to large data instead of the data, or raise the ledger's max.arguments.bytes."),
   ARGUMENTS_NOT_JSON(false, "Send the arguments as canonical JSON text."),
+  ARGUMENTS_HASH_MISMATCH(false, "Compute argumentsHash as key derivation v1 does (docs/key-derivation.md): \"sha256:\" and the hex"
+      + " SHA-256 of the RFC 8785 form of the arguments without the tool's key.ignore fields, the same rules as the ledger's"
+      + " tools.yaml."),
+  MISSING_REQUIRED_FIELD(false, "Send every argument the tool's key.require names in tools.yaml: without it one action cannot be"
+      + " told from another."),
   INVALID_INTENT(false, "Fill every required field of the intent as its schema documents."),
   INVALID_REPLY_TOPIC(false, "Leave replyTopic empty for tool-results, or name a topic the ledger's reply pattern allows."),
   PROCESSING_FAILED(false, "The ledger failed on this record repeatedly (a bug the record triggers, not input it recognises as"

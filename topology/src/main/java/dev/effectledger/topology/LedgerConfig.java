@@ -26,6 +26,8 @@ import java.util.regex.Pattern;
  *     pass a fake)
  * @param intentPartitions partitions of tool-intents, to check that each intent sits in the
  *     partition Kafka's Java default partitioner gives its key (murmur2); 0 leaves it unchecked
+ * @param verifyArgumentsHash whether each intent's argumentsHash is checked against its arguments
+ *     and the tool's key rules (on; off only to measure what the check costs)
  * @param observer hears every decision, for metrics
  */
 public record LedgerConfig(
@@ -39,6 +41,7 @@ public record LedgerConfig(
     Duration punctuationBudget,
     LongSupplier ticker,
     int intentPartitions,
+    boolean verifyArgumentsHash,
     LedgerObserver observer) {
 
   public static final int DEFAULT_MAX_ARGUMENTS_BYTES = 64 * 1024;
@@ -89,38 +92,49 @@ public record LedgerConfig(
   public static LedgerConfig of(ToolPolicies policies, String schemaRegistryUrl) {
     return new LedgerConfig(
         policies, schemaRegistryUrl, DEFAULT_MAX_ARGUMENTS_BYTES, DEFAULT_REPLY_TOPICS, DEFAULT_PENDING_CHECK_INTERVAL,
-        DEFAULT_PURGE_INTERVAL, DEFAULT_BATCH_SIZE, DEFAULT_PUNCTUATION_BUDGET, System::nanoTime, 0, LedgerObserver.NONE);
+        DEFAULT_PURGE_INTERVAL, DEFAULT_BATCH_SIZE, DEFAULT_PUNCTUATION_BUDGET, System::nanoTime, 0, true, LedgerObserver.NONE);
   }
 
   public LedgerConfig withMaxArgumentsBytes(int bytes) {
     return new LedgerConfig(policies, schemaRegistryUrl, bytes, replyTopics, pendingCheckInterval, purgeInterval, batchSize,
-        punctuationBudget, ticker, intentPartitions, observer);
+        punctuationBudget, ticker, intentPartitions, verifyArgumentsHash, observer);
   }
 
   /** Punctuations every {@code wallClock} (timeouts, then expiry) and every {@code streamTime} (expiry), each working at most {@code budget}. */
   public LedgerConfig withPunctuations(Duration wallClock, Duration streamTime, Duration budget) {
     return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, wallClock, streamTime, batchSize, budget,
-        ticker, intentPartitions, observer);
+        ticker, intentPartitions, verifyArgumentsHash, observer);
   }
 
   /** Checks that intents sit in the partition the Java default partitioner gives their key, out of {@code partitions}. */
   public LedgerConfig withIntentPartitions(int partitions) {
     return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, batchSize,
-        punctuationBudget, ticker, partitions, observer);
+        punctuationBudget, ticker, partitions, verifyArgumentsHash, observer);
+  }
+
+  public LedgerConfig withPolicies(ToolPolicies tools) {
+    return new LedgerConfig(tools, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, batchSize,
+        punctuationBudget, ticker, intentPartitions, verifyArgumentsHash, observer);
+  }
+
+  /** Off only to measure what checking each intent's arguments hash costs. */
+  public LedgerConfig withArgumentsHashCheck(boolean verify) {
+    return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, batchSize,
+        punctuationBudget, ticker, intentPartitions, verify, observer);
   }
 
   public LedgerConfig withBatchSize(int entries) {
     return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, entries,
-        punctuationBudget, ticker, intentPartitions, observer);
+        punctuationBudget, ticker, intentPartitions, verifyArgumentsHash, observer);
   }
 
   public LedgerConfig withTicker(LongSupplier nanoTime) {
     return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, batchSize,
-        punctuationBudget, nanoTime, intentPartitions, observer);
+        punctuationBudget, nanoTime, intentPartitions, verifyArgumentsHash, observer);
   }
 
   public LedgerConfig withObserver(LedgerObserver listener) {
     return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, batchSize,
-        punctuationBudget, ticker, intentPartitions, listener);
+        punctuationBudget, ticker, intentPartitions, verifyArgumentsHash, listener);
   }
 }

@@ -5,6 +5,8 @@ import static dev.effectledger.topology.LedgerDriver.header;
 import static dev.effectledger.topology.LedgerDriver.intent;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.effectledger.policy.ArgumentRules;
+import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
@@ -187,5 +189,69 @@ abstract class BadIntentContract {
     assertThat(reply.getIdempotencyKey()).isEqualTo(misplaced);
     assertThat(reply.getError().getMessage()).contains("partition 0").contains("of 4");
     assertThat(reply.getError().getCorrectiveAction()).contains("partitioner=murmur2_random");
+  }
+
+  @Test
+  void shouldDeadLetterAnArgumentsHashThatIsNotTheArgumentsHash() {
+    String otherArguments = "{\"amount\":999999}";
+    deadLetterOf("k1", bytes(intent("k1", LedgerStateMachineContract.CHARGE, ARGS)
+        .setArgumentsHash(LedgerDriver.hashOf(otherArguments)).build()), "ARGUMENTS_HASH_MISMATCH");
+
+    ToolResult reply = onlyReply();
+    assertThat(reply.getError().getMessage()).as("names the hash the arguments have").contains(LedgerDriver.hashOf(ARGS));
+    assertThat(reply.getError().getCorrectiveAction()).contains("RFC 8785");
+    assertThat(ledger.entry("acme", "k1")).as("no entry for a key whose arguments cannot be trusted").isNull();
+  }
+
+  /** The ledger with CHARGE's key rules leaving out /note and requiring /amount. */
+  private void restartWithKeyRules() {
+    ledger.close();
+    java.util.Map<String, dev.effectledger.policy.ToolPolicy> tools = new java.util.HashMap<>(LedgerStateMachineContract.POLICIES.tools());
+    tools.computeIfPresent(LedgerStateMachineContract.CHARGE, (name, p) -> p.withKey(new ArgumentRules(List.of("/note"),
+        List.of("/amount"))));
+    ToolPolicies policies = new ToolPolicies(tools, java.util.Optional.empty());
+    ledger = new LedgerDriver(url -> LedgerConfig.of(policies, url), processingGuarantee(), stateDir.resolve("key-rules"));
+  }
+
+  @Test
+  void shouldHashTheArgumentsWithoutTheFieldsTheToolsKeyRulesLeaveOut() {
+    restartWithKeyRules();
+    String worded = "{\"amount\":1,\"note\":\"refund, as asked\"}";
+    String reworded = "{\"amount\":1,\"note\":\"as the customer asked\"}";
+
+    ledger.send(intent("k1", LedgerStateMachineContract.CHARGE, worded).setArgumentsHash(LedgerDriver.hashOf(ARGS_WITHOUT_NOTE))
+        .build(), T0);
+    ledger.send(intent("k1", LedgerStateMachineContract.CHARGE, reworded)
+        .setArgumentsHash(LedgerDriver.hashOf(ARGS_WITHOUT_NOTE)).build(), T0);
+    ledger.send(intent("k2", LedgerStateMachineContract.CHARGE, worded).build(), T0);
+
+    assertThat(ledger.dispatches("payments").readValuesToList()).as("the reworded retry is the same action")
+        .extracting(d -> d.getIdempotencyKey()).containsExactly("k1");
+    assertThat(ledger.deadLetterRecords()).singleElement().satisfies(letter ->
+        assertThat(header(letter.headers(), "effectledger.error.code")).as("hashed with the note that the rules leave out")
+            .isEqualTo("ARGUMENTS_HASH_MISMATCH"));
+  }
+
+  static final String ARGS_WITHOUT_NOTE = "{\"amount\":1}";
+
+  @Test
+  void shouldDeadLetterAnIntentWithoutAnArgumentTheToolsKeyRulesRequire() {
+    restartWithKeyRules();
+    String noAmount = "{\"note\":\"x\"}";
+    ledger.rawIntents.pipeInput(utf8("k1"), bytes(intent("k1", LedgerStateMachineContract.CHARGE, noAmount)
+        .setArgumentsHash(LedgerDriver.hashOf("{}")).build()), T0);
+
+    assertThat(ledger.deadLetterRecords()).singleElement().satisfies(letter ->
+        assertThat(header(letter.headers(), "effectledger.error.code")).isEqualTo("MISSING_REQUIRED_FIELD"));
+    assertThat(onlyReply().getError().getMessage()).contains("/amount");
+    assertThat(ledger.dispatches("payments").readValuesToList()).isEmpty();
+  }
+
+  @Test
+  void shouldNotCheckTheArgumentsHashOfReadsWhichTheLedgerDoesNotKeep() {
+    ledger.send(intent("r1", LedgerStateMachineContract.LOOKUP, ARGS).setArgumentsHash("sha256:whatever").build(), T0);
+
+    assertThat(ledger.dispatches("reads").readValuesToList()).hasSize(1);
+    assertThat(ledger.deadLetterRecords()).isEmpty();
   }
 }

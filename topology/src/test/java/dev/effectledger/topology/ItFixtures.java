@@ -71,7 +71,7 @@ final class ItFixtures {
         .setStepId("step-1")
         .setTool(TOOL)
         .setArguments(args)
-        .setArgumentsHash("sha256:" + Integer.toHexString(args.hashCode()))
+        .setArgumentsHash(dev.effectledger.schema.ArgumentsHash.of(args, java.util.List.of()))
         .setRequestedAt(Instant.now())
         .build();
   }

@@ -101,8 +101,17 @@ final class LedgerDriver implements AutoCloseable {
         .setStepId("step-" + key)
         .setTool(tool)
         .setArguments(arguments)
-        .setArgumentsHash("h:" + arguments.hashCode())
+        .setArgumentsHash(hashOf(arguments))
         .setRequestedAt(T0);
+  }
+
+  /** The arguments' hash as a client derives it (no key rules), or a stand-in for arguments that are not JSON. */
+  static String hashOf(String arguments) {
+    try {
+      return dev.effectledger.schema.ArgumentsHash.of(arguments, List.of());
+    } catch (IllegalArgumentException e) {
+      return "sha256:not-json";
+    }
   }
 
   void send(ToolIntent intent, Instant at) {

@@ -706,9 +706,7 @@ abstract class LedgerStateMachineContract {
   void shouldKeepEntriesOfAToolTheFileDoesNotNameUnderTheSafestTermsNotTheUnknownToolDefault() {
     ToolPolicy lenient = new ToolPolicy("*", ToolClass.WRITE_IDEMPOTENT, Duration.ofHours(1), Duration.ofMinutes(1),
         InFlightPolicy.COALESCE, AmbiguityPolicy.REDISPATCH, "tickets", "http", 3, false);
-    restartWith(c -> new LedgerConfig(new ToolPolicies(POLICIES.tools(), java.util.Optional.of(lenient)), c.schemaRegistryUrl(),
-        c.maxArgumentsBytes(), c.replyTopics(), c.pendingCheckInterval(), c.purgeInterval(), c.batchSize(), c.punctuationBudget(),
-        c.ticker(), c.intentPartitions(), c.observer()), "unlisted-tool");
+    restartWith(c -> c.withPolicies(new ToolPolicies(POLICIES.tools(), java.util.Optional.of(lenient))), "unlisted-tool");
     ledger.send(intent("u1", "refund_card", ARGS), T0);
     ledger.send(intent("u2", "refund_card", ARGS), T0);
     List<Dispatch> dispatched = tickets.readValuesToList();

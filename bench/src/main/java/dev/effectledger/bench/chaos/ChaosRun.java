@@ -158,6 +158,7 @@ public final class ChaosRun {
             lane: payments
             connector: http
             retry: {maxAttempts: 10, base: 100ms, cap: 2s}
+            key: {ignore: [/reason], require: [/amount, /to]}
             settings: {url: "%1$s", timeout: 2s, honoursKeys: %2$s, effectIdPointer: /id, lookupUrl: "%1$s?key={key}"}
         """.formatted(url, !options.ignoreKeys()));
     String common = String.join("\n", "bootstrap.servers=" + bootstrap, "schema.registry.url=" + registry, "tools.file=tools.yaml",

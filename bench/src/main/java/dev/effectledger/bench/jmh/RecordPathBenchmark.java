@@ -3,6 +3,7 @@ package dev.effectledger.bench.jmh;
 import dev.effectledger.client.IdempotencyKeys;
 import dev.effectledger.client.KeyRules;
 import dev.effectledger.client.StepContext;
+import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
@@ -11,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.List;
 import java.util.Comparator;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -69,7 +71,7 @@ public class RecordPathBenchmark {
     dispatchSerde = new RegistryAvroSerde<>(registry, Dispatch.class);
     intent = ToolIntent.newBuilder().setIdempotencyKey("v1:Ay6vcdvkjNaRRwCg7qviGud7K3re8XOqCEd9H2jphGs").setTenant("acme")
         .setRunId("run-1").setStepId("step-1").setTool("charge_card").setArguments("{\"amount\":1200,\"to\":\"cus_42\",\"reason\":\"r\"}")
-        .setArgumentsHash("h").setRequestedAt(Instant.now()).build();
+        .setArgumentsHash(ArgumentsHash.of("{\"amount\":1200,\"to\":\"cus_42\",\"reason\":\"r\"}", List.of())).setRequestedAt(Instant.now()).build();
     intentBytes = intentSerde.serialize("tool-intents", intent);
     dispatch = Dispatch.newBuilder().setIdempotencyKey(intent.getIdempotencyKey()).setEffectKey(intent.getIdempotencyKey())
         .setTenant("acme").setRunId("run-1").setStepId("step-1").setTool("charge_card").setLane("payments")

@@ -11,6 +11,7 @@ import dev.effectledger.policy.InFlightPolicy;
 import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.ResultStatus;
@@ -80,7 +81,7 @@ class ReconcilerIT {
         ledger.start();
         intents.send(new ProducerRecord<>(LedgerTopics.INTENTS, "k1", ToolIntent.newBuilder().setIdempotencyKey("k1")
             .setTenant("acme").setRunId("r").setStepId("s").setTool("charge").setArguments("{\"amount\":1}")
-            .setArgumentsHash("h").setRequestedAt(Instant.now()).build())).get();
+            .setArgumentsHash(ArgumentsHash.of("{\"amount\":1}", List.of())).setRequestedAt(Instant.now()).build())).get();
         // The executor lost its answer: the ledger holds the key.
         outcomes.send(new ProducerRecord<>(LedgerTopics.OUTCOMES, "k1", Outcome.newBuilder().setIdempotencyKey("k1")
             .setTenant("acme").setTool("charge").setAttempt(1).setStatus(OutcomeStatus.AMBIGUOUS)

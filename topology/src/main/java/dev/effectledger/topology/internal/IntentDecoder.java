@@ -3,6 +3,10 @@ package dev.effectledger.topology.internal;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.serde.WireFormatException;
 import dev.effectledger.topology.ErrorCode;
@@ -31,12 +35,16 @@ final class IntentDecoder {
   private final int maxArgumentsBytes;
   private final Pattern replyTopics;
   private final int partitions;
+  private final ToolPolicies policies;
+  private final boolean verifyHash;
 
   IntentDecoder(Deserializer<ToolIntent> deserializer, LedgerConfig config) {
     this.deserializer = deserializer;
     this.maxArgumentsBytes = config.maxArgumentsBytes();
     this.replyTopics = config.replyTopics();
     this.partitions = config.intentPartitions();
+    this.policies = config.policies();
+    this.verifyHash = config.verifyArgumentsHash();
   }
 
   /** The record at {@code partition} of tool-intents (negative when unknown) as an intent or a named rejection. */
@@ -96,7 +104,46 @@ final class IntentDecoder {
       return new DecodedIntent.Invalid(ErrorCode.ARGUMENTS_NOT_JSON, "arguments are not one JSON value",
           key, intent.getTenant(), intent.getTool(), replyTopic);
     }
+    ToolPolicy policy = policies.forTool(intent.getTool()).orElse(null);
+    if (verifyHash && policy != null && policy.isLedgered()) {
+      DecodedIntent.Invalid refused = checkArguments(intent, policy, key, replyTopic);
+      if (refused != null) {
+        return refused;
+      }
+    }
     return new DecodedIntent.Valid(intent, replyTopic);
+  }
+
+  /**
+   * Refuses an intent whose arguments lack a field the tool's key rules require, or whose
+   * argumentsHash is not its arguments' hash under those rules; null when neither. Only for tools
+   * that go through the ledger: the hash is what tells a retry from a reused key, and a wrong one
+   * would let a key carry other arguments unnoticed.
+   */
+  private static DecodedIntent.Invalid checkArguments(ToolIntent intent, ToolPolicy policy, String key, String replyTopic) {
+    JsonNode arguments;
+    String expected;
+    try {
+      arguments = ArgumentsHash.parse(intent.getArguments());
+      expected = ArgumentsHash.of(arguments, policy.key().ignore());
+    } catch (IllegalArgumentException e) {
+      return new DecodedIntent.Invalid(ErrorCode.ARGUMENTS_NOT_JSON, e.getMessage(), key, intent.getTenant(), intent.getTool(),
+          replyTopic);
+    }
+    for (String pointer : policy.key().require()) {
+      JsonNode value = arguments.at(pointer);
+      if (value.isMissingNode() || value.isNull()) {
+        return new DecodedIntent.Invalid(ErrorCode.MISSING_REQUIRED_FIELD, "tool '" + intent.getTool() + "' needs argument "
+            + pointer + " to tell one action from another", key, intent.getTenant(), intent.getTool(), replyTopic);
+      }
+    }
+    if (expected.equals(intent.getArgumentsHash())) {
+      return null;
+    }
+    String rules = policy.key().ignore().isEmpty() ? "" : " once " + policy.key().ignore() + " are left out";
+    return new DecodedIntent.Invalid(ErrorCode.ARGUMENTS_HASH_MISMATCH, "argumentsHash " + intent.getArgumentsHash()
+        + " is not the arguments' hash: they hash to " + expected + rules + " (tool '" + intent.getTool() + "')", key,
+        intent.getTenant(), intent.getTool(), replyTopic);
   }
 
   private static String keyOf(ToolIntent intent, String recordKey) {

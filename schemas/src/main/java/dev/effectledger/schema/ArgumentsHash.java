@@ -1,0 +1,107 @@
+package dev.effectledger.schema;
+
+import com.fasterxml.jackson.core.JsonPointer;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
+import org.erdtman.jcs.JsonCanonicalizer;
+
+/**
+ * The arguments hash of key derivation v1 (docs/key-derivation.md): {@code "sha256:" +
+ * hex(SHA-256(JCS(arguments without the tool's ignored fields)))}, with JCS the RFC 8785
+ * canonical form. One implementation for the client that derives it and the ledger that checks
+ * it, so the two cannot drift apart.
+ */
+public final class ArgumentsHash {
+
+  public static final String PREFIX = "sha256:";
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private ArgumentsHash() {}
+
+  /**
+   * The hash of {@code argumentsJson} once each field {@code ignored} names (JSON pointers) is
+   * removed.
+   *
+   * @throws IllegalArgumentException when the arguments are not JSON
+   */
+  public static String of(String argumentsJson, List<String> ignored) {
+    return of(parse(argumentsJson), ignored);
+  }
+
+  /** The hash of {@code arguments} once each field {@code ignored} names is removed; leaves {@code arguments} as it was. */
+  public static String of(JsonNode arguments, List<String> ignored) {
+    JsonNode kept = arguments;
+    if (!ignored.isEmpty()) {
+      kept = arguments.deepCopy();
+      for (String pointer : ignored) {
+        remove(kept, pointer);
+      }
+    }
+    return of(canonical(kept.toString()));
+  }
+
+  /**
+   * The arguments as a JSON tree.
+   *
+   * @throws IllegalArgumentException when they are not JSON
+   */
+  public static JsonNode parse(String argumentsJson) {
+    JsonNode arguments;
+    try {
+      arguments = JSON.readTree(argumentsJson);
+    } catch (JsonProcessingException e) {
+      throw new IllegalArgumentException("arguments are not JSON: " + e.getOriginalMessage(), e);
+    }
+    if (arguments == null || arguments.isMissingNode()) {
+      throw new IllegalArgumentException("arguments are empty");
+    }
+    return arguments;
+  }
+
+  /** The hash of arguments already in canonical form. */
+  public static String of(String canonicalArguments) {
+    try {
+      return PREFIX + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
+          .digest(canonicalArguments.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required of every JVM", e);
+    }
+  }
+
+  /**
+   * RFC 8785 canonical form of {@code json}.
+   *
+   * @throws IllegalArgumentException when it cannot be canonicalized (not JSON, a number JCS refuses)
+   */
+  public static String canonical(String json) {
+    try {
+      return new JsonCanonicalizer(json).getEncodedString();
+    } catch (IOException | RuntimeException e) {
+      throw new IllegalArgumentException("arguments cannot be canonicalized: " + e.getMessage(), e);
+    }
+  }
+
+  /** Removes the member or element {@code pointer} names from {@code root}, when there is one. */
+  public static void remove(JsonNode root, String pointer) {
+    JsonPointer at = JsonPointer.compile(pointer);
+    JsonNode parent = root.at(at.head());
+    String last = at.last().getMatchingProperty();
+    if (parent instanceof ObjectNode object) {
+      object.remove(last);
+    } else if (parent instanceof ArrayNode array && at.last().getMatchingIndex() >= 0) {
+      int index = at.last().getMatchingIndex();
+      if (index < array.size()) {
+        array.remove(index);
+      }
+    }
+  }
+}
