@@ -13,7 +13,7 @@ import picocli.CommandLine.Spec;
     description = "Run a benchmark or the chaos harness; each writes a Markdown report to bench/results/."
         + " (bench/run jmh [JMH options] runs the JMH micro-benchmarks.)",
     subcommands = {BenchCommand.Throughput.class, BenchCommand.Scaling.class, BenchCommand.Latency.class,
-        BenchCommand.Postgres.class, BenchCommand.State.class, BenchCommand.Failover.class, ChaosCommand.class})
+        BenchCommand.Postgres.class, BenchCommand.State.class, BenchCommand.Sustain.class, BenchCommand.Failover.class, ChaosCommand.class})
 final class BenchCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
@@ -114,6 +114,47 @@ final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
       return StateBench.run(keys, expire, typed(spec));
+    }
+  }
+
+  @Command(name = "sustain", mixinStandardHelpOptions = true,
+      description = "The ledger under a constant load (a share of its measured capacity) for many dedup windows: live"
+          + " entries, disk, expiries and lag each minute, and whether they hold steady.")
+  static final class Sustain implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Option(names = "--minutes", defaultValue = "10", description = "minutes under load; default ${DEFAULT-VALUE}")
+    int minutes;
+
+    @Option(names = "--window", defaultValue = "PT1M", converter = DurationConverter.class,
+        description = "the tool's dedup window (1m, PT1M); default 1m")
+    java.time.Duration window;
+
+    @Option(names = "--load", defaultValue = "0.7", description = "share of the calibrated capacity; default ${DEFAULT-VALUE}")
+    double load;
+
+    @Option(names = "--rate", defaultValue = "0", description = "keys per second instead of calibrating (0: calibrate)")
+    int rate;
+
+    @Option(names = "--calibration-keys", defaultValue = "100000", description = "keys of the calibration; default ${DEFAULT-VALUE}")
+    int calibrationKeys;
+
+    @Override
+    public Integer call() throws Exception {
+      if (minutes < 4) {
+        throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--minutes must be at least 4: the first window"
+            + " and purge pass before state can be steady");
+      }
+      return SustainBench.run(minutes, window, load, rate, calibrationKeys, typed(spec));
+    }
+  }
+
+  /** Durations as tools.yaml writes them (30s, 15m, 24h, 7d) or ISO-8601 (PT15M). */
+  static final class DurationConverter implements picocli.CommandLine.ITypeConverter<java.time.Duration> {
+    @Override
+    public java.time.Duration convert(String value) {
+      return dev.effectledger.policy.Durations.parse(value).orElseThrow(() -> new picocli.CommandLine.TypeConversionException(
+          "'" + value + "' is not a duration; use e.g. 30s, 1m, 24h or PT1M"));
     }
   }
 

@@ -276,7 +276,7 @@ final class StateBench {
     }
   }
 
-  private static Map<TopicPartition, Long> ends(Admin admin, String... topics) throws Exception {
+  static Map<TopicPartition, Long> ends(Admin admin, String... topics) throws Exception {
     Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
     for (String topic : topics) {
       for (int p = 0; p < PARTITIONS; p++) {
@@ -289,7 +289,7 @@ final class StateBench {
   }
 
   /** Bytes of every RocksDB directory of {@code store} under the state directory. */
-  private static long size(Path stateDir, String store) throws IOException {
+  static long size(Path stateDir, String store) throws IOException {
     List<Path> stores;
     try (Stream<Path> paths = Files.walk(stateDir)) {
       stores = paths.filter(p -> Files.isDirectory(p) && p.getFileName().toString().equals(store)).toList();
