@@ -48,7 +48,6 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StoreQueryParameters;
-import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.QueryableStoreTypes;
 import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
@@ -124,7 +123,7 @@ final class SustainBench {
       Map<TopicPartition, OffsetAndMetadata> from = new java.util.HashMap<>();
       StateBench.ends(admin, LedgerTopics.INTENTS, LedgerTopics.OUTCOMES).forEach((tp, end) -> from.put(tp, new OffsetAndMetadata(end)));
       admin.alterConsumerGroupOffsets("sustain", from).all().get();
-      try (KafkaStreams streams = new KafkaStreams(LedgerTopology.build(config), props(kafka, "sustain", stateDir))) {
+      try (KafkaStreams streams = new KafkaStreams(LedgerTopology.build(config), StateBench.props(kafka, "sustain", stateDir))) {
         streams.start();
         awaitRunning(streams);
         AtomicBoolean stop = new AtomicBoolean();
@@ -183,7 +182,7 @@ final class SustainBench {
     Map<TopicPartition, Long> ends = StateBench.ends(admin, LedgerTopics.INTENTS, LedgerTopics.OUTCOMES);
     Counts counts = new Counts();
     try (KafkaStreams streams = new KafkaStreams(LedgerTopology.build(LedgerConfig.of(policies, REGISTRY).withObserver(counts)),
-        props(kafka, "sustain-calibration", Files.createDirectories(dir)))) {
+        StateBench.props(kafka, "sustain-calibration", Files.createDirectories(dir)))) {
       streams.start();
       while (!Bench.caughtUp(admin, "sustain-calibration", ends)) {
         TimeUnit.MILLISECONDS.sleep(100); // polling the committed offsets
@@ -277,18 +276,6 @@ final class SustainBench {
     public void close() {
       producer.close();
     }
-  }
-
-  private static Properties props(EmbeddedKafkaCluster kafka, String app, Path dir) {
-    Properties props = new Properties();
-    props.put(StreamsConfig.APPLICATION_ID_CONFIG, app);
-    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-    props.put(StreamsConfig.STATE_DIR_CONFIG, dir.toString());
-    props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
-    props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 2);
-    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
-    props.put(StreamsConfig.consumerPrefix("auto.offset.reset"), "earliest");
-    return LedgerTopology.streamsProperties(props);
   }
 
   /** Waits until every stream thread runs tasks and the client has stayed RUNNING for 5 s: the load starts once the group has settled. */

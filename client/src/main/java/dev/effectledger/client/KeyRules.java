@@ -18,25 +18,11 @@ public record KeyRules(List<String> volatileFields, List<String> requiredFields)
   public KeyRules {
     volatileFields = List.copyOf(volatileFields);
     requiredFields = List.copyOf(requiredFields);
-    for (String pointer : volatileFields) {
-      checkPointer(pointer);
-    }
-    for (String pointer : requiredFields) {
-      checkPointer(pointer);
-      if (volatileFields.contains(pointer)) {
-        throw new IllegalArgumentException("field " + pointer + " is both volatile and required");
-      }
-    }
+    dev.effectledger.schema.ArgumentsHash.checkRules(volatileFields, requiredFields);
   }
 
   public static Builder builder() {
     return new Builder();
-  }
-
-  private static void checkPointer(String pointer) {
-    if (pointer == null || !pointer.startsWith("/")) {
-      throw new IllegalArgumentException("'" + pointer + "' is not a JSON pointer; start it with /");
-    }
   }
 
   /** Builds {@link KeyRules}; by default no field is volatile and none is required. */

@@ -53,7 +53,7 @@ class IdempotencyKeysTest {
   @Test
   void shouldRefuseRulesThatContradictThemselves() {
     assertThatThrownBy(() -> KeyRules.builder().ignore("/amount").require("/amount").build())
-        .hasMessageContaining("both volatile and required");
+        .hasMessageContaining("both ignored (volatile) and required");
     assertThatThrownBy(() -> KeyRules.builder().ignore("amount").build()).hasMessageContaining("JSON pointer");
   }
 }

@@ -1,8 +1,7 @@
 package dev.effectledger.policy;
 
-import java.util.HashSet;
+import dev.effectledger.schema.ArgumentsHash;
 import java.util.List;
-import java.util.Objects;
 
 /**
  * A tool's rules for the idempotency key (tools.yaml {@code key:}): arguments that do not tell one
@@ -21,23 +20,6 @@ public record ArgumentRules(List<String> ignore, List<String> require) {
   public ArgumentRules {
     ignore = List.copyOf(ignore);
     require = List.copyOf(require);
-    for (String pointer : ignore) {
-      checkPointer(pointer);
-    }
-    for (String pointer : require) {
-      checkPointer(pointer);
-    }
-    HashSet<String> both = new HashSet<>(ignore);
-    both.retainAll(require);
-    if (!both.isEmpty()) {
-      throw new IllegalArgumentException("arguments " + both + " are both ignored and required");
-    }
-  }
-
-  private static void checkPointer(String pointer) {
-    Objects.requireNonNull(pointer, "pointer");
-    if (!pointer.startsWith("/")) {
-      throw new IllegalArgumentException("'" + pointer + "' is not a JSON pointer; write it like /reason or /customer/id");
-    }
+    ArgumentsHash.checkRules(ignore, require);
   }
 }

@@ -225,6 +225,6 @@ class ToolPolicyLoaderTest {
         .containsExactlyInAnyOrder("tools.pay.key.also: unknown field; allowed: ignore, require",
             "tools.pay.key.ignore: 'reason' is not a JSON pointer; write it like /reason or /customer/id");
     assertThat(problemsOf("tools:\n  pay: {class: irreversible, connector: http, key: {ignore: [/a], require: [/a]}}\n").problems())
-        .containsExactly("tools.pay.key: arguments [/a] are both ignored and required");
+        .containsExactly("tools.pay.key: argument /a is both ignored (volatile) and required");
   }
 }

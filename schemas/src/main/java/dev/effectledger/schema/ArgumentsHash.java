@@ -104,4 +104,27 @@ public final class ArgumentsHash {
       }
     }
   }
+
+  /**
+   * Checks a tool's key rules: every entry a JSON pointer, none both left out and required.
+   *
+   * @throws IllegalArgumentException naming the first pointer that is wrong and how to write it
+   */
+  public static void checkRules(List<String> ignored, List<String> required) {
+    for (String pointer : ignored) {
+      checkPointer(pointer);
+    }
+    for (String pointer : required) {
+      checkPointer(pointer);
+      if (ignored.contains(pointer)) {
+        throw new IllegalArgumentException("argument " + pointer + " is both ignored (volatile) and required");
+      }
+    }
+  }
+
+  private static void checkPointer(String pointer) {
+    if (pointer == null || !pointer.startsWith("/")) {
+      throw new IllegalArgumentException("'" + pointer + "' is not a JSON pointer; write it like /reason or /customer/id");
+    }
+  }
 }
