@@ -6,6 +6,8 @@ import dev.effectledger.policy.ToolPolicyLoader;
 import dev.effectledger.topology.LedgerConfig;
 import java.io.IOException;
 import java.io.Reader;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -134,8 +136,8 @@ public final class AppConfig {
     String bare = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
     boolean wildcard;
     try {
-      wildcard = bare.matches("[0-9.:]+") && java.net.InetAddress.getByName(bare).isAnyLocalAddress();
-    } catch (java.net.UnknownHostException e) {
+      wildcard = bare.matches("[0-9.:]+") && InetAddress.getByName(bare).isAnyLocalAddress();
+    } catch (UnknownHostException e) {
       wildcard = false;
     }
     if (wildcard) {

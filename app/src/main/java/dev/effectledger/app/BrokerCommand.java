@@ -3,8 +3,13 @@ package dev.effectledger.app;
 import dev.effectledger.embedded.EmbeddedKafkaCluster;
 import dev.effectledger.embedded.SchemaRegistryServer;
 import dev.effectledger.embedded.StandaloneKafkaServer;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -63,7 +68,7 @@ final class BrokerCommand implements Callable<Integer> {
         System.out.println("bootstrap.servers=" + cluster.bootstrapServers());
       }
     }
-    java.util.Collections.reverse(parts); // the broker stops before the registry it may still need
+    Collections.reverse(parts); // the broker stops before the registry it may still need
     Lifecycle lifecycle = new Lifecycle("broker", parts.toArray(AutoCloseable[]::new));
     if (schemas != null) {
       System.out.println("schema.registry.url=" + schemas.url());
@@ -81,7 +86,7 @@ final class BrokerCommand implements Callable<Integer> {
   }
 
   private static void control(EmbeddedKafkaCluster kafka) {
-    try (var in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8))) {
+    try (var in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
       for (String line = in.readLine(); line != null; line = in.readLine()) {
         String[] words = line.trim().split("\\s+");
         try {
@@ -99,7 +104,7 @@ final class BrokerCommand implements Callable<Integer> {
         }
         System.out.flush();
       }
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       System.err.println("broker control input closed: " + e.getMessage());
     }
   }

@@ -4,7 +4,6 @@ import dev.effectledger.client.DerivedKey;
 import dev.effectledger.client.StepContext;
 import dev.effectledger.client.ToolCall;
 import dev.effectledger.client.ToolCallClient;
-import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.connectors.reconcile.Reconciler;
 import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.embedded.CountingDownstream.Fault;
@@ -14,9 +13,10 @@ import dev.effectledger.schema.AuditType;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.TopicReads;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
-import dev.effectledger.topology.LedgerTopics;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.time.Instant;
@@ -27,15 +27,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -120,7 +120,7 @@ final class DemoWorkload {
       StepContext step = new StepContext(TENANT, "run-" + (i / 10), "step-" + i, "customer:" + i);
       ToolCall call = ToolCall.of(step, tool, arguments(tool, i, false));
       DerivedKey key = agent.keyOf(call);
-      Action action = new Action(i, tool, call, key.key(), new java.util.concurrent.CopyOnWriteArrayList<>());
+      Action action = new Action(i, tool, call, key.key(), new CopyOnWriteArrayList<>());
       actions.add(action);
       injectFault(action);
       // Layer 2, the tool wrapper: every call goes out twice.
@@ -213,7 +213,7 @@ final class DemoWorkload {
         if (action.index() % 50 == 7) {
           // Another action's arguments, hashed as the client would, under this action's key.
           ToolCall other = ToolCall.of(action.call().step(), action.tool(), arguments(action.tool(), action.index() + count, false));
-          raw.send(new ProducerRecord<>(LedgerTopics.INTENTS, action.key(), ToolIntent.newBuilder()
+          raw.send(new ProducerRecord<>(Topics.INTENTS, action.key(), ToolIntent.newBuilder()
               .setIdempotencyKey(action.key()).setTenant(TENANT).setRunId("buggy").setStepId("buggy")
               .setTool(action.tool()).setArguments(other.argumentsJson()).setArgumentsHash(agent.keyOf(other).argumentsHash())
               .setRequestedAt(Instant.now()).build()));
@@ -254,7 +254,7 @@ final class DemoWorkload {
 
     Report report(Result result, CountingDownstream payments, CountingDownstream receipts) {
       Map<AuditType, Integer> audit = new EnumMap<>(AuditType.class);
-      readAll(LedgerTopics.AUDIT, new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), AuditEvent.class),
+      readAll(Topics.AUDIT, new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), AuditEvent.class),
           (key, event) -> audit.merge(event.getType(), 1, Integer::sum));
       Map<String, Integer> events = new HashMap<>();
       readAll(EFFECTS_TOPIC, new ByteArrayDeserializer(), (key, value) -> events.merge(key, 1, Integer::sum));
@@ -285,21 +285,13 @@ final class DemoWorkload {
           missing, violations);
     }
 
-    private <V> void readAll(String topic, Deserializer<V> values, java.util.function.BiConsumer<String, V> each) {
+    private <V> void readAll(String topic, Deserializer<V> values, BiConsumer<String, V> each) {
       Properties props = new Properties();
       props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
       props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
       try (KafkaConsumer<String, V> consumer = new KafkaConsumer<>(props, new StringDeserializer(), values)) {
-        List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
-            .map(p -> new TopicPartition(topic, p.partition())).toList();
-        consumer.assign(partitions);
-        consumer.seekToBeginning(partitions);
-        Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (end.entrySet().stream().anyMatch(e -> consumer.position(e.getKey()) < e.getValue()) && System.nanoTime() < deadline) {
-          for (ConsumerRecord<String, V> record : consumer.poll(Duration.ofMillis(200))) {
-            each.accept(record.key(), record.value());
-          }
+        if (!TopicReads.wholeTopic(consumer, topic, Duration.ofSeconds(60), record -> each.accept(record.key(), record.value()))) {
+          throw new IllegalStateException("Could not read " + topic + " to its end within 60 s; is a transaction left open?");
         }
       }
     }

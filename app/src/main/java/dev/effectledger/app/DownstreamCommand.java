@@ -2,10 +2,12 @@ package dev.effectledger.app;
 
 import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.embedded.CountingDownstream.Fault;
+import dev.effectledger.policy.Durations;
 import java.util.EnumMap;
 import java.util.Map;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -65,7 +67,7 @@ final class DownstreamCommand implements Callable<Integer> {
   }
 
   private static Duration duration(String option, String text) {
-    return dev.effectledger.policy.Durations.parse(text).orElseThrow(() ->
+    return Durations.parse(text).orElseThrow(() ->
         new IllegalArgumentException(option + ": '" + text + "' is not a duration; write it like 30s or 500ms"));
   }
 
@@ -76,7 +78,7 @@ final class DownstreamCommand implements Callable<Integer> {
       Fault fault = kv.length == 2 ? FAULTS.get(kv[0].trim()) : null;
       if (fault == null) {
         throw new IllegalArgumentException("--fault-mix: '" + part + "' is not FAULT=PERCENT with FAULT one of "
-            + new java.util.TreeSet<>(FAULTS.keySet()));
+            + new TreeSet<>(FAULTS.keySet()));
       }
       try {
         mix.put(fault, Integer.parseInt(kv[1].trim()));

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.effectledger.schema.LedgerEntry;
-import dev.effectledger.topology.LedgerTopics;
+import dev.effectledger.schema.LedgerStore;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -95,15 +95,15 @@ final class LedgerHttpServer implements AutoCloseable {
       answer(exchange, 503, "application/json", "{\"error\":\"not ready: " + streams.state() + "\"}");
       return;
     }
-    KeyQueryMetadata owner = streams.queryMetadataForKey(LedgerTopics.LEDGER_STORE, key, Serdes.String().serializer());
+    KeyQueryMetadata owner = streams.queryMetadataForKey(LedgerStore.NAME, key, Serdes.String().serializer());
     boolean forwarded = exchange.getRequestHeaders().containsKey("X-Effectledger-Forwarded");
     if (owner != null && owner != KeyQueryMetadata.NOT_AVAILABLE && !owner.activeHost().equals(self) && !forwarded) {
       forward(exchange, owner.activeHost(), tenant, key);
       return;
     }
     ReadOnlyKeyValueStore<String, LedgerEntry> store = streams.store(
-        StoreQueryParameters.fromNameAndType(LedgerTopics.LEDGER_STORE, QueryableStoreTypes.<String, LedgerEntry>keyValueStore()));
-    LedgerEntry entry = store.get(tenant + "/" + key);
+        StoreQueryParameters.fromNameAndType(LedgerStore.NAME, QueryableStoreTypes.<String, LedgerEntry>keyValueStore()));
+    LedgerEntry entry = store.get(LedgerStore.key(tenant, key));
     if (entry == null) {
       answer(exchange, 404, "application/json", "{\"error\":\"no ledger entry for this key\"}");
     } else {

@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Properties;
 import java.util.concurrent.Callable;
@@ -52,7 +53,7 @@ final class ProcessorCommand implements Callable<Integer> {
     LedgerConfig ledgerConfig = cfg.ledgerConfig(policies).withIntentPartitions(partitions)
         .withObserver(new MicrometerObserver(registry, policies.tools().keySet()));
     KafkaStreams streams = new KafkaStreams(LedgerTopology.build(ledgerConfig), LedgerTopology.streamsProperties(kafka, ledgerConfig));
-    streams.setUncaughtExceptionHandler(new StreamThreadFailures(10, Duration.ofMinutes(5), java.time.Clock.systemUTC()));
+    streams.setUncaughtExceptionHandler(new StreamThreadFailures(10, Duration.ofMinutes(5), Clock.systemUTC()));
     KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams);
     streamsMetrics.bindTo(registry);
     Lifecycle lifecycle = new Lifecycle("processor", http, () -> streams.close(Duration.ofSeconds(30)), streamsMetrics);

@@ -1,10 +1,10 @@
 package dev.effectledger.app;
 
-import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.schema.LedgerStore;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.topology.CoPartitioning;
-import dev.effectledger.topology.LedgerTopics;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -16,6 +16,7 @@ import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
@@ -35,12 +36,12 @@ final class TopicProvisioner {
 
   /** Every topic the ledger reads or writes for these policies. */
   static List<String> topics(ToolPolicies policies) {
-    Set<String> topics = new LinkedHashSet<>(List.of(LedgerTopics.INTENTS, LedgerTopics.OUTCOMES, LedgerTopics.RESULTS,
-        LedgerTopics.AUDIT, LedgerTopics.INTENTS_DLQ, LedgerTopics.OUTCOMES_DLQ, ExecutorConfig.DEAD_LETTER_TOPIC));
+    Set<String> topics = new LinkedHashSet<>(List.of(Topics.INTENTS, Topics.OUTCOMES, Topics.RESULTS,
+        Topics.AUDIT, Topics.INTENTS_DLQ, Topics.OUTCOMES_DLQ, Topics.DISPATCH_DLQ));
     for (ToolPolicy policy : policies.tools().values()) {
-      topics.add(LedgerTopics.dispatchTopic(policy.lane()));
+      topics.add(Topics.dispatch(policy.lane()));
     }
-    policies.unknownTool().ifPresent(p -> topics.add(LedgerTopics.dispatchTopic(p.lane())));
+    policies.unknownTool().ifPresent(p -> topics.add(Topics.dispatch(p.lane())));
     return new ArrayList<>(topics);
   }
 
@@ -83,14 +84,14 @@ final class TopicProvisioner {
         problems.add("topic " + topic + " does not exist");
       }
     }
-    if (existing.contains(LedgerTopics.INTENTS) && existing.contains(LedgerTopics.OUTCOMES)) {
+    if (existing.contains(Topics.INTENTS) && existing.contains(Topics.OUTCOMES)) {
       try {
         CoPartitioning.verify(admin);
       } catch (IllegalStateException e) {
         problems.add(e.getMessage());
       }
     }
-    String changelog = applicationId + "-" + LedgerTopics.LEDGER_STORE + "-changelog";
+    String changelog = LedgerStore.changelog(applicationId);
     if (existing.contains(changelog)) {
       ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, changelog);
       Map<ConfigResource, Config> configs = call(admin.describeConfigs(List.of(resource)).all());
@@ -106,7 +107,7 @@ final class TopicProvisioner {
     }
   }
 
-  private static <T> T call(org.apache.kafka.common.KafkaFuture<T> future) {
+  private static <T> T call(KafkaFuture<T> future) {
     try {
       return future.get(60, TimeUnit.SECONDS);
     } catch (ExecutionException e) {

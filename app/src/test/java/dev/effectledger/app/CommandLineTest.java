@@ -2,13 +2,17 @@ package dev.effectledger.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.topology.LedgerConfig;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Properties;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -120,7 +124,7 @@ class CommandLineTest {
   void shouldRefuseConfigWithoutBootstrapServers() throws Exception {
     Path file = Files.writeString(dir.resolve("p.properties"), "schema.registry.url=mock://x\n");
 
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> AppConfig.load(file, Map.of()))
+    Assertions.assertThatThrownBy(() -> AppConfig.load(file, Map.of()))
         .hasMessageContaining("bootstrap.servers").hasMessageContaining("KAFKA_BOOTSTRAP_SERVERS");
   }
 
@@ -130,12 +134,12 @@ class CommandLineTest {
         + "max.arguments.bytes=262144\nledger.punctuation.interval=2s\nledger.purge.interval=5m\nledger.punctuation.budget=300ms\n");
 
     AppConfig config = AppConfig.load(file, Map.of());
-    dev.effectledger.topology.LedgerConfig ledger = config.ledgerConfig(dev.effectledger.policy.ToolPolicies.of());
+    LedgerConfig ledger = config.ledgerConfig(ToolPolicies.of());
 
     assertThat(ledger.maxArgumentsBytes()).isEqualTo(262_144);
-    assertThat(ledger.pendingCheckInterval()).isEqualTo(java.time.Duration.ofSeconds(2));
-    assertThat(ledger.purgeInterval()).isEqualTo(java.time.Duration.ofMinutes(5));
-    assertThat(ledger.punctuationBudget()).isEqualTo(java.time.Duration.ofMillis(300));
+    assertThat(ledger.pendingCheckInterval()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(ledger.purgeInterval()).isEqualTo(Duration.ofMinutes(5));
+    assertThat(ledger.punctuationBudget()).isEqualTo(Duration.ofMillis(300));
     assertThat(config.kafka()).doesNotContainKeys("max.arguments.bytes", "ledger.punctuation.interval", "ledger.purge.interval",
         "ledger.punctuation.budget");
   }
@@ -145,8 +149,8 @@ class CommandLineTest {
     Path file = Files.writeString(dir.resolve("p.properties"), "bootstrap.servers=a:9092\nschema.registry.url=mock://x\n"
         + "max.arguments.bytes=1048576\n");
 
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> AppConfig.load(file, Map.of()).ledgerConfig(
-            dev.effectledger.policy.ToolPolicies.of()))
+    Assertions.assertThatThrownBy(() -> AppConfig.load(file, Map.of()).ledgerConfig(
+            ToolPolicies.of()))
         .hasMessageContaining("max.arguments.bytes").hasMessageContaining("524288");
   }
 
@@ -155,18 +159,18 @@ class CommandLineTest {
     Path file = Files.writeString(dir.resolve("p.properties"), "bootstrap.servers=a:9092\nschema.registry.url=mock://x\n"
         + "ledger.punctuation.interval=1s\nledger.punctuation.budget=1s\n");
 
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> AppConfig.load(file, Map.of()).ledgerConfig(
-            dev.effectledger.policy.ToolPolicies.of()))
+    Assertions.assertThatThrownBy(() -> AppConfig.load(file, Map.of()).ledgerConfig(
+            ToolPolicies.of()))
         .hasMessageContaining("ledger.punctuation.budget").hasMessageContaining("ledger.punctuation.interval");
   }
 
   @Test
   void shouldRefuseToAdvertiseAWildcardAddressForKeyLookups() {
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> AppConfig.advertisedServer("0.0.0.0", null, 8080))
+    Assertions.assertThatThrownBy(() -> AppConfig.advertisedServer("0.0.0.0", null, 8080))
         .hasMessageContaining("http.advertised.host").hasMessageContaining("0.0.0.0");
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> AppConfig.advertisedServer("::", "", 8080))
+    Assertions.assertThatThrownBy(() -> AppConfig.advertisedServer("::", "", 8080))
         .hasMessageContaining("http.advertised.host");
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> AppConfig.advertisedServer("127.0.0.1", "0.0.0.0", 8080))
+    Assertions.assertThatThrownBy(() -> AppConfig.advertisedServer("127.0.0.1", "0.0.0.0", 8080))
         .hasMessageContaining("not 0.0.0.0");
 
     assertThat(AppConfig.advertisedServer("0.0.0.0", "processor-1.ledger", 8080)).isEqualTo("processor-1.ledger:8080");

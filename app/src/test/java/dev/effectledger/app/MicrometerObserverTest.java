@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.effectledger.schema.AuditType;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class MicrometerObserverTest {
@@ -12,7 +13,7 @@ class MicrometerObserverTest {
   @Test
   void shouldCountDoubleEffectsPerToolApartFromDecisions() {
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    MicrometerObserver observer = new MicrometerObserver(registry, java.util.Set.of("charge_card"));
+    MicrometerObserver observer = new MicrometerObserver(registry, Set.of("charge_card"));
 
     observer.decided("charge_card", AuditType.LATE_OUTCOME);
     observer.doubleEffect("charge_card");
@@ -26,7 +27,7 @@ class MicrometerObserverTest {
   @Test
   void shouldCountToolsTheFileDoesNotNameUnderOneLabel() {
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    MicrometerObserver observer = new MicrometerObserver(registry, java.util.Set.of("charge_card"));
+    MicrometerObserver observer = new MicrometerObserver(registry, Set.of("charge_card"));
 
     for (int i = 0; i < 50; i++) {
       observer.decided("made-up-tool-" + i, AuditType.REJECTED);

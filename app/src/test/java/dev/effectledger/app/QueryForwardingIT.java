@@ -1,6 +1,5 @@
 package dev.effectledger.app;
 
-import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.effectledger.policy.AmbiguityPolicy;
@@ -10,11 +9,11 @@ import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import dev.effectledger.topology.LedgerConfig;
-import dev.effectledger.topology.LedgerTopics;
 import dev.effectledger.topology.LedgerTopology;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -72,8 +71,8 @@ class QueryForwardingIT {
   @Timeout(180)
   void shouldAnswerEveryKeyFromEitherInstance() throws Exception {
     Map<String, Integer> topics = new HashMap<>();
-    for (String t : List.of(LedgerTopics.INTENTS, LedgerTopics.OUTCOMES, LedgerTopics.RESULTS, LedgerTopics.AUDIT,
-        LedgerTopics.INTENTS_DLQ, LedgerTopics.OUTCOMES_DLQ, LedgerTopics.dispatchTopic("payments"))) {
+    for (String t : List.of(Topics.INTENTS, Topics.OUTCOMES, Topics.RESULTS, Topics.AUDIT,
+        Topics.INTENTS_DLQ, Topics.OUTCOMES_DLQ, Topics.dispatch("payments"))) {
       topics.put(t, 4);
     }
     kafka.createTopics(topics);
@@ -92,7 +91,7 @@ class QueryForwardingIT {
       try (KafkaProducer<String, ToolIntent> producer = new KafkaProducer<>(props, new StringSerializer(),
           new RegistryAvroSerde<>(SchemaRegistries.forUrl("mock://query-it"), ToolIntent.class))) {
         for (String key : keys) {
-          producer.send(new ProducerRecord<>(LedgerTopics.INTENTS, key, ToolIntent.newBuilder().setIdempotencyKey(key)
+          producer.send(new ProducerRecord<>(Topics.INTENTS, key, ToolIntent.newBuilder().setIdempotencyKey(key)
               .setTenant("acme").setRunId("r").setStepId(key).setTool("charge_card").setArguments("{}")
               .setArgumentsHash(ArgumentsHash.of("{}", List.of())).setRequestedAt(Instant.now()).build()));
         }

@@ -1,5 +1,6 @@
 package dev.effectledger.bench;
 
+import com.sun.management.OperatingSystemMXBean;
 import dev.effectledger.embedded.EmbeddedKafkaCluster;
 import dev.effectledger.policy.AmbiguityPolicy;
 import dev.effectledger.policy.ArgumentRules;
@@ -9,24 +10,28 @@ import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.topology.LedgerConfig;
-import dev.effectledger.topology.LedgerTopics;
 import dev.effectledger.topology.LedgerTopology;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -39,6 +44,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
+import org.openjdk.jmh.Main;
 
 /**
  * {@code bench/run throughput}: the ledger gate's throughput against the baseline dedup topology,
@@ -65,7 +71,7 @@ public final class Bench {
   /** {@code bench/run <command> [options]}: see {@link BenchCommand}; {@code jmh} hands its arguments to JMH. */
   public static void main(String[] args) throws Exception {
     if (args.length > 0 && args[0].equals("jmh")) {
-      org.openjdk.jmh.Main.main(java.util.Arrays.copyOfRange(args, 1, args.length));
+      Main.main(Arrays.copyOfRange(args, 1, args.length));
       return;
     }
     System.exit(new picocli.CommandLine(new BenchCommand()).execute(args));
@@ -78,7 +84,7 @@ public final class Bench {
       createTopics(kafka);
       int distinct = produce(kafka.bootstrapServers(), intents).distinct();
       say("produced " + intents + " intents (" + distinct + " distinct keys, " + (intents - distinct) * 100 / intents
-          + "% duplicates) to " + LedgerTopics.INTENTS + " and " + BASELINE_INPUT);
+          + "% duplicates) to " + Topics.INTENTS + " and " + BASELINE_INPUT);
       List<Run> runs = new ArrayList<>();
       int round = 0;
       for (int r = 0; r < repeats; r++) {
@@ -90,7 +96,7 @@ public final class Bench {
           if (guarantee.equals(StreamsConfig.EXACTLY_ONCE_V2)) {
             // What checking each intent's arguments hash costs: the same ledger without the check.
             runs.add(measure(kafka, UNCHECKED, guarantee, LedgerTopology.build(LedgerConfig.of(POLICIES, REGISTRY)
-                .withArgumentsHashCheck(false)), LedgerTopics.INTENTS, "ledger-unchecked-" + round, intents));
+                .withArgumentsHashCheck(false)), Topics.INTENTS, "ledger-unchecked-" + round, intents));
           }
         }
       }
@@ -102,19 +108,19 @@ public final class Bench {
   /** {@code bench/run scaling}: the ledger with 1, 2 and 4 instances (one stream thread each) on 8 partitions. */
   static int scaling(int intents, int repeats) throws Exception {
     List<Integer> sizes = List.of(1, 2, 4);
-    Map<Integer, List<Double>> results = new java.util.TreeMap<>();
+    Map<Integer, List<Double>> results = new TreeMap<>();
     try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1)) {
       createTopics(kafka);
       Workload workload = produce(kafka.bootstrapServers(), intents);
       say("warm-up run (2 instances), not counted");
       double warmUp = measure(kafka, "ledger", StreamsConfig.EXACTLY_ONCE_V2, () -> LedgerTopology.build(LedgerConfig.of(POLICIES, REGISTRY)),
-          LedgerTopics.INTENTS, "scaling-warm-up", intents, 2, 1).perSecond();
+          Topics.INTENTS, "scaling-warm-up", intents, 2, 1).perSecond();
       for (int r = 0; r < repeats; r++) {
         // Each repeat starts at another size, so JIT warm-up within a repeat favours none of them.
         for (int i = 0; i < sizes.size(); i++) {
           int n = sizes.get((i + r) % sizes.size());
           Run run = measure(kafka, "ledger", StreamsConfig.EXACTLY_ONCE_V2, () -> LedgerTopology.build(LedgerConfig.of(POLICIES, REGISTRY)),
-              LedgerTopics.INTENTS, "scaling-" + n + "-" + r, intents, n, 1);
+              Topics.INTENTS, "scaling-" + n + "-" + r, intents, n, 1);
           results.computeIfAbsent(n, k -> new ArrayList<>()).add(run.perSecond());
         }
       }
@@ -146,8 +152,8 @@ public final class Bench {
 
   static void createTopics(EmbeddedKafkaCluster kafka, String... extra) {
     Map<String, Integer> topics = new HashMap<>();
-    for (String t : List.of(LedgerTopics.INTENTS, LedgerTopics.OUTCOMES, LedgerTopics.RESULTS, LedgerTopics.AUDIT,
-        LedgerTopics.INTENTS_DLQ, LedgerTopics.OUTCOMES_DLQ, LedgerTopics.dispatchTopic("bench"), BASELINE_INPUT, "baseline-out")) {
+    for (String t : List.of(Topics.INTENTS, Topics.OUTCOMES, Topics.RESULTS, Topics.AUDIT,
+        Topics.INTENTS_DLQ, Topics.OUTCOMES_DLQ, Topics.dispatch("bench"), BASELINE_INPUT, "baseline-out")) {
       topics.put(t, PARTITIONS);
     }
     for (String t : extra) {
@@ -158,13 +164,13 @@ public final class Bench {
 
   static Run measureLedger(EmbeddedKafkaCluster kafka, String guarantee, String applicationId, int intents)
       throws Exception {
-    return measure(kafka, "ledger", guarantee, LedgerTopology.build(LedgerConfig.of(POLICIES, REGISTRY)), LedgerTopics.INTENTS,
+    return measure(kafka, "ledger", guarantee, LedgerTopology.build(LedgerConfig.of(POLICIES, REGISTRY)), Topics.INTENTS,
         applicationId, intents);
   }
 
   static String machine() {
     return "Machine: " + Runtime.getRuntime().availableProcessors() + " cores, "
-        + (((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+        + (((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
             .getTotalMemorySize() >> 30) + " GiB memory, Java " + System.getProperty("java.version") + ", "
         + Runtime.getRuntime().maxMemory() / (1024 * 1024) + " MiB heap; date " + LocalDate.now();
   }
@@ -188,8 +194,8 @@ public final class Bench {
         ToolIntent intent = ToolIntent.newBuilder().setIdempotencyKey(key).setTenant("bench").setRunId("run-" + id)
             .setStepId("step").setTool("charge_card").setArguments(args).setArgumentsHash(ArgumentsHash.of(args, List.of("/reason")))
             .setRequestedAt(Instant.now()).build();
-        byte[] value = serde.serialize(LedgerTopics.INTENTS, intent);
-        producer.send(new ProducerRecord<>(LedgerTopics.INTENTS, key, value));
+        byte[] value = serde.serialize(Topics.INTENTS, intent);
+        producer.send(new ProducerRecord<>(Topics.INTENTS, key, value));
         producer.send(new ProducerRecord<>(BASELINE_INPUT, key, value));
       }
     }
@@ -206,7 +212,7 @@ public final class Bench {
    * Runs {@code instances} Kafka Streams clients of one application, {@code threads} stream
    * threads each, from the start of the input until they have committed past every record.
    */
-  static Run measure(EmbeddedKafkaCluster kafka, String name, String guarantee, java.util.function.Supplier<Topology> topology,
+  static Run measure(EmbeddedKafkaCluster kafka, String name, String guarantee, Supplier<Topology> topology,
       String input, String applicationId, int records, int instances, int threads) throws Exception {
     List<KafkaStreams> clients = new ArrayList<>();
     Properties props = new Properties();

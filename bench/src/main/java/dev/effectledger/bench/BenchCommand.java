@@ -1,5 +1,7 @@
 package dev.effectledger.bench;
 
+import dev.effectledger.policy.Durations;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -128,7 +130,7 @@ final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--window", defaultValue = "PT1M", converter = DurationConverter.class,
         description = "the tool's dedup window (1m, PT1M); default 1m")
-    java.time.Duration window;
+    Duration window;
 
     @Option(names = "--load", defaultValue = "0.7", description = "share of the calibrated capacity; default ${DEFAULT-VALUE}")
     double load;
@@ -150,10 +152,10 @@ final class BenchCommand implements Callable<Integer> {
   }
 
   /** Durations as tools.yaml writes them (30s, 15m, 24h, 7d) or ISO-8601 (PT15M). */
-  static final class DurationConverter implements picocli.CommandLine.ITypeConverter<java.time.Duration> {
+  static final class DurationConverter implements picocli.CommandLine.ITypeConverter<Duration> {
     @Override
-    public java.time.Duration convert(String value) {
-      return dev.effectledger.policy.Durations.parse(value).orElseThrow(() -> new picocli.CommandLine.TypeConversionException(
+    public Duration convert(String value) {
+      return Durations.parse(value).orElseThrow(() -> new picocli.CommandLine.TypeConversionException(
           "'" + value + "' is not a duration; use e.g. 30s, 1m, 24h or PT1M"));
     }
   }

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
@@ -40,7 +41,7 @@ final class Charts {
         .xAxisTitle("offered load (intents/s)").yAxisTitle("p99 latency (ms)").build();
     chart.getStyler().setXAxisLogarithmic(true);
     chart.getStyler().setYAxisLogarithmic(true);
-    Map<String, List<LatencyBench.Point>> bySeries = new java.util.TreeMap<>();
+    Map<String, List<LatencyBench.Point>> bySeries = new TreeMap<>();
     for (LatencyBench.Point p : points) {
       bySeries.computeIfAbsent(p.side().split(" ")[0] + ", commit " + p.commitMs() + " ms", k -> new ArrayList<>()).add(p);
     }

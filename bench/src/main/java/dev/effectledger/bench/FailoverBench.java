@@ -13,12 +13,16 @@ import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.common.utils.Utils;
 
 /**
@@ -56,7 +60,7 @@ final class FailoverBench {
   private FailoverBench() {}
 
   static int run(int kills, int partitions, int rate, List<String> only, String command) throws Exception {
-    Map<Scenario, List<Kill>> results = new java.util.LinkedHashMap<>();
+    Map<Scenario, List<Kill>> results = new LinkedHashMap<>();
     for (Scenario scenario : SCENARIOS) {
       if (!only.isEmpty() && only.stream().noneMatch(o -> scenario.name().startsWith(o))) {
         continue;
@@ -148,7 +152,7 @@ final class FailoverBench {
           next += intervalNanos;
           long wait = next - System.nanoTime();
           if (wait > 0) {
-            java.util.concurrent.locks.LockSupport.parkNanos(wait); // pacing the offered load
+            LockSupport.parkNanos(wait); // pacing the offered load
           }
         }
       }, "failover-probe");
@@ -163,7 +167,7 @@ final class FailoverBench {
       long sentAt = System.nanoTime();
       client.call(call).whenComplete((result, error) -> {
         if (error == null && result.getStatus() == ResultStatus.SUCCEEDED) {
-          answered.computeIfAbsent(partition, p -> java.util.Collections.synchronizedList(new ArrayList<>()))
+          answered.computeIfAbsent(partition, p -> Collections.synchronizedList(new ArrayList<>()))
               .add(new long[] {sentAt, System.nanoTime()});
         }
       });
@@ -172,7 +176,7 @@ final class FailoverBench {
     /** Per partition, the first answer to a call sent at or after {@code since}, or -1. */
     private long[] firstAnswersAfter(long since) {
       long[] first = new long[partitions];
-      java.util.Arrays.fill(first, -1);
+      Arrays.fill(first, -1);
       answered.forEach((p, calls) -> {
         synchronized (calls) {
           for (long[] c : calls) {
@@ -201,9 +205,9 @@ final class FailoverBench {
       long deadline = System.nanoTime() + limit.toNanos();
       while (true) {
         long[] first = firstAnswersAfter(killedAt);
-        long resumed = java.util.Arrays.stream(first).filter(t -> t >= 0).count();
+        long resumed = Arrays.stream(first).filter(t -> t >= 0).count();
         if (resumed == partitions || System.nanoTime() > deadline) {
-          long latest = java.util.Arrays.stream(first).max().orElse(-1);
+          long latest = Arrays.stream(first).max().orElse(-1);
           double seconds = resumed == partitions ? (latest - killedAt) / 1e9 : limit.toMillis() / 1e3;
           return new Kill(seconds, (int) resumed, partitions);
         }

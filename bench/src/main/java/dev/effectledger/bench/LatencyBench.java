@@ -12,12 +12,12 @@ import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.topology.LedgerConfig;
-import dev.effectledger.topology.LedgerTopics;
 import dev.effectledger.topology.LedgerTopology;
-import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -106,7 +106,7 @@ final class LatencyBench {
     Topology topology = BaselineDedupTopology.build(BASELINE_IN, BASELINE_OUT);
     try (KafkaStreams streams = new KafkaStreams(topology, streamsProps(kafka, "baseline-latency", commitMs))) {
       return measure(kafka, streams, commitMs, load, warmup, seconds, "baseline (1 hop)", BASELINE_IN, BASELINE_OUT, List.of(),
-          (key, id) -> ("{\"id\":" + id + "}").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+          (key, id) -> ("{\"id\":" + id + "}").getBytes(StandardCharsets.UTF_8));
     }
   }
 
@@ -123,8 +123,8 @@ final class LatencyBench {
     Properties streamsProps = LedgerTopology.streamsProperties(streamsProps(kafka, "ledger-latency", commitMs));
     try (KafkaStreams streams = new KafkaStreams(LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)), streamsProps);
         Executor executor = Executor.start(executorConfig, Connectors.forLanes(policies, List.of("bench"), Clock.systemUTC()), policies)) {
-      return measure(kafka, streams, commitMs, load, warmup, seconds, "ledger (intent to reply)", LedgerTopics.INTENTS,
-          LedgerTopics.RESULTS, List.of(LedgerTopics.dispatchTopic("bench"), LedgerTopics.OUTCOMES), (key, id) -> serde.serialize(LedgerTopics.INTENTS, ToolIntent.newBuilder().setIdempotencyKey(key)
+      return measure(kafka, streams, commitMs, load, warmup, seconds, "ledger (intent to reply)", Topics.INTENTS,
+          Topics.RESULTS, List.of(Topics.dispatch("bench"), Topics.OUTCOMES), (key, id) -> serde.serialize(Topics.INTENTS, ToolIntent.newBuilder().setIdempotencyKey(key)
               .setTenant("bench").setRunId("run-" + id).setStepId("step").setTool("charge_card")
               .setArguments("{\"amount\":" + id + "}").setArgumentsHash(ArgumentsHash.of("{\"amount\":" + id + "}", List.of())).setRequestedAt(Instant.now()).build()));
     }

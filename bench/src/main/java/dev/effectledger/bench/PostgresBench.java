@@ -1,10 +1,8 @@
 package dev.effectledger.bench;
 
 import dev.effectledger.embedded.EmbeddedKafkaCluster;
-import dev.effectledger.topology.LedgerTopics;
+import dev.effectledger.schema.Topics;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -12,7 +10,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -143,7 +140,7 @@ final class PostgresBench {
             PreparedStatement insert = c.prepareStatement(
                 "INSERT INTO " + table + " (key) SELECT unnest(?::text[]) ON CONFLICT DO NOTHING RETURNING key")) {
           c.setAutoCommit(true);
-          consumer.subscribe(List.of(LedgerTopics.INTENTS));
+          consumer.subscribe(List.of(Topics.INTENTS));
           while (consumed.get() < intents) {
             ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(100));
             if (records.isEmpty()) {

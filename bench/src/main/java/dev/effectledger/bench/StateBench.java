@@ -3,14 +3,15 @@ package dev.effectledger.bench;
 import dev.effectledger.embedded.EmbeddedKafkaCluster;
 import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.AuditType;
+import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerObserver;
-import dev.effectledger.topology.LedgerTopics;
 import dev.effectledger.topology.LedgerTopology;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -19,7 +20,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -104,7 +104,7 @@ final class StateBench {
         loading.start();
         // Intents first, outcomes once every intent is in the ledger: an outcome read before its
         // intent would find no entry and be dropped as late.
-        for (String topic : List.of(LedgerTopics.INTENTS, LedgerTopics.OUTCOMES)) {
+        for (String topic : List.of(Topics.INTENTS, Topics.OUTCOMES)) {
           produce(kafka.bootstrapServers(), topic, keys, expiring);
           Map<TopicPartition, Long> ends = ends(admin, topic);
           long lastReport = System.nanoTime();
@@ -118,9 +118,9 @@ final class StateBench {
         }
         Bench.say(String.format("state: loaded in %.0f s", (System.nanoTime() - loadStart) / 1e9));
         loading.close(new KafkaStreams.CloseOptions().leaveGroup(true).timeout(Duration.ofSeconds(60)));
-        long disk = size(loadDir, LedgerTopics.LEDGER_STORE);
-        long deadlineDisk = size(loadDir, LedgerTopics.DEADLINE_STORE);
-        long changelog = changelogBytes(admin, app + "-" + LedgerTopics.LEDGER_STORE + "-changelog");
+        long disk = size(loadDir, LedgerStore.NAME);
+        long deadlineDisk = size(loadDir, LedgerStore.DEADLINES);
+        long changelog = changelogBytes(admin, app + "-" + LedgerStore.NAME + "-changelog");
 
         // Restore: a new instance with an empty state directory reads the changelogs back.
         Path restoreDir = Files.createDirectories(work.resolve("restore"));
@@ -243,14 +243,14 @@ final class StateBench {
         for (long i = 0; i < keys; i++) {
           long at = i < expiring ? T0 : T0 + TimeUnit.HOURS.toMillis(12);
           String key = "v1:state-" + i;
-          byte[] value = topic.equals(LedgerTopics.INTENTS)
+          byte[] value = topic.equals(Topics.INTENTS)
               ? intents.serialize(topic, ToolIntent.newBuilder().setIdempotencyKey(key).setTenant("bench").setRunId("run-" + i)
                   .setStepId("step").setTool("charge_card").setArguments("{\"amount\":" + i + ",\"to\":\"cus_" + i + "\"}")
                   .setArgumentsHash(ArgumentsHash.of("{\"amount\":" + i + ",\"to\":\"cus_" + i + "\"}", List.of())).setRequestedAt(Instant.ofEpochMilli(at)).build())
               : outcomes.serialize(topic, Outcome.newBuilder().setIdempotencyKey(key).setTenant("bench").setTool("charge_card")
                   .setAttempt(1).setStatus(OutcomeStatus.SUCCEEDED).setResultJson("{\"id\":\"ch_" + i + "\"}").setEffectId("ch_" + i)
                   .setCompletedAt(Instant.ofEpochMilli(at + 1000)).build());
-          producer.send(new ProducerRecord<>(topic, null, topic.equals(LedgerTopics.INTENTS) ? at : at + 1000, key, value));
+          producer.send(new ProducerRecord<>(topic, null, topic.equals(Topics.INTENTS) ? at : at + 1000, key, value));
           if (i > 0 && i % 2_000_000 == 0) {
             Bench.say(String.format("state: produced %,d %s", i, topic));
           }
@@ -268,10 +268,10 @@ final class StateBench {
         long at = T0 + TimeUnit.HOURS.toMillis(25) + j * 60_000;
         for (int p = 0; p < PARTITIONS; p++) {
           String key = "v1:tick-" + p;
-          byte[] value = intents.serialize(LedgerTopics.INTENTS, ToolIntent.newBuilder().setIdempotencyKey(key).setTenant("bench")
+          byte[] value = intents.serialize(Topics.INTENTS, ToolIntent.newBuilder().setIdempotencyKey(key).setTenant("bench")
               .setRunId("tick").setStepId("tick").setTool("charge_card").setArguments("{}").setArgumentsHash(ArgumentsHash.of("{}", List.of()))
               .setRequestedAt(Instant.ofEpochMilli(at)).build());
-          producer.send(new ProducerRecord<>(LedgerTopics.INTENTS, p, at, key, value));
+          producer.send(new ProducerRecord<>(Topics.INTENTS, p, at, key, value));
         }
       }
     }

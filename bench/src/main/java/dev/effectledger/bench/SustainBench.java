@@ -9,14 +9,15 @@ import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.AuditType;
 import dev.effectledger.schema.Dispatch;
+import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerObserver;
-import dev.effectledger.topology.LedgerTopics;
 import dev.effectledger.topology.LedgerTopology;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -24,6 +25,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -123,15 +125,15 @@ final class SustainBench {
       // The ledger starts where the calibration's records end: committed offsets set before it joins,
       // not auto.offset.reset=latest, which positions each partition only when first fetched and
       // would skip the first intents of some partitions and not their outcomes.
-      Map<TopicPartition, OffsetAndMetadata> from = new java.util.HashMap<>();
-      StateBench.ends(admin, LedgerTopics.INTENTS, LedgerTopics.OUTCOMES).forEach((tp, end) -> from.put(tp, new OffsetAndMetadata(end)));
+      Map<TopicPartition, OffsetAndMetadata> from = new HashMap<>();
+      StateBench.ends(admin, Topics.INTENTS, Topics.OUTCOMES).forEach((tp, end) -> from.put(tp, new OffsetAndMetadata(end)));
       admin.alterConsumerGroupOffsets("sustain", from).all().get();
       try (KafkaStreams streams = new KafkaStreams(LedgerTopology.build(config), StateBench.props(kafka, "sustain", stateDir))) {
         streams.start();
         awaitRunning(streams);
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong produced = new AtomicLong();
-        Map<TopicPartition, Long> dispatchEnds = StateBench.ends(admin, LedgerTopics.dispatchTopic("bench"));
+        Map<TopicPartition, Long> dispatchEnds = StateBench.ends(admin, Topics.dispatch("bench"));
         Thread executor = new Thread(() -> answer(kafka.bootstrapServers(), dispatchEnds, stop), "sustain-executor");
         executor.start();
         Thread generator = new Thread(() -> generate(kafka.bootstrapServers(), rate, stop, produced), "sustain-load");
@@ -148,7 +150,7 @@ final class SustainBench {
             }
             Minute sample = new Minute(m, produced.get(), counts.completed.get(), counts.expired.get(),
                 counts.dispatched.get() - counts.expired.get(), stored(streams), rocksDb(streams, "cur-size-all-mem-tables"),
-                StateBench.size(stateDir, LedgerTopics.LEDGER_STORE) + StateBench.size(stateDir, LedgerTopics.DEADLINE_STORE),
+                StateBench.size(stateDir, LedgerStore.NAME) + StateBench.size(stateDir, LedgerStore.DEADLINES),
                 lag(admin, "sustain"));
             samples.add(sample);
             Bench.say(String.format("sustain: minute %d: %,d keys produced, %,d completed, %,d expired, %,d live (%,d in the"
@@ -182,7 +184,7 @@ final class SustainBench {
         producer.outcome("v1:calibration-" + i, 1, base + keys + i);
       }
     }
-    Map<TopicPartition, Long> ends = StateBench.ends(admin, LedgerTopics.INTENTS, LedgerTopics.OUTCOMES);
+    Map<TopicPartition, Long> ends = StateBench.ends(admin, Topics.INTENTS, Topics.OUTCOMES);
     Counts counts = new Counts();
     try (KafkaStreams streams = new KafkaStreams(LedgerTopology.build(LedgerConfig.of(policies, REGISTRY).withObserver(counts)),
         StateBench.props(kafka, "sustain-calibration", Files.createDirectories(dir)))) {
@@ -262,14 +264,14 @@ final class SustainBench {
 
     void intent(String key, long i, long at) {
       String arguments = "{\"amount\":" + i + ",\"to\":\"cus_" + i + "\"}";
-      producer.send(new ProducerRecord<>(LedgerTopics.INTENTS, null, at, key, intents.serialize(LedgerTopics.INTENTS,
+      producer.send(new ProducerRecord<>(Topics.INTENTS, null, at, key, intents.serialize(Topics.INTENTS,
           ToolIntent.newBuilder().setIdempotencyKey(key).setTenant("bench").setRunId("run-" + i).setStepId("step").setTool(TOOL)
               .setArguments(arguments).setArgumentsHash(ArgumentsHash.of(arguments, List.of()))
               .setRequestedAt(Instant.ofEpochMilli(at)).build())));
     }
 
     void outcome(String key, int attempt, long at) {
-      producer.send(new ProducerRecord<>(LedgerTopics.OUTCOMES, null, at, key, outcomes.serialize(LedgerTopics.OUTCOMES,
+      producer.send(new ProducerRecord<>(Topics.OUTCOMES, null, at, key, outcomes.serialize(Topics.OUTCOMES,
           Outcome.newBuilder().setIdempotencyKey(key).setTenant("bench").setTool(TOOL).setAttempt(attempt)
               .setStatus(OutcomeStatus.SUCCEEDED).setResultJson("{\"id\":\"ch_" + key + "\"}").setEffectId("ch_" + key)
               .setCompletedAt(Instant.ofEpochMilli(at)).build())));
@@ -303,7 +305,7 @@ final class SustainBench {
    */
   private static long stored(KafkaStreams streams) {
     ReadOnlyKeyValueStore<Object, Object> store = streams.store(
-        StoreQueryParameters.fromNameAndType(LedgerTopics.LEDGER_STORE, QueryableStoreTypes.keyValueStore()));
+        StoreQueryParameters.fromNameAndType(LedgerStore.NAME, QueryableStoreTypes.keyValueStore()));
     long entries = 0;
     try (KeyValueIterator<Object, Object> all = store.all()) {
       while (all.hasNext()) {
@@ -329,7 +331,7 @@ final class SustainBench {
 
   /** Records of tool-intents and tool-outcomes the group has not committed past. */
   private static long lag(Admin admin, String group) throws Exception {
-    Map<TopicPartition, Long> ends = StateBench.ends(admin, LedgerTopics.INTENTS, LedgerTopics.OUTCOMES);
+    Map<TopicPartition, Long> ends = StateBench.ends(admin, Topics.INTENTS, Topics.OUTCOMES);
     Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
     long lag = 0;
     for (var end : ends.entrySet()) {

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.effectledger.schema.ArgumentsHash;
+import dev.effectledger.schema.ErrorCode;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -43,7 +44,7 @@ public final class IdempotencyKeys {
     for (String pointer : rules.requiredFields()) {
       JsonNode value = arguments.at(pointer);
       if (value.isMissingNode() || value.isNull()) {
-        throw new KeyDerivationException("MISSING_REQUIRED_FIELD",
+        throw new KeyDerivationException(ErrorCode.MISSING_REQUIRED_FIELD.name(),
             "tool " + tool + " needs argument " + pointer + " to tell one action from another");
       }
     }
@@ -65,14 +66,14 @@ public final class IdempotencyKeys {
     try {
       JsonNode node = JSON.readTree(json);
       if (node == null || node.isMissingNode()) {
-        throw new KeyDerivationException("ARGUMENTS_NOT_JSON", "arguments are empty");
+        throw new KeyDerivationException(ErrorCode.ARGUMENTS_NOT_JSON.name(), "arguments are empty");
       }
       if (!node.isObject()) {
-        throw new KeyDerivationException("ARGUMENTS_NOT_OBJECT", "arguments must be a JSON object of named arguments");
+        throw new KeyDerivationException(ErrorCode.ARGUMENTS_NOT_OBJECT.name(), "arguments must be a JSON object of named arguments");
       }
       return node;
     } catch (JsonProcessingException e) {
-      throw new KeyDerivationException("ARGUMENTS_NOT_JSON", "arguments are not JSON: " + e.getOriginalMessage());
+      throw new KeyDerivationException(ErrorCode.ARGUMENTS_NOT_JSON.name(), "arguments are not JSON: " + e.getOriginalMessage());
     }
   }
 
@@ -80,7 +81,7 @@ public final class IdempotencyKeys {
     try {
       return ArgumentsHash.canonical(json);
     } catch (IllegalArgumentException e) {
-      throw new KeyDerivationException("ARGUMENTS_NOT_JSON", e.getMessage());
+      throw new KeyDerivationException(ErrorCode.ARGUMENTS_NOT_JSON.name(), e.getMessage());
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.effectledger.client;
 
+import dev.effectledger.schema.ArgumentsHash;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -18,7 +19,7 @@ public record KeyRules(List<String> volatileFields, List<String> requiredFields)
   public KeyRules {
     volatileFields = List.copyOf(volatileFields);
     requiredFields = List.copyOf(requiredFields);
-    dev.effectledger.schema.ArgumentsHash.checkRules(volatileFields, requiredFields);
+    ArgumentsHash.checkRules(volatileFields, requiredFields);
   }
 
   public static Builder builder() {

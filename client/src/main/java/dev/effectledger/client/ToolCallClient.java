@@ -5,6 +5,7 @@ import dev.effectledger.schema.ErrorInfo;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.schema.serde.SchemaRegistry;
@@ -15,6 +16,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -49,7 +51,7 @@ public final class ToolCallClient implements AutoCloseable {
   /** A call still waiting, with its key, so close() can answer it without deriving the key again. */
   private record Waiting(String key, ToolCall call) {}
 
-  private final Map<CompletableFuture<ToolResult>, Waiting> open = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<CompletableFuture<ToolResult>, Waiting> open = new ConcurrentHashMap<>();
   private volatile int replyPartitions = -1;
 
   private ToolCallClient(Builder b) {
@@ -192,8 +194,8 @@ public final class ToolCallClient implements AutoCloseable {
     private final Map<String, Object> consumerOverrides = new HashMap<>();
     private final Map<String, KeyRules> keyRules = new HashMap<>();
     private String schemaRegistryUrl;
-    private String intentsTopic = "tool-intents";
-    private String replyTopic = "tool-results";
+    private String intentsTopic = Topics.INTENTS;
+    private String replyTopic = Topics.RESULTS;
     private Duration timeout = Duration.ofSeconds(30);
     private Clock clock = Clock.systemUTC();
 

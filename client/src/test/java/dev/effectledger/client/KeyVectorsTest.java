@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.effectledger.schema.ArgumentsHash;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
@@ -53,7 +54,7 @@ class KeyVectorsTest {
     assertThat(derived.canonicalArguments()).isEqualTo(v.get("canonicalArguments").asText());
     assertThat(derived.argumentsHash()).isEqualTo(v.get("argumentsHash").asText());
     assertThat(derived.key()).isEqualTo(v.get("key").asText());
-    assertThat(dev.effectledger.schema.ArgumentsHash.of(v.get("arguments").asText(), rules.volatileFields()))
+    assertThat(ArgumentsHash.of(v.get("arguments").asText(), rules.volatileFields()))
         .as("the hash the ledger recomputes from the raw arguments and the tool's key.ignore")
         .isEqualTo(v.get("argumentsHash").asText());
   }

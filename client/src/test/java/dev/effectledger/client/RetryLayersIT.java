@@ -12,20 +12,22 @@ import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.embedded.CountingDownstream.Fault;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import dev.effectledger.topology.LedgerConfig;
-import dev.effectledger.topology.LedgerTopics;
 import dev.effectledger.topology.LedgerTopology;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.AfterAll;
@@ -58,8 +60,8 @@ class RetryLayersIT {
   @BeforeAll
   static void startPipeline() throws Exception {
     Map<String, Integer> topics = new HashMap<>();
-    for (String t : List.of(LedgerTopics.INTENTS, LedgerTopics.OUTCOMES, LedgerTopics.RESULTS, LedgerTopics.AUDIT,
-        LedgerTopics.INTENTS_DLQ, LedgerTopics.OUTCOMES_DLQ, ExecutorConfig.DEAD_LETTER_TOPIC, LedgerTopics.dispatchTopic("payments"))) {
+    for (String t : List.of(Topics.INTENTS, Topics.OUTCOMES, Topics.RESULTS, Topics.AUDIT,
+        Topics.INTENTS_DLQ, Topics.OUTCOMES_DLQ, Topics.DISPATCH_DLQ, Topics.dispatch("payments"))) {
       topics.put(t, 4);
     }
     kafka.createTopics(topics);
@@ -199,7 +201,7 @@ class RetryLayersIT {
   @Test
   void shouldServeManyConcurrentCallsFromOneClient() throws Exception {
     try (ToolCallClient client = client(Duration.ofSeconds(60))) {
-      List<CompletableFuture<ToolResult>> calls = new java.util.ArrayList<>();
+      List<CompletableFuture<ToolResult>> calls = new ArrayList<>();
       for (int i = 0; i < 300; i++) {
         StepContext step = new StepContext("acme", "run-many", "step-" + i, "customer:" + i);
         calls.add(client.call(ToolCall.of(step, "charge_card", "{\"amount\":" + (i + 1) + ",\"to\":\"cus_" + i + "\"}")));
@@ -223,7 +225,7 @@ class RetryLayersIT {
 
     client.close();
 
-    ToolResult closed = waiting.get(5, java.util.concurrent.TimeUnit.SECONDS);
+    ToolResult closed = waiting.get(5, TimeUnit.SECONDS);
     assertThat(closed.getStatus()).isEqualTo(ResultStatus.IN_FLIGHT);
     assertThat(closed.getError().getCode()).isEqualTo("CLIENT_CLOSED");
   }

@@ -1,5 +1,8 @@
 package dev.effectledger.connectors;
 
+import java.util.Optional;
+import java.util.Set;
+
 /**
  * Performs effects for one tool. Implementations are thread-safe: an executor calls {@link
  * #execute} from many threads at once, never twice at once for the same key.
@@ -28,8 +31,8 @@ public interface Connector extends AutoCloseable {
    * Every effect key the downstream has acted on, for finding effects without a ledger entry; empty
    * when the downstream cannot list them.
    */
-  default java.util.Optional<java.util.Set<String>> effectKeys() {
-    return java.util.Optional.empty();
+  default Optional<Set<String>> effectKeys() {
+    return Optional.empty();
   }
 
   @Override

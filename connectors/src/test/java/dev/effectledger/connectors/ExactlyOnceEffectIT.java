@@ -10,10 +10,10 @@ import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
 import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.Dispatch;
-import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.embedded.CountingDownstream;
@@ -21,7 +21,6 @@ import dev.effectledger.embedded.CountingDownstream.Fault;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import dev.effectledger.testkit.TopicCollector;
 import dev.effectledger.topology.LedgerConfig;
-import dev.effectledger.topology.LedgerTopics;
 import dev.effectledger.topology.LedgerTopology;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.nio.file.Path;
@@ -113,12 +112,12 @@ class ExactlyOnceEffectIT {
   void shouldTakeEffectOncePerKeyAcrossConnectorsAndFaults() throws Exception {
     String registry = "mock://exactly-once-it";
     Map<String, Integer> topics = new HashMap<>();
-    for (String t : List.of(LedgerTopics.INTENTS, LedgerTopics.OUTCOMES, LedgerTopics.RESULTS, LedgerTopics.AUDIT,
-        LedgerTopics.INTENTS_DLQ, LedgerTopics.OUTCOMES_DLQ, ExecutorConfig.DEAD_LETTER_TOPIC)) {
+    for (String t : List.of(Topics.INTENTS, Topics.OUTCOMES, Topics.RESULTS, Topics.AUDIT,
+        Topics.INTENTS_DLQ, Topics.OUTCOMES_DLQ, Topics.DISPATCH_DLQ)) {
       topics.put(t, 4);
     }
     for (String lane : List.of("payments", "refunds", "events", "notify")) {
-      topics.put(LedgerTopics.dispatchTopic(lane), 2);
+      topics.put(Topics.dispatch(lane), 2);
     }
     topics.put("effects", 2);
     kafka.createTopics(topics);
@@ -164,7 +163,7 @@ class ExactlyOnceEffectIT {
           Executor executor = Executor.start(
               ExecutorConfig.of(Fixtures.kafka(kafka.bootstrapServers()), List.of("payments", "refunds", "events", "notify"), registry),
               Connectors.forLanes(policies, List.of("payments", "refunds", "events", "notify"), Clock.systemUTC()), policies);
-          var results = new TopicCollector<>(kafka.bootstrapServers(), LedgerTopics.RESULTS, new RegistryAvroSerde<>(registryClient, ToolResult.class));
+          var results = new TopicCollector<>(kafka.bootstrapServers(), Topics.RESULTS, new RegistryAvroSerde<>(registryClient, ToolResult.class));
           var outcomes = Fixtures.outcomes(kafka.bootstrapServers(), registry);
           var effects = new TopicCollector<>(kafka.bootstrapServers(), "effects", new StringDeserializer());
           var dispatches = new DispatchCollectors(kafka.bootstrapServers(), registry)) {
@@ -247,7 +246,7 @@ class ExactlyOnceEffectIT {
     props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     try (KafkaProducer<String, ToolIntent> producer = new KafkaProducer<>(props, new StringSerializer(),
         new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), ToolIntent.class))) {
-      intents.forEach(intent -> producer.send(new ProducerRecord<>(LedgerTopics.INTENTS, intent.getIdempotencyKey(), intent)));
+      intents.forEach(intent -> producer.send(new ProducerRecord<>(Topics.INTENTS, intent.getIdempotencyKey(), intent)));
     }
   }
 
@@ -264,7 +263,7 @@ class ExactlyOnceEffectIT {
 
     DispatchCollectors(String bootstrap, String registry) {
       for (String lane : List.of("payments", "refunds", "events", "notify")) {
-        lanes.add(new TopicCollector<>(bootstrap, LedgerTopics.dispatchTopic(lane),
+        lanes.add(new TopicCollector<>(bootstrap, Topics.dispatch(lane),
             new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), Dispatch.class)));
       }
     }

@@ -6,8 +6,10 @@ import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -140,7 +142,7 @@ public final class CountingDownstream implements AutoCloseable {
    */
   public CountingDownstream faultPlan(long seed, int percent) {
     Fault[] faults = {Fault.UNAVAILABLE_BEFORE_EFFECT, Fault.HANG_AFTER_EFFECT, Fault.DROP_AFTER_EFFECT, Fault.ERROR_AFTER_EFFECT};
-    Map<Fault, Integer> mix = new java.util.EnumMap<>(Fault.class);
+    Map<Fault, Integer> mix = new EnumMap<>(Fault.class);
     for (int i = 0; i < faults.length; i++) {
       mix.put(faults[i], percent / faults.length + (i < percent % faults.length ? 1 : 0));
     }
@@ -331,7 +333,7 @@ public final class CountingDownstream implements AutoCloseable {
 
   private void lookup(HttpExchange exchange) throws IOException {
     String query = exchange.getRequestURI().getRawQuery();
-    String key = query == null || !query.startsWith("key=") ? "" : java.net.URLDecoder.decode(query.substring(4), StandardCharsets.UTF_8);
+    String key = query == null || !query.startsWith("key=") ? "" : URLDecoder.decode(query.substring(4), StandardCharsets.UTF_8);
     Stored previous = stored.get(key);
     String last = lastResponse.get(key);
     if (previous != null) {

@@ -1,5 +1,7 @@
 package dev.effectledger.embedded;
 
+import java.io.OutputStream;
+import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -62,8 +64,8 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
 
   /** Formatting prints the bootstrap metadata to standard output; nobody needs to read it. */
   private static void formatQuietly(KafkaClusterTestKit cluster) throws Exception {
-    java.io.PrintStream out = System.out;
-    System.setOut(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()));
+    PrintStream out = System.out;
+    System.setOut(new PrintStream(OutputStream.nullOutputStream()));
     try {
       cluster.format();
     } finally {

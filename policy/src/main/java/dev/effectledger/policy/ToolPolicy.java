@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
@@ -41,7 +42,7 @@ public record ToolPolicy(
   /** Characters Kafka allows in a topic name. */
   public static final Pattern LANE = Pattern.compile("[A-Za-z0-9._-]{1,200}");
   /** Lanes whose dispatch topic is another topic's name: {@code tool-dispatch.dlq} is the executors' dead letters. */
-  public static final java.util.Set<String> RESERVED_LANES = java.util.Set.of("dlq");
+  public static final Set<String> RESERVED_LANES = Set.of("dlq");
   /** The longest window: ten years. */
   public static final Duration MAX_WINDOW = Duration.ofDays(3650);
   /** The longest pending timeout: a year. */

@@ -223,7 +223,7 @@ public final class ToolPolicyLoader {
       problems.add(path + "." + field + ": must be a list of JSON pointers, e.g. [/reason]");
       return List.of();
     }
-    List<String> pointers = new java.util.ArrayList<>();
+    List<String> pointers = new ArrayList<>();
     for (JsonNode item : list) {
       String pointer = item.asText();
       if (!item.isTextual() || !pointer.startsWith("/")) {

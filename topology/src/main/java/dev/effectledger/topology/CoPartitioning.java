@@ -1,5 +1,6 @@
 package dev.effectledger.topology;
 
+import dev.effectledger.schema.Topics;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
@@ -23,21 +24,21 @@ public final class CoPartitioning {
   public static int verify(Admin admin) {
     Map<String, TopicDescription> topics;
     try {
-      topics = admin.describeTopics(List.of(LedgerTopics.INTENTS, LedgerTopics.OUTCOMES))
+      topics = admin.describeTopics(List.of(Topics.INTENTS, Topics.OUTCOMES))
           .allTopicNames().get(30, TimeUnit.SECONDS);
     } catch (ExecutionException | TimeoutException e) {
-      throw new IllegalStateException("Cannot describe " + LedgerTopics.INTENTS + " and " + LedgerTopics.OUTCOMES
+      throw new IllegalStateException("Cannot describe " + Topics.INTENTS + " and " + Topics.OUTCOMES
           + ": create both with the same partition count before starting the processor", e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("Interrupted while checking co-partitioning", e);
     }
-    int intents = topics.get(LedgerTopics.INTENTS).partitions().size();
-    int outcomes = topics.get(LedgerTopics.OUTCOMES).partitions().size();
+    int intents = topics.get(Topics.INTENTS).partitions().size();
+    int outcomes = topics.get(Topics.OUTCOMES).partitions().size();
     if (intents != outcomes) {
-      throw new IllegalStateException(LedgerTopics.INTENTS + " has " + intents + " partitions but "
-          + LedgerTopics.OUTCOMES + " has " + outcomes + ": they must be co-partitioned (same count, keyed by"
-          + " idempotency key) so one task owns every event of a key. Recreate " + LedgerTopics.OUTCOMES
+      throw new IllegalStateException(Topics.INTENTS + " has " + intents + " partitions but "
+          + Topics.OUTCOMES + " has " + outcomes + ": they must be co-partitioned (same count, keyed by"
+          + " idempotency key) so one task owns every event of a key. Recreate " + Topics.OUTCOMES
           + " with " + intents + " partitions.");
     }
     return intents;

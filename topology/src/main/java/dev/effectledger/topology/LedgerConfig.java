@@ -1,6 +1,7 @@
 package dev.effectledger.topology;
 
 import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.schema.Topics;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.function.LongSupplier;
@@ -47,7 +48,7 @@ public record LedgerConfig(
   public static final int DEFAULT_MAX_ARGUMENTS_BYTES = 64 * 1024;
   /** The most {@code maxArgumentsBytes} may be: 512 KiB, so that a dispatch fits a default 1 MiB request. */
   public static final int MAX_ARGUMENTS_BYTES_LIMIT = 512 * 1024;
-  public static final Pattern DEFAULT_REPLY_TOPICS = Pattern.compile("tool-results(\\.[A-Za-z0-9._-]{1,200})?");
+  public static final Pattern DEFAULT_REPLY_TOPICS = Pattern.compile(Pattern.quote(Topics.RESULTS) + "(\\.[A-Za-z0-9._-]{1,200})?");
 
   public LedgerConfig {
     Objects.requireNonNull(policies, "policies");

@@ -5,6 +5,7 @@ import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.schema.serde.SchemaRegistry;
@@ -12,25 +13,11 @@ import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serdes;
 
 /**
- * Names and serdes of every topic and store the ledger uses, in one place. All topics are keyed by
- * the idempotency key (a string); values on external topics are in the Schema Registry wire format.
+ * The ledger's topics with their serdes. The names come from {@link Topics} and {@link
+ * dev.effectledger.schema.LedgerStore}, shared with the executors and clients; all topics are keyed
+ * by the idempotency key (a string), values are in the Schema Registry wire format.
  */
 public final class LedgerTopics {
-
-  public static final String INTENTS = "tool-intents";
-  public static final String OUTCOMES = "tool-outcomes";
-  public static final String RESULTS = "tool-results";
-  public static final String AUDIT = "tool-audit";
-  public static final String INTENTS_DLQ = "tool-intents.dlq";
-  /** Where Kafka Streams' own handlers put outcomes it cannot deserialize. */
-  public static final String OUTCOMES_DLQ = "tool-outcomes.dlq";
-  public static final String DISPATCH_PREFIX = "tool-dispatch.";
-
-  /** Header on replies naming their topic; the results sink routes by it. */
-  public static final String REPLY_TOPIC_HEADER = "effectledger.reply.topic";
-
-  public static final String LEDGER_STORE = "ledger";
-  public static final String DEADLINE_STORE = "ledger-deadlines";
 
   private final Topic<String, ToolIntent> intents;
   private final Topic<String, Outcome> outcomes;
@@ -44,16 +31,11 @@ public final class LedgerTopics {
 
   public LedgerTopics(SchemaRegistry registry) {
     Serde<String> keys = Serdes.String();
-    this.intents = new Topic<>(INTENTS, keys, new RegistryAvroSerde<>(registry, ToolIntent.class));
-    this.outcomes = new Topic<>(OUTCOMES, keys, new RegistryAvroSerde<>(registry, Outcome.class));
-    this.results = new Topic<>(RESULTS, keys, new RegistryAvroSerde<>(registry, ToolResult.class));
-    this.audit = new Topic<>(AUDIT, keys, new RegistryAvroSerde<>(registry, AuditEvent.class));
+    this.intents = new Topic<>(Topics.INTENTS, keys, new RegistryAvroSerde<>(registry, ToolIntent.class));
+    this.outcomes = new Topic<>(Topics.OUTCOMES, keys, new RegistryAvroSerde<>(registry, Outcome.class));
+    this.results = new Topic<>(Topics.RESULTS, keys, new RegistryAvroSerde<>(registry, ToolResult.class));
+    this.audit = new Topic<>(Topics.AUDIT, keys, new RegistryAvroSerde<>(registry, AuditEvent.class));
     this.dispatchSerde = new RegistryAvroSerde<>(registry, Dispatch.class);
-  }
-
-  /** The dispatch topic of {@code lane}. */
-  public static String dispatchTopic(String lane) {
-    return DISPATCH_PREFIX + lane;
   }
 
   public Topic<String, ToolIntent> intents() {
@@ -73,6 +55,6 @@ public final class LedgerTopics {
   }
 
   public Topic<String, Dispatch> dispatch(String lane) {
-    return new Topic<>(dispatchTopic(lane), Serdes.String(), dispatchSerde);
+    return new Topic<>(Topics.dispatch(lane), Serdes.String(), dispatchSerde);
   }
 }

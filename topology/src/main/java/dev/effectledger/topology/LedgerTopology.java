@@ -2,6 +2,8 @@ package dev.effectledger.topology;
 
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.LedgerEntry;
+import dev.effectledger.schema.LedgerStore;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.AvroBinarySerde;
 import dev.effectledger.topology.internal.IntentProcessor;
 import dev.effectledger.topology.internal.OutcomeProcessor;
@@ -27,8 +29,8 @@ import org.apache.kafka.streams.state.Stores;
  *                                             └──▶ tool-intents.dlq   (intent-processor only)
  * </pre>
  *
- * Both processors share the RocksDB stores {@value LedgerTopics#LEDGER_STORE} and {@value
- * LedgerTopics#DEADLINE_STORE}, so they run in one task per partition: tool-intents and
+ * Both processors share the RocksDB stores {@value LedgerStore#NAME} and {@value
+ * LedgerStore#DEADLINES}, so they run in one task per partition: tool-intents and
  * tool-outcomes must be co-partitioned ({@link CoPartitioning#verify}).
  */
 public final class LedgerTopology {
@@ -44,9 +46,9 @@ public final class LedgerTopology {
     LedgerTopics topics = new LedgerTopics(config.schemaRegistryUrl());
     Topology topology = new Topology();
     topology.addSource(INTENTS_SOURCE, Serdes.ByteArray().deserializer(), Serdes.ByteArray().deserializer(),
-        LedgerTopics.INTENTS);
+        Topics.INTENTS);
     topology.addSource(OUTCOMES_SOURCE, topics.outcomes().keySerde().deserializer(),
-        topics.outcomes().valueSerde().deserializer(), LedgerTopics.OUTCOMES);
+        topics.outcomes().valueSerde().deserializer(), Topics.OUTCOMES);
     topology.addProcessor(INTENT_PROCESSOR,
         () -> new IntentProcessor(config, topics.intents().valueSerde().deserializer()), INTENTS_SOURCE);
     topology.addProcessor(OUTCOME_PROCESSOR, () -> new OutcomeProcessor(config), OUTCOMES_SOURCE);
@@ -54,14 +56,14 @@ public final class LedgerTopology {
     topology.addStateStore(deadlineStore(), INTENT_PROCESSOR, OUTCOME_PROCESSOR);
 
     Topic<String, Dispatch> anyLane = topics.dispatch("any");
-    topology.addSink("dispatch-sink", (key, value, context) -> LedgerTopics.dispatchTopic(value.getLane()),
+    topology.addSink("dispatch-sink", (key, value, context) -> Topics.dispatch(value.getLane()),
         anyLane.keySerde().serializer(), anyLane.valueSerde().serializer(), INTENT_PROCESSOR, OUTCOME_PROCESSOR);
-    topology.addSink("results-sink", (key, value, context) -> replyTopic(context.headers().lastHeader(LedgerTopics.REPLY_TOPIC_HEADER)),
+    topology.addSink("results-sink", (key, value, context) -> replyTopic(context.headers().lastHeader(Topics.REPLY_TOPIC_HEADER)),
         topics.results().keySerde().serializer(), topics.results().valueSerde().serializer(),
         INTENT_PROCESSOR, OUTCOME_PROCESSOR);
-    topology.addSink("audit-sink", LedgerTopics.AUDIT, topics.audit().keySerde().serializer(),
+    topology.addSink("audit-sink", Topics.AUDIT, topics.audit().keySerde().serializer(),
         topics.audit().valueSerde().serializer(), INTENT_PROCESSOR, OUTCOME_PROCESSOR);
-    topology.addSink("intents-dlq-sink", LedgerTopics.INTENTS_DLQ, Serdes.ByteArray().serializer(),
+    topology.addSink("intents-dlq-sink", Topics.INTENTS_DLQ, Serdes.ByteArray().serializer(),
         Serdes.ByteArray().serializer(), INTENT_PROCESSOR);
     return topology;
   }
@@ -76,7 +78,7 @@ public final class LedgerTopology {
     Properties props = new Properties();
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
     props.put(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, LogAndContinueExceptionHandler.class);
-    props.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, LedgerTopics.OUTCOMES_DLQ);
+    props.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, Topics.OUTCOMES_DLQ);
     props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, PoisonRecordHandler.class);
     props.putAll(base);
     return props;
@@ -90,12 +92,12 @@ public final class LedgerTopology {
   }
 
   private static String replyTopic(Header header) {
-    return header == null ? LedgerTopics.RESULTS : new String(header.value(), StandardCharsets.UTF_8);
+    return header == null ? Topics.RESULTS : new String(header.value(), StandardCharsets.UTF_8);
   }
 
   private static StoreBuilder<KeyValueStore<String, LedgerEntry>> ledgerStore() {
     return Stores.keyValueStoreBuilder(
-            Stores.persistentKeyValueStore(LedgerTopics.LEDGER_STORE),
+            Stores.persistentKeyValueStore(LedgerStore.NAME),
             Serdes.String(),
             new AvroBinarySerde<>(LedgerEntry.class))
         .withCachingEnabled();
@@ -103,7 +105,7 @@ public final class LedgerTopology {
 
   private static StoreBuilder<KeyValueStore<Bytes, byte[]>> deadlineStore() {
     return Stores.keyValueStoreBuilder(
-            Stores.persistentKeyValueStore(LedgerTopics.DEADLINE_STORE), Serdes.Bytes(), Serdes.ByteArray())
+            Stores.persistentKeyValueStore(LedgerStore.DEADLINES), Serdes.Bytes(), Serdes.ByteArray())
         .withCachingEnabled();
   }
 }

@@ -1,9 +1,11 @@
 package dev.effectledger.topology;
 
 import dev.effectledger.schema.DeadLetters;
+import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.schema.serde.WireFormatException;
@@ -115,7 +117,7 @@ public final class PoisonRecordHandler implements ProcessingExceptionHandler {
     byte[] key = context.sourceRawKey();
     records.add(new ProducerRecord<>(deadLetterTopic(context.topic()), null, key,
         DeadLetters.bounded(context.sourceRawValue(), headers), headers));
-    if (LedgerTopics.INTENTS.equals(context.topic()) && key != null && results != null) {
+    if (Topics.INTENTS.equals(context.topic()) && key != null && results != null) {
       records.add(reply(key, context.sourceRawValue(), context.timestamp()));
     }
     return records;
@@ -126,11 +128,11 @@ public final class PoisonRecordHandler implements ProcessingExceptionHandler {
     String idempotencyKey = new String(key, StandardCharsets.UTF_8);
     ToolIntent intent = null;
     try {
-      intent = value == null ? null : intents.deserialize(LedgerTopics.INTENTS, value);
+      intent = value == null ? null : intents.deserialize(Topics.INTENTS, value);
     } catch (RuntimeException e) {
       // unreadable: reply under the record key on the default topic
     }
-    String topic = intent == null || intent.getReplyTopic() == null ? LedgerTopics.RESULTS : intent.getReplyTopic();
+    String topic = intent == null || intent.getReplyTopic() == null ? Topics.RESULTS : intent.getReplyTopic();
     ToolResult result = ToolResult.newBuilder()
         .setIdempotencyKey(idempotencyKey)
         .setTenant(intent == null ? "" : intent.getTenant())
@@ -143,7 +145,7 @@ public final class PoisonRecordHandler implements ProcessingExceptionHandler {
   }
 
   private static String deadLetterTopic(String source) {
-    return LedgerTopics.OUTCOMES.equals(source) ? LedgerTopics.OUTCOMES_DLQ : LedgerTopics.INTENTS_DLQ;
+    return Topics.OUTCOMES.equals(source) ? Topics.OUTCOMES_DLQ : Topics.INTENTS_DLQ;
   }
 
   /** Causes that pass by themselves: Kafka's retriable errors, the Schema Registry unreachable. */

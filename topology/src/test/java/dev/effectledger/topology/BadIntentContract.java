@@ -7,12 +7,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.effectledger.policy.ArgumentRules;
 import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.Topics;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -44,7 +50,7 @@ abstract class BadIntentContract {
   }
 
   private byte[] bytes(ToolIntent intent) {
-    return ledger.intentSerde.serialize(LedgerTopics.INTENTS, intent);
+    return ledger.intentSerde.serialize(Topics.INTENTS, intent);
   }
 
   private static byte[] utf8(String s) {
@@ -64,7 +70,7 @@ abstract class BadIntentContract {
     assertThat(letter.value()).as("the raw value, untouched").isEqualTo(value);
     assertThat(header(letter.headers(), "effectledger.error.code")).isEqualTo(expectedCode);
     assertThat(header(letter.headers(), "effectledger.error.message")).isNotBlank();
-    assertThat(header(letter.headers(), "effectledger.source.topic")).isEqualTo(LedgerTopics.INTENTS);
+    assertThat(header(letter.headers(), "effectledger.source.topic")).isEqualTo(Topics.INTENTS);
     assertThat(header(letter.headers(), "effectledger.source.partition")).isEqualTo("0");
     assertThat(header(letter.headers(), "effectledger.source.offset")).isEqualTo("0");
     return letter;
@@ -161,8 +167,8 @@ abstract class BadIntentContract {
   private static String keyIn(boolean partitionZero, int of) {
     for (int i = 0; ; i++) {
       String key = "k" + i;
-      boolean zero = org.apache.kafka.common.utils.Utils.toPositive(
-          org.apache.kafka.common.utils.Utils.murmur2(utf8(key))) % of == 0;
+      boolean zero = Utils.toPositive(
+          Utils.murmur2(utf8(key))) % of == 0;
       if (zero == partitionZero) {
         return key;
       }
@@ -206,10 +212,10 @@ abstract class BadIntentContract {
   /** The ledger with CHARGE's key rules leaving out /note and requiring /amount. */
   private void restartWithKeyRules() {
     ledger.close();
-    java.util.Map<String, dev.effectledger.policy.ToolPolicy> tools = new java.util.HashMap<>(LedgerStateMachineContract.POLICIES.tools());
+    Map<String, ToolPolicy> tools = new HashMap<>(LedgerStateMachineContract.POLICIES.tools());
     tools.computeIfPresent(LedgerStateMachineContract.CHARGE, (name, p) -> p.withKey(new ArgumentRules(List.of("/note"),
         List.of("/amount"))));
-    ToolPolicies policies = new ToolPolicies(tools, java.util.Optional.empty());
+    ToolPolicies policies = new ToolPolicies(tools, Optional.empty());
     ledger = new LedgerDriver(url -> LedgerConfig.of(policies, url), processingGuarantee(), stateDir.resolve("key-rules"));
   }
 

@@ -3,6 +3,7 @@ package dev.effectledger.topology;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import java.time.Duration;
@@ -37,14 +38,14 @@ final class EchoExecutor implements AutoCloseable {
     props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     KafkaProducer<String, Outcome> producer = new KafkaProducer<>(props, new StringSerializer(),
         new RegistryAvroSerde<>(registry, Outcome.class));
-    consumer.subscribe(List.of(LedgerTopics.dispatchTopic(ItFixtures.LANE)));
+    consumer.subscribe(List.of(Topics.dispatch(ItFixtures.LANE)));
     thread = new Thread(() -> {
       try (consumer; producer) {
         while (running.get()) {
           for (ConsumerRecord<String, Dispatch> record : consumer.poll(Duration.ofMillis(200))) {
             Dispatch d = record.value();
             effects.incrementAndGet();
-            producer.send(new ProducerRecord<>(LedgerTopics.OUTCOMES, d.getIdempotencyKey(), Outcome.newBuilder()
+            producer.send(new ProducerRecord<>(Topics.OUTCOMES, d.getIdempotencyKey(), Outcome.newBuilder()
                 .setIdempotencyKey(d.getIdempotencyKey())
                 .setTenant(d.getTenant())
                 .setTool(d.getTool())

@@ -1,8 +1,10 @@
 package dev.effectledger.topology;
 
+import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.testkit.TopicCollector;
@@ -43,8 +45,8 @@ final class ItFixtures {
 
   static Map<String, Integer> topics(int partitions) {
     Map<String, Integer> topics = new HashMap<>();
-    for (String topic : List.of(LedgerTopics.INTENTS, LedgerTopics.OUTCOMES, LedgerTopics.RESULTS,
-        LedgerTopics.AUDIT, LedgerTopics.INTENTS_DLQ, LedgerTopics.OUTCOMES_DLQ, LedgerTopics.dispatchTopic(LANE))) {
+    for (String topic : List.of(Topics.INTENTS, Topics.OUTCOMES, Topics.RESULTS,
+        Topics.AUDIT, Topics.INTENTS_DLQ, Topics.OUTCOMES_DLQ, Topics.dispatch(LANE))) {
       topics.put(topic, partitions);
     }
     return topics;
@@ -71,7 +73,7 @@ final class ItFixtures {
         .setStepId("step-1")
         .setTool(TOOL)
         .setArguments(args)
-        .setArgumentsHash(dev.effectledger.schema.ArgumentsHash.of(args, java.util.List.of()))
+        .setArgumentsHash(ArgumentsHash.of(args, List.of()))
         .setRequestedAt(Instant.now())
         .build();
   }
@@ -97,12 +99,12 @@ final class ItFixtures {
   }
 
   static TopicCollector<ToolResult> results(String bootstrap, String registryUrl) {
-    return new TopicCollector<>(bootstrap, LedgerTopics.RESULTS,
+    return new TopicCollector<>(bootstrap, Topics.RESULTS,
         new RegistryAvroSerde<>(SchemaRegistries.forUrl(registryUrl), ToolResult.class));
   }
 
   static TopicCollector<Dispatch> dispatches(String bootstrap, String registryUrl) {
-    return new TopicCollector<>(bootstrap, LedgerTopics.dispatchTopic(LANE),
+    return new TopicCollector<>(bootstrap, Topics.dispatch(LANE),
         new RegistryAvroSerde<>(SchemaRegistries.forUrl(registryUrl), Dispatch.class));
   }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import dev.effectledger.embedded.SchemaRegistryServer;
 import java.io.BufferedReader;
@@ -117,7 +118,7 @@ class LedgerCrashIT {
   }
 
   private static void send(KafkaProducer<String, ToolIntent> producer, String key, int amount, Map<String, AtomicInteger> sent) {
-    producer.send(new ProducerRecord<>(LedgerTopics.INTENTS, key, ItFixtures.intent(key, amount)));
+    producer.send(new ProducerRecord<>(Topics.INTENTS, key, ItFixtures.intent(key, amount)));
     sent.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
   }
 

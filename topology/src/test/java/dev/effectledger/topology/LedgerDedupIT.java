@@ -7,6 +7,7 @@ import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -89,7 +90,7 @@ class LedgerDedupIT {
   private static void send(KafkaProducer<String, ToolIntent> producer, int from, int to, Map<String, AtomicInteger> sent) {
     for (int i = from; i < to; i++) {
       String key = "k" + i;
-      producer.send(new ProducerRecord<>(LedgerTopics.INTENTS, key, ItFixtures.intent(key, 100 + i)));
+      producer.send(new ProducerRecord<>(Topics.INTENTS, key, ItFixtures.intent(key, 100 + i)));
       sent.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
     }
     producer.flush();

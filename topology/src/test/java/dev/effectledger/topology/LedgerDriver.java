@@ -1,22 +1,27 @@
 package dev.effectledger.topology;
 
+import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.AuditEvent;
 import dev.effectledger.schema.AuditType;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.LedgerEntry;
+import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.schema.serde.SchemaRegistry;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Properties;
 import java.util.UUID;
+import java.util.function.Consumer;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -51,7 +56,7 @@ final class LedgerDriver implements AutoCloseable {
   }
 
   /** With {@code extra} Streams settings on top of the test's. */
-  LedgerDriver(LedgerConfigFactory configFactory, String guarantee, Path stateDir, java.util.function.Consumer<Properties> extra) {
+  LedgerDriver(LedgerConfigFactory configFactory, String guarantee, Path stateDir, Consumer<Properties> extra) {
     LedgerConfig config = configFactory.create(registryUrl);
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, "ledger-test");
@@ -61,15 +66,15 @@ final class LedgerDriver implements AutoCloseable {
     props.put(PoisonRecordHandler.REGISTRY_URL_CONFIG, registryUrl);
     extra.accept(props);
     driver = new TopologyTestDriver(LedgerTopology.build(config), LedgerTopology.streamsProperties(props), T0);
-    intents = driver.createInputTopic(LedgerTopics.INTENTS, new StringSerializer(), intentSerde, T0, Duration.ZERO);
-    rawIntents = driver.createInputTopic(LedgerTopics.INTENTS, new ByteArraySerializer(), new ByteArraySerializer(), T0, Duration.ZERO);
-    outcomes = driver.createInputTopic(LedgerTopics.OUTCOMES, new StringSerializer(),
+    intents = driver.createInputTopic(Topics.INTENTS, new StringSerializer(), intentSerde, T0, Duration.ZERO);
+    rawIntents = driver.createInputTopic(Topics.INTENTS, new ByteArraySerializer(), new ByteArraySerializer(), T0, Duration.ZERO);
+    outcomes = driver.createInputTopic(Topics.OUTCOMES, new StringSerializer(),
         new RegistryAvroSerde<>(registry, Outcome.class), T0, Duration.ZERO);
-    results = driver.createOutputTopic(LedgerTopics.RESULTS, new StringDeserializer(),
+    results = driver.createOutputTopic(Topics.RESULTS, new StringDeserializer(),
         new RegistryAvroSerde<>(registry, ToolResult.class));
-    audit = driver.createOutputTopic(LedgerTopics.AUDIT, new StringDeserializer(),
+    audit = driver.createOutputTopic(Topics.AUDIT, new StringDeserializer(),
         new RegistryAvroSerde<>(registry, AuditEvent.class));
-    deadLetters = driver.createOutputTopic(LedgerTopics.INTENTS_DLQ, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    deadLetters = driver.createOutputTopic(Topics.INTENTS_DLQ, new ByteArrayDeserializer(), new ByteArrayDeserializer());
   }
 
   /** Builds the config once the driver knows its registry URL. */
@@ -78,7 +83,7 @@ final class LedgerDriver implements AutoCloseable {
   }
 
   TestOutputTopic<String, Dispatch> dispatches(String lane) {
-    return driver.createOutputTopic(LedgerTopics.dispatchTopic(lane), new StringDeserializer(), dispatchSerde);
+    return driver.createOutputTopic(Topics.dispatch(lane), new StringDeserializer(), dispatchSerde);
   }
 
   TestOutputTopic<String, ToolResult> results(String topic) {
@@ -86,7 +91,7 @@ final class LedgerDriver implements AutoCloseable {
   }
 
   KeyValueStore<String, LedgerEntry> store() {
-    return driver.getKeyValueStore(LedgerTopics.LEDGER_STORE);
+    return driver.getKeyValueStore(LedgerStore.NAME);
   }
 
   LedgerEntry entry(String tenant, String key) {
@@ -108,7 +113,7 @@ final class LedgerDriver implements AutoCloseable {
   /** The arguments' hash as a client derives it (no key rules), or a stand-in for arguments that are not JSON. */
   static String hashOf(String arguments) {
     try {
-      return dev.effectledger.schema.ArgumentsHash.of(arguments, List.of());
+      return ArgumentsHash.of(arguments, List.of());
     } catch (IllegalArgumentException e) {
       return "sha256:not-json";
     }
@@ -147,7 +152,7 @@ final class LedgerDriver implements AutoCloseable {
   }
 
   static String header(Headers headers, String name) {
-    return headers.lastHeader(name) == null ? null : new String(headers.lastHeader(name).value(), java.nio.charset.StandardCharsets.UTF_8);
+    return headers.lastHeader(name) == null ? null : new String(headers.lastHeader(name).value(), StandardCharsets.UTF_8);
   }
 
   List<TestRecord<byte[], byte[]>> deadLetterRecords() {

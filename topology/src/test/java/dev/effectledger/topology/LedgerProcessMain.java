@@ -1,6 +1,7 @@
 package dev.effectledger.topology;
 
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -17,7 +18,7 @@ public final class LedgerProcessMain {
 
   public static void main(String[] args) throws InterruptedException {
     String bootstrap = args[0];
-    try (Admin admin = Admin.create(java.util.Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+    try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
       CoPartitioning.verify(admin);
     }
     KafkaStreams streams = new KafkaStreams(

@@ -4,6 +4,7 @@ import static dev.effectledger.topology.LedgerDriver.T0;
 import static dev.effectledger.topology.LedgerDriver.intent;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.effectledger.schema.AuditEvent;
 import dev.effectledger.schema.AuditType;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.LedgerEntry;
@@ -20,15 +21,22 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.LongSupplier;
+import java.util.function.UnaryOperator;
+import java.util.stream.IntStream;
 import org.apache.kafka.streams.TestOutputTopic;
+import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * One test per row of DESIGN.md's ledger state machine, asserting dispatches, replies, audit events
- * and the store. Subclasses run it under each processing guarantee.
+ * One test per row of the ledger state machine in docs/architecture.md (the table names each test),
+ * asserting dispatches, replies, audit events and the store. Subclasses run it under each processing
+ * guarantee.
  */
 abstract class LedgerStateMachineContract {
 
@@ -50,7 +58,7 @@ abstract class LedgerStateMachineContract {
   static final String ARGS = "{\"amount\":1000,\"currency\":\"EUR\",\"to\":\"cus_1\"}";
 
   @TempDir Path stateDir;
-  final List<String> doubleEffects = new java.util.concurrent.CopyOnWriteArrayList<>();
+  final List<String> doubleEffects = new CopyOnWriteArrayList<>();
   LedgerDriver ledger;
   TestOutputTopic<String, Dispatch> payments;
   TestOutputTopic<String, Dispatch> tickets;
@@ -366,10 +374,10 @@ abstract class LedgerStateMachineContract {
     ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{}", "ch_1", at(Duration.ofSeconds(3)));
     ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{}", "ch_2", at(Duration.ofSeconds(4)));
 
-    List<dev.effectledger.schema.AuditEvent> events = ledger.audit.readValuesToList();
+    List<AuditEvent> events = ledger.audit.readValuesToList();
     assertThat(events).extracting(e -> e.getType(), e -> e.getCode(), e -> e.getEffectId()).containsExactly(
-        org.assertj.core.groups.Tuple.tuple(AuditType.LATE_OUTCOME, "SUCCEEDED", "ch_1"),
-        org.assertj.core.groups.Tuple.tuple(AuditType.LATE_OUTCOME, "DOUBLE_EFFECT", "ch_2"));
+        Tuple.tuple(AuditType.LATE_OUTCOME, "SUCCEEDED", "ch_1"),
+        Tuple.tuple(AuditType.LATE_OUTCOME, "DOUBLE_EFFECT", "ch_2"));
     assertThat(doubleEffects).containsExactly(CHARGE);
     assertThat(ledger.results.isEmpty()).isTrue();
     assertThat(ledger.entry("acme", "k1").getEffectId()).as("the first effect stays the answer").isEqualTo("ch_1");
@@ -454,12 +462,12 @@ abstract class LedgerStateMachineContract {
   }
 
   /** A ticker that moves a second each time it is read: every punctuation's budget runs out after one scan. */
-  private static java.util.function.LongSupplier aSecondPerRead() {
+  private static LongSupplier aSecondPerRead() {
     long[] now = {0};
     return () -> now[0] += 1_000_000_000L;
   }
 
-  private void restartWith(java.util.function.UnaryOperator<LedgerConfig> config, String dir) {
+  private void restartWith(UnaryOperator<LedgerConfig> config, String dir) {
     ledger.close();
     ledger = new LedgerDriver(url -> config.apply(LedgerConfig.of(POLICIES, url)), processingGuarantee(), stateDir.resolve(dir));
     tickets = ledger.dispatches("tickets");
@@ -467,7 +475,7 @@ abstract class LedgerStateMachineContract {
   }
 
   private List<String> settledTickets(int n, Instant at) {
-    List<String> keys = java.util.stream.IntStream.rangeClosed(1, n).mapToObj(i -> "t" + i).toList();
+    List<String> keys = IntStream.rangeClosed(1, n).mapToObj(i -> "t" + i).toList();
     keys.forEach(key -> ledger.send(intent(key, TICKET, ARGS), T0));
     tickets.readValuesToList().forEach(d -> ledger.outcome(d, OutcomeStatus.SUCCEEDED, "{}", at));
     return keys;
@@ -498,7 +506,7 @@ abstract class LedgerStateMachineContract {
   @Test
   void shouldTimeOutEveryDuePendingEntryInOnePunctuationScanAfterScan() {
     restartWith(c -> c.withBatchSize(2), "timeouts-in-batches");
-    List<String> keys = java.util.stream.IntStream.rangeClosed(1, 5).mapToObj(i -> "c" + i).toList();
+    List<String> keys = IntStream.rangeClosed(1, 5).mapToObj(i -> "c" + i).toList();
     keys.forEach(key -> ledger.send(intent(key, CHARGE, ARGS), T0));
     payments.readValuesToList();
 
@@ -686,7 +694,7 @@ abstract class LedgerStateMachineContract {
     // Written when the tool was still a write tool; it has since been reclassified as read.
     ledger.send(intent("r9", LOOKUP, "{\"id\":9}"), T0);
     ledger.dispatches("reads").readValuesToList();
-    dev.effectledger.schema.LedgerEntry stored = dev.effectledger.schema.LedgerEntry.newBuilder()
+    LedgerEntry stored = LedgerEntry.newBuilder()
         .setIdempotencyKey("r9").setTenant("acme").setRunId("run-1").setStepId("step-r9").setTool(LOOKUP).setEffectKey("r9")
         .setArgumentsHash(intent("r9", LOOKUP, "{\"id\":9}").getArgumentsHash()).setArguments("").setState(LedgerState.SUCCEEDED)
         .setAttempts(1).setFirstSeenAt(T0).setLastDispatchedAt(T0).setCompletedAt(T0).setResultJson("{\"charged\":true}")
@@ -706,7 +714,7 @@ abstract class LedgerStateMachineContract {
   void shouldKeepEntriesOfAToolTheFileDoesNotNameUnderTheSafestTermsNotTheUnknownToolDefault() {
     ToolPolicy lenient = new ToolPolicy("*", ToolClass.WRITE_IDEMPOTENT, Duration.ofHours(1), Duration.ofMinutes(1),
         InFlightPolicy.COALESCE, AmbiguityPolicy.REDISPATCH, "tickets", "http", 3, false);
-    restartWith(c -> c.withPolicies(new ToolPolicies(POLICIES.tools(), java.util.Optional.of(lenient))), "unlisted-tool");
+    restartWith(c -> c.withPolicies(new ToolPolicies(POLICIES.tools(), Optional.of(lenient))), "unlisted-tool");
     ledger.send(intent("u1", "refund_card", ARGS), T0);
     ledger.send(intent("u2", "refund_card", ARGS), T0);
     List<Dispatch> dispatched = tickets.readValuesToList();

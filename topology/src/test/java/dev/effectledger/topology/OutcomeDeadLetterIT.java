@@ -4,11 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -52,11 +53,11 @@ class OutcomeDeadLetterIT {
         KafkaConsumer<String, byte[]> dlq = ItFixtures.committedReader(kafka.bootstrapServers(), "dlq-reader", new ByteArrayDeserializer())) {
       streams.start();
 
-      raw.send(new ProducerRecord<>(LedgerTopics.OUTCOMES, "k1".getBytes(), new byte[] {9, 9})).get();
-      intents.send(new ProducerRecord<>(LedgerTopics.INTENTS, "after", ItFixtures.intent("after", 1))).get();
+      raw.send(new ProducerRecord<>(Topics.OUTCOMES, "k1".getBytes(), new byte[] {9, 9})).get();
+      intents.send(new ProducerRecord<>(Topics.INTENTS, "after", ItFixtures.intent("after", 1))).get();
 
-      dlq.subscribe(List.of(LedgerTopics.OUTCOMES_DLQ));
-      List<ConsumerRecord<String, byte[]>> letters = new java.util.ArrayList<>();
+      dlq.subscribe(List.of(Topics.OUTCOMES_DLQ));
+      List<ConsumerRecord<String, byte[]>> letters = new ArrayList<>();
       await().atMost(Duration.ofSeconds(60)).until(() -> {
         dlq.poll(Duration.ofMillis(200)).forEach(letters::add);
         return !letters.isEmpty();

@@ -6,6 +6,9 @@ import static org.awaitility.Awaitility.await;
 import dev.effectledger.schema.DeadLetters;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.Topics;
+import dev.effectledger.schema.serde.RegistryAvroSerde;
+import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -13,6 +16,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
@@ -50,18 +54,18 @@ class OversizedIntentIT {
   void shouldDeadLetterAnIntentTooLargeToCopyAndKeepServingThePartition() throws Exception {
     String registry = "mock://oversized-it";
     kafka.createTopics(ItFixtures.topics(1));
-    ConfigResource intentsTopic = new ConfigResource(ConfigResource.Type.TOPIC, LedgerTopics.INTENTS);
+    ConfigResource intentsTopic = new ConfigResource(ConfigResource.Type.TOPIC, Topics.INTENTS);
     kafka.cluster().admin().incrementalAlterConfigs(Map.of(intentsTopic, List.of(new AlterConfigOp(
         new ConfigEntry(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, Integer.toString(4 << 20)), AlterConfigOp.OpType.SET))))
         .all().get(30, TimeUnit.SECONDS);
-    java.util.Properties bigProducer = new java.util.Properties();
+    Properties bigProducer = new Properties();
     bigProducer.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     bigProducer.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 4 << 20);
     String huge = "{\"blob\":\"" + "x".repeat(2_000_000) + "\"}";
     try (KafkaStreams streams = new KafkaStreams(LedgerTopology.build(LedgerConfig.of(ItFixtures.policies(), registry)),
             ItFixtures.streamsProperties(kafka.bootstrapServers(), "oversized-it", stateDir));
         KafkaProducer<String, ToolIntent> intents = new KafkaProducer<>(bigProducer, new StringSerializer(),
-            new dev.effectledger.schema.serde.RegistryAvroSerde<>(dev.effectledger.schema.serde.SchemaRegistries.forUrl(registry),
+            new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry),
                 ToolIntent.class));
         var dispatches = ItFixtures.dispatches(kafka.bootstrapServers(), registry);
         var results = ItFixtures.results(kafka.bootstrapServers(), registry);
@@ -69,11 +73,11 @@ class OversizedIntentIT {
       streams.start();
       ToolIntent big = ItFixtures.intent("big", 1);
       big.setArguments(huge);
-      intents.send(new ProducerRecord<>(LedgerTopics.INTENTS, "big", big)).get();
-      intents.send(new ProducerRecord<>(LedgerTopics.INTENTS, "after", ItFixtures.intent("after", 1))).get();
+      intents.send(new ProducerRecord<>(Topics.INTENTS, "big", big)).get();
+      intents.send(new ProducerRecord<>(Topics.INTENTS, "after", ItFixtures.intent("after", 1))).get();
 
       await().atMost(Duration.ofSeconds(60)).until(() -> dispatches.byKey.containsKey("after"));
-      dlq.subscribe(List.of(LedgerTopics.INTENTS_DLQ));
+      dlq.subscribe(List.of(Topics.INTENTS_DLQ));
       List<ConsumerRecord<String, byte[]>> letters = new ArrayList<>();
       await().atMost(Duration.ofSeconds(30)).until(() -> {
         dlq.poll(Duration.ofMillis(200)).forEach(letters::add);

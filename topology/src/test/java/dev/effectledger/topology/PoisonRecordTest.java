@@ -10,6 +10,8 @@ import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolResult;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.StreamsConfig;
@@ -97,7 +99,7 @@ class PoisonRecordTest {
   @Test
   void shouldFailARecordUntilItHasFailedTheConfiguredTimesThenResumeWithItsDeadLetter() {
     PoisonRecordHandler handler = new PoisonRecordHandler();
-    handler.configure(java.util.Map.of(StreamsConfig.APPLICATION_ID_CONFIG, "poison-count-" + System.nanoTime()));
+    handler.configure(Map.of(StreamsConfig.APPLICATION_ID_CONFIG, "poison-count-" + System.nanoTime()));
     IllegalStateException bug = new IllegalStateException("bug");
 
     assertThat(handler.handleError(at("tool-outcomes", 7), null, bug).result()).isEqualTo(ProcessingExceptionHandler.Result.FAIL);
@@ -113,12 +115,12 @@ class PoisonRecordTest {
   @Test
   void shouldAlwaysFailAndNeverCountACauseThatPasses() {
     PoisonRecordHandler handler = new PoisonRecordHandler();
-    handler.configure(java.util.Map.of(StreamsConfig.APPLICATION_ID_CONFIG, "poison-passing-" + System.nanoTime(),
+    handler.configure(Map.of(StreamsConfig.APPLICATION_ID_CONFIG, "poison-passing-" + System.nanoTime(),
         PoisonRecordHandler.ATTEMPTS_CONFIG, "1"));
 
     for (int i = 0; i < 5; i++) {
       assertThat(handler.handleError(at("tool-intents", 3), null,
-          new StreamsException(new org.apache.kafka.common.errors.TimeoutException("broker away"))).result())
+          new StreamsException(new TimeoutException("broker away"))).result())
           .isEqualTo(ProcessingExceptionHandler.Result.FAIL);
     }
   }

@@ -29,6 +29,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
+import org.rocksdb.FlushOptions;
 import org.rocksdb.Options;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
@@ -88,7 +89,7 @@ public class RecordPathBenchmark {
     for (int i = 0; i < ENTRIES; i++) {
       db.put(writeOptions, key(i), value);
     }
-    db.flush(new org.rocksdb.FlushOptions().setWaitForFlush(true));
+    db.flush(new FlushOptions().setWaitForFlush(true));
   }
 
   @TearDown(Level.Trial)

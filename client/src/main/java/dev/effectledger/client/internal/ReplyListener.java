@@ -1,5 +1,6 @@
 package dev.effectledger.client.internal;
 
+import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolResult;
 import java.time.Duration;
@@ -147,7 +148,7 @@ public final class ReplyListener implements AutoCloseable {
   private static boolean isInFlightNotice(ToolResult result) {
     return result.getStatus() == ResultStatus.IN_FLIGHT
         || result.getStatus() == ResultStatus.REJECTED && result.getError() != null
-            && "DUPLICATE_IN_FLIGHT".equals(result.getError().getCode());
+            && ErrorCode.DUPLICATE_IN_FLIGHT.name().equals(result.getError().getCode());
   }
 
   @Override

@@ -39,8 +39,6 @@ public record ExecutorConfig(
     String transactionalIdPrefix,
     String instanceId) {
 
-  public static final String DEAD_LETTER_TOPIC = "tool-dispatch.dlq";
-  public static final String OUTCOMES_TOPIC = "tool-outcomes";
   private static final Pattern VALID_ID = Pattern.compile("[A-Za-z0-9._-]{1,200}");
 
   public ExecutorConfig {

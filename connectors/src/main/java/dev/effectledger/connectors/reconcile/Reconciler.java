@@ -5,8 +5,11 @@ import dev.effectledger.connectors.Lookup;
 import dev.effectledger.schema.AuditEvent;
 import dev.effectledger.schema.AuditType;
 import dev.effectledger.schema.ErrorInfo;
+import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
+import dev.effectledger.schema.TopicReads;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import java.time.Clock;
@@ -15,6 +18,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -25,7 +29,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -50,8 +53,8 @@ import org.slf4j.LoggerFactory;
 public final class Reconciler implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(Reconciler.class);
-  private static final String AUDIT = "tool-audit";
-  private static final String OUTCOMES = "tool-outcomes";
+  /** How long a pass may take to read the audit topic to its end before it reconciles what it read. */
+  private static final Duration CATCH_UP_LIMIT = Duration.ofSeconds(60);
   /** Audit types that move an entry; the rest (replays, conflicts, late outcomes) leave it as it was. */
   private static final Set<AuditType> STATE_CHANGES = EnumSet.of(AuditType.DISPATCHED, AuditType.REDISPATCHED,
       AuditType.COMPLETED, AuditType.FAILED, AuditType.RELEASED, AuditType.HELD_UNKNOWN, AuditType.EXPIRED, AuditType.BYPASSED);
@@ -81,8 +84,8 @@ public final class Reconciler implements AutoCloseable {
     producerProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     this.producer = new KafkaProducer<>(producerProps, new StringSerializer(), new RegistryAvroSerde<>(registry, Outcome.class));
     List<TopicPartition> partitions = new ArrayList<>();
-    for (PartitionInfo p : audit.partitionsFor(AUDIT)) {
-      partitions.add(new TopicPartition(AUDIT, p.partition()));
+    for (PartitionInfo p : audit.partitionsFor(Topics.AUDIT)) {
+      partitions.add(new TopicPartition(Topics.AUDIT, p.partition()));
     }
     audit.assign(partitions);
     audit.seekToBeginning(partitions);
@@ -124,7 +127,7 @@ public final class Reconciler implements AutoCloseable {
 
   /** Effects a downstream lists under a key the audit log never named (needs audit retention to cover them). */
   private void countEffectsWithoutEntry(Map<String, ToolReport> byTool) {
-    Set<String> known = new java.util.HashSet<>();
+    Set<String> known = new HashSet<>();
     latest.values().forEach(e -> {
       known.add(effectKey(e));
       known.add(e.getIdempotencyKey());
@@ -152,7 +155,7 @@ public final class Reconciler implements AutoCloseable {
         outcome.setStatus(OutcomeStatus.SUCCEEDED)
             .setResultJson(lookup.resultJson() == null ? "null" : lookup.resultJson())
             .setEffectId(lookup.effectId());
-        out.add(new ProducerRecord<>(OUTCOMES, held.getIdempotencyKey(), outcome.build()));
+        out.add(new ProducerRecord<>(Topics.OUTCOMES, held.getIdempotencyKey(), outcome.build()));
         return new ToolReport(0, 0, 1, 0, 0);
       }
       case NOT_FOUND -> {
@@ -162,7 +165,7 @@ public final class Reconciler implements AutoCloseable {
             .setRetriable(true)
             .setCorrectiveAction("Send the intent again; it will run once.")
             .build());
-        out.add(new ProducerRecord<>(OUTCOMES, held.getIdempotencyKey(), outcome.build()));
+        out.add(new ProducerRecord<>(Topics.OUTCOMES, held.getIdempotencyKey(), outcome.build()));
         return new ToolReport(0, 0, 0, 1, 0);
       }
       default -> {
@@ -187,20 +190,15 @@ public final class Reconciler implements AutoCloseable {
   }
 
   private void catchUp() {
-    Map<TopicPartition, Long> end = audit.endOffsets(audit.assignment());
-    long deadline = System.currentTimeMillis() + 60_000;
-    while (!reached(end) && System.currentTimeMillis() < deadline) {
-      for (ConsumerRecord<String, AuditEvent> record : audit.poll(Duration.ofMillis(200))) {
-        AuditEvent event = record.value();
-        if (event != null && STATE_CHANGES.contains(event.getType())) {
-          latest.put(event.getTenant() + '/' + event.getIdempotencyKey(), event);
-        }
+    boolean caughtUp = TopicReads.toEnd(audit, audit.assignment(), CATCH_UP_LIMIT, record -> {
+      AuditEvent event = record.value();
+      if (event != null && STATE_CHANGES.contains(event.getType())) {
+        latest.put(LedgerStore.key(event.getTenant(), event.getIdempotencyKey()), event);
       }
+    });
+    if (!caughtUp) {
+      log.warn("The audit topic was not read to its end within {}; this pass reconciles what was read", CATCH_UP_LIMIT);
     }
-  }
-
-  private boolean reached(Map<TopicPartition, Long> end) {
-    return end.entrySet().stream().allMatch(e -> audit.position(e.getKey()) >= e.getValue());
   }
 
   private static String effectKey(AuditEvent event) {

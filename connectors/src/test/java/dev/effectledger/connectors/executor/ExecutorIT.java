@@ -16,7 +16,6 @@ import dev.effectledger.policy.InFlightPolicy;
 import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
-import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.embedded.CountingDownstream;
@@ -27,8 +26,12 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -340,9 +343,9 @@ class ExecutorIT {
     try (var dlq = new TopicCollector<>(kafka.bootstrapServers(), "tool-dispatch.dlq", new ByteArrayDeserializer());
         Executor executor = start(chargeOn(downstream.url(), true), config())) {
       var props = Fixtures.kafka(kafka.bootstrapServers());
-      try (var raw = new org.apache.kafka.clients.producer.KafkaProducer<>(props,
-          new org.apache.kafka.common.serialization.StringSerializer(), new org.apache.kafka.common.serialization.ByteArraySerializer())) {
-        raw.send(new org.apache.kafka.clients.producer.ProducerRecord<>("tool-dispatch." + lane, lane + "-bad", new byte[] {1, 2, 3}));
+      try (var raw = new KafkaProducer<>(props,
+          new StringSerializer(), new ByteArraySerializer())) {
+        raw.send(new ProducerRecord<>("tool-dispatch." + lane, lane + "-bad", new byte[] {1, 2, 3}));
       }
       List<String> keys = keys(1);
       dispatch(keys, "charge");

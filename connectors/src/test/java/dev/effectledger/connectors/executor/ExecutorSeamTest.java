@@ -25,7 +25,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
+import java.util.stream.Collectors;
 import java.util.stream.IntStream;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.junit.jupiter.api.AfterEach;
@@ -64,7 +67,7 @@ class ExecutorSeamTest {
     LogConsumer journal = new LogConsumer(cluster);
     Executor executor = Executor.start(config, Map.of("charge", downstream), POLICIES, Clock.systemUTC(), d -> { },
         new Executor.Clients(consumer, producer, lanes -> new JournalReader(journal,
-            partitions -> partitions.stream().collect(java.util.stream.Collectors.toMap(tp -> tp, cluster::end)),
+            partitions -> partitions.stream().collect(Collectors.toMap(tp -> tp, cluster::end)),
             Duration.ofSeconds(10), () -> { })), "executor-under-test");
     consumer.schedulePollTask(() -> consumer.assignFromGroup(List.of(DISPATCH)));
     started.add(executor);
@@ -100,8 +103,8 @@ class ExecutorSeamTest {
     downstream.hold("k0");
     Executor first = executor(new LogProducer(cluster));
     awaitOutcomes(keys.subList(1, 10));
-    assertThat(cluster.committed(java.util.Set.of(DISPATCH))).as("the low watermark is the held dispatch")
-        .containsEntry(DISPATCH, new org.apache.kafka.clients.consumer.OffsetAndMetadata(0));
+    assertThat(cluster.committed(Set.of(DISPATCH))).as("the low watermark is the held dispatch")
+        .containsEntry(DISPATCH, new OffsetAndMetadata(0));
     first.halt();
 
     executor(new LogProducer(cluster));
@@ -114,7 +117,7 @@ class ExecutorSeamTest {
       assertThat(o.getStatus()).isEqualTo(OutcomeStatus.AMBIGUOUS);
       assertThat(o.getError().getCode()).isEqualTo("STARTED_BEFORE_REDELIVERY");
     });
-    assertThat(cluster.committed(java.util.Set.of(DISPATCH)).get(DISPATCH).offset()).isEqualTo(10);
+    assertThat(cluster.committed(Set.of(DISPATCH)).get(DISPATCH).offset()).isEqualTo(10);
   }
 
   @Test

@@ -3,6 +3,8 @@ package dev.effectledger.connectors.executor;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.effectledger.connectors.Connectors;
 import dev.effectledger.connectors.jdbc.JdbcConnectorSettings;
 import dev.effectledger.connectors.kafka.KafkaConnector;
 import dev.effectledger.connectors.log.LogConnector;
@@ -11,12 +13,14 @@ import dev.effectledger.policy.InFlightPolicy;
 import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.policy.ToolPolicyLoader;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 
 class ExecutorStartTest {
@@ -49,17 +53,17 @@ class ExecutorStartTest {
 
   @Test
   void shouldAcceptIrreversibleToolOnKeyIgnoringApiWhoseEffectsCanBeLookedUp() throws Exception {
-    var json = new com.fasterxml.jackson.databind.ObjectMapper();
+    var json = new ObjectMapper();
     ToolPolicies withLookup = ToolPolicies.of(irreversible("charge", "payments").withSettings("http", json.readTree(
         "{\"url\":\"http://127.0.0.1:1/charges\",\"honoursKeys\":false,\"lookupUrl\":\"http://127.0.0.1:1/charges?key={key}\"}")));
     ToolPolicies withoutLookup = ToolPolicies.of(irreversible("charge", "payments").withSettings("http", json.readTree(
         "{\"url\":\"http://127.0.0.1:1/charges\",\"honoursKeys\":false}")));
 
     assertThatCode(() -> Executor.refuseUnsafeIrreversibleTools(CONFIG,
-        dev.effectledger.connectors.Connectors.forLanes(withLookup, List.of("payments"), Clock.systemUTC()), withLookup))
+        Connectors.forLanes(withLookup, List.of("payments"), Clock.systemUTC()), withLookup))
         .doesNotThrowAnyException();
     assertThatThrownBy(() -> Executor.refuseUnsafeIrreversibleTools(CONFIG,
-        dev.effectledger.connectors.Connectors.forLanes(withoutLookup, List.of("payments"), Clock.systemUTC()), withoutLookup))
+        Connectors.forLanes(withoutLookup, List.of("payments"), Clock.systemUTC()), withoutLookup))
         .hasMessageContaining("[charge]").hasMessageContaining("look an effect up");
   }
 
@@ -72,12 +76,12 @@ class ExecutorStartTest {
 
   @Test
   void shouldRejectUnknownConnectorNameAndBadSettingsTogether() throws Exception {
-    var json = new com.fasterxml.jackson.databind.ObjectMapper();
+    var json = new ObjectMapper();
     ToolPolicies policies = ToolPolicies.of(
         irreversible("a", "payments").withSettings("smtp", json.readTree("{}")),
         irreversible("b", "payments").withSettings("jdbc", json.readTree("{\"url\":\"postgres://x\"}")));
 
-    assertThatThrownBy(() -> dev.effectledger.connectors.Connectors.forLanes(policies, List.of("payments"), Clock.systemUTC()))
+    assertThatThrownBy(() -> Connectors.forLanes(policies, List.of("payments"), Clock.systemUTC()))
         .hasMessageContaining("tools.a.connector: 'smtp' is not a connector; allowed: http, jdbc, kafka, log")
         .hasMessageContaining("tools.b.settings.url: 'postgres://x' must start with jdbc:")
         .hasMessageContaining("tools.b.settings.statement: missing");
@@ -86,19 +90,19 @@ class ExecutorStartTest {
 
   @Test
   void shouldFindTheExampleConfigValid() {
-    ToolPolicies policies = new dev.effectledger.policy.ToolPolicyLoader().load(Path.of("../config/tools.yaml"));
+    ToolPolicies policies = new ToolPolicyLoader().load(Path.of("../config/tools.yaml"));
 
-    org.assertj.core.api.Assertions.assertThat(dev.effectledger.connectors.Connectors.check(policies)).isEmpty();
+    Assertions.assertThat(Connectors.check(policies)).isEmpty();
   }
 
   @Test
   void shouldCheckSettingsWithoutConnecting() throws Exception {
-    var json = new com.fasterxml.jackson.databind.ObjectMapper();
+    var json = new ObjectMapper();
     ToolPolicies policies = ToolPolicies.of(
         irreversible("a", "payments").withSettings("kafka", json.readTree("{}")),
         irreversible("b", "payments").withSettings("jdbc", json.readTree("{\"url\":\"jdbc:postgresql://127.0.0.1:1/x\",\"statement\":\"SELECT 1\"}")));
 
-    org.assertj.core.api.Assertions.assertThat(dev.effectledger.connectors.Connectors.check(policies))
+    Assertions.assertThat(Connectors.check(policies))
         .containsExactly("tools.a.settings.topic: missing; give the topic the effect records go to");
   }
 }

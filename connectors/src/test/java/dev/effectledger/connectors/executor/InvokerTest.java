@@ -2,6 +2,7 @@ package dev.effectledger.connectors.executor;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.effectledger.connectors.Capabilities;
 import dev.effectledger.connectors.Connector;
 import dev.effectledger.connectors.EffectOutcome;
@@ -135,7 +136,7 @@ class InvokerTest {
   @Test
   void shouldCollapseTimeoutRetryIntoOneEffectAtKeyHonouringDownstream() throws Exception {
     try (CountingDownstream downstream = CountingDownstream.start(Duration.ofSeconds(1))) {
-      var connector = new HttpConnector(HttpConnectorSettings.from("charge", new com.fasterxml.jackson.databind.ObjectMapper()
+      var connector = new HttpConnector(HttpConnectorSettings.from("charge", new ObjectMapper()
           .readTree("{\"url\":\"" + downstream.url() + "\",\"timeout\":\"300ms\",\"honoursKeys\":true}")), Clock.systemUTC());
       downstream.inject("k1", Fault.HANG_AFTER_EFFECT);
 
@@ -150,7 +151,7 @@ class InvokerTest {
   @Test
   void shouldNotRepeatAmbiguousCallToDownstreamThatIgnoresKeys() throws Exception {
     try (CountingDownstream downstream = CountingDownstream.start(Duration.ofSeconds(1)).honoursKeys(false)) {
-      var connector = new HttpConnector(HttpConnectorSettings.from("charge", new com.fasterxml.jackson.databind.ObjectMapper()
+      var connector = new HttpConnector(HttpConnectorSettings.from("charge", new ObjectMapper()
           .readTree("{\"url\":\"" + downstream.url() + "\"}")), Clock.systemUTC());
       downstream.inject("k1", Fault.ERROR_AFTER_EFFECT);
 

@@ -17,13 +17,13 @@ import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import dev.effectledger.testkit.TopicCollector;
 import dev.effectledger.topology.LedgerConfig;
-import dev.effectledger.topology.LedgerTopics;
 import dev.effectledger.topology.LedgerTopology;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -57,8 +57,8 @@ class ReconcilerIT {
   void shouldReleaseHeldKeyWithNoEffectDownstreamOnSchedule() throws Exception {
     String registry = "mock://reconciler-it";
     Map<String, Integer> topics = new HashMap<>();
-    for (String t : List.of(LedgerTopics.INTENTS, LedgerTopics.OUTCOMES, LedgerTopics.RESULTS, LedgerTopics.AUDIT,
-        LedgerTopics.INTENTS_DLQ, LedgerTopics.OUTCOMES_DLQ, LedgerTopics.dispatchTopic("payments"))) {
+    for (String t : List.of(Topics.INTENTS, Topics.OUTCOMES, Topics.RESULTS, Topics.AUDIT,
+        Topics.INTENTS_DLQ, Topics.OUTCOMES_DLQ, Topics.dispatch("payments"))) {
       topics.put(t, 1);
     }
     kafka.createTopics(topics);
@@ -75,15 +75,15 @@ class ReconcilerIT {
       Properties producerProps = Fixtures.kafka(kafka.bootstrapServers());
       try (KafkaStreams ledger = new KafkaStreams(LedgerTopology.build(LedgerConfig.of(policies, registry)),
               LedgerTopology.streamsProperties(streamsProps));
-          var results = new TopicCollector<>(kafka.bootstrapServers(), LedgerTopics.RESULTS, new RegistryAvroSerde<>(registryClient, ToolResult.class));
+          var results = new TopicCollector<>(kafka.bootstrapServers(), Topics.RESULTS, new RegistryAvroSerde<>(registryClient, ToolResult.class));
           KafkaProducer<String, ToolIntent> intents = new KafkaProducer<>(producerProps, new StringSerializer(), new RegistryAvroSerde<>(registryClient, ToolIntent.class));
           KafkaProducer<String, Outcome> outcomes = new KafkaProducer<>(producerProps, new StringSerializer(), new RegistryAvroSerde<>(registryClient, Outcome.class))) {
         ledger.start();
-        intents.send(new ProducerRecord<>(LedgerTopics.INTENTS, "k1", ToolIntent.newBuilder().setIdempotencyKey("k1")
+        intents.send(new ProducerRecord<>(Topics.INTENTS, "k1", ToolIntent.newBuilder().setIdempotencyKey("k1")
             .setTenant("acme").setRunId("r").setStepId("s").setTool("charge").setArguments("{\"amount\":1}")
             .setArgumentsHash(ArgumentsHash.of("{\"amount\":1}", List.of())).setRequestedAt(Instant.now()).build())).get();
         // The executor lost its answer: the ledger holds the key.
-        outcomes.send(new ProducerRecord<>(LedgerTopics.OUTCOMES, "k1", Outcome.newBuilder().setIdempotencyKey("k1")
+        outcomes.send(new ProducerRecord<>(Topics.OUTCOMES, "k1", Outcome.newBuilder().setIdempotencyKey("k1")
             .setTenant("acme").setTool("charge").setAttempt(1).setStatus(OutcomeStatus.AMBIGUOUS)
             .setCompletedAt(Instant.now()).build())).get();
         await().atMost(Duration.ofSeconds(60)).until(() -> results.byKey.containsKey("k1"));

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.effectledger.schema.ErrorInfo;
 import dev.effectledger.schema.ToolIntent;
+import java.time.Instant;
 import java.util.Arrays;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaBuilder;
@@ -81,7 +82,7 @@ class RegistryAvroSerdeTest {
             .setTool("charge")
             .setArguments("{\"amount\":1}")
             .setArgumentsHash("h")
-            .setRequestedAt(java.time.Instant.ofEpochMilli(42))
+            .setRequestedAt(Instant.ofEpochMilli(42))
             .build();
 
     assertThat(serde.deserialize("tool-intents", serde.serialize("tool-intents", intent)))

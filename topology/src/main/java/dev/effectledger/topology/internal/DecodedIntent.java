@@ -1,7 +1,7 @@
 package dev.effectledger.topology.internal;
 
 import dev.effectledger.schema.ToolIntent;
-import dev.effectledger.topology.ErrorCode;
+import dev.effectledger.schema.ErrorCode;
 
 /** What {@link IntentDecoder} made of one record of tool-intents. */
 sealed interface DecodedIntent {

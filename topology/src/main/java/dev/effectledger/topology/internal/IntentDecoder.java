@@ -2,16 +2,15 @@ package dev.effectledger.topology.internal;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.WireFormatException;
-import dev.effectledger.topology.ErrorCode;
+import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.topology.LedgerConfig;
-import dev.effectledger.topology.LedgerTopics;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.regex.Pattern;
@@ -56,7 +55,7 @@ final class IntentDecoder {
     }
     ToolIntent intent;
     try {
-      intent = deserializer.deserialize(LedgerTopics.INTENTS, rawValue);
+      intent = deserializer.deserialize(Topics.INTENTS, rawValue);
     } catch (WireFormatException e) {
       if (e.reason() == WireFormatException.Reason.REGISTRY_UNAVAILABLE) {
         // Not bad input: fail the task so it retries rather than dead-lettering a good intent.
@@ -68,11 +67,11 @@ final class IntentDecoder {
     } catch (SerializationException e) {
       return invalid(ErrorCode.MALFORMED_RECORD, e.getMessage(), replyKey, null);
     }
-    String replyTopic = intent.getReplyTopic() == null ? LedgerTopics.RESULTS : intent.getReplyTopic();
+    String replyTopic = intent.getReplyTopic() == null ? Topics.RESULTS : intent.getReplyTopic();
     if (!replyTopics.matcher(replyTopic).matches()) {
       return new DecodedIntent.Invalid(ErrorCode.INVALID_REPLY_TOPIC,
           "replyTopic '" + replyTopic + "' does not match " + replyTopics.pattern(),
-          keyOf(intent, replyKey), intent.getTenant(), intent.getTool(), LedgerTopics.RESULTS);
+          keyOf(intent, replyKey), intent.getTenant(), intent.getTool(), Topics.RESULTS);
     }
     String key = intent.getIdempotencyKey();
     if (recordKey == null || recordKey.isEmpty() || key.isEmpty()) {
@@ -87,7 +86,7 @@ final class IntentDecoder {
     int expected = partitions > 0 && partition >= 0 ? Utils.toPositive(Utils.murmur2(rawKey)) % partitions : partition;
     if (expected != partition) {
       return new DecodedIntent.Invalid(ErrorCode.WRONG_PARTITION, "the intent is in partition " + partition + " of "
-          + LedgerTopics.INTENTS + ", but Kafka's default partitioner puts its key in partition " + expected + " of "
+          + Topics.INTENTS + ", but Kafka's default partitioner puts its key in partition " + expected + " of "
           + partitions, key, intent.getTenant(), intent.getTool(), replyTopic);
     }
     String missing = missingField(intent);
@@ -180,6 +179,6 @@ final class IntentDecoder {
   }
 
   private static DecodedIntent invalid(ErrorCode code, String message, String key, String replyTopic) {
-    return new DecodedIntent.Invalid(code, message, key, "", "", replyTopic == null ? LedgerTopics.RESULTS : replyTopic);
+    return new DecodedIntent.Invalid(code, message, key, "", "", replyTopic == null ? Topics.RESULTS : replyTopic);
   }
 }

@@ -3,10 +3,10 @@ package dev.effectledger.topology.internal;
 import dev.effectledger.schema.AuditType;
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerState;
+import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.ToolIntent;
-import dev.effectledger.topology.ErrorCode;
+import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.topology.LedgerConfig;
-import dev.effectledger.topology.LedgerTopics;
 import dev.effectledger.policy.InFlightPolicy;
 import dev.effectledger.policy.ToolPolicy;
 import java.nio.charset.StandardCharsets;
@@ -46,8 +46,8 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
   @Override
   public void init(ProcessorContext<Object, Object> context) {
     this.context = context;
-    KeyValueStore<String, LedgerEntry> entries = context.getStateStore(LedgerTopics.LEDGER_STORE);
-    KeyValueStore<Bytes, byte[]> deadlines = context.getStateStore(LedgerTopics.DEADLINE_STORE);
+    KeyValueStore<String, LedgerEntry> entries = context.getStateStore(LedgerStore.NAME);
+    KeyValueStore<Bytes, byte[]> deadlines = context.getStateStore(LedgerStore.DEADLINES);
     actions = new LedgerActions(new Ledger(entries, deadlines), new Outputs(context, config.observer()), config, context);
     actions.ledger().reindexExpiryIfChanged(config.policies().windowFingerprint(), actions::expiresAt);
     context.schedule(config.pendingCheckInterval(), PunctuationType.WALL_CLOCK_TIME, actions::onWallClock);
@@ -75,7 +75,7 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
     // A key with a live entry is answered from it whatever the tool's class is now: a tool since
     // reclassified as read, or removed and admitted by a read unknownTool, must not pass a retry of
     // a completed effect straight through.
-    LedgerEntry entry = actions.liveEntry(Ledger.storeKey(intent.getTenant(), intent.getIdempotencyKey()), now);
+    LedgerEntry entry = actions.liveEntry(LedgerStore.key(intent.getTenant(), intent.getIdempotencyKey()), now);
     if (entry != null) {
       answerKnownKey(intent, entry, replyTopic, now);
     } else if (!policy.get().isLedgered()) {

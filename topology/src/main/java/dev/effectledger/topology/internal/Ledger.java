@@ -2,6 +2,7 @@ package dev.effectledger.topology.internal;
 
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerState;
+import dev.effectledger.schema.LedgerStore;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -66,17 +67,12 @@ final class Ledger {
     this.deadlines = deadlines;
   }
 
-  /** Keys are scoped by tenant; a tenant never contains '/', so the pair is unambiguous. */
-  static String storeKey(String tenant, String idempotencyKey) {
-    return tenant + '/' + idempotencyKey;
-  }
-
   LedgerEntry get(String storeKey) {
     return entries.get(storeKey);
   }
 
   void put(LedgerEntry entry) {
-    entries.put(storeKey(entry.getTenant(), entry.getIdempotencyKey()), entry);
+    entries.put(LedgerStore.key(entry.getTenant(), entry.getIdempotencyKey()), entry);
   }
 
   void remove(String storeKey) {

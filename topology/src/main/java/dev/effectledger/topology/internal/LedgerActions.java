@@ -5,12 +5,14 @@ import dev.effectledger.schema.DeadLetters;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerState;
+import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.ToolIntent;
-import dev.effectledger.topology.ErrorCode;
+import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerObserver;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import dev.effectledger.policy.AmbiguityPolicy;
 import dev.effectledger.policy.InFlightPolicy;
@@ -182,7 +184,7 @@ final class LedgerActions {
     if (resultJson == null || resultJson.length() <= DeadLetters.MAX_VALUE_BYTES / 4) {
       return resultJson; // at most 4 UTF-8 bytes a char: certainly small enough
     }
-    byte[] bytes = resultJson.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    byte[] bytes = resultJson.getBytes(StandardCharsets.UTF_8);
     return bytes.length <= DeadLetters.MAX_VALUE_BYTES ? resultJson
         : "{\"effectledger\":\"RESULT_TOO_LARGE\",\"bytes\":" + bytes.length + ",\"sha256\":\"" + DeadLetters.sha256(bytes) + "\"}";
   }
@@ -292,7 +294,7 @@ final class LedgerActions {
   }
 
   static String storeKey(LedgerEntry entry) {
-    return Ledger.storeKey(entry.getTenant(), entry.getIdempotencyKey());
+    return LedgerStore.key(entry.getTenant(), entry.getIdempotencyKey());
   }
 
   private long wallClock() {

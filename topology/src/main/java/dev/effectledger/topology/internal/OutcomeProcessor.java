@@ -3,11 +3,12 @@ package dev.effectledger.topology.internal;
 import dev.effectledger.schema.AuditType;
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerState;
+import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
-import dev.effectledger.topology.ErrorCode;
+import dev.effectledger.schema.ErrorCode;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.topology.LedgerConfig;
-import dev.effectledger.topology.LedgerTopics;
 import dev.effectledger.policy.ToolPolicy;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.api.Processor;
@@ -34,8 +35,8 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
 
   @Override
   public void init(ProcessorContext<Object, Object> context) {
-    KeyValueStore<String, LedgerEntry> entries = context.getStateStore(LedgerTopics.LEDGER_STORE);
-    KeyValueStore<Bytes, byte[]> deadlines = context.getStateStore(LedgerTopics.DEADLINE_STORE);
+    KeyValueStore<String, LedgerEntry> entries = context.getStateStore(LedgerStore.NAME);
+    KeyValueStore<Bytes, byte[]> deadlines = context.getStateStore(LedgerStore.DEADLINES);
     actions = new LedgerActions(new Ledger(entries, deadlines), new Outputs(context, config.observer()), config, context);
   }
 
@@ -46,9 +47,9 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
       return;
     }
     long now = record.timestamp();
-    LedgerEntry entry = actions.ledger().get(Ledger.storeKey(outcome.getTenant(), outcome.getIdempotencyKey()));
+    LedgerEntry entry = actions.ledger().get(LedgerStore.key(outcome.getTenant(), outcome.getIdempotencyKey()));
     if (entry == null && config.policies().forTool(outcome.getTool()).map(p -> !p.isLedgered()).orElse(false)) {
-      String replyTopic = outcome.getReplyTopic() == null ? LedgerTopics.RESULTS : outcome.getReplyTopic();
+      String replyTopic = outcome.getReplyTopic() == null ? Topics.RESULTS : outcome.getReplyTopic();
       actions.outputs().reply(Replies.passThrough(outcome, now), replyTopic, now);
       return;
     }

@@ -6,11 +6,12 @@ import dev.effectledger.schema.DeadLetters;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.LedgerState;
 import dev.effectledger.schema.ToolResult;
-import dev.effectledger.topology.ErrorCode;
+import dev.effectledger.schema.ErrorCode;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.topology.LedgerObserver;
-import dev.effectledger.topology.LedgerTopics;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.Arrays;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -30,7 +31,7 @@ final class Outputs {
   static final String DLQ_SINK = "intents-dlq-sink";
 
   /** Header naming the topic a reply goes to; read by the results sink's topic extractor. */
-  static final String REPLY_TOPIC_HEADER = LedgerTopics.REPLY_TOPIC_HEADER;
+  static final String REPLY_TOPIC_HEADER = Topics.REPLY_TOPIC_HEADER;
 
   private final ProcessorContext<Object, Object> context;
   private final LedgerObserver observer;
@@ -85,7 +86,7 @@ final class Outputs {
     Headers headers = DeadLetters.headers(code.name(), message, source == null ? null : source.topic(),
         source == null ? -1 : source.partition(), source == null ? -1 : source.offset());
     byte[] boundedKey = key == null || key.length <= DeadLetters.MAX_VALUE_BYTES ? key
-        : java.util.Arrays.copyOf(key, DeadLetters.MAX_VALUE_BYTES);
+        : Arrays.copyOf(key, DeadLetters.MAX_VALUE_BYTES);
     context.forward(new Record<>(boundedKey, DeadLetters.bounded(value, headers), timestamp, headers), DLQ_SINK);
   }
 

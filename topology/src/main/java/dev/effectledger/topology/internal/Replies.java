@@ -6,7 +6,7 @@ import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolResult;
-import dev.effectledger.topology.ErrorCode;
+import dev.effectledger.schema.ErrorCode;
 import java.time.Instant;
 
 /** Builds replies. A reply never carries arguments; only a matching key sees a stored result. */

@@ -1,5 +1,6 @@
 package dev.effectledger.connectors.executor.internal;
 
+import dev.effectledger.schema.Topics;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -60,8 +61,6 @@ public final class AttemptJournal {
     STARTED_BEFORE
   }
 
-  private static final String DISPATCH_PREFIX = "tool-dispatch.";
-  private static final String PREFIX = "tool-attempts.";
   private static final long UNKNOWN_OFFSET = -1;
 
   /** A live marker: the highest offset it covers, and whether that dispatch's outcome is committed. */
@@ -112,17 +111,17 @@ public final class AttemptJournal {
   }
 
   public static String journalTopic(String lane) {
-    return PREFIX + lane;
+    return Topics.attempts(lane);
   }
 
   /** The journal topic partition of a dispatch partition. */
   public static TopicPartition journalPartition(TopicPartition dispatch) {
-    return new TopicPartition(PREFIX + dispatch.topic().substring(DISPATCH_PREFIX.length()), dispatch.partition());
+    return new TopicPartition(Topics.attempts(Topics.laneOfDispatch(dispatch.topic())), dispatch.partition());
   }
 
   /** The dispatch partition a journal partition belongs to. */
   public static TopicPartition dispatchPartition(TopicPartition journal) {
-    return new TopicPartition(DISPATCH_PREFIX + journal.topic().substring(PREFIX.length()), journal.partition());
+    return new TopicPartition(Topics.dispatch(Topics.laneOfAttempts(journal.topic())), journal.partition());
   }
 
   /** What the dispatch at {@code offset} of {@code dispatch} with marker {@code key} must do. */

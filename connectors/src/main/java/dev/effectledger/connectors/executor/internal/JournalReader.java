@@ -1,5 +1,6 @@
 package dev.effectledger.connectors.executor.internal;
 
+import dev.effectledger.schema.Topics;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -136,7 +137,7 @@ public final class JournalReader implements AutoCloseable {
 
   private static void createTopics(Properties kafka, Collection<String> lanes) {
     try (Admin admin = Admin.create(kafka)) {
-      List<String> dispatchTopics = lanes.stream().map(lane -> "tool-dispatch." + lane).toList();
+      List<String> dispatchTopics = lanes.stream().map(Topics::dispatch).toList();
       Map<String, TopicDescription> described = admin.describeTopics(dispatchTopics).allTopicNames().get(60, TimeUnit.SECONDS);
       Set<String> existing = admin.listTopics().names().get(60, TimeUnit.SECONDS);
       List<NewTopic> missing = new ArrayList<>();
@@ -144,7 +145,7 @@ public final class JournalReader implements AutoCloseable {
         if (existing.contains(AttemptJournal.journalTopic(lane))) {
           continue;
         }
-        TopicDescription dispatch = described.get("tool-dispatch." + lane);
+        TopicDescription dispatch = described.get(Topics.dispatch(lane));
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, dispatch.name());
         var minIsr = admin.describeConfigs(List.of(resource)).all().get(60, TimeUnit.SECONDS).get(resource)
             .get(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG);

@@ -1,11 +1,11 @@
-package dev.effectledger.topology;
-
-import dev.effectledger.schema.ErrorInfo;
+package dev.effectledger.schema;
 
 /**
- * Every error code the ledger puts in a reply, a dead-letter header or an audit event, with whether
- * retrying the same intent can help and what the caller (or operator) should do. Codes are stable
- * API: clients switch on them.
+ * Every error code Effect Ledger puts in a reply, a dead-letter header or an audit event (the
+ * ledger's, the executors' dead letters, the client's key derivation), with whether retrying the
+ * same intent can help and what the caller (or operator) should do. Codes are stable API: clients
+ * switch on them. Codes a connector reports for its downstream (TIMEOUT, SQLSTATE_...) are the
+ * connector's and are not listed here.
  */
 public enum ErrorCode {
   IDEMPOTENCY_KEY_REUSED(false,
@@ -27,6 +27,8 @@ public enum ErrorCode {
       + " Java-compatible partitioner. Otherwise a key's intents and outcomes meet in different tasks and dedup fails."),
   ARGUMENTS_TOO_LARGE(false, "Send a reference to large data instead of the data, or raise the ledger's max.arguments.bytes."),
   ARGUMENTS_NOT_JSON(false, "Send the arguments as canonical JSON text."),
+  /** Client only: the arguments are JSON but not an object, so no field can be named for key rules. */
+  ARGUMENTS_NOT_OBJECT(false, "Pass a tool's arguments as one JSON object of named arguments."),
   ARGUMENTS_HASH_MISMATCH(false, "Compute argumentsHash as key derivation v1 does (docs/key-derivation.md): \"sha256:\" and the hex"
       + " SHA-256 of the RFC 8785 form of the arguments without the tool's key.ignore fields, the same rules as the ledger's"
       + " tools.yaml."),
@@ -36,6 +38,12 @@ public enum ErrorCode {
   INVALID_REPLY_TOPIC(false, "Leave replyTopic empty for tool-results, or name a topic the ledger's reply pattern allows."),
   PROCESSING_FAILED(false, "The ledger failed on this record repeatedly (a bug the record triggers, not input it recognises as"
       + " bad) and dead-lettered it; report it with the dead letter's headers. Send the intent again once the bug is fixed."),
+  /** Executors' dead letters: a record on a dispatch topic that is not a Dispatch; nothing was performed. */
+  UNDECODABLE_DISPATCH(false, "Only the ledger writes dispatch topics: find the producer that wrote this record (the dead"
+      + " letter's source headers name it) and stop it. The intent behind it, if any, is still PENDING in the ledger."),
+  /** Executors' dead letters: a downstream result above the outcome limit; the outcome carries a marker instead. */
+  RESULT_TOO_LARGE(false, "The effect happened; its result is in tool-dispatch.dlq (cut at 256 KiB, with its size and"
+      + " SHA-256). Have the tool return a reference to large data instead of the data."),
   /** Audit only: a succeeded key got a success naming another effect id for the same effect key. */
   DOUBLE_EFFECT(false, "The action took effect twice downstream (the COMPLETED and this LATE_OUTCOME audit event name both"
       + " effect ids). Reverse the second effect with the downstream, and check that every executor runs a current release.");

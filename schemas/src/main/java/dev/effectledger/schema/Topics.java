@@ -1,0 +1,60 @@
+package dev.effectledger.schema;
+
+/**
+ * The name of every topic Effect Ledger reads or writes, in one place: the ledger, the executors,
+ * the reconciler, the client and the command all take them from here. Every topic is keyed by the
+ * idempotency key (attempt journals by the effect key and attempt); values are in the Schema
+ * Registry wire format.
+ */
+public final class Topics {
+
+  /** Agents' tool intents ({@link ToolIntent}); co-partitioned with {@link #OUTCOMES}. */
+  public static final String INTENTS = "tool-intents";
+  /** Executors' and the reconciler's outcomes ({@link Outcome}). */
+  public static final String OUTCOMES = "tool-outcomes";
+  /** The default reply topic ({@link ToolResult}); an intent may name {@code tool-results.<suffix>} instead. */
+  public static final String RESULTS = "tool-results";
+  /** The ledger's audit events ({@link AuditEvent}). */
+  public static final String AUDIT = "tool-audit";
+  /** Intents the ledger refused, as they came, with {@link DeadLetters} headers. */
+  public static final String INTENTS_DLQ = "tool-intents.dlq";
+  /** Outcomes Kafka Streams could not deserialize. */
+  public static final String OUTCOMES_DLQ = "tool-outcomes.dlq";
+  /** Dispatches an executor could not decode or answer, with {@link DeadLetters} headers. */
+  public static final String DISPATCH_DLQ = "tool-dispatch.dlq";
+  /** Dispatch topics are this prefix and the lane's name. */
+  public static final String DISPATCH_PREFIX = "tool-dispatch.";
+  /** Attempt journals (compacted, one per lane whose downstream ignores keys) are this prefix and the lane's name. */
+  public static final String ATTEMPTS_PREFIX = "tool-attempts.";
+  /** Header on replies naming their topic; the ledger's results sink routes by it. */
+  public static final String REPLY_TOPIC_HEADER = "effectledger.reply.topic";
+
+  private Topics() {}
+
+  /** The dispatch topic of {@code lane}. */
+  public static String dispatch(String lane) {
+    return DISPATCH_PREFIX + lane;
+  }
+
+  /** The attempt journal of {@code lane}. */
+  public static String attempts(String lane) {
+    return ATTEMPTS_PREFIX + lane;
+  }
+
+  /** The lane of a dispatch topic ({@code tool-dispatch.payments} gives {@code payments}). */
+  public static String laneOfDispatch(String dispatchTopic) {
+    return lane(dispatchTopic, DISPATCH_PREFIX);
+  }
+
+  /** The lane of an attempt journal ({@code tool-attempts.payments} gives {@code payments}). */
+  public static String laneOfAttempts(String attemptsTopic) {
+    return lane(attemptsTopic, ATTEMPTS_PREFIX);
+  }
+
+  private static String lane(String topic, String prefix) {
+    if (!topic.startsWith(prefix) || topic.length() == prefix.length()) {
+      throw new IllegalArgumentException(topic + " is not a " + prefix + "<lane> topic");
+    }
+    return topic.substring(prefix.length());
+  }
+}
