@@ -1,7 +1,7 @@
 package dev.effectledger.app;
 
+import dev.effectledger.embedded.LoopbackPorts;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,8 +21,6 @@ final class JarProcess {
   }
 
   static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
+    return LoopbackPorts.stable(); // below the ephemeral range: a restarted process finds its port free
   }
 }

@@ -1,7 +1,8 @@
 package dev.effectledger.bench;
 
+import dev.effectledger.embedded.LoopbackPorts;
+import java.io.File;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -10,8 +11,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
@@ -145,8 +149,8 @@ public final class Processes implements AutoCloseable {
 
   /** This JVM's class path with absolute entries, for processes started in another directory. */
   public static String absoluteClassPath() {
-    return java.util.Arrays.stream(System.getProperty("java.class.path").split(java.io.File.pathSeparator))
-        .map(p -> Path.of(p).toAbsolutePath().toString()).collect(java.util.stream.Collectors.joining(java.io.File.pathSeparator));
+    return Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
+        .map(p -> Path.of(p).toAbsolutePath().toString()).collect(Collectors.joining(File.pathSeparator));
   }
 
   /** True when the processor whose HTTP endpoint is on {@code port} answers {@code /readyz} with 200. */
@@ -174,9 +178,7 @@ public final class Processes implements AutoCloseable {
   }
 
   public static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
+    return LoopbackPorts.stable(); // below the ephemeral range: a restarted part finds its port free
   }
 
   private void destroyAll() {
@@ -184,7 +186,7 @@ public final class Processes implements AutoCloseable {
     synchronized (nodes) {
       newestFirst = new ArrayList<>(nodes);
     }
-    java.util.Collections.reverse(newestFirst);
+    Collections.reverse(newestFirst);
     for (Node node : newestFirst) {
       if (node.process != null) {
         node.process.destroy();

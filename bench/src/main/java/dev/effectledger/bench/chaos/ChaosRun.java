@@ -13,6 +13,9 @@ import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
 import dev.effectledger.schema.AuditEvent;
 import dev.effectledger.schema.AuditType;
+import dev.effectledger.schema.ErrorCode;
+import dev.effectledger.schema.TopicReads;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import java.io.IOException;
@@ -27,6 +30,8 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -34,15 +39,17 @@ import java.util.Properties;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
@@ -104,6 +111,11 @@ public final class ChaosRun {
           heldUnknown, doubleEffectAudits, reconciliation, seconds, violations.size());
     }
   }
+
+  /** How long every processor may take to answer /readyz again after a fault. */
+  private static final Duration RECOVERY_LIMIT = Duration.ofSeconds(180);
+  /** How long reading a topic to its end may take when the run takes stock. */
+  private static final Duration READ_LIMIT = Duration.ofMinutes(5);
 
   private final Options options;
   private final ChaosWorkload workload;
@@ -198,8 +210,8 @@ public final class ChaosRun {
     ToolPolicies policies = new ToolPolicyLoader().load(options.dir().resolve("tools.yaml"));
     try (Reconciler reconciler = new Reconciler(kafka, registry, Connectors.forLanes(policies, List.of(PAYMENTS), Clock.systemUTC()),
         Duration.ofSeconds(10), Clock.systemUTC())) {
-      List<ToolReport> passes = java.util.Collections.synchronizedList(new ArrayList<>());
-      var reconciling = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+      List<ToolReport> passes = Collections.synchronizedList(new ArrayList<>());
+      var reconciling = Executors.newSingleThreadScheduledExecutor();
       reconciling.scheduleWithFixedDelay(() -> {
         try {
           passes.add(reconciler.reconcileOnce().tool(ChaosWorkload.TOOL));
@@ -224,6 +236,9 @@ public final class ChaosRun {
       List<Integer> inFlightAtKills = new ArrayList<>();
       List<Node> supervised = new ArrayList<>(processors);
       supervised.addAll(executors);
+      if (options.singleBroker()) {
+        supervised.add(cluster); // a broker that exits on its own is started again, as its service manager would
+      }
       Random schedule = new Random(options.seed() + 1);
       awaitFirstAnswers(50, Duration.ofMinutes(3)); // faults hit a flowing pipeline, not its start
       long nextFault = System.nanoTime() + gap(schedule);
@@ -290,7 +305,7 @@ public final class ChaosRun {
         // The next fault comes a seeded gap after the ledger is back (every processor ready):
         // faults faster than recovery (a killed processor restores its tasks from the changelog)
         // would only measure an outage.
-        awaitRecovery(ports, supervised, selfExits);
+        awaitRecovery(ports, processors, supervised, selfExits, faults);
         nextFault = System.nanoTime() + gap(schedule);
       }
       say("workload done; waiting for quiescence");
@@ -307,8 +322,8 @@ public final class ChaosRun {
       if (audits.doubleEffects() > 0) {
         violations.add("the ledger audited " + audits.doubleEffects() + " double effect(s) (LATE_OUTCOME with code DOUBLE_EFFECT)");
       }
-      Map<String, Long> intents = countByKey(kafka, "tool-intents");
-      Map<String, Long> replies = countByKey(kafka, "tool-results");
+      Map<String, Long> intents = countByKey(kafka, Topics.INTENTS);
+      Map<String, Long> replies = countByKey(kafka, Topics.RESULTS);
       List<String> unanswered = intents.entrySet().stream().filter(e -> replies.getOrDefault(e.getKey(), 0L) < e.getValue())
           .map(e -> e.getKey() + ": " + e.getValue() + " intents, " + replies.getOrDefault(e.getKey(), 0L) + " replies").toList();
       unanswered.stream().limit(20).forEach(u -> violations.add("intents without a reply: " + u));
@@ -375,7 +390,7 @@ public final class ChaosRun {
   /** Entries the ledger still has as PENDING or UNKNOWN, asked over the processor's HTTP API. */
   private List<String> unsettled(List<String> keys, int port) {
     Semaphore window = new Semaphore(64);
-    List<String> stuck = java.util.Collections.synchronizedList(new ArrayList<>());
+    List<String> stuck = Collections.synchronizedList(new ArrayList<>());
     List<CompletableFuture<?>> asks = new ArrayList<>();
     for (String key : keys) {
       window.acquireUninterruptibly();
@@ -401,19 +416,11 @@ public final class ChaosRun {
     Properties props = new Properties();
     props.putAll(kafka);
     props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-    Map<String, Long> counts = new java.util.HashMap<>();
+    Map<String, Long> counts = new HashMap<>();
     try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
-        new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
-      List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
-          .map(p -> new TopicPartition(p.topic(), p.partition())).toList();
-      consumer.assign(partitions);
-      consumer.seekToBeginning(partitions);
-      Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
-      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
-      while (partitions.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp)) && System.nanoTime() < deadline) {
-        for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(500))) {
-          counts.merge(String.valueOf(record.key()), 1L, Long::sum);
-        }
+        new ByteArrayDeserializer())) {
+      if (!TopicReads.wholeTopic(consumer, topic, READ_LIMIT, record -> counts.merge(String.valueOf(record.key()), 1L, Long::sum))) {
+        throw new IllegalStateException("could not read " + topic + " to its end within " + READ_LIMIT);
       }
     }
     return counts;
@@ -427,27 +434,23 @@ public final class ChaosRun {
     props.putAll(kafka);
     props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     Set<String> held = new HashSet<>();
-    long doubles = 0;
+    AtomicLong doubles = new AtomicLong();
     try (KafkaConsumer<String, AuditEvent> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
         new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), AuditEvent.class))) {
-      List<TopicPartition> partitions = consumer.partitionsFor("tool-audit").stream()
-          .map(p -> new TopicPartition(p.topic(), p.partition())).toList();
-      consumer.assign(partitions);
-      consumer.seekToBeginning(partitions);
-      Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
-      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
-      while (partitions.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp)) && System.nanoTime() < deadline) {
-        for (ConsumerRecord<String, AuditEvent> record : consumer.poll(Duration.ofMillis(500))) {
-          AuditEvent event = record.value();
-          if (event != null && event.getType() == AuditType.HELD_UNKNOWN) {
-            held.add(event.getIdempotencyKey());
-          } else if (event != null && event.getType() == AuditType.LATE_OUTCOME && "DOUBLE_EFFECT".equals(event.getCode())) {
-            doubles++;
-          }
+      boolean read = TopicReads.wholeTopic(consumer, Topics.AUDIT, READ_LIMIT, record -> {
+        AuditEvent event = record.value();
+        if (event != null && event.getType() == AuditType.HELD_UNKNOWN) {
+          held.add(event.getIdempotencyKey());
+        } else if (event != null && event.getType() == AuditType.LATE_OUTCOME
+            && ErrorCode.DOUBLE_EFFECT.name().equals(event.getCode())) {
+          doubles.incrementAndGet();
         }
+      });
+      if (!read) {
+        throw new IllegalStateException("could not read " + Topics.AUDIT + " to its end within " + READ_LIMIT);
       }
     }
-    return new AuditFacts(held, doubles);
+    return new AuditFacts(held, doubles.get());
   }
 
   /** Restarts processors and executors that exited on their own, as a supervisor would. */
@@ -524,8 +527,8 @@ public final class ChaosRun {
   }
 
   private static Map<TopicPartition, Long> positions(Admin admin) throws Exception {
-    Map<TopicPartition, Long> positions = new java.util.HashMap<>();
-    Map<TopicPartition, OffsetSpec> latest = new java.util.HashMap<>();
+    Map<TopicPartition, Long> positions = new HashMap<>();
+    Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
     for (String group : List.of("chaos", "effectledger-executor")) {
       admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS).forEach((tp, o) -> {
         if (o != null) {
@@ -564,14 +567,33 @@ public final class ChaosRun {
     return TimeUnit.MILLISECONDS.toNanos(min + schedule.nextLong(spread));
   }
 
-  private void awaitRecovery(int[] ports, List<Node> supervised, AtomicInteger selfExits) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
-    for (int port : ports) {
-      while (System.nanoTime() < deadline && !Processes.ready(port)) {
+  /**
+   * Waits until every processor is ready again. A processor still not ready after {@link
+   * #RECOVERY_LIMIT} ends the run with the end of its log: the ledger did not come back from a fault,
+   * and every later figure would only measure the outage.
+   */
+  private void awaitRecovery(int[] ports, List<Node> processors, List<Node> supervised, AtomicInteger selfExits, int fault)
+      throws Exception {
+    long deadline = System.nanoTime() + RECOVERY_LIMIT.toNanos();
+    for (int i = 0; i < ports.length; i++) {
+      while (System.nanoTime() < deadline && !Processes.ready(ports[i])) {
         superviseExits(supervised, selfExits);
         Thread.sleep(250); // polling readiness
       }
+      if (!Processes.ready(ports[i])) {
+        Node late = processors.get(i);
+        throw new IllegalStateException(late.name() + " not ready " + RECOVERY_LIMIT.toSeconds() + " s after fault " + fault
+            + " (" + (late.alive() ? "running" : "exited") + "); the end of " + late.log() + ":\n  "
+            + String.join("\n  ", tail(late.log(), 15)));
+      }
     }
+  }
+
+  /** The last {@code count} lines of a log, stack frames left out. */
+  private static List<String> tail(Path log, int count) throws IOException {
+    List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8).stream()
+        .filter(line -> !line.startsWith("\tat ") && !line.startsWith("\t... ")).toList();
+    return lines.subList(Math.max(0, lines.size() - count), lines.size());
   }
 
 
