@@ -1,23 +1,17 @@
 package dev.effectledger.connectors.executor;
 
 import dev.effectledger.connectors.Connector;
-import dev.effectledger.connectors.EffectOutcome;
-import dev.effectledger.connectors.EffectRecord;
-import dev.effectledger.connectors.EffectRequest;
-import dev.effectledger.connectors.Lookup;
 import dev.effectledger.connectors.executor.internal.AttemptJournal;
+import dev.effectledger.connectors.executor.internal.EffectPerformer;
 import dev.effectledger.connectors.executor.internal.Invoker;
 import dev.effectledger.connectors.executor.internal.JournalReader;
 import dev.effectledger.connectors.executor.internal.OffsetTracker;
-import dev.effectledger.policy.RetryPolicy;
 import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
-import dev.effectledger.schema.DeadLetters;
 import dev.effectledger.schema.Dispatch;
-import dev.effectledger.schema.ErrorInfo;
 import dev.effectledger.schema.Outcome;
-import dev.effectledger.schema.OutcomeStatus;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.schema.serde.SchemaRegistry;
@@ -38,9 +32,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
+import java.util.function.IntSupplier;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.CloseOptions;
@@ -61,7 +55,6 @@ import org.apache.kafka.common.errors.FencedInstanceIdException;
 import org.apache.kafka.common.errors.OutOfOrderSequenceException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.SerializationException;
-import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.slf4j.Logger;
@@ -92,8 +85,6 @@ import org.slf4j.LoggerFactory;
 public final class Executor implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(Executor.class);
-  /** The largest result an outcome carries; a larger one is replaced by a marker, and dead-lettered cut. */
-  static final int MAX_RESULT_BYTES = 256 * 1024;
   /** How long an assignment waits for a killed owner's transaction to end before reading the journal. */
   private static final Duration STABLE_OFFSETS_WAIT = Duration.ofMinutes(2);
 
@@ -109,9 +100,6 @@ public final class Executor implements AutoCloseable {
       return new Finished(tp, offset, epoch, records, null, false);
     }
   }
-
-  /** What one run of a dispatch publishes, and whether its effect provably did not happen. */
-  private record Answer(List<ProducerRecord<byte[], byte[]>> records, boolean noEffect) {}
 
   /** A dispatch whose start must be journalled before its effect runs. */
   private record Journalled(TopicPartition tp, long offset, int epoch, Dispatch dispatch, String marker) {}
@@ -131,11 +119,10 @@ public final class Executor implements AutoCloseable {
   private final Map<String, Connector> connectors;
   private final ToolPolicies policies;
   private final Clock clock;
-  private final Invoker invoker;
+  private final EffectPerformer performer;
   private final Consumer<byte[], byte[]> consumer;
   private final Producer<byte[], byte[]> producer;
   private final RegistryAvroSerde<Dispatch> dispatchSerde;
-  private final RegistryAvroSerde<Outcome> outcomeSerde;
   private final ExecutorService workers;
   private final Thread pollThread;
   private final OffsetTracker tracker = new OffsetTracker();
@@ -148,7 +135,6 @@ public final class Executor implements AutoCloseable {
   private final AttemptJournal journal;
   private final JournalReader journalReader;
   private final Set<String> journalledTopics;
-  private final AtomicInteger effectsRun = new AtomicInteger();
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
   private volatile boolean running = true;
   private volatile boolean halted;
@@ -163,15 +149,15 @@ public final class Executor implements AutoCloseable {
     this.connectors = Map.copyOf(connectors);
     this.policies = policies;
     this.clock = clock;
-    this.invoker = new Invoker(sleeper, () -> ThreadLocalRandom.current().nextDouble());
     SchemaRegistry registry = SchemaRegistries.forUrl(config.schemaRegistryUrl());
     this.dispatchSerde = new RegistryAvroSerde<>(registry, Dispatch.class);
-    this.outcomeSerde = new RegistryAvroSerde<>(registry, Outcome.class);
+    this.performer = new EffectPerformer(this.connectors, policies,
+        new Invoker(sleeper, () -> ThreadLocalRandom.current().nextDouble()), new RegistryAvroSerde<>(registry, Outcome.class), clock);
     this.consumer = clients.consumer();
     this.producer = clients.producer();
     List<String> journalledLanes = config.lanes().stream().filter(lane -> policies.tools().values().stream()
         .anyMatch(p -> p.lane().equals(lane) && needsJournal(p.name()))).toList();
-    this.journalledTopics = journalledLanes.stream().map(lane -> "tool-dispatch." + lane).collect(Collectors.toSet());
+    this.journalledTopics = journalledLanes.stream().map(Topics::dispatch).collect(Collectors.toSet());
     this.journal = journalledLanes.isEmpty() ? null : new AttemptJournal(transactionalId);
     this.journalReader = journalledLanes.isEmpty() ? null : clients.journalReader().apply(journalledLanes);
     this.workers = Executors.newFixedThreadPool(config.concurrency(), r -> {
@@ -201,7 +187,7 @@ public final class Executor implements AutoCloseable {
     Executor executor = new Executor(config, connectors, policies, clock, sleeper, clients, transactionalId);
     // With a stable transactional id this fences the killed predecessor and aborts its open transaction.
     executor.producer.initTransactions();
-    executor.consumer.subscribe(config.lanes().stream().map(lane -> "tool-dispatch." + lane).toList(), executor.new Rebalance());
+    executor.consumer.subscribe(config.lanes().stream().map(Topics::dispatch).toList(), executor.new Rebalance());
     executor.pollThread.start();
     return executor;
   }
@@ -232,7 +218,7 @@ public final class Executor implements AutoCloseable {
 
   /** Effects run so far (connector calls that ended in an outcome, retries counted once). */
   public int effectsRun() {
-    return effectsRun.get();
+    return performer.effectsRun();
   }
 
   /** Why the executor stopped on its own, if it did. */
@@ -327,12 +313,12 @@ public final class Executor implements AutoCloseable {
         throw new SerializationException("dispatch record has no value");
       }
     } catch (SerializationException e) {
-      finished.add(Finished.unjournalled(tp, record.offset(), epoch, List.of(deadLetter(record, e))));
+      finished.add(Finished.unjournalled(tp, record.offset(), epoch, List.of(EffectPerformer.undecodable(record, e))));
       return;
     }
     if (journal == null || !needsJournal(dispatch.getTool())) {
       runInKeyOrder(dispatch.getEffectKey(),
-          () -> Finished.unjournalled(tp, record.offset(), epoch, perform(dispatch).records()));
+          () -> Finished.unjournalled(tp, record.offset(), epoch, performer.perform(dispatch).records()));
       return;
     }
     String marker = AttemptJournal.marker(dispatch.getEffectKey(), dispatch.getAttempt());
@@ -347,11 +333,11 @@ public final class Executor implements AutoCloseable {
       }
       case ANSWERED -> finished.add(Finished.unjournalled(tp, record.offset(), epoch, List.of()));
       case STARTED_BEFORE -> runInKeyOrder(dispatch.getEffectKey(),
-          () -> journalled(tp, record.offset(), epoch, marker, startedBefore(dispatch)));
+          () -> journalled(tp, record.offset(), epoch, marker, performer.startedBefore(dispatch)));
     }
   }
 
-  private static Finished journalled(TopicPartition tp, long offset, int epoch, String marker, Answer answer) {
+  private static Finished journalled(TopicPartition tp, long offset, int epoch, String marker, EffectPerformer.Answer answer) {
     return new Finished(tp, offset, epoch, answer.records(), marker, answer.noEffect());
   }
 
@@ -367,7 +353,7 @@ public final class Executor implements AutoCloseable {
     }
     for (Journalled j : dispatches) {
       runInKeyOrder(j.dispatch().getEffectKey(),
-          () -> journalled(j.tp(), j.offset(), j.epoch(), j.marker(), perform(j.dispatch())));
+          () -> journalled(j.tp(), j.offset(), j.epoch(), j.marker(), performer.perform(j.dispatch())));
     }
   }
 
@@ -382,122 +368,6 @@ public final class Executor implements AutoCloseable {
         log.error("Effect for key {} was not recorded: {}", key, error.toString());
       }
     });
-  }
-
-  /** Runs the effect and returns what to publish for it: the outcome and any effect records. */
-  private Answer perform(Dispatch dispatch) {
-    Connector connector = connectors.get(dispatch.getTool());
-    EffectOutcome outcome;
-    if (connector == null) {
-      outcome = new EffectOutcome.Retryable("NO_CONNECTOR",
-          "no connector is configured for tool " + dispatch.getTool() + " on this executor");
-    } else {
-      RetryPolicy retry = policies.forTool(dispatch.getTool()).map(ToolPolicy::retry).orElse(RetryPolicy.DEFAULT);
-      outcome = invoker.invoke(connector, new EffectRequest(dispatch.getEffectKey(), dispatch.getIdempotencyKey(),
-          dispatch.getTenant(), dispatch.getTool(), dispatch.getArguments(), dispatch.getAttempt(), dispatch.getTraceId()), retry);
-      effectsRun.incrementAndGet();
-    }
-    List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
-    outcome = boundResult(dispatch, outcome, records);
-    if (outcome instanceof EffectOutcome.Succeeded s) {
-      for (EffectRecord r : s.records()) {
-        records.add(new ProducerRecord<>(r.topic(), r.key(), r.value()));
-      }
-    }
-    Outcome value = toOutcome(dispatch, outcome);
-    records.add(new ProducerRecord<>(ExecutorConfig.OUTCOMES_TOPIC, utf8(dispatch.getIdempotencyKey()),
-        outcomeSerde.serialize(ExecutorConfig.OUTCOMES_TOPIC, value)));
-    return new Answer(records, outcome instanceof EffectOutcome.Retryable);
-  }
-
-  /**
-   * A dispatch on a connector that cannot take a repeat whose effect may have happened (started by
-   * an earlier run, or a re-dispatch after an attempt that may have acted): found by lookup it
-   * succeeded, otherwise it is held as ambiguous. Never run.
-   */
-  private Answer startedBefore(Dispatch dispatch) {
-    Connector connector = connectors.get(dispatch.getTool());
-    Lookup lookup;
-    try {
-      lookup = connector.capabilities().supportsLookup() ? connector.lookup(dispatch.getEffectKey()) : Lookup.unsupported();
-    } catch (RuntimeException e) {
-      lookup = Lookup.unavailable();
-    }
-    EffectOutcome outcome = lookup.status() == Lookup.Status.FOUND
-        ? new EffectOutcome.Succeeded(lookup.resultJson() == null ? "{}" : lookup.resultJson(), lookup.effectId(), List.of())
-        : dispatch.getAttempt() > 1
-        ? new EffectOutcome.Ambiguous("REDISPATCH_NOT_REPEATABLE", "attempt " + dispatch.getAttempt() + " follows an attempt"
-            + " that may have acted, and the downstream cannot take a repeat (lookup: " + lookup.status() + "); held for"
-            + " reconciliation instead of run")
-        : new EffectOutcome.Ambiguous("STARTED_BEFORE_REDELIVERY", "attempt " + dispatch.getAttempt() + " was started by an"
-            + " earlier run whose outcome was never committed, and the downstream cannot take a repeat (lookup: "
-            + lookup.status() + "); held for reconciliation instead of run again");
-    List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
-    outcome = boundResult(dispatch, outcome, records);
-    records.add(new ProducerRecord<>(ExecutorConfig.OUTCOMES_TOPIC, utf8(dispatch.getIdempotencyKey()),
-        outcomeSerde.serialize(ExecutorConfig.OUTCOMES_TOPIC, toOutcome(dispatch, outcome))));
-    return new Answer(records, false);
-  }
-
-  private Outcome toOutcome(Dispatch dispatch, EffectOutcome outcome) {
-    Outcome.Builder out = Outcome.newBuilder()
-        .setIdempotencyKey(dispatch.getIdempotencyKey())
-        .setTenant(dispatch.getTenant())
-        .setTool(dispatch.getTool())
-        .setAttempt(dispatch.getAttempt())
-        .setCompletedAt(clock.instant())
-        .setReplyTopic(dispatch.getReplyTopic())
-        .setEffectKey(dispatch.getEffectKey());
-    if (outcome instanceof EffectOutcome.Succeeded s) {
-      return out.setStatus(OutcomeStatus.SUCCEEDED).setResultJson(s.resultJson()).setEffectId(s.effectId()).build();
-    }
-    if (outcome instanceof EffectOutcome.Failed f) {
-      return out.setStatus(OutcomeStatus.FAILED).setError(error(f.code(), f.message(), false,
-          "Fix the request; the downstream will not accept it as it is.")).build();
-    }
-    if (outcome instanceof EffectOutcome.Retryable r) {
-      return out.setStatus(OutcomeStatus.RETRYABLE).setError(error(r.code(), r.message(), true,
-          "Nothing happened downstream; send the intent again later.")).build();
-    }
-    EffectOutcome.Ambiguous a = (EffectOutcome.Ambiguous) outcome;
-    return out.setStatus(OutcomeStatus.AMBIGUOUS).setError(error(a.code(), a.message(), false,
-        "The effect may have happened; reconcile with the downstream by key.")).build();
-  }
-
-  private static ErrorInfo error(String code, String message, boolean retriable, String action) {
-    return ErrorInfo.newBuilder().setCode(code).setMessage(message).setRetriable(retriable).setCorrectiveAction(action).build();
-  }
-
-  private ProducerRecord<byte[], byte[]> deadLetter(ConsumerRecord<byte[], byte[]> record, Exception e) {
-    log.warn("Dead-lettering an undecodable dispatch from {}-{}@{}", record.topic(), record.partition(), record.offset());
-    Headers headers = DeadLetters.headers("UNDECODABLE_DISPATCH", e.getMessage(), record.topic(), record.partition(), record.offset());
-    return new ProducerRecord<>(ExecutorConfig.DEAD_LETTER_TOPIC, null, record.key(), DeadLetters.bounded(record.value(), headers),
-        headers);
-  }
-
-  /**
-   * A result too large to publish (a producer refuses records above its {@code max.request.size},
-   * and an outcome that cannot be published would be retried for ever) is replaced in the outcome
-   * by a marker naming its size and SHA-256, and dead-lettered, cut, with the dispatch's
-   * coordinates. The effect happened; the key still completes.
-   */
-  private EffectOutcome boundResult(Dispatch dispatch, EffectOutcome outcome, List<ProducerRecord<byte[], byte[]>> records) {
-    if (!(outcome instanceof EffectOutcome.Succeeded s)) {
-      return outcome;
-    }
-    byte[] result = s.resultJson().getBytes(StandardCharsets.UTF_8);
-    if (result.length <= MAX_RESULT_BYTES) {
-      return outcome;
-    }
-    String sha256 = DeadLetters.sha256(result);
-    log.warn("The result for key {} of tool {} is {} bytes, above {}: the outcome carries a marker, the result goes to {} cut",
-        dispatch.getIdempotencyKey(), dispatch.getTool(), result.length, MAX_RESULT_BYTES, ExecutorConfig.DEAD_LETTER_TOPIC);
-    Headers headers = DeadLetters.headers("RESULT_TOO_LARGE", "the downstream's result for key " + dispatch.getIdempotencyKey()
-        + " is " + result.length + " bytes; outcomes carry at most " + MAX_RESULT_BYTES, null, -1, -1);
-    records.add(new ProducerRecord<>(ExecutorConfig.DEAD_LETTER_TOPIC, null, utf8(dispatch.getIdempotencyKey()),
-        DeadLetters.bounded(result, headers), headers));
-    String marker = "{\"effectledger\":\"RESULT_TOO_LARGE\",\"bytes\":" + result.length + ",\"sha256\":\"" + sha256 + "\"}";
-    return new EffectOutcome.Succeeded(marker, s.effectId(), s.records());
   }
 
   /** Moves finished effects from the workers into the next transaction. */
@@ -605,7 +475,7 @@ public final class Executor implements AutoCloseable {
   }
 
   /** Waits, within the shutdown deadline, until {@code pending} reaches zero. */
-  private void finishRunning(java.util.function.IntSupplier pending) {
+  private void finishRunning(IntSupplier pending) {
     long deadline = clock.millis() + config.shutdownDeadline().toMillis();
     while (pending.getAsInt() > 0 && clock.millis() < deadline) {
       drainFinished(Duration.ofMillis(20));

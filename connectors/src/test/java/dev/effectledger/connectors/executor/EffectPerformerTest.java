@@ -1,0 +1,199 @@
+package dev.effectledger.connectors.executor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.effectledger.connectors.Capabilities;
+import dev.effectledger.connectors.Connector;
+import dev.effectledger.connectors.EffectOutcome;
+import dev.effectledger.connectors.EffectRecord;
+import dev.effectledger.connectors.EffectRequest;
+import dev.effectledger.connectors.Lookup;
+import dev.effectledger.connectors.executor.internal.EffectPerformer;
+import dev.effectledger.connectors.executor.internal.Invoker;
+import dev.effectledger.policy.AmbiguityPolicy;
+import dev.effectledger.policy.InFlightPolicy;
+import dev.effectledger.policy.ToolClass;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.schema.DeadLetters;
+import dev.effectledger.schema.Dispatch;
+import dev.effectledger.schema.Outcome;
+import dev.effectledger.schema.OutcomeStatus;
+import dev.effectledger.schema.Topics;
+import dev.effectledger.schema.serde.RegistryAvroSerde;
+import dev.effectledger.schema.serde.SchemaRegistries;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.Test;
+
+/** The effect performer over a fake connector: no broker, no Kafka client. */
+class EffectPerformerTest {
+
+  private static final Instant NOW = Instant.parse("2026-11-23T10:00:00Z");
+  private static final ToolPolicies POLICIES = ToolPolicies.of(new ToolPolicy("charge", ToolClass.IRREVERSIBLE,
+      Duration.ofDays(30), Duration.ofMinutes(2), InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD, "payments", "http", 1, false));
+  private static final Capabilities KEYLESS_WITH_LOOKUP = new Capabilities(false, false, true);
+
+  private final RegistryAvroSerde<Outcome> outcomes = new RegistryAvroSerde<>(SchemaRegistries.forUrl("mock://performer"),
+      Outcome.class);
+
+  /** A connector answering with {@code answer}, looking effects up with {@code lookup}, recording the keys it ran. */
+  private static final class Fake implements Connector {
+    final Function<EffectRequest, EffectOutcome> answer;
+    final Function<String, Lookup> lookup;
+    final List<String> ran = new ArrayList<>();
+
+    Fake(Function<EffectRequest, EffectOutcome> answer, Function<String, Lookup> lookup) {
+      this.answer = answer;
+      this.lookup = lookup;
+    }
+
+    @Override
+    public Capabilities capabilities() {
+      return KEYLESS_WITH_LOOKUP;
+    }
+
+    @Override
+    public EffectOutcome execute(EffectRequest request) {
+      ran.add(request.effectKey());
+      return answer.apply(request);
+    }
+
+    @Override
+    public Lookup lookup(String effectKey) {
+      return lookup.apply(effectKey);
+    }
+  }
+
+  private EffectPerformer performer(Connector connector) {
+    return new EffectPerformer(connector == null ? Map.of() : Map.of("charge", connector), POLICIES,
+        new Invoker(duration -> {}, () -> 0.0), outcomes, Clock.fixed(NOW, ZoneOffset.UTC));
+  }
+
+  private static Dispatch dispatch(int attempt) {
+    return Dispatch.newBuilder().setIdempotencyKey("k1").setEffectKey("k1").setTenant("acme").setRunId("run-1").setStepId("step-1").setTool("charge")
+        .setLane("payments").setArguments("{\"amount\":1}").setAttempt(attempt).setDispatchedAt(NOW).build();
+  }
+
+  private Outcome outcomeIn(List<ProducerRecord<byte[], byte[]>> records) {
+    List<ProducerRecord<byte[], byte[]>> found = records.stream().filter(r -> r.topic().equals(Topics.OUTCOMES)).toList();
+    assertThat(found).as("exactly one outcome per answer").hasSize(1);
+    assertThat(new String(found.get(0).key(), StandardCharsets.UTF_8)).isEqualTo("k1");
+    return outcomes.deserialize(Topics.OUTCOMES, found.get(0).value());
+  }
+
+  @Test
+  void shouldPublishTheSuccessWithItsEffectRecordsBeforeTheOutcome() {
+    EffectRecord effect = new EffectRecord("payments-ledger", "k1".getBytes(StandardCharsets.UTF_8), "{}".getBytes(StandardCharsets.UTF_8));
+    Fake connector = new Fake(r -> new EffectOutcome.Succeeded("{\"id\":\"ch_1\"}", "ch_1", List.of(effect)), k -> Lookup.notFound());
+
+    EffectPerformer.Answer answer = performer(connector).perform(dispatch(1));
+
+    assertThat(connector.ran).containsExactly("k1");
+    assertThat(answer.noEffect()).isFalse();
+    assertThat(answer.records()).extracting(ProducerRecord::topic).containsExactly("payments-ledger", Topics.OUTCOMES);
+    Outcome outcome = outcomeIn(answer.records());
+    assertThat(outcome.getStatus()).isEqualTo(OutcomeStatus.SUCCEEDED);
+    assertThat(outcome.getEffectId()).isEqualTo("ch_1");
+    assertThat(outcome.getResultJson()).isEqualTo("{\"id\":\"ch_1\"}");
+    assertThat(outcome.getCompletedAt()).isEqualTo(NOW);
+  }
+
+  @Test
+  void shouldMapEachFailureKindToItsStatusAndRetriability() {
+    record Case(EffectOutcome answer, OutcomeStatus status, boolean retriable, boolean noEffect) {}
+    for (Case c : List.of(new Case(new EffectOutcome.Failed("DECLINED", "card declined"), OutcomeStatus.FAILED, false, false),
+        new Case(new EffectOutcome.Retryable("UNAVAILABLE", "503"), OutcomeStatus.RETRYABLE, true, true),
+        new Case(new EffectOutcome.Ambiguous("TIMEOUT", "no answer"), OutcomeStatus.AMBIGUOUS, false, false))) {
+      EffectPerformer.Answer answer = performer(new Fake(r -> c.answer(), k -> Lookup.notFound())).perform(dispatch(1));
+
+      Outcome outcome = outcomeIn(answer.records());
+      assertThat(outcome.getStatus()).isEqualTo(c.status());
+      assertThat(outcome.getError().getCode()).isEqualTo(c.answer().code());
+      assertThat(outcome.getError().getRetriable()).isEqualTo(c.retriable());
+      assertThat(answer.noEffect()).as("only a retryable answer proves no effect").isEqualTo(c.noEffect());
+    }
+  }
+
+  @Test
+  void shouldAnswerRetryableWithoutRunningAToolThatHasNoConnectorHere() {
+    EffectPerformer performer = performer(null);
+
+    EffectPerformer.Answer answer = performer.perform(dispatch(1));
+
+    assertThat(outcomeIn(answer.records()).getError().getCode()).isEqualTo("NO_CONNECTOR");
+    assertThat(answer.noEffect()).isTrue();
+    assertThat(performer.effectsRun()).isZero();
+  }
+
+  @Test
+  void shouldReplaceAnOversizedResultByAMarkerAndDeadLetterItCut() {
+    String big = "\"" + "x".repeat(EffectPerformer.MAX_RESULT_BYTES + 10) + "\"";
+    Fake connector = new Fake(r -> new EffectOutcome.Succeeded(big, "ch_big", List.of()), k -> Lookup.notFound());
+
+    EffectPerformer.Answer answer = performer(connector).perform(dispatch(1));
+
+    ProducerRecord<byte[], byte[]> letter = answer.records().stream().filter(r -> r.topic().equals(Topics.DISPATCH_DLQ))
+        .findFirst().orElseThrow();
+    assertThat(letter.value()).hasSize(DeadLetters.MAX_VALUE_BYTES);
+    assertThat(new String(letter.headers().lastHeader(DeadLetters.CODE).value(), StandardCharsets.UTF_8))
+        .isEqualTo("RESULT_TOO_LARGE");
+    Outcome outcome = outcomeIn(answer.records());
+    assertThat(outcome.getStatus()).as("the effect happened; the key still completes").isEqualTo(OutcomeStatus.SUCCEEDED);
+    assertThat(outcome.getResultJson()).contains("RESULT_TOO_LARGE").contains(DeadLetters.sha256(big.getBytes(StandardCharsets.UTF_8)));
+    assertThat(outcome.getEffectId()).isEqualTo("ch_big");
+  }
+
+  @Test
+  void shouldNeverRunADispatchStartedBeforeButAnswerItByLookup() {
+    Fake found = new Fake(r -> new EffectOutcome.Succeeded("{}", "again", List.of()), k -> Lookup.found("ch_1", "{\"id\":\"ch_1\"}"));
+
+    Outcome outcome = outcomeIn(performer(found).startedBefore(dispatch(1)).records());
+
+    assertThat(found.ran).as("not run again").isEmpty();
+    assertThat(outcome.getStatus()).isEqualTo(OutcomeStatus.SUCCEEDED);
+    assertThat(outcome.getEffectId()).isEqualTo("ch_1");
+  }
+
+  @Test
+  void shouldHoldADispatchStartedBeforeThatLookupCannotFindAndNameWhy() {
+    Fake notFound = new Fake(r -> new EffectOutcome.Succeeded("{}", "again", List.of()), k -> Lookup.notFound());
+    Fake failing = new Fake(r -> new EffectOutcome.Succeeded("{}", "again", List.of()), k -> {
+      throw new IllegalStateException("lookup down");
+    });
+
+    Outcome redelivered = outcomeIn(performer(notFound).startedBefore(dispatch(1)).records());
+    Outcome redispatched = outcomeIn(performer(notFound).startedBefore(dispatch(2)).records());
+    Outcome lookupFailed = outcomeIn(performer(failing).startedBefore(dispatch(1)).records());
+
+    assertThat(notFound.ran).isEmpty();
+    assertThat(failing.ran).isEmpty();
+    assertThat(List.of(redelivered, redispatched, lookupFailed)).extracting(Outcome::getStatus).containsOnly(OutcomeStatus.AMBIGUOUS);
+    assertThat(redelivered.getError().getCode()).isEqualTo("STARTED_BEFORE_REDELIVERY");
+    assertThat(redispatched.getError().getCode()).isEqualTo("REDISPATCH_NOT_REPEATABLE");
+    assertThat(lookupFailed.getError().getMessage()).contains("UNAVAILABLE");
+  }
+
+  @Test
+  void shouldDeadLetterAnUndecodableDispatchAsItCameWithItsCoordinates() {
+    ConsumerRecord<byte[], byte[]> record = new ConsumerRecord<>(Topics.dispatch("payments"), 3, 42L,
+        "k1".getBytes(StandardCharsets.UTF_8), new byte[] {9, 9, 9});
+
+    ProducerRecord<byte[], byte[]> letter = EffectPerformer.undecodable(record, new IllegalArgumentException("not avro"));
+
+    assertThat(letter.topic()).isEqualTo(Topics.DISPATCH_DLQ);
+    assertThat(letter.value()).containsExactly(9, 9, 9);
+    assertThat(new String(letter.headers().lastHeader(DeadLetters.SOURCE_OFFSET).value(), StandardCharsets.UTF_8)).isEqualTo("42");
+    assertThat(new String(letter.headers().lastHeader(DeadLetters.CODE).value(), StandardCharsets.UTF_8))
+        .isEqualTo("UNDECODABLE_DISPATCH");
+  }
+}
