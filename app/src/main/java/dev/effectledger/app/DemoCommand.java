@@ -3,7 +3,7 @@ package dev.effectledger.app;
 import dev.effectledger.client.KeyRules;
 import dev.effectledger.client.ToolCallClient;
 import dev.effectledger.connectors.Connectors;
-import dev.effectledger.connectors.executor.Executor;
+import dev.effectledger.connectors.executor.EffectExecutor;
 import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.connectors.reconcile.Reconciler;
 import dev.effectledger.embedded.CountingDownstream;
@@ -68,7 +68,7 @@ final class DemoCommand implements Callable<Integer> {
       say("starting the ledger topology (exactly_once_v2) and an executor for lanes " + LANES);
       try (KafkaStreams ledger = new KafkaStreams(LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)),
               LedgerTopology.streamsProperties(streamsProps));
-          Executor executor = Executor.start(ExecutorConfig.of(kafkaProps, LANES, REGISTRY),
+          EffectExecutor executor = EffectExecutor.start(ExecutorConfig.of(kafkaProps, LANES, REGISTRY),
               Connectors.forLanes(policies, LANES, Clock.systemUTC()), policies);
           ToolCallClient agent = client(kafka);
           ToolCallClient restartedAgent = client(kafka)) {

@@ -1,7 +1,7 @@
 package dev.effectledger.app;
 
 import dev.effectledger.connectors.Connectors;
-import dev.effectledger.connectors.executor.Executor;
+import dev.effectledger.connectors.executor.EffectExecutor;
 import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.policy.ToolPolicies;
 import java.nio.file.Path;
@@ -33,7 +33,7 @@ final class ExecutorCommand implements Callable<Integer> {
         .withGroupId(cfg.get(AppConfig.EXECUTOR_GROUP, "effectledger-executor"))
         .withConcurrency(cfg.getInt(AppConfig.EXECUTOR_CONCURRENCY, 32))
         .withInstanceId(cfg.get(AppConfig.EXECUTOR_INSTANCE_ID));
-    Executor executor = Executor.start(executorConfig, Connectors.forLanes(policies, lanes, Clock.systemUTC()), policies);
+    EffectExecutor executor = EffectExecutor.start(executorConfig, Connectors.forLanes(policies, lanes, Clock.systemUTC()), policies);
     Lifecycle lifecycle = new Lifecycle("executor", executor);
     System.out.println("effectledger executor: lanes " + lanes + ", " + executorConfig.concurrency() + " effects at once"
         + (executorConfig.instanceId() == null ? "" : ", instance " + executorConfig.instanceId()));

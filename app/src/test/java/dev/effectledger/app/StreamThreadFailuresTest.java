@@ -2,33 +2,15 @@ package dev.effectledger.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.time.Clock;
+import dev.effectledger.testkit.FakeClock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
 import org.junit.jupiter.api.Test;
 
 class StreamThreadFailuresTest {
 
-  private Instant now = Instant.parse("2026-01-01T00:00:00Z");
-  private final Clock clock = new Clock() {
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      return this;
-    }
-
-    @Override
-    public Instant instant() {
-      return now;
-    }
-  };
+  private final FakeClock clock = new FakeClock(Instant.parse("2026-01-01T00:00:00Z"));
 
   @Test
   void shouldReplaceThreadsUntilTheyDieTooOftenThenShutTheClientDown() {
@@ -37,7 +19,7 @@ class StreamThreadFailuresTest {
 
     for (int i = 0; i < 3; i++) {
       assertThat(policy.handle(bug)).isEqualTo(StreamThreadExceptionResponse.REPLACE_THREAD);
-      now = now.plusSeconds(10);
+      clock.advance(Duration.ofSeconds(10));
     }
     assertThat(policy.handle(bug)).isEqualTo(StreamThreadExceptionResponse.SHUTDOWN_CLIENT);
   }
@@ -49,7 +31,7 @@ class StreamThreadFailuresTest {
 
     policy.handle(bug);
     policy.handle(bug);
-    now = now.plus(Duration.ofMinutes(6));
+    clock.advance(Duration.ofMinutes(6));
 
     assertThat(policy.handle(bug)).isEqualTo(StreamThreadExceptionResponse.REPLACE_THREAD);
   }

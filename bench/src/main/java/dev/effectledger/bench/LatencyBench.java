@@ -2,7 +2,7 @@ package dev.effectledger.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.effectledger.connectors.Connectors;
-import dev.effectledger.connectors.executor.Executor;
+import dev.effectledger.connectors.executor.EffectExecutor;
 import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.embedded.EmbeddedKafkaCluster;
 import dev.effectledger.policy.AmbiguityPolicy;
@@ -122,7 +122,7 @@ final class LatencyBench {
     RegistryAvroSerde<ToolIntent> serde = new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), ToolIntent.class);
     Properties streamsProps = LedgerTopology.streamsProperties(streamsProps(kafka, "ledger-latency", commitMs));
     try (KafkaStreams streams = new KafkaStreams(LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)), streamsProps);
-        Executor executor = Executor.start(executorConfig, Connectors.forLanes(policies, List.of("bench"), Clock.systemUTC()), policies)) {
+        EffectExecutor executor = EffectExecutor.start(executorConfig, Connectors.forLanes(policies, List.of("bench"), Clock.systemUTC()), policies)) {
       return measure(kafka, streams, commitMs, load, warmup, seconds, "ledger (intent to reply)", Topics.INTENTS,
           Topics.RESULTS, List.of(Topics.dispatch("bench"), Topics.OUTCOMES), (key, id) -> serde.serialize(Topics.INTENTS, ToolIntent.newBuilder().setIdempotencyKey(key)
               .setTenant("bench").setRunId("run-" + id).setStepId("step").setTool("charge_card")

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.effectledger.connectors.Connectors;
-import dev.effectledger.connectors.executor.Executor;
+import dev.effectledger.connectors.executor.EffectExecutor;
 import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
@@ -54,7 +54,7 @@ class RetryLayersIT {
 
   private static CountingDownstream downstream;
   private static KafkaStreams ledger;
-  private static Executor executor;
+  private static EffectExecutor executor;
   private static Path stateDir;
 
   @BeforeAll
@@ -93,7 +93,7 @@ class RetryLayersIT {
     ledger.start();
     Properties kafkaProps = new Properties();
     kafkaProps.put("bootstrap.servers", kafka.bootstrapServers());
-    executor = Executor.start(ExecutorConfig.of(kafkaProps, List.of("payments"), REGISTRY),
+    executor = EffectExecutor.start(ExecutorConfig.of(kafkaProps, List.of("payments"), REGISTRY),
         Connectors.forLanes(policies, List.of("payments"), Clock.systemUTC()), policies);
   }
 

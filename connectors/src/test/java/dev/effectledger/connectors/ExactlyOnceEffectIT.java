@@ -3,7 +3,7 @@ package dev.effectledger.connectors;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.effectledger.connectors.executor.Executor;
+import dev.effectledger.connectors.executor.EffectExecutor;
 import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.connectors.reconcile.Reconciler;
 import dev.effectledger.policy.ToolPolicies;
@@ -160,7 +160,7 @@ class ExactlyOnceEffectIT {
       var registryClient = SchemaRegistries.forUrl(registry);
       try (KafkaStreams ledger = new KafkaStreams(LedgerTopology.build(LedgerConfig.of(policies, registry)),
               LedgerTopology.streamsProperties(streamsProps));
-          Executor executor = Executor.start(
+          EffectExecutor executor = EffectExecutor.start(
               ExecutorConfig.of(Fixtures.kafka(kafka.bootstrapServers()), List.of("payments", "refunds", "events", "notify"), registry),
               Connectors.forLanes(policies, List.of("payments", "refunds", "events", "notify"), Clock.systemUTC()), policies);
           var results = new TopicCollector<>(kafka.bootstrapServers(), Topics.RESULTS, new RegistryAvroSerde<>(registryClient, ToolResult.class));

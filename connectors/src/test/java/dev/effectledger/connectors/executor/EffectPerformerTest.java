@@ -22,11 +22,10 @@ import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
+import dev.effectledger.testkit.FakeClock;
 import java.nio.charset.StandardCharsets;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -76,7 +75,7 @@ class EffectPerformerTest {
 
   private EffectPerformer performer(Connector connector) {
     return new EffectPerformer(connector == null ? Map.of() : Map.of("charge", connector), POLICIES,
-        new Invoker(duration -> {}, () -> 0.0), outcomes, Clock.fixed(NOW, ZoneOffset.UTC));
+        new Invoker(duration -> {}, () -> 0.0), outcomes, new FakeClock(NOW));
   }
 
   private static Dispatch dispatch(int attempt) {

@@ -89,8 +89,8 @@ class ExecutorIT {
     return ExecutorConfig.of(Fixtures.kafka(kafka.bootstrapServers()), List.of(lane), registry).withGroupId("executors-" + lane);
   }
 
-  private Executor start(ToolPolicies policies, ExecutorConfig config) {
-    return Executor.start(config, Connectors.forLanes(policies, List.of(lane), Clock.systemUTC()), policies);
+  private EffectExecutor start(ToolPolicies policies, ExecutorConfig config) {
+    return EffectExecutor.start(config, Connectors.forLanes(policies, List.of(lane), Clock.systemUTC()), policies);
   }
 
   private List<String> keys(int n) {
@@ -110,7 +110,7 @@ class ExecutorIT {
   void shouldRunEffectsOfOnePartitionConcurrentlyAndPublishOneOutcomeEach() throws Exception {
     downstream.latency(Duration.ofMillis(200));
     List<String> keys = keys(64);
-    try (Executor executor = start(chargeOn(downstream.url(), true), config().withConcurrency(16))) {
+    try (EffectExecutor executor = start(chargeOn(downstream.url(), true), config().withConcurrency(16))) {
       dispatch(keys, "charge");
       awaitOutcomes(keys);
       await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(5))
@@ -131,13 +131,13 @@ class ExecutorIT {
   void shouldRerunUncommittedEffectsWithSameKeyAfterCrashWithoutSecondEffect() throws Exception {
     List<String> keys = keys(40);
     ToolPolicies policies = chargeOn(downstream.url(), true);
-    Executor crashed = start(policies, config().withCommitInterval(Duration.ofSeconds(30)));
+    EffectExecutor crashed = start(policies, config().withCommitInterval(Duration.ofSeconds(30)));
     dispatch(keys, "charge");
     await().atMost(Duration.ofSeconds(60)).until(() -> downstream.totalEffects() == keys.size());
     crashed.halt();
     assertThat(keys).as("nothing was committed before the crash").noneMatch(outcomes.byKey::containsKey);
 
-    try (Executor restarted = start(policies, config())) {
+    try (EffectExecutor restarted = start(policies, config())) {
       awaitOutcomes(keys);
     }
 
@@ -164,13 +164,13 @@ class ExecutorIT {
     downstream.honoursKeys(false);
     List<String> keys = keys(40);
     ToolPolicies policies = chargeOnKeyIgnoringApi(ToolClass.IRREVERSIBLE, true);
-    Executor crashed = start(policies, config().withCommitInterval(Duration.ofSeconds(30)));
+    EffectExecutor crashed = start(policies, config().withCommitInterval(Duration.ofSeconds(30)));
     dispatch(keys, "charge");
     await().atMost(Duration.ofSeconds(60)).until(() -> downstream.totalEffects() == keys.size());
     crashed.halt();
     assertThat(keys).as("nothing was committed before the crash").noneMatch(outcomes.byKey::containsKey);
 
-    try (Executor restarted = start(policies, config())) {
+    try (EffectExecutor restarted = start(policies, config())) {
       awaitOutcomes(keys);
     }
 
@@ -189,14 +189,14 @@ class ExecutorIT {
    * (before it acts) while the nine after it answer and their outcomes commit: effects finished out
    * of order, with the partition's committed offset (the low watermark) still at the first.
    */
-  private record OutOfOrder(ToolPolicies policies, Executor first, String held, List<String> answered) {}
+  private record OutOfOrder(ToolPolicies policies, EffectExecutor first, String held, List<String> answered) {}
 
   private OutOfOrder tenDispatchesTheFirstHeld(ExecutorConfig config) throws Exception {
     downstream.honoursKeys(false);
     List<String> keys = keys(10);
     downstream.holdBeforeEffect(keys.get(0));
     ToolPolicies policies = chargeOnKeyIgnoringApi(ToolClass.IRREVERSIBLE, true, "30s");
-    Executor first = start(policies, config);
+    EffectExecutor first = start(policies, config);
     dispatch(keys, "charge");
     awaitOutcomes(keys.subList(1, keys.size()));
     assertThat(outcomes.byKey).as("the first dispatch is still running").doesNotContainKey(keys.get(0));
@@ -227,7 +227,7 @@ class ExecutorIT {
     OutOfOrder run = tenDispatchesTheFirstHeld(config().withConcurrency(16));
     run.first().halt();
 
-    try (Executor restarted = start(run.policies(), config().withConcurrency(16))) {
+    try (EffectExecutor restarted = start(run.policies(), config().withConcurrency(16))) {
       answerTheHeldOneAndLetItAct(run);
     }
 
@@ -243,7 +243,7 @@ class ExecutorIT {
   void shouldNotRunAgainAnsweredEffectsWhenAnExecutorWithTheSameInstanceIdFencesALiveOne() throws Exception {
     OutOfOrder run = tenDispatchesTheFirstHeld(config().withConcurrency(16).withInstanceId("executor-a"));
 
-    try (Executor successor = start(run.policies(), config().withConcurrency(16).withInstanceId("executor-a"))) {
+    try (EffectExecutor successor = start(run.policies(), config().withConcurrency(16).withInstanceId("executor-a"))) {
       await().atMost(Duration.ofSeconds(60)).until(() -> !run.first().isRunning());
       answerTheHeldOneAndLetItAct(run);
     } finally {
@@ -259,12 +259,12 @@ class ExecutorIT {
     downstream.honoursKeys(false);
     List<String> keys = keys(10);
     ToolPolicies policies = chargeOnKeyIgnoringApi(ToolClass.WRITE_NON_IDEMPOTENT, false);
-    Executor crashed = start(policies, config().withCommitInterval(Duration.ofSeconds(30)));
+    EffectExecutor crashed = start(policies, config().withCommitInterval(Duration.ofSeconds(30)));
     dispatch(keys, "charge");
     await().atMost(Duration.ofSeconds(60)).until(() -> downstream.totalEffects() == keys.size());
     crashed.halt();
 
-    try (Executor restarted = start(policies, config())) {
+    try (EffectExecutor restarted = start(policies, config())) {
       awaitOutcomes(keys);
       // Completed effects leave no live marker: a third owner runs nothing and holds nothing.
     }
@@ -282,7 +282,7 @@ class ExecutorIT {
     Fixtures.send(kafka.bootstrapServers(), registry, List.of(
         Fixtures.dispatch(keys.get(0), "charge", lane, "{\"amount\":100}", 2),
         Fixtures.dispatch(keys.get(1), "charge", lane, "{\"amount\":100}", 1)));
-    try (Executor third = start(policies, config())) {
+    try (EffectExecutor third = start(policies, config())) {
       await().atMost(Duration.ofSeconds(60)).until(() -> outcomes.byKey.get(keys.get(0)).size() == 2
           && outcomes.byKey.get(keys.get(1)).size() == 2);
     }
@@ -301,14 +301,14 @@ class ExecutorIT {
     downstream.latency(Duration.ofMillis(500));
     List<String> keys = keys(8);
     ToolPolicies policies = chargeOn(downstream.url(), true);
-    Executor executor = start(policies, config().withConcurrency(8));
+    EffectExecutor executor = start(policies, config().withConcurrency(8));
     dispatch(keys, "charge");
     await().atMost(Duration.ofSeconds(60)).until(() -> keys.stream().allMatch(k -> downstream.requests(k) == 1));
 
     executor.close();
 
     awaitOutcomes(keys);
-    try (Executor next = start(policies, config())) {
+    try (EffectExecutor next = start(policies, config())) {
       await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10))
           .until(() -> keys.stream().allMatch(k -> downstream.requests(k) == 1));
     }
@@ -319,7 +319,7 @@ class ExecutorIT {
     downstream.latency(Duration.ofSeconds(4));
     List<String> keys = keys(4);
     ToolPolicies policies = chargeOn(downstream.url(), true, "30s");
-    Executor executor = start(policies, config().withConcurrency(4).withShutdownDeadline(Duration.ofMillis(200)));
+    EffectExecutor executor = start(policies, config().withConcurrency(4).withShutdownDeadline(Duration.ofMillis(200)));
     dispatch(keys, "charge");
     await().atMost(Duration.ofSeconds(60)).until(() -> keys.stream().allMatch(k -> downstream.requests(k) == 1));
 
@@ -329,7 +329,7 @@ class ExecutorIT {
     // The abandoned requests still act downstream; the next owner's run then finds them done.
     await().atMost(Duration.ofSeconds(30)).until(() -> keys.stream().allMatch(k -> downstream.effects(k) == 1));
     downstream.latency(Duration.ZERO);
-    try (Executor next = start(policies, config())) {
+    try (EffectExecutor next = start(policies, config())) {
       awaitOutcomes(keys);
     }
     assertThat(keys).allSatisfy(k -> {
@@ -341,7 +341,7 @@ class ExecutorIT {
   @Test
   void shouldDeadLetterUndecodableDispatchAndKeepRunning() throws Exception {
     try (var dlq = new TopicCollector<>(kafka.bootstrapServers(), "tool-dispatch.dlq", new ByteArrayDeserializer());
-        Executor executor = start(chargeOn(downstream.url(), true), config())) {
+        EffectExecutor executor = start(chargeOn(downstream.url(), true), config())) {
       var props = Fixtures.kafka(kafka.bootstrapServers());
       try (var raw = new KafkaProducer<>(props,
           new StringSerializer(), new ByteArraySerializer())) {
@@ -374,7 +374,7 @@ class ExecutorIT {
       }
     };
     List<String> keys = keys(3);
-    try (Executor executor = Executor.start(config(), Map.of("charge", throwing), policies)) {
+    try (EffectExecutor executor = EffectExecutor.start(config(), Map.of("charge", throwing), policies)) {
       dispatch(keys, "charge");
       awaitOutcomes(keys);
       assertThat(executor.isRunning()).isTrue();
@@ -406,7 +406,7 @@ class ExecutorIT {
     };
     List<String> keys = keys(2);
     try (var dlq = new TopicCollector<>(kafka.bootstrapServers(), "tool-dispatch.dlq", new ByteArrayDeserializer());
-        Executor executor = Executor.start(config(), Map.of("charge", verbose), chargeOn(downstream.url(), true))) {
+        EffectExecutor executor = EffectExecutor.start(config(), Map.of("charge", verbose), chargeOn(downstream.url(), true))) {
       dispatch(keys, "charge");
       awaitOutcomes(keys);
       await().atMost(Duration.ofSeconds(30)).until(() -> dlq.byKey.containsKey(keys.get(0)));
@@ -429,12 +429,12 @@ class ExecutorIT {
         Duration.ofMinutes(5), InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD, lane, "kafka", 3, false));
     List<String> keys = keys(30);
     try (var effects = new TopicCollector<>(kafka.bootstrapServers(), "effects", new StringDeserializer())) {
-      Executor crashed = Executor.start(config().withCommitInterval(Duration.ofSeconds(30)),
+      EffectExecutor crashed = EffectExecutor.start(config().withCommitInterval(Duration.ofSeconds(30)),
           Map.of("publish", new KafkaConnector("effects")), policies);
       dispatch(keys, "publish");
       await().atMost(Duration.ofSeconds(60)).until(() -> crashed.effectsRun() >= keys.size());
       crashed.halt();
-      try (Executor restarted = Executor.start(config(), Map.of("publish", new KafkaConnector("effects")), policies)) {
+      try (EffectExecutor restarted = EffectExecutor.start(config(), Map.of("publish", new KafkaConnector("effects")), policies)) {
         awaitOutcomes(keys);
         await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(20))
             .until(() -> keys.stream().allMatch(effects.byKey::containsKey));

@@ -53,20 +53,20 @@ class ExecutorSeamTest {
   private final GatedConnector downstream = new GatedConnector();
   private final RegistryAvroSerde<Dispatch> dispatches = new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), Dispatch.class);
   private final RegistryAvroSerde<Outcome> outcomes = new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), Outcome.class);
-  private final List<Executor> started = new ArrayList<>();
+  private final List<EffectExecutor> started = new ArrayList<>();
 
   @AfterEach
   void stopAll() {
-    started.forEach(Executor::halt);
+    started.forEach(EffectExecutor::halt);
   }
 
   /** An executor over the cluster, given the dispatch partition by a rebalance on its first poll. */
-  private Executor executor(LogProducer producer, Duration shutdownDeadline, LogConsumer consumer) {
+  private EffectExecutor executor(LogProducer producer, Duration shutdownDeadline, LogConsumer consumer) {
     ExecutorConfig config = ExecutorConfig.of(new Properties(), List.of(LANE), REGISTRY).withConcurrency(16)
         .withShutdownDeadline(shutdownDeadline);
     LogConsumer journal = new LogConsumer(cluster);
-    Executor executor = Executor.start(config, Map.of("charge", downstream), POLICIES, Clock.systemUTC(), d -> { },
-        new Executor.Clients(consumer, producer, lanes -> new JournalReader(journal,
+    EffectExecutor executor = EffectExecutor.start(config, Map.of("charge", downstream), POLICIES, Clock.systemUTC(), d -> { },
+        new EffectExecutor.Clients(consumer, producer, lanes -> new JournalReader(journal,
             partitions -> partitions.stream().collect(Collectors.toMap(tp -> tp, cluster::end)),
             Duration.ofSeconds(10), () -> { })), "executor-under-test");
     consumer.schedulePollTask(() -> consumer.assignFromGroup(List.of(DISPATCH)));
@@ -74,7 +74,7 @@ class ExecutorSeamTest {
     return executor;
   }
 
-  private Executor executor(LogProducer producer) {
+  private EffectExecutor executor(LogProducer producer) {
     return executor(producer, Duration.ofSeconds(30), new LogConsumer(cluster));
   }
 
@@ -101,7 +101,7 @@ class ExecutorSeamTest {
   void shouldNeverPerformAgainAnEffectAnsweredAboveTheWatermarkWhenTheExecutorCrashes() {
     List<String> keys = dispatchKeys(10);
     downstream.hold("k0");
-    Executor first = executor(new LogProducer(cluster));
+    EffectExecutor first = executor(new LogProducer(cluster));
     awaitOutcomes(keys.subList(1, 10));
     assertThat(cluster.committed(Set.of(DISPATCH))).as("the low watermark is the held dispatch")
         .containsEntry(DISPATCH, new OffsetAndMetadata(0));
@@ -142,7 +142,7 @@ class ExecutorSeamTest {
     List<String> keys = dispatchKeys(10);
     downstream.hold("k0");
     LogConsumer consumer = new LogConsumer(cluster);
-    Executor first = executor(new LogProducer(cluster), Duration.ofMillis(200), consumer);
+    EffectExecutor first = executor(new LogProducer(cluster), Duration.ofMillis(200), consumer);
     awaitOutcomes(keys.subList(1, 10));
     consumer.schedulePollTask(() -> consumer.rebalance(List.of()));
     await().atMost(Duration.ofSeconds(10)).until(() -> consumer.assignment().isEmpty());
@@ -162,7 +162,7 @@ class ExecutorSeamTest {
     List<String> keys = dispatchKeys(10);
     downstream.hold("k0");
     LogProducer producer = new LogProducer(cluster);
-    Executor fenced = executor(producer);
+    EffectExecutor fenced = executor(producer);
     awaitOutcomes(keys.subList(1, 10));
     producer.fenceProducer();
     downstream.release("k0");

@@ -36,7 +36,7 @@ class ExecutorStartTest {
   void shouldRefuseIrreversibleToolWhoseConnectorCanActTwiceNamingIt() {
     ToolPolicies policies = ToolPolicies.of(irreversible("wire_money", "payments"));
 
-    assertThatThrownBy(() -> Executor.refuseUnsafeIrreversibleTools(CONFIG,
+    assertThatThrownBy(() -> EffectExecutor.refuseUnsafeIrreversibleTools(CONFIG,
             Map.of("wire_money", new LogConnector(Path.of("x"), Clock.systemUTC())), policies))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("[wire_money]")
@@ -47,7 +47,7 @@ class ExecutorStartTest {
   void shouldAcceptIrreversibleToolOnTransactionalConnectorAndIgnoreOtherLanes() {
     ToolPolicies policies = ToolPolicies.of(irreversible("publish", "payments"), irreversible("elsewhere", "other"));
 
-    assertThatCode(() -> Executor.refuseUnsafeIrreversibleTools(CONFIG, Map.of("publish", new KafkaConnector("t")), policies))
+    assertThatCode(() -> EffectExecutor.refuseUnsafeIrreversibleTools(CONFIG, Map.of("publish", new KafkaConnector("t")), policies))
         .doesNotThrowAnyException();
   }
 
@@ -59,17 +59,17 @@ class ExecutorStartTest {
     ToolPolicies withoutLookup = ToolPolicies.of(irreversible("charge", "payments").withSettings("http", json.readTree(
         "{\"url\":\"http://127.0.0.1:1/charges\",\"honoursKeys\":false}")));
 
-    assertThatCode(() -> Executor.refuseUnsafeIrreversibleTools(CONFIG,
+    assertThatCode(() -> EffectExecutor.refuseUnsafeIrreversibleTools(CONFIG,
         Connectors.forLanes(withLookup, List.of("payments"), Clock.systemUTC()), withLookup))
         .doesNotThrowAnyException();
-    assertThatThrownBy(() -> Executor.refuseUnsafeIrreversibleTools(CONFIG,
+    assertThatThrownBy(() -> EffectExecutor.refuseUnsafeIrreversibleTools(CONFIG,
         Connectors.forLanes(withoutLookup, List.of("payments"), Clock.systemUTC()), withoutLookup))
         .hasMessageContaining("[charge]").hasMessageContaining("look an effect up");
   }
 
   @Test
   void shouldRefuseIrreversibleToolWithoutConnector() {
-    assertThatThrownBy(() -> Executor.refuseUnsafeIrreversibleTools(CONFIG, Map.of(),
+    assertThatThrownBy(() -> EffectExecutor.refuseUnsafeIrreversibleTools(CONFIG, Map.of(),
             ToolPolicies.of(irreversible("wire_money", "payments"))))
         .hasMessageContaining("wire_money");
   }

@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.effectledger.connectors.EffectOutcome;
 import dev.effectledger.connectors.EffectRequest;
+import dev.effectledger.testkit.FakeClock;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -19,7 +19,7 @@ class LogConnectorTest {
   @Test
   void shouldAppendOneJsonLinePerEffectAndDeclareNoGuarantee() throws Exception {
     Path file = dir.resolve("effects.jsonl");
-    var connector = new LogConnector(file, Clock.fixed(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC));
+    var connector = new LogConnector(file, new FakeClock(Instant.parse("2026-01-01T00:00:00Z")));
 
     connector.execute(new EffectRequest("k1", "k1", "acme", "note", "{\"text\":\"hi\"}", 1, null));
     connector.execute(new EffectRequest("k1", "k1", "acme", "note", "{\"text\":\"hi\"}", 1, null));

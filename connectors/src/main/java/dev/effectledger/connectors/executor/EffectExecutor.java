@@ -82,9 +82,9 @@ import org.slf4j.LoggerFactory;
  * <p>Every transaction commits the offsets of every partition read, with the group's generation,
  * so an executor that lost its partitions can commit nothing, and cannot start an effect.
  */
-public final class Executor implements AutoCloseable {
+public final class EffectExecutor implements AutoCloseable {
 
-  private static final Logger log = LoggerFactory.getLogger(Executor.class);
+  private static final Logger log = LoggerFactory.getLogger(EffectExecutor.class);
   /** How long an assignment waits for a killed owner's transaction to end before reading the journal. */
   private static final Duration STABLE_OFFSETS_WAIT = Duration.ofMinutes(2);
 
@@ -143,7 +143,7 @@ public final class Executor implements AutoCloseable {
   private boolean paused;
   private long lastCommitMs;
 
-  private Executor(ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies, Clock clock, Sleeper sleeper,
+  private EffectExecutor(ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies, Clock clock, Sleeper sleeper,
       Clients clients, String transactionalId) {
     this.config = config;
     this.connectors = Map.copyOf(connectors);
@@ -175,16 +175,16 @@ public final class Executor implements AutoCloseable {
    * @throws IllegalStateException naming each irreversible tool whose connector neither honours
    *     keys nor is transactional nor can look effects up, or that has no connector
    */
-  public static Executor start(ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies,
+  public static EffectExecutor start(ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies,
       Clock clock, Sleeper sleeper) {
     String transactionalId = config.transactionalId();
     return start(config, connectors, policies, clock, sleeper, Clients.kafka(config, transactionalId), transactionalId);
   }
 
-  static Executor start(ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies, Clock clock,
+  static EffectExecutor start(ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies, Clock clock,
       Sleeper sleeper, Clients clients, String transactionalId) {
     refuseUnsafeIrreversibleTools(config, connectors, policies);
-    Executor executor = new Executor(config, connectors, policies, clock, sleeper, clients, transactionalId);
+    EffectExecutor executor = new EffectExecutor(config, connectors, policies, clock, sleeper, clients, transactionalId);
     // With a stable transactional id this fences the killed predecessor and aborts its open transaction.
     executor.producer.initTransactions();
     executor.consumer.subscribe(config.lanes().stream().map(Topics::dispatch).toList(), executor.new Rebalance());
@@ -192,7 +192,7 @@ public final class Executor implements AutoCloseable {
     return executor;
   }
 
-  public static Executor start(ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies) {
+  public static EffectExecutor start(ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies) {
     return start(config, connectors, policies, Clock.systemUTC(), Sleeper.REAL);
   }
 
