@@ -1,18 +1,17 @@
 package dev.effectledger.app;
 
+import dev.effectledger.client.CallResult;
 import dev.effectledger.client.DerivedKey;
 import dev.effectledger.client.StepContext;
 import dev.effectledger.client.ToolCall;
-import dev.effectledger.client.ToolCallClient;
+import dev.effectledger.client.ToolCalls;
 import dev.effectledger.connectors.reconcile.Reconciler;
 import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.embedded.CountingDownstream.Fault;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.schema.AuditEvent;
 import dev.effectledger.schema.AuditType;
-import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolIntent;
-import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.TopicReads;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
@@ -52,7 +51,7 @@ final class DemoWorkload {
       Fault.RATE_LIMITED, Fault.STALL_BEFORE_EFFECT};
 
   /** One logical action and every answer its calls got. */
-  record Action(int index, String tool, ToolCall call, String key, List<ToolResult> results) {}
+  record Action(int index, String tool, ToolCall call, String key, List<CallResult> results) {}
 
   /** What the workload saw. */
   record Result(List<Action> actions, int intentsPublished, int conflictsSent, int heldResolved) {}
@@ -61,12 +60,12 @@ final class DemoWorkload {
   private final int faultPercent;
   private final CountingDownstream payments;
   private final CountingDownstream receipts;
-  private final ToolCallClient agent;
-  private final ToolCallClient restartedAgent;
+  private final ToolCalls agent;
+  private final ToolCalls restartedAgent;
   private final String bootstrap;
 
   DemoWorkload(int count, int faultPercent, CountingDownstream payments, CountingDownstream receipts,
-      ToolCallClient agent, ToolCallClient restartedAgent, String bootstrap) {
+      ToolCalls agent, ToolCalls restartedAgent, String bootstrap) {
     this.count = count;
     this.faultPercent = faultPercent;
     this.payments = payments;
@@ -114,7 +113,7 @@ final class DemoWorkload {
 
   Result run(Duration timeout, Consumer<String> progress) throws Exception {
     List<Action> actions = new ArrayList<>();
-    List<CompletableFuture<ToolResult>> calls = new ArrayList<>();
+    List<CompletableFuture<CallResult>> calls = new ArrayList<>();
     for (int i = 0; i < count; i++) {
       String tool = TOOLS[i % TOOLS.length];
       StepContext step = new StepContext(TENANT, "run-" + (i / 10), "step-" + i, "customer:" + i);
@@ -124,20 +123,20 @@ final class DemoWorkload {
       actions.add(action);
       injectFault(action);
       // Layer 2, the tool wrapper: every call goes out twice.
-      calls.add(track(action, agent.call(call)));
-      calls.add(track(action, agent.call(call)));
+      calls.add(track(action, agent.invoke(call)));
+      calls.add(track(action, agent.invoke(call)));
       if (i % 3 == 0) {
         // Layer 3, the model re-emits the call with its arguments written differently.
-        calls.add(track(action, agent.call(ToolCall.of(step, tool, arguments(tool, i, true)))));
+        calls.add(track(action, agent.invoke(ToolCall.of(step, tool, arguments(tool, i, true)))));
       }
     }
     int published = calls.size();
     await(calls, timeout, progress, actions.size());
-    List<CompletableFuture<ToolResult>> replays = new ArrayList<>();
+    List<CompletableFuture<CallResult>> replays = new ArrayList<>();
     for (Action action : actions) {
       if (action.index() % 5 == 0) {
         // Layer 4, the orchestrator crashed and replays the step through a new client.
-        replays.add(track(action, restartedAgent.call(action.call())));
+        replays.add(track(action, restartedAgent.invoke(action.call())));
       }
     }
     published += replays.size();
@@ -148,7 +147,7 @@ final class DemoWorkload {
 
   /** Asks the reconciler about held actions, then asks again for their answers. */
   Result reconcile(Reconciler reconciler, Result result, Duration timeout) throws Exception {
-    List<Action> held = result.actions().stream().filter(a -> last(a) == ResultStatus.UNKNOWN).toList();
+    List<Action> held = result.actions().stream().filter(a -> last(a) instanceof CallResult.HeldUnknown).toList();
     if (held.isEmpty()) {
       return result;
     }
@@ -156,15 +155,15 @@ final class DemoWorkload {
     long deadline = System.nanoTime() + timeout.toNanos();
     List<Action> pending = new ArrayList<>(held);
     while (!pending.isEmpty() && System.nanoTime() < deadline) {
-      List<CompletableFuture<ToolResult>> asks = pending.stream().map(a -> track(a, restartedAgent.call(a.call()))).toList();
+      List<CompletableFuture<CallResult>> asks = pending.stream().map(a -> track(a, restartedAgent.invoke(a.call()))).toList();
       CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new)).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-      pending.removeIf(a -> last(a) != ResultStatus.UNKNOWN);
+      pending.removeIf(a -> !(last(a) instanceof CallResult.HeldUnknown));
     }
     return new Result(result.actions(), result.intentsPublished() + held.size(), result.conflictsSent(),
         report.total().heldFoundEffect() + report.total().heldNoEffect());
   }
 
-  private CompletableFuture<ToolResult> track(Action action, CompletableFuture<ToolResult> call) {
+  private CompletableFuture<CallResult> track(Action action, CompletableFuture<CallResult> call) {
     return call.whenComplete((r, e) -> {
       if (r != null) {
         action.results().add(r);
@@ -172,9 +171,15 @@ final class DemoWorkload {
     });
   }
 
-  private static ResultStatus last(Action action) {
-    List<ToolResult> results = action.results();
-    return results.isEmpty() ? null : results.get(results.size() - 1).getStatus();
+  private static CallResult last(Action action) {
+    List<CallResult> results = action.results();
+    return results.isEmpty() ? null : results.get(results.size() - 1);
+  }
+
+  private static boolean replayed(CallResult result) {
+    return result instanceof CallResult.Succeeded s && s.replayed()
+        || result instanceof CallResult.Failed f && f.replayed()
+        || result instanceof CallResult.HeldUnknown h && h.replayed();
   }
 
   private void injectFault(Action action) {
@@ -224,7 +229,7 @@ final class DemoWorkload {
     return sent;
   }
 
-  private static void await(List<CompletableFuture<ToolResult>> calls, Duration timeout, Consumer<String> progress, int actions)
+  private static void await(List<CompletableFuture<CallResult>> calls, Duration timeout, Consumer<String> progress, int actions)
       throws Exception {
     CompletableFuture<Void> all = CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new));
     long deadline = System.nanoTime() + timeout.toNanos();
@@ -272,10 +277,9 @@ final class DemoWorkload {
         if (effects != 1) {
           violations.add(a.tool() + " step-" + a.index() + " (" + a.key() + "): " + effects + " effects");
         }
-        for (ToolResult r : a.results()) {
-          replays += r.getReplayed() ? 1 : 0;
-          boolean timedOut = r.getStatus() == ResultStatus.IN_FLIGHT;
-          missing += timedOut ? 1 : 0;
+        for (CallResult r : a.results()) {
+          replays += replayed(r) ? 1 : 0;
+          missing += r instanceof CallResult.StillRunning ? 1 : 0;
         }
       }
       return new Report(result.actions().size(), result.intentsPublished(),

@@ -3,13 +3,12 @@ package dev.effectledger.app;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.effectledger.client.CallResult;
 import dev.effectledger.client.StepContext;
 import dev.effectledger.client.ToolCall;
 import dev.effectledger.client.ToolCallClient;
 import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.embedded.SchemaRegistryServer;
-import dev.effectledger.schema.ResultStatus;
-import dev.effectledger.schema.ToolResult;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -65,9 +64,9 @@ class FencedExecutorIT {
           .until(() -> jar.get("http://127.0.0.1:" + port + "/readyz").statusCode() == 200);
       JarFixture.Running executor = jar.start("executor", "--config", "executor.properties", "--lanes", "payments");
       try (ToolCallClient client = jar.client(registry, Duration.ofSeconds(90))) {
-        ToolResult first = client.callAndWait(ToolCall.of(new StepContext("acme", "run-1", "charge", "c:1"), "charge_card",
+        CallResult first = client.invokeAndWait(ToolCall.of(new StepContext("acme", "run-1", "charge", "c:1"), "charge_card",
             "{\"amount\":10,\"to\":\"cus_1\"}"));
-        assertThat(first.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+        assertThat(first).isInstanceOf(CallResult.Succeeded.class);
 
         // Another producer takes the executor's transactional id: its next transaction is fenced.
         String transactionalId = admin.listTransactions().all().get(30, TimeUnit.SECONDS).stream()
@@ -79,7 +78,7 @@ class FencedExecutorIT {
         try (KafkaProducer<byte[], byte[]> usurper = new KafkaProducer<>(fencing, new ByteArraySerializer(), new ByteArraySerializer())) {
           usurper.initTransactions();
         }
-        client.call(ToolCall.of(new StepContext("acme", "run-1", "charge", "c:2"), "charge_card", "{\"amount\":20,\"to\":\"cus_2\"}"));
+        client.invoke(ToolCall.of(new StepContext("acme", "run-1", "charge", "c:2"), "charge_card", "{\"amount\":20,\"to\":\"cus_2\"}"));
 
         assertThat(executor.process().waitFor(90, TimeUnit.SECONDS)).as("the fenced executor exits").isTrue();
         assertThat(executor.process().exitValue()).as("executor output: %s", executor.output()).isEqualTo(1);

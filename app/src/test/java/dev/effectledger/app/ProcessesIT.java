@@ -3,13 +3,12 @@ package dev.effectledger.app;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.effectledger.client.CallResult;
 import dev.effectledger.client.StepContext;
 import dev.effectledger.client.ToolCall;
 import dev.effectledger.client.ToolCallClient;
 import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.embedded.SchemaRegistryServer;
-import dev.effectledger.schema.ResultStatus;
-import dev.effectledger.schema.ToolResult;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
@@ -62,19 +61,20 @@ class ProcessesIT {
       assertThat(jar.get(base + "/healthz").statusCode()).isEqualTo(200);
 
       StepContext step = new StepContext("acme", "run-1", "charge", "customer:1");
-      ToolResult result;
+      CallResult answer;
       try (ToolCallClient client = jar.client(registry, Duration.ofSeconds(90))) {
-        result = client.callAndWait(ToolCall.of(step, "charge_card", "{\"amount\":10,\"to\":\"cus_1\"}"));
+        answer = client.invokeAndWait(ToolCall.of(step, "charge_card", "{\"amount\":10,\"to\":\"cus_1\"}"));
       }
-      assertThat(result.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+      assertThat(answer).isInstanceOf(CallResult.Succeeded.class);
+      CallResult.Succeeded result = (CallResult.Succeeded) answer;
 
-      HttpResponse<String> entry = jar.get(base + "/v1/keys/acme/" + result.getIdempotencyKey());
+      HttpResponse<String> entry = jar.get(base + "/v1/keys/acme/" + result.key());
       assertThat(entry.statusCode()).isEqualTo(200);
-      assertThat(entry.body()).contains("\"state\":\"SUCCEEDED\"").contains("\"effectId\":\"" + result.getEffectId() + "\"")
+      assertThat(entry.body()).contains("\"state\":\"SUCCEEDED\"").contains("\"effectId\":\"" + result.effectId() + "\"")
           .doesNotContain("cus_1");
       assertThat(jar.get(base + "/v1/keys/acme/v1:unknown").statusCode()).isEqualTo(404);
-      assertThat(jar.get(base + "/v1/keys/globex/" + result.getIdempotencyKey()).statusCode()).as("keys are per tenant").isEqualTo(404);
-      assertThat(Main.run("status", result.getIdempotencyKey(), "--tenant", "acme", "--url", base)).isZero();
+      assertThat(jar.get(base + "/v1/keys/globex/" + result.key()).statusCode()).as("keys are per tenant").isEqualTo(404);
+      assertThat(Main.run("status", result.key(), "--tenant", "acme", "--url", base)).isZero();
 
       String metrics = jar.get(base + "/metrics").body();
       assertThat(metrics).contains("effectledger_decisions_total{decision=\"dispatched\",tool=\"charge_card\"} 1.0")
@@ -90,7 +90,7 @@ class ProcessesIT {
       assertThat(executor.process().exitValue()).as("executor output: %s", executor.output()).isZero();
       assertThat(processor.output()).contains("effectledger processor stopped cleanly");
       assertThat(executor.output()).contains("effectledger executor stopped cleanly");
-      assertThat(downstream.effects(result.getIdempotencyKey())).isEqualTo(1);
+      assertThat(downstream.effects(result.key())).isEqualTo(1);
     }
   }
 }

@@ -1,9 +1,9 @@
 package dev.effectledger.bench;
 
+import dev.effectledger.client.CallResult;
 import dev.effectledger.client.StepContext;
 import dev.effectledger.client.ToolCall;
 import dev.effectledger.client.ToolCallClient;
-import dev.effectledger.schema.ResultStatus;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -165,8 +165,8 @@ final class FailoverBench {
       ToolCall call = ToolCall.of(new StepContext("acme", "failover-run", "step-" + n, "probe"), TOOL, "{\"n\":" + n + "}");
       int partition = Utils.toPositive(Utils.murmur2(client.keyOf(call).key().getBytes(StandardCharsets.UTF_8))) % partitions;
       long sentAt = System.nanoTime();
-      client.call(call).whenComplete((result, error) -> {
-        if (error == null && result.getStatus() == ResultStatus.SUCCEEDED) {
+      client.invoke(call).whenComplete((result, error) -> {
+        if (error == null && result instanceof CallResult.Succeeded) {
           answered.computeIfAbsent(partition, p -> Collections.synchronizedList(new ArrayList<>()))
               .add(new long[] {sentAt, System.nanoTime()});
         }

@@ -26,20 +26,24 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Utils;
 
 /**
- * Publishes tool intents and completes each call from the reply topic.
+ * Publishes tool intents to Kafka and completes each call from the reply topic: the {@link
+ * ToolCalls} of an agent runtime on the JVM.
  *
  * <p>The key is derived from the call ({@link IdempotencyKeys}); the client never mints one, so
  * calling again with the same step context after a timeout, a crash or a restart yields the same
  * key and the ledger's replayed result, never a second effect. A reply that says the action is
  * still in flight does not complete the call: it keeps waiting for the original's result, up to the
- * timeout, and then completes with status {@code IN_FLIGHT} and error {@code CLIENT_TIMEOUT}
- * ({@code CLIENT_CLOSED} when the client is closed first).
+ * call's timeout, and then completes with {@link CallResult.StillRunning}.
  *
  * <p>One consumer serves every call, reading only the reply-topic partitions that hold the keys
  * of calls made, each from its end at the time of the first such call, before any intent is
  * published, so no reply can be missed.
+ *
+ * <p>{@link Builder#build()} creates the Kafka producer and the reply consumer (with its thread) but
+ * connects to nothing: the first call fetches metadata, so a broker that is down shows up as that
+ * call failing, not as the constructor blocking.
  */
-public final class ToolCallClient implements AutoCloseable {
+public final class ToolCallClient implements ToolCalls {
 
   private final KafkaProducer<String, ToolIntent> producer;
   private final ReplyListener replies;
@@ -48,10 +52,16 @@ public final class ToolCallClient implements AutoCloseable {
   private final Duration timeout;
   private final Map<String, KeyRules> keyRules;
   private final Clock clock;
+  /**
+   * How a wait ended: the ledger's final reply, or no reply and why (the wire record is kept for
+   * the deprecated {@link #call}, which returns it as it came).
+   */
+  private record Answer(ToolResult reply, CallResult.StillRunning.Reason notYet) {}
+
   /** A call still waiting, with its key, so close() can answer it without deriving the key again. */
   private record Waiting(String key, ToolCall call) {}
 
-  private final Map<CompletableFuture<ToolResult>, Waiting> open = new ConcurrentHashMap<>();
+  private final Map<CompletableFuture<Answer>, Waiting> open = new ConcurrentHashMap<>();
   private volatile int replyPartitions = -1;
 
   private ToolCallClient(Builder b) {
@@ -77,16 +87,32 @@ public final class ToolCallClient implements AutoCloseable {
     return new Builder();
   }
 
-  /** The key a call gets; the same for every retry of it. */
+  @Override
   public DerivedKey keyOf(ToolCall call) {
     return IdempotencyKeys.derive(call.step(), call.tool(), call.argumentsJson(), keyRules.getOrDefault(call.tool(), KeyRules.NONE));
   }
 
+  @Override
+  public CompletableFuture<CallResult> invoke(ToolCall call, CallOptions options) {
+    DerivedKey key;
+    try {
+      key = keyOf(call);
+    } catch (KeyDerivationException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return await(call, key, options.timeout().orElse(timeout)).thenApply(answer -> answer.reply() == null
+        ? new CallResult.StillRunning(key.key(), call, answer.notYet())
+        : CallResults.of(answer.reply()));
+  }
+
   /**
-   * Publishes the call's intent and completes with its result: SUCCEEDED, FAILED, UNKNOWN or
-   * REJECTED from the ledger, or IN_FLIGHT with {@code CLIENT_TIMEOUT} when none came in time.
-   * Fails with {@link KeyDerivationException} when no key can be derived from the arguments.
+   * Publishes the call's intent and completes with the ledger's reply as it came on the wire.
+   *
+   * @deprecated use {@link #invoke(ToolCall)}, which answers a {@link CallResult} and no longer
+   *     overloads status IN_FLIGHT with the client's own CLIENT_TIMEOUT and CLIENT_CLOSED codes.
+   *     Kept for one release.
    */
+  @Deprecated(since = "0.2", forRemoval = true)
   public CompletableFuture<ToolResult> call(ToolCall call) {
     DerivedKey key;
     try {
@@ -94,30 +120,18 @@ public final class ToolCallClient implements AutoCloseable {
     } catch (KeyDerivationException e) {
       return CompletableFuture.failedFuture(e);
     }
-    CompletableFuture<ToolResult> result = replies.await(key.key());
-    // The timeout answer is built only for calls that time out, not for every call.
-    CompletableFuture.delayedExecutor(timeout.toMillis(), TimeUnit.MILLISECONDS).execute(() -> {
-      if (!result.isDone()) {
-        result.complete(notFinal(key.key(), call, "CLIENT_TIMEOUT", "no final result within " + timeout));
-      }
-    });
-    open.put(result, new Waiting(key.key(), call));
-    result.whenComplete((r, e) -> {
-      replies.forget(key.key(), result);
-      open.remove(result);
-    });
-    replies.watch(partitionOf(key.key()))
-        .thenCompose(ready -> publish(call, key))
-        .whenComplete((sent, error) -> {
-          if (error != null) {
-            result.completeExceptionally(new IllegalStateException(
-                "Could not publish the intent for key " + key.key() + "; call again with the same step context", error));
-          }
-        });
-    return result;
+    return await(call, key, timeout).thenApply(answer -> answer.reply() != null ? answer.reply()
+        : answer.notYet() == CallResult.StillRunning.Reason.TIMED_OUT
+        ? notFinal(key.key(), call, "CLIENT_TIMEOUT", "no final result within " + timeout)
+        : notFinal(key.key(), call, "CLIENT_CLOSED", "the client was closed before the result arrived"));
   }
 
-  /** {@link #call} and wait; the wait is bounded by the client's timeout. */
+  /**
+   * {@link #call} and wait.
+   *
+   * @deprecated use {@link #invokeAndWait(ToolCall)}. Kept for one release.
+   */
+  @Deprecated(since = "0.2", forRemoval = true)
   public ToolResult callAndWait(ToolCall call) throws InterruptedException {
     try {
       return call(call).get();
@@ -127,6 +141,28 @@ public final class ToolCallClient implements AutoCloseable {
       }
       throw new IllegalStateException(e.getCause());
     }
+  }
+
+  private CompletableFuture<Answer> await(ToolCall call, DerivedKey key, Duration wait) {
+    CompletableFuture<ToolResult> reply = replies.await(key.key());
+    CompletableFuture<Answer> answer = new CompletableFuture<>();
+    reply.thenAccept(r -> answer.complete(new Answer(r, null)));
+    CompletableFuture.delayedExecutor(wait.toMillis(), TimeUnit.MILLISECONDS)
+        .execute(() -> answer.complete(new Answer(null, CallResult.StillRunning.Reason.TIMED_OUT)));
+    open.put(answer, new Waiting(key.key(), call));
+    answer.whenComplete((r, e) -> {
+      replies.forget(key.key(), reply);
+      open.remove(answer);
+    });
+    replies.watch(partitionOf(key.key()))
+        .thenCompose(ready -> publish(call, key))
+        .whenComplete((sent, error) -> {
+          if (error != null) {
+            answer.completeExceptionally(new IllegalStateException(
+                "Could not publish the intent for key " + key.key() + "; call again with the same step context", error));
+          }
+        });
+    return answer;
   }
 
   private CompletableFuture<Void> publish(ToolCall call, DerivedKey key) {
@@ -178,13 +214,12 @@ public final class ToolCallClient implements AutoCloseable {
         .build();
   }
 
-  /** Stops; calls still waiting complete at once with status IN_FLIGHT and error {@code CLIENT_CLOSED}. */
+  /** Stops; calls still waiting complete at once with {@link CallResult.StillRunning.Reason#CLIENT_CLOSED}. */
   @Override
   public void close() {
     replies.close();
     producer.close(Duration.ofSeconds(5));
-    open.forEach((result, waiting) -> result.complete(
-        notFinal(waiting.key(), waiting.call(), "CLIENT_CLOSED", "the client was closed before the result arrived")));
+    open.keySet().forEach(answer -> answer.complete(new Answer(null, CallResult.StillRunning.Reason.CLIENT_CLOSED)));
   }
 
   /** Builds a {@link ToolCallClient}. */

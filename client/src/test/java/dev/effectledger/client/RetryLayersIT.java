@@ -8,6 +8,7 @@ import dev.effectledger.connectors.executor.EffectExecutor;
 import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
+import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.embedded.CountingDownstream;
@@ -113,6 +114,11 @@ class RetryLayersIT {
         .build();
   }
 
+  private static CallResult.Succeeded succeeded(CallResult result) {
+    assertThat(result).isInstanceOf(CallResult.Succeeded.class);
+    return (CallResult.Succeeded) result;
+  }
+
   @Test
   void shouldCollapseTheFourRetryLayersIntoOneEffect() throws Exception {
     StepContext step = new StepContext("acme", "run-layers", "pay-invoice", "customer:42");
@@ -123,58 +129,58 @@ class RetryLayersIT {
     downstream.inject(key, Fault.DROP_AFTER_EFFECT);
 
     // Layer 2: the tool wrapper sends the same call twice.
-    CompletableFuture<ToolResult> a = first.call(call);
-    CompletableFuture<ToolResult> b = first.call(call);
-    ToolResult original = a.get();
-    assertThat(original.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
-    assertThat(b.get().getEffectId()).isEqualTo(original.getEffectId());
+    CompletableFuture<CallResult> a = first.invoke(call);
+    CompletableFuture<CallResult> b = first.invoke(call);
+    CallResult.Succeeded original = succeeded(a.get());
+    assertThat(succeeded(b.get()).effectId()).isEqualTo(original.effectId());
 
     // Layer 3: the model emits the same call again, formatted differently, with another reason.
-    ToolResult reemitted = first.callAndWait(ToolCall.of(step, "charge_card",
-        "{ \"to\": \"cus_42\",\n  \"amount\": 1000.0, \"reason\": \"charging the invoice as asked\" }"));
-    assertThat(reemitted.getReplayed()).isTrue();
-    assertThat(reemitted.getEffectId()).isEqualTo(original.getEffectId());
+    CallResult.Succeeded reemitted = succeeded(first.invokeAndWait(ToolCall.of(step, "charge_card",
+        "{ \"to\": \"cus_42\",\n  \"amount\": 1000.0, \"reason\": \"charging the invoice as asked\" }")));
+    assertThat(reemitted.replayed()).isTrue();
+    assertThat(reemitted.effectId()).isEqualTo(original.effectId());
 
     // Layer 4: the orchestrator crashes and replays the step with a new client instance.
     first.close();
     try (ToolCallClient afterCrash = client(Duration.ofSeconds(60))) {
-      ToolResult replayed = afterCrash.callAndWait(call);
-      assertThat(replayed.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
-      assertThat(replayed.getReplayed()).isTrue();
-      assertThat(replayed.getEffectId()).isEqualTo(original.getEffectId());
+      CallResult.Succeeded replayed = succeeded(afterCrash.invokeAndWait(call));
+      assertThat(replayed.replayed()).isTrue();
+      assertThat(replayed.effectId()).isEqualTo(original.effectId());
 
       // Genuinely different actions do run.
-      ToolResult nextStep = afterCrash.callAndWait(
-          ToolCall.of(new StepContext("acme", "run-layers", "pay-invoice-2", "customer:42"), "charge_card", CHARGE));
-      ToolResult otherAmount = afterCrash.callAndWait(ToolCall.of(step, "charge_card", "{\"amount\":1001,\"to\":\"cus_42\"}"));
-      assertThat(nextStep.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
-      assertThat(otherAmount.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
-      assertThat(List.of(original.getEffectId(), nextStep.getEffectId(), otherAmount.getEffectId())).doesNotHaveDuplicates();
-      assertThat(downstream.effects(nextStep.getIdempotencyKey())).isEqualTo(1);
-      assertThat(downstream.effects(otherAmount.getIdempotencyKey())).isEqualTo(1);
+      CallResult.Succeeded nextStep = succeeded(afterCrash.invokeAndWait(
+          ToolCall.of(new StepContext("acme", "run-layers", "pay-invoice-2", "customer:42"), "charge_card", CHARGE)));
+      CallResult.Succeeded otherAmount = succeeded(afterCrash.invokeAndWait(
+          ToolCall.of(step, "charge_card", "{\"amount\":1001,\"to\":\"cus_42\"}")));
+      assertThat(List.of(original.effectId(), nextStep.effectId(), otherAmount.effectId())).doesNotHaveDuplicates();
+      assertThat(downstream.effects(nextStep.key())).isEqualTo(1);
+      assertThat(downstream.effects(otherAmount.key())).isEqualTo(1);
     }
     assertThat(downstream.requests(key)).as("the HTTP client retried").isGreaterThanOrEqualTo(2);
     assertThat(downstream.effects(key)).as("one effect for the logical action").isEqualTo(1);
   }
 
   @Test
-  void shouldAttachToInFlightActionAndTimeOutWithoutMintingANewKey() throws Exception {
+  @SuppressWarnings("removal") // the deprecated call() keeps its wire answer for one release
+  void shouldAnswerStillRunningOnTimeoutAndAttachWithoutMintingANewKey() throws Exception {
     StepContext step = new StepContext("acme", "run-slow", "pay", "customer:7");
     ToolCall call = ToolCall.of(step, "charge_card", "{\"amount\":50,\"to\":\"cus_7\"}");
     try (ToolCallClient patient = client(Duration.ofSeconds(60)); ToolCallClient hasty = client(Duration.ofSeconds(1))) {
       String key = patient.keyOf(call).key();
       downstream.inject(key, Fault.STALL_BEFORE_EFFECT);
 
-      CompletableFuture<ToolResult> waiting = patient.call(call);
-      ToolResult timedOut = hasty.callAndWait(call);
-      assertThat(timedOut.getStatus()).isEqualTo(ResultStatus.IN_FLIGHT);
-      assertThat(timedOut.getError().getCode()).isEqualTo("CLIENT_TIMEOUT");
-      assertThat(timedOut.getIdempotencyKey()).isEqualTo(key);
+      CompletableFuture<CallResult> waiting = patient.invoke(call);
+      CallResult timedOut = hasty.invokeAndWait(call);
+      assertThat(timedOut).isEqualTo(new CallResult.StillRunning(key, call, CallResult.StillRunning.Reason.TIMED_OUT));
+      CallResult shortWait = patient.invoke(call, CallOptions.timeout(Duration.ofMillis(500))).get();
+      assertThat(shortWait).as("a per-call timeout below the client's").isInstanceOf(CallResult.StillRunning.class);
+      ToolResult wire = hasty.callAndWait(call);
+      assertThat(wire.getStatus()).isEqualTo(ResultStatus.IN_FLIGHT);
+      assertThat(wire.getError().getCode()).isEqualTo("CLIENT_TIMEOUT");
 
-      ToolResult done = waiting.get();
-      assertThat(done.getStatus()).as("IN_FLIGHT replies did not complete the waiting call").isEqualTo(ResultStatus.SUCCEEDED);
-      ToolResult again = hasty.callAndWait(call);
-      assertThat(again.getEffectId()).isEqualTo(done.getEffectId());
+      CallResult.Succeeded done = succeeded(waiting.get());
+      CallResult.Succeeded attached = succeeded(hasty.attach((CallResult.StillRunning) timedOut).get());
+      assertThat(attached.effectId()).isEqualTo(done.effectId());
       assertThat(downstream.effects(key)).isEqualTo(1);
     }
   }
@@ -184,16 +190,18 @@ class RetryLayersIT {
     StepContext step = new StepContext("acme", "run-bypass", "notify", "customer:9");
     try (ToolCallClient client = client(Duration.ofSeconds(60))) {
       ToolCall email = ToolCall.of(step, "send_email", "{\"to\":\"ada@example.org\",\"template\":\"receipt\"}");
-      assertThat(client.callAndWait(email).getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
-      ToolResult refused = client.callAndWait(email.withBypass("INC-1234 approved by ops"));
-      assertThat(refused.getStatus()).isEqualTo(ResultStatus.REJECTED);
-      assertThat(refused.getError().getCode()).isEqualTo("BYPASS_NOT_ALLOWED");
+      succeeded(client.invokeAndWait(email));
+      CallResult refused = client.invokeAndWait(email.withBypass("INC-1234 approved by ops"));
+      assertThat(refused).isInstanceOf(CallResult.Rejected.class);
+      CallError error = ((CallResult.Rejected) refused).error();
+      assertThat(error.code()).isEqualTo("BYPASS_NOT_ALLOWED");
+      assertThat(error.ledgerCode()).contains(ErrorCode.BYPASS_NOT_ALLOWED);
+      assertThat(error.retriable()).isFalse();
 
       ToolCall charge = ToolCall.of(step, "charge_card", "{\"amount\":5,\"to\":\"cus_9\"}");
-      ToolResult first = client.callAndWait(charge);
-      ToolResult second = client.callAndWait(charge.withBypass("INC-1235 approved by ops"));
-      assertThat(second.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
-      assertThat(second.getEffectId()).as("a deliberate second execution").isNotEqualTo(first.getEffectId());
+      CallResult.Succeeded first = succeeded(client.invokeAndWait(charge));
+      CallResult.Succeeded second = succeeded(client.invokeAndWait(charge.withBypass("INC-1235 approved by ops")));
+      assertThat(second.effectId()).as("a deliberate second execution").isNotEqualTo(first.effectId());
     }
     assertThatThrownBy(() -> ToolCall.of(step, "charge_card", "{}").withBypass(" ")).hasMessageContaining("explicit approval");
   }
@@ -201,17 +209,17 @@ class RetryLayersIT {
   @Test
   void shouldServeManyConcurrentCallsFromOneClient() throws Exception {
     try (ToolCallClient client = client(Duration.ofSeconds(60))) {
-      List<CompletableFuture<ToolResult>> calls = new ArrayList<>();
+      List<CompletableFuture<CallResult>> calls = new ArrayList<>();
       for (int i = 0; i < 300; i++) {
         StepContext step = new StepContext("acme", "run-many", "step-" + i, "customer:" + i);
-        calls.add(client.call(ToolCall.of(step, "charge_card", "{\"amount\":" + (i + 1) + ",\"to\":\"cus_" + i + "\"}")));
-        calls.add(client.call(ToolCall.of(step, "charge_card", "{\"to\":\"cus_" + i + "\",\"amount\":" + (i + 1) + "}")));
+        calls.add(client.invoke(ToolCall.of(step, "charge_card", "{\"amount\":" + (i + 1) + ",\"to\":\"cus_" + i + "\"}")));
+        calls.add(client.invoke(ToolCall.of(step, "charge_card", "{\"to\":\"cus_" + i + "\",\"amount\":" + (i + 1) + "}")));
       }
       CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).get();
 
-      assertThat(calls).allSatisfy(c -> assertThat(c.join().getStatus()).isEqualTo(ResultStatus.SUCCEEDED));
-      assertThat(calls.stream().map(c -> c.join().getIdempotencyKey()).distinct()).hasSize(300);
-      assertThat(calls.stream().map(CompletableFuture::join)).allSatisfy(r -> assertThat(downstream.effects(r.getIdempotencyKey())).isEqualTo(1));
+      List<CallResult.Succeeded> results = calls.stream().map(c -> succeeded(c.join())).toList();
+      assertThat(results.stream().map(CallResult::key).distinct()).hasSize(300);
+      assertThat(results).allSatisfy(r -> assertThat(downstream.effects(r.key())).isEqualTo(1));
     }
   }
 
@@ -221,19 +229,19 @@ class RetryLayersIT {
     ToolCall call = ToolCall.of(step, "charge_card", "{\"amount\":8,\"to\":\"cus_8\"}");
     ToolCallClient client = client(Duration.ofSeconds(60));
     downstream.inject(client.keyOf(call).key(), Fault.STALL_BEFORE_EFFECT);
-    CompletableFuture<ToolResult> waiting = client.call(call);
+    CompletableFuture<CallResult> waiting = client.invoke(call);
 
     client.close();
 
-    ToolResult closed = waiting.get(5, TimeUnit.SECONDS);
-    assertThat(closed.getStatus()).isEqualTo(ResultStatus.IN_FLIGHT);
-    assertThat(closed.getError().getCode()).isEqualTo("CLIENT_CLOSED");
+    assertThat(waiting.get(5, TimeUnit.SECONDS))
+        .isEqualTo(new CallResult.StillRunning(client.keyOf(call).key(), call, CallResult.StillRunning.Reason.CLIENT_CLOSED));
   }
 
   @Test
   void shouldRefuseACallWhoseArgumentsLackARequiredField() {
     try (ToolCallClient client = client(Duration.ofSeconds(5))) {
-      CompletableFuture<ToolResult> result = client.call(ToolCall.of(StepContext.of("acme", "run-x", "s"), "charge_card", "{\"to\":\"cus_1\"}"));
+      CompletableFuture<CallResult> result = client.invoke(
+          ToolCall.of(StepContext.of("acme", "run-x", "s"), "charge_card", "{\"to\":\"cus_1\"}"));
 
       assertThatThrownBy(result::get).isInstanceOf(ExecutionException.class)
           .hasCauseInstanceOf(KeyDerivationException.class).hasMessageContaining("/amount");

@@ -1,11 +1,10 @@
 package dev.effectledger.bench.chaos;
 
 import dev.effectledger.bench.chaos.ChaosWorkload.Action;
+import dev.effectledger.client.CallResult;
 import dev.effectledger.client.StepContext;
 import dev.effectledger.client.ToolCall;
 import dev.effectledger.client.ToolCallClient;
-import dev.effectledger.schema.ResultStatus;
-import dev.effectledger.schema.ToolResult;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -88,13 +87,13 @@ public final class ChaosAgent {
         inFlight.acquireUninterruptibly();
         ToolCallClient c = client;
         ToolCall call = ToolCall.of(step, ChaosWorkload.TOOL, action.arguments());
-        CompletableFuture<ToolResult> first = c.call(call);
-        CompletableFuture<ToolResult> resent = c.call(call);
-        CompletableFuture<ToolResult> reemitted = action.index() % 3 == 0
-            ? c.call(ToolCall.of(step, ChaosWorkload.TOOL, action.reformatted()))
+        CompletableFuture<CallResult> first = c.invoke(call);
+        CompletableFuture<CallResult> resent = c.invoke(call);
+        CompletableFuture<CallResult> reemitted = action.index() % 3 == 0
+            ? c.invoke(ToolCall.of(step, ChaosWorkload.TOOL, action.reformatted()))
             : CompletableFuture.completedFuture(null);
         // A call made on a client the agent has dropped fails: that step is asked again later.
-        CompletableFuture<ToolResult> wrapped = first.thenCompose(r -> r.getStatus() == ResultStatus.IN_FLIGHT ? c.call(call)
+        CompletableFuture<CallResult> wrapped = first.thenCompose(r -> r instanceof CallResult.StillRunning running ? c.attach(running)
             : CompletableFuture.completedFuture(r)).exceptionally(e -> null);
         pending.add(CompletableFuture.allOf(wrapped, resent, reemitted).whenComplete((r, e) -> {
           inFlight.release();
@@ -125,7 +124,7 @@ public final class ChaosAgent {
         for (Action action : actions) {
           for (StepContext step : action.steps()) {
             if (!answered.contains(step.stepId())) {
-              asks.add(replay.call(ToolCall.of(step, ChaosWorkload.TOOL, action.arguments())).thenAccept(r -> record(step, r)));
+              asks.add(replay.invoke(ToolCall.of(step, ChaosWorkload.TOOL, action.arguments())).thenAccept(r -> record(step, r)));
             }
           }
         }
@@ -144,14 +143,18 @@ public final class ChaosAgent {
    * Keeps a final answer in the durable answers file. IN_FLIGHT (timed out) and UNKNOWN (held for
    * the reconciler) are not final: the step is asked again in a later round.
    */
-  private void record(StepContext step, ToolResult result) {
-    if (result == null || result.getStatus() == ResultStatus.IN_FLIGHT || result.getStatus() == ResultStatus.UNKNOWN
-        || !answered.add(step.stepId())) {
+  /** Writes a step's final answer (not still running, not held) once, as its status name. */
+  private void record(StepContext step, CallResult result) {
+    String status = result instanceof CallResult.Succeeded ? "SUCCEEDED"
+        : result instanceof CallResult.Failed ? "FAILED"
+        : result instanceof CallResult.Rejected ? "REJECTED"
+        : null;
+    if (status == null || !answered.add(step.stepId())) {
       return;
     }
     synchronized (answers) {
       try {
-        answers.write(step.stepId() + "\t" + result.getStatus() + "\n");
+        answers.write(step.stepId() + "\t" + status + "\n");
         answers.flush();
       } catch (IOException e) {
         throw new UncheckedIOException(e);
