@@ -53,8 +53,7 @@ class QueryForwardingIT {
   @TempDir Path dir;
 
   private KafkaStreams instance(LedgerHttpServer http, String name, String advertisedHost) {
-    ToolPolicies policies = ToolPolicies.of(new ToolPolicy("charge_card", ToolClass.IRREVERSIBLE, Duration.ofDays(30),
-        Duration.ofMinutes(30), InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD, "payments", "http", 3, false));
+    ToolPolicies policies = ToolPolicies.of(ToolPolicy.builder("charge_card", ToolClass.IRREVERSIBLE).window(Duration.ofDays(30)).pendingTimeout(Duration.ofMinutes(30)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.HOLD).lane("payments").connector("http").maxAttempts(3).bypassAllowed(false).build());
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, "query-forwarding-it");
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());

@@ -64,8 +64,7 @@ public final class Bench {
   /** The intents produced: each one's key, in order, and how many distinct keys there are. */
   record Workload(List<String> keys, int distinct) {}
 
-  static final ToolPolicies POLICIES = ToolPolicies.of(new ToolPolicy("charge_card", ToolClass.WRITE_IDEMPOTENT,
-      Duration.ofHours(24), Duration.ofMinutes(30), InFlightPolicy.COALESCE, AmbiguityPolicy.REDISPATCH, "bench", "http", 3, false)
+  static final ToolPolicies POLICIES = ToolPolicies.of(ToolPolicy.builder("charge_card", ToolClass.WRITE_IDEMPOTENT).window(Duration.ofHours(24)).pendingTimeout(Duration.ofMinutes(30)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.REDISPATCH).lane("bench").connector("http").maxAttempts(3).bypassAllowed(false).build()
       .withKey(new ArgumentRules(List.of("/reason"), List.of())));
 
   /** {@code bench/run <command> [options]}: see {@link BenchCommand}; {@code jmh} hands its arguments to JMH. */

@@ -111,8 +111,7 @@ final class LatencyBench {
   }
 
   private static Point ledger(EmbeddedKafkaCluster kafka, int commitMs, int load, int warmup, int seconds) throws Exception {
-    ToolPolicies policies = ToolPolicies.of(new ToolPolicy("charge_card", ToolClass.WRITE_IDEMPOTENT, Duration.ofHours(24),
-        Duration.ofMinutes(30), InFlightPolicy.COALESCE, AmbiguityPolicy.REDISPATCH, "bench", "kafka", 3, false)
+    ToolPolicies policies = ToolPolicies.of(ToolPolicy.builder("charge_card", ToolClass.WRITE_IDEMPOTENT).window(Duration.ofHours(24)).pendingTimeout(Duration.ofMinutes(30)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.REDISPATCH).lane("bench").connector("kafka").maxAttempts(3).bypassAllowed(false).build()
         .withSettings("kafka", new ObjectMapper().readTree("{\"topic\":\"latency-effects\"}")));
     Properties kafkaProps = new Properties();
     kafkaProps.put("bootstrap.servers", kafka.bootstrapServers());

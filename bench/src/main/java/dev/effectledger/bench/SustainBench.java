@@ -108,8 +108,7 @@ final class SustainBench {
   private SustainBench() {}
 
   static int run(int minutes, Duration window, double load, int fixedRate, int calibrationKeys, String command) throws Exception {
-    ToolPolicies policies = ToolPolicies.of(new ToolPolicy(TOOL, ToolClass.WRITE_IDEMPOTENT, window, Duration.ofMinutes(30),
-        InFlightPolicy.COALESCE, AmbiguityPolicy.REDISPATCH, "bench", "http", 3, false));
+    ToolPolicies policies = ToolPolicies.of(ToolPolicy.builder(TOOL, ToolClass.WRITE_IDEMPOTENT).window(window).pendingTimeout(Duration.ofMinutes(30)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.REDISPATCH).lane("bench").connector("http").maxAttempts(3).bypassAllowed(false).build());
     Path work = Files.createTempDirectory("sustain-bench");
     try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1);
         Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {

@@ -170,11 +170,14 @@ class RetryLayersIT {
       downstream.inject(key, Fault.STALL_BEFORE_EFFECT);
 
       CompletableFuture<CallResult> waiting = patient.invoke(call);
-      CallResult timedOut = hasty.invokeAndWait(call);
+      // The downstream stalls 2 s: three waits of at most 1 s, side by side, all end before it acts.
+      CompletableFuture<CallResult> hastyWait = hasty.invoke(call);
+      CompletableFuture<CallResult> shortWait = patient.invoke(call, CallOptions.timeout(Duration.ofMillis(500)));
+      CompletableFuture<ToolResult> wireWait = hasty.call(call);
+      CallResult timedOut = hastyWait.get();
       assertThat(timedOut).isEqualTo(new CallResult.StillRunning(key, call, CallResult.StillRunning.Reason.TIMED_OUT));
-      CallResult shortWait = patient.invoke(call, CallOptions.timeout(Duration.ofMillis(500))).get();
-      assertThat(shortWait).as("a per-call timeout below the client's").isInstanceOf(CallResult.StillRunning.class);
-      ToolResult wire = hasty.callAndWait(call);
+      assertThat(shortWait.get()).as("a per-call timeout below the client's").isInstanceOf(CallResult.StillRunning.class);
+      ToolResult wire = wireWait.get();
       assertThat(wire.getStatus()).isEqualTo(ResultStatus.IN_FLIGHT);
       assertThat(wire.getError().getCode()).isEqualTo("CLIENT_TIMEOUT");
 

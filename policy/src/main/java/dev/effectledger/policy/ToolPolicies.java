@@ -1,5 +1,6 @@
 package dev.effectledger.policy;
 
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -32,6 +33,23 @@ public record ToolPolicies(Map<String, ToolPolicy> tools, Optional<ToolPolicy> u
       return Optional.of(policy);
     }
     return unknownTool.map(p -> p.named(tool));
+  }
+
+  /**
+   * The terms the ledger keeps an existing entry of {@code tool} under: the tool's own policy when
+   * the file names it as a ledgered tool, otherwise the safest terms (irreversible: held, never
+   * re-dispatched blind; the longest of the irreversible default window and the unknown-tool
+   * window). An entry written while the tool was a write tool must not be purged early or
+   * re-dispatched because the file changed since; the unknown-tool default is for new intents only.
+   */
+  public ToolPolicy forEntryOf(String tool) {
+    ToolPolicy named = tools.get(tool);
+    if (named != null && named.isLedgered()) {
+      return named;
+    }
+    Duration window = unknownTool.map(ToolPolicy::window)
+        .filter(w -> w.compareTo(ToolClass.IRREVERSIBLE.defaultWindow()) > 0).orElse(ToolClass.IRREVERSIBLE.defaultWindow());
+    return ToolPolicy.builder(tool, ToolClass.IRREVERSIBLE).window(window).connector("unknown").maxAttempts(1).build();
   }
 
   /**

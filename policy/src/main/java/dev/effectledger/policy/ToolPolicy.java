@@ -83,30 +83,36 @@ public record ToolPolicy(
     }
   }
 
-  /** A policy with the default retry and no connector settings. */
-  public ToolPolicy(
-      String name, ToolClass toolClass, Duration window, Duration pendingTimeout, InFlightPolicy onInFlight,
-      AmbiguityPolicy onAmbiguous, String lane, String connector, int maxAttempts, boolean bypassAllowed) {
-    this(name, toolClass, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector, maxAttempts,
-        bypassAllowed, RetryPolicy.DEFAULT, null, ArgumentRules.NONE);
+  /**
+   * A policy for {@code name} of class {@code toolClass}, with the defaults tools.yaml has: the
+   * class's window and ambiguity answer, a 5-minute pending timeout, coalesce in flight, lane
+   * {@code default}, connector {@code http}, 3 attempts, no bypass, the default retry, no settings,
+   * no key rules.
+   */
+  public static Builder builder(String name, ToolClass toolClass) {
+    return new Builder(name, toolClass);
+  }
+
+  /** A builder holding this policy's values, to change some of them. */
+  public Builder toBuilder() {
+    return new Builder(name, toolClass).window(window).pendingTimeout(pendingTimeout).onInFlight(onInFlight)
+        .onAmbiguous(onAmbiguous).lane(lane).connector(connector).maxAttempts(maxAttempts).bypassAllowed(bypassAllowed)
+        .retry(retry).settings(settings).key(key);
   }
 
   /** This policy with other connector settings. */
   public ToolPolicy withSettings(String connectorName, JsonNode connectorSettings) {
-    return new ToolPolicy(name, toolClass, window, pendingTimeout, onInFlight, onAmbiguous, lane, connectorName,
-        maxAttempts, bypassAllowed, retry, connectorSettings, key);
+    return toBuilder().connector(connectorName).settings(connectorSettings).build();
   }
 
   /** This policy with other key rules. */
   public ToolPolicy withKey(ArgumentRules rules) {
-    return new ToolPolicy(name, toolClass, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector,
-        maxAttempts, bypassAllowed, retry, settings, rules);
+    return toBuilder().key(rules).build();
   }
 
   /** This policy with another retry policy. */
   public ToolPolicy withRetry(RetryPolicy retryPolicy) {
-    return new ToolPolicy(name, toolClass, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector,
-        maxAttempts, bypassAllowed, retryPolicy, settings, key);
+    return toBuilder().retry(retryPolicy).build();
   }
 
   /** True when intents of this tool go through the ledger (every class but read). */
@@ -121,8 +127,96 @@ public record ToolPolicy(
 
   /** This policy under another tool name, for the unknown-tool default. */
   public ToolPolicy named(String toolName) {
-    return new ToolPolicy(
-        toolName, toolClass, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector,
-        maxAttempts, bypassAllowed, retry, settings, key);
+    return toBuilder().name(toolName).build();
+  }
+
+  /** Builds a {@link ToolPolicy}; {@link #build()} validates as the record does. */
+  public static final class Builder {
+    private String name;
+    private final ToolClass toolClass;
+    private Duration window;
+    private Duration pendingTimeout = ToolPolicyLoader.DEFAULT_PENDING_TIMEOUT;
+    private InFlightPolicy onInFlight = InFlightPolicy.COALESCE;
+    private AmbiguityPolicy onAmbiguous;
+    private String lane = ToolPolicyLoader.DEFAULT_LANE;
+    private String connector = "http";
+    private int maxAttempts = ToolPolicyLoader.DEFAULT_MAX_ATTEMPTS;
+    private boolean bypassAllowed;
+    private RetryPolicy retry = RetryPolicy.DEFAULT;
+    private JsonNode settings;
+    private ArgumentRules key = ArgumentRules.NONE;
+
+    private Builder(String name, ToolClass toolClass) {
+      this.name = Objects.requireNonNull(name, "name");
+      this.toolClass = Objects.requireNonNull(toolClass, "toolClass");
+      this.window = toolClass.defaultWindow();
+      this.onAmbiguous = toolClass.defaultOnAmbiguous();
+    }
+
+    Builder name(String toolName) {
+      this.name = Objects.requireNonNull(toolName, "name");
+      return this;
+    }
+
+    public Builder window(Duration value) {
+      this.window = value;
+      return this;
+    }
+
+    public Builder pendingTimeout(Duration value) {
+      this.pendingTimeout = value;
+      return this;
+    }
+
+    public Builder onInFlight(InFlightPolicy value) {
+      this.onInFlight = value;
+      return this;
+    }
+
+    public Builder onAmbiguous(AmbiguityPolicy value) {
+      this.onAmbiguous = value;
+      return this;
+    }
+
+    public Builder lane(String value) {
+      this.lane = value;
+      return this;
+    }
+
+    public Builder connector(String value) {
+      this.connector = value;
+      return this;
+    }
+
+    public Builder maxAttempts(int value) {
+      this.maxAttempts = value;
+      return this;
+    }
+
+    public Builder bypassAllowed(boolean value) {
+      this.bypassAllowed = value;
+      return this;
+    }
+
+    public Builder retry(RetryPolicy value) {
+      this.retry = value;
+      return this;
+    }
+
+    public Builder settings(JsonNode value) {
+      this.settings = value;
+      return this;
+    }
+
+    public Builder key(ArgumentRules value) {
+      this.key = value;
+      return this;
+    }
+
+    /** The policy; throws {@link IllegalArgumentException} naming the tool and the bad value. */
+    public ToolPolicy build() {
+      return new ToolPolicy(name, toolClass, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector, maxAttempts,
+          bypassAllowed, retry, settings, key);
+    }
   }
 }

@@ -11,7 +11,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -118,116 +117,80 @@ public final class ToolPolicyLoader {
       problems.add(path + ": must be a mapping of policy fields");
       return Optional.empty();
     }
-    int before = problems.size();
-    node.fieldNames().forEachRemaining(field -> {
-      if (!FIELDS.contains(field)) {
-        problems.add(path + "." + field + ": unknown field; allowed: " + String.join(", ", FIELDS));
-      }
-    });
+    FieldReader r = FieldReader.of(path, node);
+    r.allowOnly(FIELDS);
     ToolClass toolClass = null;
-    String className = text(node, "class");
+    String className = r.text("class", null);
     if (className == null) {
-      problems.add(path + ".class: missing; allowed: " + CLASSES);
+      r.problem("class", "missing; allowed: " + CLASSES);
     } else {
       toolClass = ToolClass.fromYaml(className).orElse(null);
       if (toolClass == null) {
-        problems.add(path + ".class: '" + className + "' is not a tool class; allowed: " + CLASSES);
+        r.problem("class", "'" + className + "' is not a tool class; allowed: " + CLASSES);
       }
     }
-    Duration window = duration(path, node, "window", toolClass == null ? null : toolClass.defaultWindow(), ToolPolicy.MAX_WINDOW, problems);
-    Duration pendingTimeout = duration(path, node, "pendingTimeout", DEFAULT_PENDING_TIMEOUT, ToolPolicy.MAX_PENDING_TIMEOUT, problems);
-    InFlightPolicy onInFlight = choice(path, node, "onInFlight", InFlightPolicy.class, InFlightPolicy.COALESCE, problems);
-    AmbiguityPolicy onAmbiguous =
-        choice(path, node, "onAmbiguous", AmbiguityPolicy.class,
-            toolClass == null ? AmbiguityPolicy.HOLD : toolClass.defaultOnAmbiguous(), problems);
-    String lane = node.has("lane") ? text(node, "lane") : DEFAULT_LANE;
+    Duration window = r.duration("window", toolClass == null ? null : toolClass.defaultWindow(), ToolPolicy.MAX_WINDOW);
+    Duration pendingTimeout = r.duration("pendingTimeout", DEFAULT_PENDING_TIMEOUT, ToolPolicy.MAX_PENDING_TIMEOUT);
+    InFlightPolicy onInFlight = r.choice("onInFlight", InFlightPolicy.class, InFlightPolicy.COALESCE);
+    AmbiguityPolicy onAmbiguous = r.choice("onAmbiguous", AmbiguityPolicy.class,
+        toolClass == null ? AmbiguityPolicy.HOLD : toolClass.defaultOnAmbiguous());
+    String lane = r.text("lane", DEFAULT_LANE);
     if (lane == null || !ToolPolicy.LANE.matcher(lane).matches()) {
-      problems.add(path + ".lane: '" + node.path("lane").asText() + "' is not a legal lane; allowed: 1-200 of A-Z a-z 0-9 . _ -");
+      r.problem("lane", "'" + node.path("lane").asText() + "' is not a legal lane; allowed: 1-200 of A-Z a-z 0-9 . _ -");
     } else if (ToolPolicy.RESERVED_LANES.contains(lane)) {
-      problems.add(path + ".lane: '" + lane + "' is reserved: tool-dispatch." + lane + " is the executors' dead-letter topic;"
+      r.problem("lane", "'" + lane + "' is reserved: tool-dispatch." + lane + " is the executors' dead-letter topic;"
           + " choose another lane name");
     }
-    String connector = text(node, "connector");
-    if (connector == null || connector.isBlank()) {
-      problems.add(path + ".connector: missing; name the connector executors run for this tool (e.g. http, jdbc, kafka)");
-    }
-    int maxAttempts = DEFAULT_MAX_ATTEMPTS;
-    if (node.has("maxAttempts")) {
-      JsonNode value = node.get("maxAttempts");
-      if (!value.canConvertToInt() || !value.isIntegralNumber() || value.asInt() < 1) {
-        problems.add(path + ".maxAttempts: '" + value.asText() + "' is not allowed; use a whole number of at least 1");
-      } else {
-        maxAttempts = value.asInt();
-      }
-    }
-    boolean bypass = false;
-    if (node.has("bypass")) {
-      JsonNode value = node.get("bypass");
-      if (!value.isBoolean()) {
-        problems.add(path + ".bypass: '" + value.asText() + "' is not allowed; use true or false");
-      } else {
-        bypass = value.asBoolean();
-      }
-    }
-    RetryPolicy retry = retry(path, node.get("retry"), problems);
-    ArgumentRules key = key(path, node.get("key"), problems);
-    JsonNode settings = node.get("settings");
-    if (settings != null && !settings.isObject()) {
-      problems.add(path + ".settings: must be a mapping of connector settings");
-    }
+    String connector = r.requiredText("connector", "name the connector executors run for this tool (e.g. http, jdbc, kafka)");
+    int maxAttempts = r.atLeast("maxAttempts", 1, DEFAULT_MAX_ATTEMPTS);
+    boolean bypass = r.bool("bypass", false);
+    RetryPolicy retry = r.mapping("retry", "with " + String.join(", ", RETRY_FIELDS)).map(ToolPolicyLoader::retry)
+        .orElse(RetryPolicy.DEFAULT);
+    ArgumentRules key = r.mapping("key", "with ignore and require, lists of JSON pointers").map(ToolPolicyLoader::key)
+        .orElse(ArgumentRules.NONE);
+    JsonNode settings = r.mapping("settings", "of connector settings").isPresent() ? node.get("settings") : null;
     if (toolClass == ToolClass.IRREVERSIBLE && onAmbiguous == AmbiguityPolicy.REDISPATCH) {
-      problems.add(path + ".onAmbiguous: 'redispatch' conflicts with class 'irreversible'; an irreversible effect that may have happened is held (use hold)");
+      r.problem("onAmbiguous", "'redispatch' conflicts with class 'irreversible'; an irreversible effect that may have happened is"
+          + " held (use hold)");
     }
-    if (problems.size() > before) {
+    if (r.problemCount() > 0) {
+      problems.addAll(r.problems());
       return Optional.empty();
     }
-    return Optional.of(
-        new ToolPolicy(name, toolClass, window, pendingTimeout, onInFlight, onAmbiguous, lane,
-            connector, maxAttempts, bypass, retry, settings, key));
+    return Optional.of(new ToolPolicy(name, toolClass, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector,
+        maxAttempts, bypass, retry, settings, key));
   }
 
-  private static ArgumentRules key(String path, JsonNode node, List<String> problems) {
-    if (node == null) {
-      return ArgumentRules.NONE;
-    }
-    String at = path + ".key";
-    if (!node.isObject()) {
-      problems.add(at + ": must be a mapping with ignore and require, lists of JSON pointers");
-      return ArgumentRules.NONE;
-    }
-    int before = problems.size();
-    node.fieldNames().forEachRemaining(field -> {
-      if (!field.equals("ignore") && !field.equals("require")) {
-        problems.add(at + "." + field + ": unknown field; allowed: ignore, require");
-      }
-    });
-    List<String> ignore = pointers(at, node, "ignore", problems);
-    List<String> require = pointers(at, node, "require", problems);
-    if (problems.size() > before) {
+  private static ArgumentRules key(FieldReader r) {
+    int before = r.problemCount();
+    r.allowOnly(List.of("ignore", "require"));
+    List<String> ignore = pointers(r, "ignore");
+    List<String> require = pointers(r, "require");
+    if (r.problemCount() > before) {
       return ArgumentRules.NONE;
     }
     try {
       return new ArgumentRules(ignore, require);
     } catch (IllegalArgumentException e) {
-      problems.add(at + ": " + e.getMessage());
+      r.problem("", e.getMessage());
       return ArgumentRules.NONE;
     }
   }
 
-  private static List<String> pointers(String path, JsonNode node, String field, List<String> problems) {
-    JsonNode list = node.get(field);
+  private static List<String> pointers(FieldReader r, String field) {
+    JsonNode list = r.raw(field);
     if (list == null) {
       return List.of();
     }
     if (!list.isArray()) {
-      problems.add(path + "." + field + ": must be a list of JSON pointers, e.g. [/reason]");
+      r.problem(field, "must be a list of JSON pointers, e.g. [/reason]");
       return List.of();
     }
     List<String> pointers = new ArrayList<>();
     for (JsonNode item : list) {
       String pointer = item.asText();
       if (!item.isTextual() || !pointer.startsWith("/")) {
-        problems.add(path + "." + field + ": '" + pointer + "' is not a JSON pointer; write it like /reason or /customer/id");
+        r.problem(field, "'" + pointer + "' is not a JSON pointer; write it like /reason or /customer/id");
       } else {
         pointers.add(pointer);
       }
@@ -235,87 +198,19 @@ public final class ToolPolicyLoader {
     return pointers;
   }
 
-  private static RetryPolicy retry(String path, JsonNode node, List<String> problems) {
-    if (node == null) {
-      return RetryPolicy.DEFAULT;
-    }
-    String at = path + ".retry";
-    if (!node.isObject()) {
-      problems.add(at + ": must be a mapping with " + String.join(", ", RETRY_FIELDS));
-      return RetryPolicy.DEFAULT;
-    }
-    int before = problems.size();
-    node.fieldNames().forEachRemaining(field -> {
-      if (!RETRY_FIELDS.contains(field)) {
-        problems.add(at + "." + field + ": unknown field; allowed: " + String.join(", ", RETRY_FIELDS));
-      }
-    });
+  private static RetryPolicy retry(FieldReader r) {
+    int before = r.problemCount();
+    r.allowOnly(RETRY_FIELDS);
     RetryPolicy d = RetryPolicy.DEFAULT;
-    int maxAttempts = d.maxAttempts();
-    if (node.has("maxAttempts")) {
-      JsonNode value = node.get("maxAttempts");
-      if (!value.isIntegralNumber() || value.asInt() < 1) {
-        problems.add(at + ".maxAttempts: '" + value.asText() + "' is not allowed; use a whole number of at least 1");
-      } else {
-        maxAttempts = value.asInt();
-      }
+    int maxAttempts = r.atLeast("maxAttempts", 1, d.maxAttempts());
+    Duration base = r.duration("base", d.base(), RetryPolicy.MAX_DELAY);
+    Duration cap = r.duration("cap", d.cap(), RetryPolicy.MAX_DELAY);
+    double jitter = r.between("jitter", 0, 1, d.jitter());
+    if (r.problemCount() == before && cap.compareTo(base) < 0) {
+      r.problem("cap", "'" + r.raw("cap").asText(cap.toString()) + "' is below base '"
+          + (r.has("base") ? r.raw("base").asText() : base.toString()) + "'; the cap must be at least the base");
     }
-    Duration base = duration(at, node, "base", d.base(), RetryPolicy.MAX_DELAY, problems);
-    Duration cap = duration(at, node, "cap", d.cap(), RetryPolicy.MAX_DELAY, problems);
-    double jitter = d.jitter();
-    if (node.has("jitter")) {
-      JsonNode value = node.get("jitter");
-      if (!value.isNumber() || value.asDouble() < 0 || value.asDouble() > 1) {
-        problems.add(at + ".jitter: '" + value.asText() + "' is not allowed; use a number from 0 to 1");
-      } else {
-        jitter = value.asDouble();
-      }
-    }
-    if (problems.size() == before && cap.compareTo(base) < 0) {
-      problems.add(at + ".cap: '" + node.path("cap").asText(cap.toString()) + "' is below base '"
-          + node.path("base").asText(base.toString()) + "'; the cap must be at least the base");
-    }
-    return problems.size() == before ? new RetryPolicy(maxAttempts, base, cap, jitter) : d;
-  }
-
-  private static Duration duration(
-      String path, JsonNode node, String field, Duration fallback, Duration max, List<String> problems) {
-    if (!node.has(field)) {
-      return fallback;
-    }
-    String value = node.get(field).asText();
-    Optional<Duration> parsed = Durations.parse(value);
-    if (parsed.isEmpty() || parsed.get().isNegative() || parsed.get().isZero()) {
-      problems.add(path + "." + field + ": '" + value + "' is not a positive duration; use e.g. 30s, 15m, 24h, 7d or PT15M");
-      return fallback;
-    }
-    if (parsed.get().compareTo(max) > 0) {
-      problems.add(path + "." + field + ": '" + value + "' is out of range; allowed: up to " + Durations.format(max));
-      return fallback;
-    }
-    return parsed.get();
-  }
-
-  private static <E extends Enum<E>> E choice(
-      String path, JsonNode node, String field, Class<E> type, E fallback, List<String> problems) {
-    if (!node.has(field)) {
-      return fallback;
-    }
-    String value = node.get(field).asText();
-    try {
-      return Enum.valueOf(type, value.toUpperCase(Locale.ROOT));
-    } catch (IllegalArgumentException e) {
-      String allowed = Arrays.stream(type.getEnumConstants())
-          .map(c -> c.name().toLowerCase(Locale.ROOT))
-          .collect(Collectors.joining(", "));
-      problems.add(path + "." + field + ": '" + value + "' is not allowed; allowed: " + allowed);
-      return fallback;
-    }
-  }
-
-  private static String text(JsonNode node, String field) {
-    JsonNode value = node.get(field);
-    return value == null || !value.isValueNode() ? null : value.asText();
+    return r.problemCount() == before ? new RetryPolicy(maxAttempts, base, cap, jitter) : d;
   }
 
   private static String locationOf(JacksonException e) {

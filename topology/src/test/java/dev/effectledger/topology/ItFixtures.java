@@ -39,8 +39,7 @@ final class ItFixtures {
 
   /** A policy whose pending timeout never fires during a test, so every dispatch is a first one. */
   static ToolPolicies policies() {
-    return ToolPolicies.of(new ToolPolicy(TOOL, ToolClass.IRREVERSIBLE, Duration.ofDays(30),
-        Duration.ofMinutes(30), InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD, LANE, "http", 3, false));
+    return ToolPolicies.of(ToolPolicy.builder(TOOL, ToolClass.IRREVERSIBLE).window(Duration.ofDays(30)).pendingTimeout(Duration.ofMinutes(30)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.HOLD).lane(LANE).connector("http").maxAttempts(3).bypassAllowed(false).build());
   }
 
   static Map<String, Integer> topics(int partitions) {

@@ -46,14 +46,10 @@ abstract class LedgerStateMachineContract {
   static final String LOOKUP = "lookup";        // read
 
   static final ToolPolicies POLICIES = ToolPolicies.of(
-      new ToolPolicy(CHARGE, ToolClass.IRREVERSIBLE, Duration.ofDays(30), Duration.ofMinutes(2),
-          InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD, "payments", "http", 3, true),
-      new ToolPolicy(TICKET, ToolClass.WRITE_IDEMPOTENT, Duration.ofHours(1), Duration.ofMinutes(1),
-          InFlightPolicy.COALESCE, AmbiguityPolicy.REDISPATCH, "tickets", "http", 2, false),
-      new ToolPolicy(EMAIL, ToolClass.WRITE_NON_IDEMPOTENT, Duration.ofDays(7), Duration.ofMinutes(5),
-          InFlightPolicy.REFUSE, AmbiguityPolicy.HOLD, "messaging", "http", 3, false),
-      new ToolPolicy(LOOKUP, ToolClass.READ, Duration.ZERO, Duration.ofMinutes(1),
-          InFlightPolicy.COALESCE, AmbiguityPolicy.REDISPATCH, "reads", "http", 1, false));
+      ToolPolicy.builder(CHARGE, ToolClass.IRREVERSIBLE).window(Duration.ofDays(30)).pendingTimeout(Duration.ofMinutes(2)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.HOLD).lane("payments").connector("http").maxAttempts(3).bypassAllowed(true).build(),
+      ToolPolicy.builder(TICKET, ToolClass.WRITE_IDEMPOTENT).window(Duration.ofHours(1)).pendingTimeout(Duration.ofMinutes(1)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.REDISPATCH).lane("tickets").connector("http").maxAttempts(2).bypassAllowed(false).build(),
+      ToolPolicy.builder(EMAIL, ToolClass.WRITE_NON_IDEMPOTENT).window(Duration.ofDays(7)).pendingTimeout(Duration.ofMinutes(5)).onInFlight(InFlightPolicy.REFUSE).onAmbiguous(AmbiguityPolicy.HOLD).lane("messaging").connector("http").maxAttempts(3).bypassAllowed(false).build(),
+      ToolPolicy.builder(LOOKUP, ToolClass.READ).window(Duration.ZERO).pendingTimeout(Duration.ofMinutes(1)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.REDISPATCH).lane("reads").connector("http").maxAttempts(1).bypassAllowed(false).build());
 
   static final String ARGS = "{\"amount\":1000,\"currency\":\"EUR\",\"to\":\"cus_1\"}";
 
@@ -712,8 +708,7 @@ abstract class LedgerStateMachineContract {
 
   @Test
   void shouldKeepEntriesOfAToolTheFileDoesNotNameUnderTheSafestTermsNotTheUnknownToolDefault() {
-    ToolPolicy lenient = new ToolPolicy("*", ToolClass.WRITE_IDEMPOTENT, Duration.ofHours(1), Duration.ofMinutes(1),
-        InFlightPolicy.COALESCE, AmbiguityPolicy.REDISPATCH, "tickets", "http", 3, false);
+    ToolPolicy lenient = ToolPolicy.builder("*", ToolClass.WRITE_IDEMPOTENT).window(Duration.ofHours(1)).pendingTimeout(Duration.ofMinutes(1)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.REDISPATCH).lane("tickets").connector("http").maxAttempts(3).bypassAllowed(false).build();
     restartWith(c -> c.withPolicies(new ToolPolicies(POLICIES.tools(), Optional.of(lenient))), "unlisted-tool");
     ledger.send(intent("u1", "refund_card", ARGS), T0);
     ledger.send(intent("u2", "refund_card", ARGS), T0);

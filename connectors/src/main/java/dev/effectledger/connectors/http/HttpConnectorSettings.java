@@ -1,10 +1,11 @@
 package dev.effectledger.connectors.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.effectledger.connectors.Settings;
+import dev.effectledger.policy.FieldReader;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -39,7 +40,7 @@ public record HttpConnectorSettings(
     String lookupUrlTemplate,
     StatusMapping statuses) {
 
-  private static final Set<String> FIELDS = Set.of("url", "method", "headers", "keyHeader", "timeout",
+  private static final List<String> FIELDS = List.of("url", "method", "headers", "keyHeader", "timeout",
       "connectTimeout", "honoursKeys", "effectIdPointer", "effectIdHeader", "lookupUrl", "statuses");
   private static final Set<String> METHODS = Set.of("GET", "POST", "PUT", "PATCH", "DELETE");
 
@@ -49,9 +50,9 @@ public record HttpConnectorSettings(
 
   /** Reads and validates {@code node}; the exception lists every problem. */
   public static HttpConnectorSettings from(String tool, JsonNode node) {
-    Settings s = new Settings(tool, node);
+    FieldReader s = FieldReader.of("tools." + tool + ".settings", node);
     s.allowOnly(FIELDS);
-    String url = s.requiredText("url", "the URL template, e.g. http://host/charges");
+    String url = s.requiredText("url", "give the URL template, e.g. http://host/charges");
     if (url != null && !url.startsWith("http://") && !url.startsWith("https://")) {
       s.problem("url", "'" + url + "' must start with http:// or https://");
     }

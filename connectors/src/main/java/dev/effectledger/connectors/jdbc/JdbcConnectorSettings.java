@@ -1,10 +1,9 @@
 package dev.effectledger.connectors.jdbc;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.effectledger.connectors.Settings;
+import dev.effectledger.policy.FieldReader;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
@@ -24,7 +23,7 @@ import java.util.regex.Pattern;
 public record JdbcConnectorSettings(
     String url, String user, String password, String statement, List<String> parameters, String dedupTable, int poolSize) {
 
-  private static final Set<String> FIELDS = Set.of("url", "user", "password", "statement", "parameters", "dedupTable", "poolSize");
+  private static final List<String> FIELDS = List.of("url", "user", "password", "statement", "parameters", "dedupTable", "poolSize");
   private static final Pattern TABLE = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
 
   public JdbcConnectorSettings {
@@ -32,13 +31,13 @@ public record JdbcConnectorSettings(
   }
 
   public static JdbcConnectorSettings from(String tool, JsonNode node) {
-    Settings s = new Settings(tool, node);
+    FieldReader s = FieldReader.of("tools." + tool + ".settings", node);
     s.allowOnly(FIELDS);
-    String url = s.requiredText("url", "a JDBC url, e.g. jdbc:postgresql://host:5432/db");
+    String url = s.requiredText("url", "give a JDBC url, e.g. jdbc:postgresql://host:5432/db");
     if (url != null && !url.startsWith("jdbc:")) {
       s.problem("url", "'" + url + "' must start with jdbc:");
     }
-    String statement = s.requiredText("statement", "the SQL of the effect with ? for each parameter");
+    String statement = s.requiredText("statement", "give the SQL of the effect with ? for each parameter");
     List<String> parameters = new ArrayList<>();
     JsonNode list = node.get("parameters");
     if (list != null) {

@@ -38,8 +38,7 @@ import org.junit.jupiter.api.Test;
 class EffectPerformerTest {
 
   private static final Instant NOW = Instant.parse("2026-11-23T10:00:00Z");
-  private static final ToolPolicies POLICIES = ToolPolicies.of(new ToolPolicy("charge", ToolClass.IRREVERSIBLE,
-      Duration.ofDays(30), Duration.ofMinutes(2), InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD, "payments", "http", 1, false));
+  private static final ToolPolicies POLICIES = ToolPolicies.of(ToolPolicy.builder("charge", ToolClass.IRREVERSIBLE).window(Duration.ofDays(30)).pendingTimeout(Duration.ofMinutes(2)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.HOLD).lane("payments").connector("http").maxAttempts(1).bypassAllowed(false).build());
   private static final Capabilities KEYLESS_WITH_LOOKUP = new Capabilities(false, false, true);
 
   private final RegistryAvroSerde<Outcome> outcomes = new RegistryAvroSerde<>(SchemaRegistries.forUrl("mock://performer"),

@@ -79,8 +79,7 @@ class ExecutorIT {
   }
 
   private ToolPolicies chargeOn(String url, boolean honoursKeys, String timeout) throws Exception {
-    return ToolPolicies.of(new ToolPolicy("charge", ToolClass.WRITE_IDEMPOTENT, Duration.ofHours(1), Duration.ofMinutes(5),
-        InFlightPolicy.COALESCE, AmbiguityPolicy.REDISPATCH, lane, "http", 3, false)
+    return ToolPolicies.of(ToolPolicy.builder("charge", ToolClass.WRITE_IDEMPOTENT).window(Duration.ofHours(1)).pendingTimeout(Duration.ofMinutes(5)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.REDISPATCH).lane(lane).connector("http").maxAttempts(3).bypassAllowed(false).build()
         .withSettings("http", JSON.readTree("{\"url\":\"" + url + "\",\"timeout\":\"" + timeout + "\",\"honoursKeys\":" + honoursKeys
             + ",\"effectIdPointer\":\"/id\"}")));
   }
@@ -153,8 +152,7 @@ class ExecutorIT {
   }
 
   private ToolPolicies chargeOnKeyIgnoringApi(ToolClass toolClass, boolean lookup, String timeout) throws Exception {
-    return ToolPolicies.of(new ToolPolicy("charge", toolClass, Duration.ofHours(1), Duration.ofMinutes(5),
-        InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD, lane, "http", 3, false)
+    return ToolPolicies.of(ToolPolicy.builder("charge", toolClass).window(Duration.ofHours(1)).pendingTimeout(Duration.ofMinutes(5)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.HOLD).lane(lane).connector("http").maxAttempts(3).bypassAllowed(false).build()
         .withSettings("http", JSON.readTree("{\"url\":\"" + downstream.url() + "\",\"timeout\":\"" + timeout + "\",\"honoursKeys\":false,"
             + "\"effectIdPointer\":\"/id\"" + (lookup ? ",\"lookupUrl\":\"" + downstream.url() + "?key={key}\"" : "") + "}")));
   }
@@ -425,8 +423,7 @@ class ExecutorIT {
 
   @Test
   void shouldPublishKafkaEffectExactlyOnceAcrossCrash() throws Exception {
-    ToolPolicies policies = ToolPolicies.of(new ToolPolicy("publish", ToolClass.IRREVERSIBLE, Duration.ofDays(30),
-        Duration.ofMinutes(5), InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD, lane, "kafka", 3, false));
+    ToolPolicies policies = ToolPolicies.of(ToolPolicy.builder("publish", ToolClass.IRREVERSIBLE).window(Duration.ofDays(30)).pendingTimeout(Duration.ofMinutes(5)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.HOLD).lane(lane).connector("kafka").maxAttempts(3).bypassAllowed(false).build());
     List<String> keys = keys(30);
     try (var effects = new TopicCollector<>(kafka.bootstrapServers(), "effects", new StringDeserializer())) {
       EffectExecutor crashed = EffectExecutor.start(config().withCommitInterval(Duration.ofSeconds(30)),

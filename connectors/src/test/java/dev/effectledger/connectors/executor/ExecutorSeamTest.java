@@ -46,8 +46,7 @@ class ExecutorSeamTest {
   private static final String LANE = "payments";
   private static final TopicPartition DISPATCH = new TopicPartition("tool-dispatch." + LANE, 0);
   private static final String REGISTRY = "mock://executor-seams";
-  private static final ToolPolicies POLICIES = ToolPolicies.of(new ToolPolicy("charge", ToolClass.IRREVERSIBLE,
-      Duration.ofDays(30), Duration.ofMinutes(5), InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD, LANE, "http", 3, false));
+  private static final ToolPolicies POLICIES = ToolPolicies.of(ToolPolicy.builder("charge", ToolClass.IRREVERSIBLE).window(Duration.ofDays(30)).pendingTimeout(Duration.ofMinutes(5)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.HOLD).lane(LANE).connector("http").maxAttempts(3).bypassAllowed(false).build());
 
   private final SimulatedCluster cluster = new SimulatedCluster();
   private final GatedConnector downstream = new GatedConnector();

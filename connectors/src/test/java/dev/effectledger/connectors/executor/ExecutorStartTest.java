@@ -28,8 +28,7 @@ class ExecutorStartTest {
   private static final ExecutorConfig CONFIG = ExecutorConfig.of(new Properties(), List.of("payments"), "mock://x");
 
   private static ToolPolicy irreversible(String name, String lane) {
-    return new ToolPolicy(name, ToolClass.IRREVERSIBLE, Duration.ofDays(30), Duration.ofMinutes(2),
-        InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD, lane, "log", 3, false);
+    return ToolPolicy.builder(name, ToolClass.IRREVERSIBLE).window(Duration.ofDays(30)).pendingTimeout(Duration.ofMinutes(2)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.HOLD).lane(lane).connector("log").maxAttempts(3).bypassAllowed(false).build();
   }
 
   @Test

@@ -63,8 +63,7 @@ class ReconcilerIT {
     }
     kafka.createTopics(topics);
     try (CountingDownstream downstream = CountingDownstream.start(Duration.ofSeconds(1))) {
-      ToolPolicies policies = ToolPolicies.of(new ToolPolicy("charge", ToolClass.IRREVERSIBLE, Duration.ofDays(30),
-          Duration.ofMinutes(30), InFlightPolicy.COALESCE, AmbiguityPolicy.HOLD, "payments", "http", 3, false)
+      ToolPolicies policies = ToolPolicies.of(ToolPolicy.builder("charge", ToolClass.IRREVERSIBLE).window(Duration.ofDays(30)).pendingTimeout(Duration.ofMinutes(30)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.HOLD).lane("payments").connector("http").maxAttempts(3).bypassAllowed(false).build()
           .withSettings("http", new ObjectMapper().readTree("{\"url\":\"" + downstream.url() + "\",\"honoursKeys\":true,"
               + "\"lookupUrl\":\"" + downstream.url() + "?key={key}\"}")));
       Properties streamsProps = new Properties();

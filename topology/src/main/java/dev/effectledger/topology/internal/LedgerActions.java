@@ -14,12 +14,8 @@ import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerObserver;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import dev.effectledger.policy.AmbiguityPolicy;
-import dev.effectledger.policy.InFlightPolicy;
-import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
-import dev.effectledger.policy.ToolPolicyLoader;
 import java.time.Instant;
 import java.util.List;
 import java.util.function.LongSupplier;
@@ -69,14 +65,7 @@ final class LedgerActions {
    * longer), and a silent dispatch is held, never re-dispatched.
    */
   ToolPolicy policyOf(String tool) {
-    ToolPolicy named = policies.tools().get(tool);
-    if (named != null && named.isLedgered()) {
-      return named;
-    }
-    Duration window = policies.unknownTool().map(ToolPolicy::window)
-        .filter(w -> w.compareTo(ToolClass.IRREVERSIBLE.defaultWindow()) > 0).orElse(ToolClass.IRREVERSIBLE.defaultWindow());
-    return new ToolPolicy(tool, ToolClass.IRREVERSIBLE, window, ToolPolicyLoader.DEFAULT_PENDING_TIMEOUT, InFlightPolicy.COALESCE,
-        AmbiguityPolicy.HOLD, ToolPolicyLoader.DEFAULT_LANE, "unknown", 1, false);
+    return policies.forEntryOf(tool);
   }
 
   /** The entry under {@code storeKey}, or null when absent or past its window at {@code now}. */
