@@ -35,7 +35,16 @@ public final class TopicReads {
    */
   public static <K, V> boolean toEnd(Consumer<K, V> consumer,
       Collection<TopicPartition> partitions, Duration limit, RecordHandler<K, V> each) {
-    Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
+    return toOffsets(consumer, consumer.endOffsets(partitions), limit, each);
+  }
+
+  /**
+   * Reads from where {@code consumer} stands up to {@code end}, an offset per partition (a high
+   * watermark, say, where the consumer's own end would be the last stable offset); false if {@code
+   * limit} passed first.
+   */
+  public static <K, V> boolean toOffsets(Consumer<K, V> consumer, Map<TopicPartition, Long> end, Duration limit,
+      RecordHandler<K, V> each) {
     long deadline = System.nanoTime() + limit.toNanos();
     while (!reached(consumer, end)) {
       if (System.nanoTime() >= deadline) {

@@ -5,6 +5,7 @@ import dev.effectledger.connectors.executor.internal.AttemptJournal;
 import dev.effectledger.connectors.executor.internal.EffectPerformer;
 import dev.effectledger.connectors.executor.internal.Invoker;
 import dev.effectledger.connectors.executor.internal.JournalReader;
+import dev.effectledger.connectors.executor.internal.KeyOrderedRunner;
 import dev.effectledger.connectors.executor.internal.OffsetTracker;
 import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
@@ -23,30 +24,20 @@ import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Function;
 import java.util.function.IntSupplier;
-import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.Consumer;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
@@ -55,8 +46,6 @@ import org.apache.kafka.common.errors.FencedInstanceIdException;
 import org.apache.kafka.common.errors.OutOfOrderSequenceException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.SerializationException;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -85,6 +74,14 @@ import org.slf4j.LoggerFactory;
 public final class EffectExecutor implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(EffectExecutor.class);
+  /** The longest the poll loop blocks when nothing is running or waiting to be committed. */
+  private static final Duration IDLE_WAIT = Duration.ofMillis(50);
+  /** Unfinished dispatches per unit of concurrency at which the consumer is paused. */
+  private static final int BACKLOG_PER_WORKER = 4;
+  /** How much longer than the shutdown deadline close() waits for the poll thread. */
+  private static final Duration JOIN_SLACK = Duration.ofSeconds(30);
+  /** How long the producer may take to close after the last commit. */
+  private static final Duration PRODUCER_CLOSE = Duration.ofSeconds(5);
   /** How long an assignment waits for a killed owner's transaction to end before reading the journal. */
   private static final Duration STABLE_OFFSETS_WAIT = Duration.ofMinutes(2);
 
@@ -104,17 +101,6 @@ public final class EffectExecutor implements AutoCloseable {
   /** A dispatch whose start must be journalled before its effect runs. */
   private record Journalled(TopicPartition tp, long offset, int epoch, Dispatch dispatch, String marker) {}
 
-  /** The Kafka clients an executor uses; tests pass mocks. */
-  record Clients(Consumer<byte[], byte[]> consumer, Producer<byte[], byte[]> producer,
-      Function<List<String>, JournalReader> journalReader) {
-
-    static Clients kafka(ExecutorConfig config, String transactionalId) {
-      return new Clients(new KafkaConsumer<>(consumerProps(config), new ByteArrayDeserializer(), new ByteArrayDeserializer()),
-          new KafkaProducer<>(producerProps(config, transactionalId), new ByteArraySerializer(), new ByteArraySerializer()),
-          lanes -> JournalReader.open(config.kafka(), lanes));
-    }
-  }
-
   private final ExecutorConfig config;
   private final Map<String, Connector> connectors;
   private final ToolPolicies policies;
@@ -123,14 +109,13 @@ public final class EffectExecutor implements AutoCloseable {
   private final Consumer<byte[], byte[]> consumer;
   private final Producer<byte[], byte[]> producer;
   private final RegistryAvroSerde<Dispatch> dispatchSerde;
-  private final ExecutorService workers;
+  private final KeyOrderedRunner workers;
   private final Thread pollThread;
   private final OffsetTracker tracker = new OffsetTracker();
   private final LinkedBlockingQueue<Finished> finished = new LinkedBlockingQueue<>();
   /** Finished dispatches whose outcomes go into the next transaction. */
   private final List<Finished> toCommit = new ArrayList<>();
   private final Map<TopicPartition, Integer> epochs = new ConcurrentHashMap<>();
-  private final Map<String, CompletableFuture<Void>> tails = new ConcurrentHashMap<>();
   /** Both null when no tool on these lanes needs start markers. */
   private final AttemptJournal journal;
   private final JournalReader journalReader;
@@ -160,11 +145,7 @@ public final class EffectExecutor implements AutoCloseable {
     this.journalledTopics = journalledLanes.stream().map(Topics::dispatch).collect(Collectors.toSet());
     this.journal = journalledLanes.isEmpty() ? null : new AttemptJournal(transactionalId);
     this.journalReader = journalledLanes.isEmpty() ? null : clients.journalReader().apply(journalledLanes);
-    this.workers = Executors.newFixedThreadPool(config.concurrency(), r -> {
-      Thread t = new Thread(r, "effect-worker");
-      t.setDaemon(true);
-      return t;
-    });
+    this.workers = new KeyOrderedRunner(config.concurrency(), "effect-worker", () -> halted);
     this.pollThread = new Thread(this::run, "executor-poll-" + String.join(",", config.lanes()));
   }
 
@@ -250,7 +231,7 @@ public final class EffectExecutor implements AutoCloseable {
 
   private void join() {
     try {
-      pollThread.join(config.shutdownDeadline().toMillis() + 30_000);
+      pollThread.join(config.shutdownDeadline().plus(JOIN_SLACK).toMillis());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -290,7 +271,7 @@ public final class EffectExecutor implements AutoCloseable {
       abandoning = true;
       workers.shutdownNow();
       consumer.close(CloseOptions.timeout(Duration.ZERO));
-      producer.close(halted ? Duration.ZERO : Duration.ofSeconds(5));
+      producer.close(halted ? Duration.ZERO : PRODUCER_CLOSE);
       if (journalReader != null) {
         journalReader.close();
       }
@@ -317,8 +298,8 @@ public final class EffectExecutor implements AutoCloseable {
       return;
     }
     if (journal == null || !needsJournal(dispatch.getTool())) {
-      runInKeyOrder(dispatch.getEffectKey(),
-          () -> Finished.unjournalled(tp, record.offset(), epoch, performer.perform(dispatch).records()));
+      workers.run(dispatch.getEffectKey(),
+          () -> finished.add(Finished.unjournalled(tp, record.offset(), epoch, performer.perform(dispatch).records())));
       return;
     }
     String marker = AttemptJournal.marker(dispatch.getEffectKey(), dispatch.getAttempt());
@@ -332,8 +313,8 @@ public final class EffectExecutor implements AutoCloseable {
         toJournal.add(new Journalled(tp, record.offset(), epoch, dispatch, marker));
       }
       case ANSWERED -> finished.add(Finished.unjournalled(tp, record.offset(), epoch, List.of()));
-      case STARTED_BEFORE -> runInKeyOrder(dispatch.getEffectKey(),
-          () -> journalled(tp, record.offset(), epoch, marker, performer.startedBefore(dispatch)));
+      case STARTED_BEFORE -> workers.run(dispatch.getEffectKey(),
+          () -> finished.add(journalled(tp, record.offset(), epoch, marker, performer.startedBefore(dispatch))));
     }
   }
 
@@ -352,22 +333,9 @@ public final class EffectExecutor implements AutoCloseable {
       return;
     }
     for (Journalled j : dispatches) {
-      runInKeyOrder(j.dispatch().getEffectKey(),
-          () -> journalled(j.tp(), j.offset(), j.epoch(), j.marker(), performer.perform(j.dispatch())));
+      workers.run(j.dispatch().getEffectKey(),
+          () -> finished.add(journalled(j.tp(), j.offset(), j.epoch(), j.marker(), performer.perform(j.dispatch()))));
     }
-  }
-
-  private void runInKeyOrder(String key, Supplier<Finished> effect) {
-    CompletableFuture<Void> previous = tails.getOrDefault(key, CompletableFuture.completedFuture(null));
-    CompletableFuture<Void> next = previous.handle((ignored, error) -> null)
-        .thenRunAsync(() -> finished.add(effect.get()), workers);
-    tails.put(key, next);
-    next.whenComplete((ignored, error) -> {
-      tails.remove(key, next);
-      if (error != null && !halted) {
-        log.error("Effect for key {} was not recorded: {}", key, error.toString());
-      }
-    });
   }
 
   /** Moves finished effects from the workers into the next transaction. */
@@ -457,14 +425,14 @@ public final class EffectExecutor implements AutoCloseable {
    */
   private Duration nextWait() {
     if (tracker.pending() == 0 && toCommit.isEmpty() && finished.isEmpty()) {
-      return Duration.ofMillis(50);
+      return IDLE_WAIT;
     }
     long untilCommit = config.commitInterval().toMillis() - (clock.millis() - lastCommitMs);
-    return Duration.ofMillis(Math.max(1, Math.min(50, untilCommit)));
+    return Duration.ofMillis(Math.max(1, Math.min(IDLE_WAIT.toMillis(), untilCommit)));
   }
 
   private void applyBackpressure() {
-    boolean full = tracker.pending() >= config.concurrency() * 4;
+    boolean full = tracker.pending() >= config.concurrency() * BACKLOG_PER_WORKER;
     if (full && !paused) {
       consumer.pause(consumer.assignment());
       paused = true;
@@ -522,31 +490,6 @@ public final class EffectExecutor implements AutoCloseable {
         journal.forget(partitions);
       }
     }
-  }
-
-  private static Properties consumerProps(ExecutorConfig config) {
-    Properties props = new Properties();
-    props.putAll(config.kafka());
-    props.put(ConsumerConfig.GROUP_ID_CONFIG, config.groupId());
-    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    props.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-    props.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, config.concurrency() * 4);
-    if (config.instanceId() != null) {
-      props.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, config.instanceId());
-    }
-    return props;
-  }
-
-  private static Properties producerProps(ExecutorConfig config, String transactionalId) {
-    Properties props = new Properties();
-    props.putAll(config.kafka());
-    props.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
-    props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
-    props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-    props.put(ProducerConfig.ACKS_CONFIG, "all");
-    props.putIfAbsent(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 10_000);
-    return props;
   }
 
   private static byte[] utf8(String s) {

@@ -65,7 +65,7 @@ class ExecutorSeamTest {
         .withShutdownDeadline(shutdownDeadline);
     LogConsumer journal = new LogConsumer(cluster);
     EffectExecutor executor = EffectExecutor.start(config, Map.of("charge", downstream), POLICIES, Clock.systemUTC(), d -> { },
-        new EffectExecutor.Clients(consumer, producer, lanes -> new JournalReader(journal,
+        new Clients(consumer, producer, lanes -> new JournalReader(journal,
             partitions -> partitions.stream().collect(Collectors.toMap(tp -> tp, cluster::end)),
             Duration.ofSeconds(10), () -> { })), "executor-under-test");
     consumer.schedulePollTask(() -> consumer.assignFromGroup(List.of(DISPATCH)));

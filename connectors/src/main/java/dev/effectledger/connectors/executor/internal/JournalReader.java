@@ -1,5 +1,6 @@
 package dev.effectledger.connectors.executor.internal;
 
+import dev.effectledger.schema.TopicReads;
 import dev.effectledger.schema.Topics;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,7 +22,6 @@ import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
@@ -48,6 +48,10 @@ import org.slf4j.LoggerFactory;
 public final class JournalReader implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(JournalReader.class);
+  /** How long one admin request (offsets, topic descriptions, creation) may take. */
+  private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(60);
+  /** How long reading a journal to its end may take before the executor gives up and stops. */
+  private static final Duration LOAD_LIMIT = Duration.ofMinutes(2);
 
   private final Consumer<byte[], byte[]> reader;
   private final Function<Collection<TopicPartition>, Map<TopicPartition, Long>> highWatermarks;
@@ -78,7 +82,7 @@ public final class JournalReader implements AutoCloseable {
     props.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
     KafkaConsumer<byte[], byte[]> reader = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
     Admin admin = Admin.create(kafka);
-    return new JournalReader(reader, partitions -> highWatermarks(admin, partitions), Duration.ofMinutes(2), () -> {
+    return new JournalReader(reader, partitions -> highWatermarks(admin, partitions), LOAD_LIMIT, () -> {
       reader.close(CloseOptions.timeout(Duration.ZERO));
       admin.close(Duration.ZERO);
     });
@@ -94,16 +98,12 @@ public final class JournalReader implements AutoCloseable {
     Map<TopicPartition, Long> ends = highWatermarks.apply(partitions);
     reader.assign(partitions);
     reader.seekToBeginning(partitions);
-    long deadline = System.nanoTime() + limit.toNanos();
-    while (partitions.stream().anyMatch(tp -> reader.position(tp) < ends.getOrDefault(tp, 0L))) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("Could not read the attempt journal " + partitions + " to its end within " + limit
-            + " (a transaction on it stayed open); is the cluster healthy? The executor stops rather than run effects it"
-            + " cannot tell apart from started ones; restart it.");
-      }
-      for (ConsumerRecord<byte[], byte[]> record : reader.poll(Duration.ofMillis(200))) {
-        journal.apply(new TopicPartition(record.topic(), record.partition()), record.key(), record.value());
-      }
+    boolean read = TopicReads.toOffsets(reader, ends, limit,
+        record -> journal.apply(new TopicPartition(record.topic(), record.partition()), record.key(), record.value()));
+    if (!read) {
+      throw new IllegalStateException("Could not read the attempt journal " + partitions + " to its end within " + limit
+          + " (a transaction on it stayed open); is the cluster healthy? The executor stops rather than run effects it"
+          + " cannot tell apart from started ones; restart it.");
     }
     reader.assign(List.of());
     int unanswered = dispatchPartitions.stream().mapToInt(journal::unanswered).sum();
@@ -125,7 +125,7 @@ public final class JournalReader implements AutoCloseable {
   private static Map<TopicPartition, Long> highWatermarks(Admin admin, Collection<TopicPartition> partitions) {
     try {
       return admin.listOffsets(partitions.stream().collect(Collectors.toMap(tp -> tp, tp -> OffsetSpec.latest())),
-              new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).all().get(60, TimeUnit.SECONDS)
+              new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).all().get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS)
           .entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().offset()));
     } catch (ExecutionException | TimeoutException e) {
       throw new IllegalStateException("Could not read the end offsets of the attempt journal " + partitions + ": " + e.getMessage(), e);
@@ -138,8 +138,8 @@ public final class JournalReader implements AutoCloseable {
   private static void createTopics(Properties kafka, Collection<String> lanes) {
     try (Admin admin = Admin.create(kafka)) {
       List<String> dispatchTopics = lanes.stream().map(Topics::dispatch).toList();
-      Map<String, TopicDescription> described = admin.describeTopics(dispatchTopics).allTopicNames().get(60, TimeUnit.SECONDS);
-      Set<String> existing = admin.listTopics().names().get(60, TimeUnit.SECONDS);
+      Map<String, TopicDescription> described = admin.describeTopics(dispatchTopics).allTopicNames().get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+      Set<String> existing = admin.listTopics().names().get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
       List<NewTopic> missing = new ArrayList<>();
       for (String lane : lanes) {
         if (existing.contains(AttemptJournal.journalTopic(lane))) {
@@ -147,7 +147,7 @@ public final class JournalReader implements AutoCloseable {
         }
         TopicDescription dispatch = described.get(Topics.dispatch(lane));
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, dispatch.name());
-        var minIsr = admin.describeConfigs(List.of(resource)).all().get(60, TimeUnit.SECONDS).get(resource)
+        var minIsr = admin.describeConfigs(List.of(resource)).all().get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS).get(resource)
             .get(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG);
         missing.add(new NewTopic(AttemptJournal.journalTopic(lane), dispatch.partitions().size(),
             (short) dispatch.partitions().get(0).replicas().size())
@@ -158,7 +158,7 @@ public final class JournalReader implements AutoCloseable {
       }
       if (!missing.isEmpty()) {
         try {
-          admin.createTopics(missing).all().get(60, TimeUnit.SECONDS);
+          admin.createTopics(missing).all().get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
         } catch (ExecutionException e) {
           if (!(e.getCause() instanceof TopicExistsException)) {
             throw e;
