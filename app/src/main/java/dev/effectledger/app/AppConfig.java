@@ -43,9 +43,24 @@ public final class AppConfig {
   public static final String PUNCTUATION_BUDGET = "ledger.punctuation.budget";
 
   /** Effect Ledger's own keys, which are not passed to Kafka. */
-  static final List<String> OWN_KEYS = List.of(SCHEMA_REGISTRY_URL, TOOLS_FILE, HTTP_HOST, HTTP_PORT, HTTP_ADVERTISED_HOST, TOPICS_CREATE,
-      TOPICS_PARTITIONS, TOPICS_REPLICATION, TOPICS_MIN_ISR, EXECUTOR_CONCURRENCY, EXECUTOR_GROUP, EXECUTOR_INSTANCE_ID, MAX_ARGUMENTS_BYTES, PUNCTUATION_INTERVAL, PURGE_INTERVAL,
-      PUNCTUATION_BUDGET);
+  static final List<String> OWN_KEYS =
+      List.of(
+          SCHEMA_REGISTRY_URL,
+          TOOLS_FILE,
+          HTTP_HOST,
+          HTTP_PORT,
+          HTTP_ADVERTISED_HOST,
+          TOPICS_CREATE,
+          TOPICS_PARTITIONS,
+          TOPICS_REPLICATION,
+          TOPICS_MIN_ISR,
+          EXECUTOR_CONCURRENCY,
+          EXECUTOR_GROUP,
+          EXECUTOR_INSTANCE_ID,
+          MAX_ARGUMENTS_BYTES,
+          PUNCTUATION_INTERVAL,
+          PURGE_INTERVAL,
+          PUNCTUATION_BUDGET);
 
   private final Properties all;
 
@@ -61,19 +76,30 @@ public final class AppConfig {
     try (Reader in = Files.newBufferedReader(file)) {
       props.load(in);
     } catch (IOException e) {
-      throw new IllegalArgumentException("Cannot read config file " + file + ": " + e.getMessage()
-          + ". Pass --config with a properties file (see config/processor.properties).");
+      throw new IllegalArgumentException(
+          "Cannot read config file "
+              + file
+              + ": "
+              + e.getMessage()
+              + ". Pass --config with a properties file (see config/processor.properties).");
     }
-    environment.forEach((name, value) -> {
-      if (name.equals("KAFKA_BOOTSTRAP_SERVERS")) {
-        props.setProperty("bootstrap.servers", value);
-      } else if (name.startsWith("EFFECTLEDGER_") && name.length() > "EFFECTLEDGER_".length()) {
-        props.setProperty(name.substring("EFFECTLEDGER_".length()).toLowerCase(Locale.ROOT).replace('_', '.'), value);
-      }
-    });
+    environment.forEach(
+        (name, value) -> {
+          if (name.equals("KAFKA_BOOTSTRAP_SERVERS")) {
+            props.setProperty("bootstrap.servers", value);
+          } else if (name.startsWith("EFFECTLEDGER_") && name.length() > "EFFECTLEDGER_".length()) {
+            props.setProperty(
+                name.substring("EFFECTLEDGER_".length()).toLowerCase(Locale.ROOT).replace('_', '.'),
+                value);
+          }
+        });
     AppConfig config = new AppConfig(props);
-    config.require("bootstrap.servers", "the Kafka cluster, e.g. bootstrap.servers=127.0.0.1:9092 or KAFKA_BOOTSTRAP_SERVERS");
-    config.require(SCHEMA_REGISTRY_URL, "http(s)://host:port of the Schema Registry, or mock://<scope> in one JVM");
+    config.require(
+        "bootstrap.servers",
+        "the Kafka cluster, e.g. bootstrap.servers=127.0.0.1:9092 or KAFKA_BOOTSTRAP_SERVERS");
+    config.require(
+        SCHEMA_REGISTRY_URL,
+        "http(s)://host:port of the Schema Registry, or mock://<scope> in one JVM");
     return config;
   }
 
@@ -99,7 +125,8 @@ public final class AppConfig {
     try {
       return Integer.parseInt(value.trim());
     } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("Config " + key + "='" + value + "' is not a whole number");
+      throw new IllegalArgumentException(
+          "Config " + key + "='" + value + "' is not a whole number");
     }
   }
 
@@ -109,7 +136,8 @@ public final class AppConfig {
       return fallback;
     }
     if (!value.trim().equals("true") && !value.trim().equals("false")) {
-      throw new IllegalArgumentException("Config " + key + "='" + value + "' must be true or false");
+      throw new IllegalArgumentException(
+          "Config " + key + "='" + value + "' must be true or false");
     }
     return Boolean.parseBoolean(value.trim());
   }
@@ -119,21 +147,30 @@ public final class AppConfig {
     if (value == null) {
       return fallback;
     }
-    return Durations.parse(value).orElseThrow(() -> new IllegalArgumentException(
-        "Config " + key + "='" + value + "' is not a duration; write it like 500ms, 1s, 5m or PT1S"));
+    return Durations.parse(value)
+        .orElseThrow(
+            () ->
+                new IllegalArgumentException(
+                    "Config "
+                        + key
+                        + "='"
+                        + value
+                        + "' is not a duration; write it like 500ms, 1s, 5m or PT1S"));
   }
 
   /**
    * The {@code host:port} other processor instances reach this one's HTTP endpoint at (Kafka
-   * Streams' {@code application.server}, used to forward key lookups to the key's owner):
-   * {@code http.advertised.host}, else {@code http.host}.
+   * Streams' {@code application.server}, used to forward key lookups to the key's owner): {@code
+   * http.advertised.host}, else {@code http.host}.
    *
    * @throws IllegalArgumentException when that host is a wildcard address (0.0.0.0, ::): every
    *     instance would advertise it and lookups forwarded to it would reach the asking instance
    */
   static String advertisedServer(String bindHost, String advertisedHost, int port) {
-    String host = advertisedHost != null && !advertisedHost.isBlank() ? advertisedHost.trim() : bindHost;
-    String bare = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+    String host =
+        advertisedHost != null && !advertisedHost.isBlank() ? advertisedHost.trim() : bindHost;
+    String bare =
+        host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
     boolean wildcard;
     try {
       wildcard = bare.matches("[0-9.:]+") && InetAddress.getByName(bare).isAnyLocalAddress();
@@ -141,9 +178,17 @@ public final class AppConfig {
       wildcard = false;
     }
     if (wildcard) {
-      throw new IllegalArgumentException("Config " + HTTP_HOST + "=" + bindHost + " listens on every address, and other processor"
-          + " instances forward key lookups to the address this one advertises: set " + HTTP_ADVERTISED_HOST + " to an address"
-          + " they can reach (this instance's IP or DNS name, e.g. a pod's)" + (advertisedHost == null ? "" : ", not " + host));
+      throw new IllegalArgumentException(
+          "Config "
+              + HTTP_HOST
+              + "="
+              + bindHost
+              + " listens on every address, and other processor"
+              + " instances forward key lookups to the address this one advertises: set "
+              + HTTP_ADVERTISED_HOST
+              + " to an address"
+              + " they can reach (this instance's IP or DNS name, e.g. a pod's)"
+              + (advertisedHost == null ? "" : ", not " + host));
     }
     return (bare.contains(":") ? "[" + bare + "]" : host) + ":" + port;
   }
@@ -154,32 +199,56 @@ public final class AppConfig {
     Duration interval = getDuration(PUNCTUATION_INTERVAL, defaults.pendingCheckInterval());
     Duration budget = getDuration(PUNCTUATION_BUDGET, defaults.punctuationBudget());
     if (budget.compareTo(interval) >= 0) {
-      throw new IllegalArgumentException("Config " + PUNCTUATION_BUDGET + "=" + budget + " must be shorter than "
-          + PUNCTUATION_INTERVAL + "=" + interval + ", or punctuations would leave a task no time to process records");
+      throw new IllegalArgumentException(
+          "Config "
+              + PUNCTUATION_BUDGET
+              + "="
+              + budget
+              + " must be shorter than "
+              + PUNCTUATION_INTERVAL
+              + "="
+              + interval
+              + ", or punctuations would leave a task no time to process records");
     }
     try {
       return defaults
           .withMaxArgumentsBytes(getInt(MAX_ARGUMENTS_BYTES, defaults.maxArgumentsBytes()))
-          .withPunctuations(interval, getDuration(PURGE_INTERVAL, defaults.purgeInterval()), budget);
+          .withPunctuations(
+              interval, getDuration(PURGE_INTERVAL, defaults.purgeInterval()), budget);
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("Config: " + e.getMessage() + " (" + MAX_ARGUMENTS_BYTES + ", " + PUNCTUATION_INTERVAL
-          + ", " + PURGE_INTERVAL + ", " + PUNCTUATION_BUDGET + ")", e);
+      throw new IllegalArgumentException(
+          "Config: "
+              + e.getMessage()
+              + " ("
+              + MAX_ARGUMENTS_BYTES
+              + ", "
+              + PUNCTUATION_INTERVAL
+              + ", "
+              + PURGE_INTERVAL
+              + ", "
+              + PUNCTUATION_BUDGET
+              + ")",
+          e);
     }
   }
 
-  /** The tool policy: {@code override} when given, else {@code tools.file}, else config/tools.yaml. */
+  /**
+   * The tool policy: {@code override} when given, else {@code tools.file}, else config/tools.yaml.
+   */
   public ToolPolicies policies(Path override) {
-    return new ToolPolicyLoader().load(override != null ? override : Path.of(get(TOOLS_FILE, "config/tools.yaml")));
+    return new ToolPolicyLoader()
+        .load(override != null ? override : Path.of(get(TOOLS_FILE, "config/tools.yaml")));
   }
 
   /** Every setting that is not Effect Ledger's own: what the Kafka clients and Streams get. */
   public Properties kafka() {
     Properties kafka = new Properties();
-    all.forEach((k, v) -> {
-      if (!OWN_KEYS.contains((String) k)) {
-        kafka.put(k, v);
-      }
-    });
+    all.forEach(
+        (k, v) -> {
+          if (!OWN_KEYS.contains((String) k)) {
+            kafka.put(k, v);
+          }
+        });
     return kafka;
   }
 }

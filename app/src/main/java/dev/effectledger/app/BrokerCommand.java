@@ -15,44 +15,74 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code effectledger broker}: an in-process KRaft broker and Schema Registry endpoints, for local development. */
-@Command(name = "broker", mixinStandardHelpOptions = true,
-    description = "Start an embedded KRaft broker and the Schema Registry endpoints on 127.0.0.1 until stopped.")
+/**
+ * {@code effectledger broker}: an in-process KRaft broker and Schema Registry endpoints, for local
+ * development.
+ */
+@Command(
+    name = "broker",
+    mixinStandardHelpOptions = true,
+    description =
+        "Start an embedded KRaft broker and the Schema Registry endpoints on 127.0.0.1 until stopped.")
 final class BrokerCommand implements Callable<Integer> {
 
-  @Option(names = "--registry-port", defaultValue = "8081", description = "Schema Registry port (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--registry-port",
+      defaultValue = "8081",
+      description = "Schema Registry port (default: ${DEFAULT-VALUE})")
   int registryPort;
 
-  @Option(names = "--brokers", defaultValue = "1", description = "1 or 3 brokers (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--brokers",
+      defaultValue = "1",
+      description = "1 or 3 brokers (default: ${DEFAULT-VALUE})")
   int brokers;
 
-  @Option(names = "--control-stdin",
-      description = "read 'stop N' and 'start N' lines on standard input to stop and restart broker N (for chaos runs)")
+  @Option(
+      names = "--control-stdin",
+      description =
+          "read 'stop N' and 'start N' lines on standard input to stop and restart broker N (for chaos runs)")
   boolean controlStdin;
 
-  @Option(names = "--data-dir", paramLabel = "DIR",
-      description = "run one Kafka server whose data lives in DIR (formatted on first start) on fixed ports, so that it can"
-          + " be killed and started again on its data, instead of a temporary cluster")
+  @Option(
+      names = "--data-dir",
+      paramLabel = "DIR",
+      description =
+          "run one Kafka server whose data lives in DIR (formatted on first start) on fixed ports, so that it can"
+              + " be killed and started again on its data, instead of a temporary cluster")
   Path dataDir;
 
-  @Option(names = "--port", defaultValue = "9092", description = "with --data-dir: the client port (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--port",
+      defaultValue = "9092",
+      description = "with --data-dir: the client port (default: ${DEFAULT-VALUE})")
   int port;
 
-  @Option(names = "--controller-port", defaultValue = "9093",
+  @Option(
+      names = "--controller-port",
+      defaultValue = "9093",
       description = "with --data-dir: the controller port (default: ${DEFAULT-VALUE})")
   int controllerPort;
 
-  @Option(names = "--registry", negatable = true, defaultValue = "true", fallbackValue = "true",
-      description = "serve the Schema Registry endpoints (default: on); --no-registry when another process serves them")
+  @Option(
+      names = "--registry",
+      negatable = true,
+      defaultValue = "true",
+      fallbackValue = "true",
+      description =
+          "serve the Schema Registry endpoints (default: on); --no-registry when another process serves them")
   boolean registry;
 
-  @Option(names = "--registry-only", description = "serve only the Schema Registry endpoints, no broker")
+  @Option(
+      names = "--registry-only",
+      description = "serve only the Schema Registry endpoints, no broker")
   boolean registryOnly;
 
   @Override
   public Integer call() throws Exception {
     List<AutoCloseable> parts = new ArrayList<>();
-    SchemaRegistryServer schemas = registry || registryOnly ? SchemaRegistryServer.start(registryPort) : null;
+    SchemaRegistryServer schemas =
+        registry || registryOnly ? SchemaRegistryServer.start(registryPort) : null;
     if (schemas != null) {
       parts.add(schemas);
     }

@@ -29,17 +29,29 @@ import picocli.CommandLine.Option;
  * simulated agent workload that retries at all four layers against faulty downstreams, ending with
  * a table and a non-zero exit if any action took effect other than once or any reply is missing.
  */
-@Command(name = "demo", mixinStandardHelpOptions = true,
-    description = "Run broker, ledger, executors, downstreams and a simulated agent workload in-process; print what took effect.")
+@Command(
+    name = "demo",
+    mixinStandardHelpOptions = true,
+    description =
+        "Run broker, ledger, executors, downstreams and a simulated agent workload in-process; print what took effect.")
 final class DemoCommand implements Callable<Integer> {
 
-  @Option(names = "--actions", defaultValue = "1500", description = "logical actions to run (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--actions",
+      defaultValue = "1500",
+      description = "logical actions to run (default: ${DEFAULT-VALUE})")
   int actions;
 
-  @Option(names = "--fault-percent", defaultValue = "10", description = "share of calls whose downstream misbehaves once (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--fault-percent",
+      defaultValue = "10",
+      description = "share of calls whose downstream misbehaves once (default: ${DEFAULT-VALUE})")
   int faultPercent;
 
-  @Option(names = "--timeout", defaultValue = "PT5M", description = "how long the workload may take, ISO-8601 (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--timeout",
+      defaultValue = "PT5M",
+      description = "how long the workload may take, ISO-8601 (default: ${DEFAULT-VALUE})")
   Duration timeout;
 
   static final String REGISTRY = "mock://demo";
@@ -48,15 +60,19 @@ final class DemoCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     if (actions < 1 || faultPercent < 0 || faultPercent > 100) {
-      System.err.println("effectledger demo: --actions must be at least 1 and --fault-percent within 0..100");
+      System.err.println(
+          "effectledger demo: --actions must be at least 1 and --fault-percent within 0..100");
       return 2;
     }
     Path stateDir = Files.createTempDirectory("effectledger-demo");
     say("starting an embedded KRaft broker");
     try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1);
         CountingDownstream payments = CountingDownstream.start(Duration.ofSeconds(2));
-        CountingDownstream receipts = CountingDownstream.start(Duration.ofSeconds(2)).honoursKeys(false)) {
-      ToolPolicies policies = new ToolPolicyLoader().parse(DemoWorkload.toolsYaml(payments.url(), receipts.url()), "demo tools");
+        CountingDownstream receipts =
+            CountingDownstream.start(Duration.ofSeconds(2)).honoursKeys(false)) {
+      ToolPolicies policies =
+          new ToolPolicyLoader()
+              .parse(DemoWorkload.toolsYaml(payments.url(), receipts.url()), "demo tools");
       kafka.createTopics(DemoWorkload.topics(policies));
       Properties kafkaProps = new Properties();
       kafkaProps.put("bootstrap.servers", kafka.bootstrapServers());
@@ -66,21 +82,45 @@ final class DemoCommand implements Callable<Integer> {
       streamsProps.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
       streamsProps.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
       say("starting the ledger topology (exactly_once_v2) and an executor for lanes " + LANES);
-      try (KafkaStreams ledger = new KafkaStreams(LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)),
-              LedgerTopology.streamsProperties(streamsProps));
-          EffectExecutor executor = EffectExecutor.start(ExecutorConfig.of(kafkaProps, LANES, REGISTRY),
-              Connectors.forLanes(policies, LANES, Clock.systemUTC()), policies);
+      try (KafkaStreams ledger =
+              new KafkaStreams(
+                  LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)),
+                  LedgerTopology.streamsProperties(streamsProps));
+          EffectExecutor executor =
+              EffectExecutor.start(
+                  ExecutorConfig.of(kafkaProps, LANES, REGISTRY),
+                  Connectors.forLanes(policies, LANES, Clock.systemUTC()),
+                  policies);
           ToolCallClient agent = client(kafka);
           ToolCallClient restartedAgent = client(kafka)) {
-        DemoWorkload.Counters counters = new DemoWorkload.Counters(kafka.bootstrapServers(), REGISTRY);
+        DemoWorkload.Counters counters =
+            new DemoWorkload.Counters(kafka.bootstrapServers(), REGISTRY);
         ledger.start();
-        DemoWorkload workload = new DemoWorkload(actions, faultPercent, payments, receipts, agent, restartedAgent, kafka.bootstrapServers());
-        say("running " + actions + " logical actions; each call is retried by the tool wrapper, some re-emitted by the model,"
-            + " some replayed after an orchestrator crash; " + faultPercent + "% meet a downstream fault");
+        DemoWorkload workload =
+            new DemoWorkload(
+                actions,
+                faultPercent,
+                payments,
+                receipts,
+                agent,
+                restartedAgent,
+                kafka.bootstrapServers());
+        say(
+            "running "
+                + actions
+                + " logical actions; each call is retried by the tool wrapper, some re-emitted by the model,"
+                + " some replayed after an orchestrator crash; "
+                + faultPercent
+                + "% meet a downstream fault");
         DemoWorkload.Result result = workload.run(timeout, this::say);
         say("reconciling actions held as UNKNOWN with the downstreams");
-        try (Reconciler reconciler = new Reconciler(kafkaProps, REGISTRY, Connectors.forLanes(policies, List.of("notify"), Clock.systemUTC()),
-            Duration.ZERO, Clock.systemUTC())) {
+        try (Reconciler reconciler =
+            new Reconciler(
+                kafkaProps,
+                REGISTRY,
+                Connectors.forLanes(policies, List.of("notify"), Clock.systemUTC()),
+                Duration.ZERO,
+                Clock.systemUTC())) {
           result = workload.reconcile(reconciler, result, timeout);
         }
         DemoWorkload.Report report = counters.report(result, payments, receipts);
@@ -94,7 +134,12 @@ final class DemoCommand implements Callable<Integer> {
     return ToolCallClient.builder()
         .bootstrapServers(kafka.bootstrapServers())
         .schemaRegistryUrl(REGISTRY)
-        .keyRules("charge_card", KeyRules.builder().ignore("/reason").require("/amount", "/currency", "/customer").build())
+        .keyRules(
+            "charge_card",
+            KeyRules.builder()
+                .ignore("/reason")
+                .require("/amount", "/currency", "/customer")
+                .build())
         .keyRules("send_receipt", KeyRules.builder().require("/customer").build())
         .keyRules("publish_order_event", KeyRules.builder().require("/order").build())
         .timeout(Duration.ofMinutes(2))

@@ -46,9 +46,16 @@ final class DemoWorkload {
   static final String TENANT = "demo";
   static final String EFFECTS_TOPIC = "demo-order-events";
   private static final String[] TOOLS = {"charge_card", "publish_order_event", "send_receipt"};
-  private static final Fault[] CHARGE_FAULTS = {Fault.UNAVAILABLE_BEFORE_EFFECT, Fault.HANG_AFTER_EFFECT,
-      Fault.DROP_AFTER_EFFECT, Fault.ERROR_AFTER_EFFECT, Fault.SLOW_SUCCESS, Fault.CONFLICT_IN_PROGRESS,
-      Fault.RATE_LIMITED, Fault.STALL_BEFORE_EFFECT};
+  private static final Fault[] CHARGE_FAULTS = {
+    Fault.UNAVAILABLE_BEFORE_EFFECT,
+    Fault.HANG_AFTER_EFFECT,
+    Fault.DROP_AFTER_EFFECT,
+    Fault.ERROR_AFTER_EFFECT,
+    Fault.SLOW_SUCCESS,
+    Fault.CONFLICT_IN_PROGRESS,
+    Fault.RATE_LIMITED,
+    Fault.STALL_BEFORE_EFFECT
+  };
 
   /** One logical action and every answer its calls got. */
   record Action(int index, String tool, ToolCall call, String key, List<CallResult> results) {}
@@ -64,8 +71,14 @@ final class DemoWorkload {
   private final ToolCalls restartedAgent;
   private final String bootstrap;
 
-  DemoWorkload(int count, int faultPercent, CountingDownstream payments, CountingDownstream receipts,
-      ToolCalls agent, ToolCalls restartedAgent, String bootstrap) {
+  DemoWorkload(
+      int count,
+      int faultPercent,
+      CountingDownstream payments,
+      CountingDownstream receipts,
+      ToolCalls agent,
+      ToolCalls restartedAgent,
+      String bootstrap) {
     this.count = count;
     this.faultPercent = faultPercent;
     this.payments = payments;
@@ -101,7 +114,8 @@ final class DemoWorkload {
             connector: http
             key: {require: [/customer]}
             settings: {url: "%2$s", timeout: 500ms, effectIdPointer: /id, lookupUrl: "%2$s?key={key}"}
-        """.formatted(paymentsUrl, receiptsUrl, EFFECTS_TOPIC);
+        """
+        .formatted(paymentsUrl, receiptsUrl, EFFECTS_TOPIC);
   }
 
   static Map<String, Integer> topics(ToolPolicies policies) {
@@ -147,7 +161,8 @@ final class DemoWorkload {
 
   /** Asks the reconciler about held actions, then asks again for their answers. */
   Result reconcile(Reconciler reconciler, Result result, Duration timeout) throws Exception {
-    List<Action> held = result.actions().stream().filter(a -> last(a) instanceof CallResult.HeldUnknown).toList();
+    List<Action> held =
+        result.actions().stream().filter(a -> last(a) instanceof CallResult.HeldUnknown).toList();
     if (held.isEmpty()) {
       return result;
     }
@@ -155,20 +170,26 @@ final class DemoWorkload {
     long deadline = System.nanoTime() + timeout.toNanos();
     List<Action> pending = new ArrayList<>(held);
     while (!pending.isEmpty() && System.nanoTime() < deadline) {
-      List<CompletableFuture<CallResult>> asks = pending.stream().map(a -> track(a, restartedAgent.invoke(a.call()))).toList();
-      CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new)).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      List<CompletableFuture<CallResult>> asks =
+          pending.stream().map(a -> track(a, restartedAgent.invoke(a.call()))).toList();
+      CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new))
+          .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
       pending.removeIf(a -> !(last(a) instanceof CallResult.HeldUnknown));
     }
-    return new Result(result.actions(), result.intentsPublished() + held.size(), result.conflictsSent(),
+    return new Result(
+        result.actions(),
+        result.intentsPublished() + held.size(),
+        result.conflictsSent(),
         report.total().heldFoundEffect() + report.total().heldNoEffect());
   }
 
   private CompletableFuture<CallResult> track(Action action, CompletableFuture<CallResult> call) {
-    return call.whenComplete((r, e) -> {
-      if (r != null) {
-        action.results().add(r);
-      }
-    });
+    return call.whenComplete(
+        (r, e) -> {
+          if (r != null) {
+            action.results().add(r);
+          }
+        });
   }
 
   private static CallResult last(Action action) {
@@ -187,23 +208,40 @@ final class DemoWorkload {
       return;
     }
     switch (action.tool()) {
-      case "charge_card" -> payments.inject(action.key(), CHARGE_FAULTS[(action.index() / 3) % CHARGE_FAULTS.length]);
-      case "send_receipt" -> receipts.inject(action.key(), action.index() % 2 == 0 ? Fault.ERROR_AFTER_EFFECT : Fault.DROP_AFTER_EFFECT);
-      default -> { }
+      case "charge_card" ->
+          payments.inject(action.key(), CHARGE_FAULTS[(action.index() / 3) % CHARGE_FAULTS.length]);
+      case "send_receipt" ->
+          receipts.inject(
+              action.key(),
+              action.index() % 2 == 0 ? Fault.ERROR_AFTER_EFFECT : Fault.DROP_AFTER_EFFECT);
+      default -> {}
     }
   }
 
   static String arguments(String tool, int i, boolean reformatted) {
     return switch (tool) {
-      case "charge_card" -> reformatted
-          ? "{ \"customer\": \"cus_" + i + "\",\n  \"currency\": \"EUR\", \"amount\": " + (100 + i) + ".0, \"reason\": \"the model phrased it anew\" }"
-          : "{\"amount\":" + (100 + i) + ",\"currency\":\"EUR\",\"customer\":\"cus_" + i + "\",\"reason\":\"invoice " + i + "\"}";
-      case "publish_order_event" -> reformatted
-          ? "{ \"status\" : \"paid\" , \"order\" : \"ord_" + i + "\" }"
-          : "{\"order\":\"ord_" + i + "\",\"status\":\"paid\"}";
-      default -> reformatted
-          ? "{ \"template\": \"receipt\", \"customer\": \"cus_" + i + "\" }"
-          : "{\"customer\":\"cus_" + i + "\",\"template\":\"receipt\"}";
+      case "charge_card" ->
+          reformatted
+              ? "{ \"customer\": \"cus_"
+                  + i
+                  + "\",\n  \"currency\": \"EUR\", \"amount\": "
+                  + (100 + i)
+                  + ".0, \"reason\": \"the model phrased it anew\" }"
+              : "{\"amount\":"
+                  + (100 + i)
+                  + ",\"currency\":\"EUR\",\"customer\":\"cus_"
+                  + i
+                  + "\",\"reason\":\"invoice "
+                  + i
+                  + "\"}";
+      case "publish_order_event" ->
+          reformatted
+              ? "{ \"status\" : \"paid\" , \"order\" : \"ord_" + i + "\" }"
+              : "{\"order\":\"ord_" + i + "\",\"status\":\"paid\"}";
+      default ->
+          reformatted
+              ? "{ \"template\": \"receipt\", \"customer\": \"cus_" + i + "\" }"
+              : "{\"customer\":\"cus_" + i + "\",\"template\":\"receipt\"}";
     };
   }
 
@@ -212,16 +250,34 @@ final class DemoWorkload {
     Properties props = new Properties();
     props.put("bootstrap.servers", bootstrap);
     int sent = 0;
-    try (KafkaProducer<String, ToolIntent> raw = new KafkaProducer<>(props, new StringSerializer(),
-        new RegistryAvroSerde<>(SchemaRegistries.forUrl(DemoCommand.REGISTRY), ToolIntent.class))) {
+    try (KafkaProducer<String, ToolIntent> raw =
+        new KafkaProducer<>(
+            props,
+            new StringSerializer(),
+            new RegistryAvroSerde<>(
+                SchemaRegistries.forUrl(DemoCommand.REGISTRY), ToolIntent.class))) {
       for (Action action : actions) {
         if (action.index() % 50 == 7) {
           // Another action's arguments, hashed as the client would, under this action's key.
-          ToolCall other = ToolCall.of(action.call().step(), action.tool(), arguments(action.tool(), action.index() + count, false));
-          raw.send(new ProducerRecord<>(Topics.INTENTS, action.key(), ToolIntent.newBuilder()
-              .setIdempotencyKey(action.key()).setTenant(TENANT).setRunId("buggy").setStepId("buggy")
-              .setTool(action.tool()).setArguments(other.argumentsJson()).setArgumentsHash(agent.keyOf(other).argumentsHash())
-              .setRequestedAt(Instant.now()).build()));
+          ToolCall other =
+              ToolCall.of(
+                  action.call().step(),
+                  action.tool(),
+                  arguments(action.tool(), action.index() + count, false));
+          raw.send(
+              new ProducerRecord<>(
+                  Topics.INTENTS,
+                  action.key(),
+                  ToolIntent.newBuilder()
+                      .setIdempotencyKey(action.key())
+                      .setTenant(TENANT)
+                      .setRunId("buggy")
+                      .setStepId("buggy")
+                      .setTool(action.tool())
+                      .setArguments(other.argumentsJson())
+                      .setArgumentsHash(agent.keyOf(other).argumentsHash())
+                      .setRequestedAt(Instant.now())
+                      .build()));
           sent++;
         }
       }
@@ -229,7 +285,11 @@ final class DemoWorkload {
     return sent;
   }
 
-  private static void await(List<CompletableFuture<CallResult>> calls, Duration timeout, Consumer<String> progress, int actions)
+  private static void await(
+      List<CompletableFuture<CallResult>> calls,
+      Duration timeout,
+      Consumer<String> progress,
+      int actions)
       throws Exception {
     CompletableFuture<Void> all = CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new));
     long deadline = System.nanoTime() + timeout.toNanos();
@@ -240,7 +300,8 @@ final class DemoWorkload {
         long done = calls.stream().filter(CompletableFuture::isDone).count();
         progress.accept(done + "/" + calls.size() + " calls answered (" + actions + " actions)");
         if (System.nanoTime() > deadline) {
-          throw new TimeoutException("the workload did not finish within " + timeout + "; raise --timeout");
+          throw new TimeoutException(
+              "the workload did not finish within " + timeout + "; raise --timeout");
         }
       }
     }
@@ -259,51 +320,83 @@ final class DemoWorkload {
 
     Report report(Result result, CountingDownstream payments, CountingDownstream receipts) {
       Map<AuditType, Integer> audit = new EnumMap<>(AuditType.class);
-      readAll(Topics.AUDIT, new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), AuditEvent.class),
+      readAll(
+          Topics.AUDIT,
+          new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), AuditEvent.class),
           (key, event) -> audit.merge(event.getType(), 1, Integer::sum));
       Map<String, Integer> events = new HashMap<>();
-      readAll(EFFECTS_TOPIC, new ByteArrayDeserializer(), (key, value) -> events.merge(key, 1, Integer::sum));
+      readAll(
+          EFFECTS_TOPIC,
+          new ByteArrayDeserializer(),
+          (key, value) -> events.merge(key, 1, Integer::sum));
       Map<String, Integer> effectsByKey = new HashMap<>();
       List<String> violations = new ArrayList<>();
       int replays = 0;
       int missing = 0;
       for (Action a : result.actions()) {
-        int effects = switch (a.tool()) {
-          case "charge_card" -> payments.effects(a.key());
-          case "send_receipt" -> receipts.effects(a.key());
-          default -> events.getOrDefault(a.key(), 0);
-        };
+        int effects =
+            switch (a.tool()) {
+              case "charge_card" -> payments.effects(a.key());
+              case "send_receipt" -> receipts.effects(a.key());
+              default -> events.getOrDefault(a.key(), 0);
+            };
         effectsByKey.put(a.key(), effects);
         if (effects != 1) {
-          violations.add(a.tool() + " step-" + a.index() + " (" + a.key() + "): " + effects + " effects");
+          violations.add(
+              a.tool() + " step-" + a.index() + " (" + a.key() + "): " + effects + " effects");
         }
         for (CallResult r : a.results()) {
           replays += replayed(r) ? 1 : 0;
           missing += r instanceof CallResult.StillRunning ? 1 : 0;
         }
       }
-      return new Report(result.actions().size(), result.intentsPublished(),
-          result.intentsPublished() - audit.getOrDefault(AuditType.DISPATCHED, 0), payments.totalEffects(),
-          events.values().stream().mapToInt(Integer::intValue).sum(), receipts.totalEffects(), replays,
-          audit.getOrDefault(AuditType.CONFLICT, 0), audit.getOrDefault(AuditType.HELD_UNKNOWN, 0), result.heldResolved(),
-          missing, violations);
+      return new Report(
+          result.actions().size(),
+          result.intentsPublished(),
+          result.intentsPublished() - audit.getOrDefault(AuditType.DISPATCHED, 0),
+          payments.totalEffects(),
+          events.values().stream().mapToInt(Integer::intValue).sum(),
+          receipts.totalEffects(),
+          replays,
+          audit.getOrDefault(AuditType.CONFLICT, 0),
+          audit.getOrDefault(AuditType.HELD_UNKNOWN, 0),
+          result.heldResolved(),
+          missing,
+          violations);
     }
 
     private <V> void readAll(String topic, Deserializer<V> values, BiConsumer<String, V> each) {
       Properties props = new Properties();
       props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
       props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-      try (KafkaConsumer<String, V> consumer = new KafkaConsumer<>(props, new StringDeserializer(), values)) {
-        if (!TopicReads.wholeTopic(consumer, topic, Duration.ofSeconds(60), record -> each.accept(record.key(), record.value()))) {
-          throw new IllegalStateException("Could not read " + topic + " to its end within 60 s; is a transaction left open?");
+      try (KafkaConsumer<String, V> consumer =
+          new KafkaConsumer<>(props, new StringDeserializer(), values)) {
+        if (!TopicReads.wholeTopic(
+            consumer,
+            topic,
+            Duration.ofSeconds(60),
+            record -> each.accept(record.key(), record.value()))) {
+          throw new IllegalStateException(
+              "Could not read " + topic + " to its end within 60 s; is a transaction left open?");
         }
       }
     }
   }
 
   /** The demo's closing table. */
-  record Report(int actions, int intents, int duplicatesAbsorbed, int httpEffects, int kafkaEffects, int keylessHttpEffects,
-      int replays, int conflicts, int heldUnknown, int heldResolved, int repliesMissing, List<String> violations) {
+  record Report(
+      int actions,
+      int intents,
+      int duplicatesAbsorbed,
+      int httpEffects,
+      int kafkaEffects,
+      int keylessHttpEffects,
+      int replays,
+      int conflicts,
+      int heldUnknown,
+      int heldResolved,
+      int repliesMissing,
+      List<String> violations) {
 
     boolean exactlyOnce() {
       return violations.isEmpty() && repliesMissing == 0;
@@ -326,7 +419,12 @@ final class DemoWorkload {
       if (exactlyOnce()) {
         out.println("every action took effect exactly once; every call got its reply");
       } else {
-        out.println("VIOLATIONS: " + violations.size() + " action(s) did not take effect exactly once, " + repliesMissing + " replies missing");
+        out.println(
+            "VIOLATIONS: "
+                + violations.size()
+                + " action(s) did not take effect exactly once, "
+                + repliesMissing
+                + " replies missing");
         violations.stream().limit(20).forEach(v -> out.println("  " + v));
       }
       out.flush();

@@ -12,14 +12,24 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code effectledger executor}: runs the effects of some lanes. */
-@Command(name = "executor", mixinStandardHelpOptions = true,
+@Command(
+    name = "executor",
+    mixinStandardHelpOptions = true,
     description = "Consume dispatch lanes and perform each effect through its tool's connector.")
 final class ExecutorCommand implements Callable<Integer> {
 
-  @Option(names = "--config", required = true, description = "properties file (see config/executor.properties); EFFECTLEDGER_* and KAFKA_BOOTSTRAP_SERVERS override it")
+  @Option(
+      names = "--config",
+      required = true,
+      description =
+          "properties file (see config/executor.properties); EFFECTLEDGER_* and KAFKA_BOOTSTRAP_SERVERS override it")
   Path config;
 
-  @Option(names = "--lanes", required = true, split = ",", description = "lanes to consume, e.g. payments,tickets")
+  @Option(
+      names = "--lanes",
+      required = true,
+      split = ",",
+      description = "lanes to consume, e.g. payments,tickets")
   List<String> lanes;
 
   @Option(names = "--tools", description = "tools.yaml; overrides tools.file")
@@ -29,14 +39,26 @@ final class ExecutorCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     AppConfig cfg = AppConfig.load(config, System.getenv());
     ToolPolicies policies = cfg.policies(tools);
-    ExecutorConfig executorConfig = ExecutorConfig.of(cfg.kafka(), lanes, cfg.get(AppConfig.SCHEMA_REGISTRY_URL))
-        .withGroupId(cfg.get(AppConfig.EXECUTOR_GROUP, "effectledger-executor"))
-        .withConcurrency(cfg.getInt(AppConfig.EXECUTOR_CONCURRENCY, 32))
-        .withInstanceId(cfg.get(AppConfig.EXECUTOR_INSTANCE_ID));
-    EffectExecutor executor = EffectExecutor.start(executorConfig, Connectors.forLanes(policies, lanes, Clock.systemUTC()), policies);
+    ExecutorConfig executorConfig =
+        ExecutorConfig.of(cfg.kafka(), lanes, cfg.get(AppConfig.SCHEMA_REGISTRY_URL))
+            .withGroupId(cfg.get(AppConfig.EXECUTOR_GROUP, "effectledger-executor"))
+            .withConcurrency(cfg.getInt(AppConfig.EXECUTOR_CONCURRENCY, 32))
+            .withInstanceId(cfg.get(AppConfig.EXECUTOR_INSTANCE_ID));
+    EffectExecutor executor =
+        EffectExecutor.start(
+            executorConfig, Connectors.forLanes(policies, lanes, Clock.systemUTC()), policies);
     Lifecycle lifecycle = new Lifecycle("executor", executor);
-    System.out.println("effectledger executor: lanes " + lanes + ", " + executorConfig.concurrency() + " effects at once"
-        + (executorConfig.instanceId() == null ? "" : ", instance " + executorConfig.instanceId()));
-    return lifecycle.awaitStop(() -> executor.isRunning() ? null : "the executor stopped on its own: " + executor.failure());
+    System.out.println(
+        "effectledger executor: lanes "
+            + lanes
+            + ", "
+            + executorConfig.concurrency()
+            + " effects at once"
+            + (executorConfig.instanceId() == null
+                ? ""
+                : ", instance " + executorConfig.instanceId()));
+    return lifecycle.awaitStop(
+        () ->
+            executor.isRunning() ? null : "the executor stopped on its own: " + executor.failure());
   }
 }

@@ -41,9 +41,13 @@ final class LedgerHttpServer implements AutoCloseable {
   private final PrometheusMeterRegistry metrics;
   private final HostInfo self;
   private volatile KafkaStreams streams;
-  private final HttpClient forwarder = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+  private final HttpClient forwarder =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
-  /** Binds now, so the port is known for {@code application.server}; serves once {@link #serve} is called. */
+  /**
+   * Binds now, so the port is known for {@code application.server}; serves once {@link #serve} is
+   * called.
+   */
   LedgerHttpServer(String host, int port, PrometheusMeterRegistry metrics) {
     this.metrics = metrics;
     // The JDK server writes headers and body separately; without TCP_NODELAY each keep-alive
@@ -52,21 +56,34 @@ final class LedgerHttpServer implements AutoCloseable {
     try {
       this.server = HttpServer.create(new InetSocketAddress(host, port), 0);
     } catch (IOException e) {
-      throw new UncheckedIOException("Cannot listen on " + host + ":" + port + " (http.host, http.port): " + e.getMessage(), e);
+      throw new UncheckedIOException(
+          "Cannot listen on " + host + ":" + port + " (http.host, http.port): " + e.getMessage(),
+          e);
     }
     this.self = new HostInfo(host, server.getAddress().getPort());
-    server.setExecutor(Executors.newFixedThreadPool(4, r -> {
-      Thread t = new Thread(r, "ledger-http");
-      t.setDaemon(true);
-      return t;
-    }));
+    server.setExecutor(
+        Executors.newFixedThreadPool(
+            4,
+            r -> {
+              Thread t = new Thread(r, "ledger-http");
+              t.setDaemon(true);
+              return t;
+            }));
     server.createContext("/healthz", ex -> answer(ex, 200, "text/plain", "ok\n"));
-    server.createContext("/readyz", ex -> {
-      boolean ready = streams.state() == KafkaStreams.State.RUNNING;
-      answer(ex, ready ? 200 : 503, "text/plain", ready ? "ready\n" : "not ready: " + streams.state() + "\n");
-    });
+    server.createContext(
+        "/readyz",
+        ex -> {
+          boolean ready = streams.state() == KafkaStreams.State.RUNNING;
+          answer(
+              ex,
+              ready ? 200 : 503,
+              "text/plain",
+              ready ? "ready\n" : "not ready: " + streams.state() + "\n");
+        });
 
-    server.createContext("/metrics", ex -> answer(ex, 200, "text/plain; version=0.0.4; charset=utf-8", metrics.scrape()));
+    server.createContext(
+        "/metrics",
+        ex -> answer(ex, 200, "text/plain; version=0.0.4; charset=utf-8", metrics.scrape()));
     server.createContext("/v1/keys/", this::key);
   }
 
@@ -84,7 +101,8 @@ final class LedgerHttpServer implements AutoCloseable {
   }
 
   private void key(HttpExchange exchange) throws IOException {
-    String[] parts = exchange.getRequestURI().getRawPath().substring("/v1/keys/".length()).split("/", -1);
+    String[] parts =
+        exchange.getRequestURI().getRawPath().substring("/v1/keys/".length()).split("/", -1);
     if (parts.length != 2 || parts[0].isEmpty() || parts[1].isEmpty()) {
       answer(exchange, 400, "application/json", "{\"error\":\"use /v1/keys/{tenant}/{key}\"}");
       return;
@@ -92,17 +110,24 @@ final class LedgerHttpServer implements AutoCloseable {
     String tenant = URLDecoder.decode(parts[0], StandardCharsets.UTF_8);
     String key = URLDecoder.decode(parts[1], StandardCharsets.UTF_8);
     if (streams.state() != KafkaStreams.State.RUNNING) {
-      answer(exchange, 503, "application/json", "{\"error\":\"not ready: " + streams.state() + "\"}");
+      answer(
+          exchange, 503, "application/json", "{\"error\":\"not ready: " + streams.state() + "\"}");
       return;
     }
-    KeyQueryMetadata owner = streams.queryMetadataForKey(LedgerStore.NAME, key, Serdes.String().serializer());
+    KeyQueryMetadata owner =
+        streams.queryMetadataForKey(LedgerStore.NAME, key, Serdes.String().serializer());
     boolean forwarded = exchange.getRequestHeaders().containsKey("X-Effectledger-Forwarded");
-    if (owner != null && owner != KeyQueryMetadata.NOT_AVAILABLE && !owner.activeHost().equals(self) && !forwarded) {
+    if (owner != null
+        && owner != KeyQueryMetadata.NOT_AVAILABLE
+        && !owner.activeHost().equals(self)
+        && !forwarded) {
       forward(exchange, owner.activeHost(), tenant, key);
       return;
     }
-    ReadOnlyKeyValueStore<String, LedgerEntry> store = streams.store(
-        StoreQueryParameters.fromNameAndType(LedgerStore.NAME, QueryableStoreTypes.<String, LedgerEntry>keyValueStore()));
+    ReadOnlyKeyValueStore<String, LedgerEntry> store =
+        streams.store(
+            StoreQueryParameters.fromNameAndType(
+                LedgerStore.NAME, QueryableStoreTypes.<String, LedgerEntry>keyValueStore()));
     LedgerEntry entry = store.get(LedgerStore.key(tenant, key));
     if (entry == null) {
       answer(exchange, 404, "application/json", "{\"error\":\"no ledger entry for this key\"}");
@@ -113,17 +138,18 @@ final class LedgerHttpServer implements AutoCloseable {
 
   /** The entry without its arguments: payloads stay out of operator tools. */
   static ObjectNode describe(LedgerEntry entry) {
-    ObjectNode out = JSON.createObjectNode()
-        .put("key", entry.getIdempotencyKey())
-        .put("tenant", entry.getTenant())
-        .put("tool", entry.getTool())
-        .put("state", entry.getState().name())
-        .put("attempts", entry.getAttempts())
-        .put("effectKey", entry.getEffectKey())
-        .put("runId", entry.getRunId())
-        .put("stepId", entry.getStepId())
-        .put("firstSeenAt", entry.getFirstSeenAt().toString())
-        .put("lastDispatchedAt", entry.getLastDispatchedAt().toString());
+    ObjectNode out =
+        JSON.createObjectNode()
+            .put("key", entry.getIdempotencyKey())
+            .put("tenant", entry.getTenant())
+            .put("tool", entry.getTool())
+            .put("state", entry.getState().name())
+            .put("attempts", entry.getAttempts())
+            .put("effectKey", entry.getEffectKey())
+            .put("runId", entry.getRunId())
+            .put("stepId", entry.getStepId())
+            .put("firstSeenAt", entry.getFirstSeenAt().toString())
+            .put("lastDispatchedAt", entry.getLastDispatchedAt().toString());
     if (entry.getCompletedAt() != null) {
       out.put("completedAt", entry.getCompletedAt().toString());
     }
@@ -136,22 +162,42 @@ final class LedgerHttpServer implements AutoCloseable {
     return out;
   }
 
-  private void forward(HttpExchange exchange, HostInfo owner, String tenant, String key) throws IOException {
-    URI uri = URI.create("http://" + owner.host() + ":" + owner.port() + "/v1/keys/"
-        + URLEncoder.encode(tenant, StandardCharsets.UTF_8) + "/" + URLEncoder.encode(key, StandardCharsets.UTF_8));
+  private void forward(HttpExchange exchange, HostInfo owner, String tenant, String key)
+      throws IOException {
+    URI uri =
+        URI.create(
+            "http://"
+                + owner.host()
+                + ":"
+                + owner.port()
+                + "/v1/keys/"
+                + URLEncoder.encode(tenant, StandardCharsets.UTF_8)
+                + "/"
+                + URLEncoder.encode(key, StandardCharsets.UTF_8));
     try {
-      HttpResponse<String> response = forwarder.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5))
-          .header("X-Effectledger-Forwarded", "1").GET().build(), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> response =
+          forwarder.send(
+              HttpRequest.newBuilder(uri)
+                  .timeout(Duration.ofSeconds(5))
+                  .header("X-Effectledger-Forwarded", "1")
+                  .GET()
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
       answer(exchange, response.statusCode(), "application/json", response.body());
     } catch (IOException e) {
-      answer(exchange, 502, "application/json", "{\"error\":\"owner " + owner.host() + ":" + owner.port() + " unreachable\"}");
+      answer(
+          exchange,
+          502,
+          "application/json",
+          "{\"error\":\"owner " + owner.host() + ":" + owner.port() + " unreachable\"}");
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       answer(exchange, 503, "application/json", "{\"error\":\"interrupted\"}");
     }
   }
 
-  private static void answer(HttpExchange exchange, int status, String type, String body) throws IOException {
+  private static void answer(HttpExchange exchange, int status, String type, String body)
+      throws IOException {
     byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
     exchange.getResponseHeaders().set("Content-Type", type);
     exchange.sendResponseHeaders(status, bytes.length);

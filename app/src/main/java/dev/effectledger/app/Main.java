@@ -9,8 +9,16 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     version = "effectledger 0.1.0",
     description = "Exactly-once effect for AI-agent tool calls, on Kafka.",
-    subcommands = {DemoCommand.class, ProcessorCommand.class, ExecutorCommand.class, BrokerCommand.class, DownstreamCommand.class,
-        ToolsCommand.class, StatusCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {
+      DemoCommand.class,
+      ProcessorCommand.class,
+      ExecutorCommand.class,
+      BrokerCommand.class,
+      DownstreamCommand.class,
+      ToolsCommand.class,
+      StatusCommand.class,
+      CommandLine.HelpCommand.class
+    })
 public final class Main implements Runnable {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -22,10 +30,11 @@ public final class Main implements Runnable {
   /** Runs the command line and returns its exit code; tests call this. */
   public static int run(String... args) {
     return new CommandLine(new Main())
-        .setExecutionExceptionHandler((e, commandLine, parseResult) -> {
-          commandLine.getErr().println("effectledger: " + e.getMessage());
-          return 2;
-        })
+        .setExecutionExceptionHandler(
+            (e, commandLine, parseResult) -> {
+              commandLine.getErr().println("effectledger: " + e.getMessage());
+              return 2;
+            })
         .execute(args);
   }
 

@@ -15,9 +15,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * The ledger's own metrics: {@code effectledger_decisions_total{tool, decision}} (dispatched,
  * dedup_hit = replayed, in_flight = coalesced, conflict, rejected, expired, held_unknown, ...) and
  * {@code effectledger_outcome_latency_seconds{tool}} from the latest dispatch to the settling
- * outcome, and {@code effectledger_double_effects_total{tool}}: succeeded keys that reported a second
- * effect (evidence of a broken promise; alert on any increase). Only the tools the policy file
- * names get a series of their own: a tool name comes from what clients send, so any other (an
+ * outcome, and {@code effectledger_double_effects_total{tool}}: succeeded keys that reported a
+ * second effect (evidence of a broken promise; alert on any increase). Only the tools the policy
+ * file names get a series of their own: a tool name comes from what clients send, so any other (an
  * unknown tool, one admitted by {@code unknownTool}) is counted under {@code tool="other"} and the
  * number of series stays bounded.
  */
@@ -30,7 +30,9 @@ final class MicrometerObserver implements LedgerObserver {
   private final Map<String, Counter> counters = new ConcurrentHashMap<>();
   private final Map<String, Timer> timers = new ConcurrentHashMap<>();
 
-  /** Series per tool of {@code tools}, the tools the policy file names; every other under "other". */
+  /**
+   * Series per tool of {@code tools}, the tools the policy file names; every other under "other".
+   */
   MicrometerObserver(MeterRegistry registry, Set<String> tools) {
     this.registry = registry;
     this.tools = Set.copyOf(tools);
@@ -44,28 +46,44 @@ final class MicrometerObserver implements LedgerObserver {
   public void decided(String tool, AuditType type) {
     String decision = type.name().toLowerCase(Locale.ROOT);
     String tag = tag(tool);
-    counters.computeIfAbsent(tag + '\n' + decision, k -> Counter.builder("effectledger.decisions")
-        .description("Ledger decisions by tool and kind")
-        .tag("tool", tag)
-        .tag("decision", decision)
-        .register(registry)).increment();
+    counters
+        .computeIfAbsent(
+            tag + '\n' + decision,
+            k ->
+                Counter.builder("effectledger.decisions")
+                    .description("Ledger decisions by tool and kind")
+                    .tag("tool", tag)
+                    .tag("decision", decision)
+                    .register(registry))
+        .increment();
   }
 
   @Override
   public void doubleEffect(String tool) {
     String tag = tag(tool);
-    counters.computeIfAbsent(tag + "\ndouble", k -> Counter.builder("effectledger.double.effects")
-        .description("Succeeded keys that reported a second effect of the same action downstream")
-        .tag("tool", tag)
-        .register(registry)).increment();
+    counters
+        .computeIfAbsent(
+            tag + "\ndouble",
+            k ->
+                Counter.builder("effectledger.double.effects")
+                    .description(
+                        "Succeeded keys that reported a second effect of the same action downstream")
+                    .tag("tool", tag)
+                    .register(registry))
+        .increment();
   }
 
   @Override
   public void settled(String tool, Duration sinceDispatch) {
-    timers.computeIfAbsent(tag(tool), t -> Timer.builder("effectledger.outcome.latency")
-        .description("From the latest dispatch to the outcome that settled the key")
-        .tag("tool", t)
-        .publishPercentiles(0.5, 0.99)
-        .register(registry)).record(sinceDispatch);
+    timers
+        .computeIfAbsent(
+            tag(tool),
+            t ->
+                Timer.builder("effectledger.outcome.latency")
+                    .description("From the latest dispatch to the outcome that settled the key")
+                    .tag("tool", t)
+                    .publishPercentiles(0.5, 0.99)
+                    .register(registry))
+        .record(sinceDispatch);
   }
 }

@@ -19,11 +19,18 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code effectledger processor}: the ledger topology with its HTTP endpoint. */
-@Command(name = "processor", mixinStandardHelpOptions = true,
-    description = "Run the ledger topology against a Kafka cluster, with /v1/keys, /healthz, /readyz and /metrics.")
+@Command(
+    name = "processor",
+    mixinStandardHelpOptions = true,
+    description =
+        "Run the ledger topology against a Kafka cluster, with /v1/keys, /healthz, /readyz and /metrics.")
 final class ProcessorCommand implements Callable<Integer> {
 
-  @Option(names = "--config", required = true, description = "properties file (see config/processor.properties); EFFECTLEDGER_* and KAFKA_BOOTSTRAP_SERVERS override it")
+  @Option(
+      names = "--config",
+      required = true,
+      description =
+          "properties file (see config/processor.properties); EFFECTLEDGER_* and KAFKA_BOOTSTRAP_SERVERS override it")
   Path config;
 
   @Option(names = "--tools", description = "tools.yaml; overrides tools.file")
@@ -32,7 +39,10 @@ final class ProcessorCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     AppConfig cfg = AppConfig.load(config, System.getenv());
-    AppConfig.advertisedServer(cfg.get(AppConfig.HTTP_HOST, "127.0.0.1"), cfg.get(AppConfig.HTTP_ADVERTISED_HOST), 0); // before anything starts
+    AppConfig.advertisedServer(
+        cfg.get(AppConfig.HTTP_HOST, "127.0.0.1"),
+        cfg.get(AppConfig.HTTP_ADVERTISED_HOST),
+        0); // before anything starts
     ToolPolicies policies = cfg.policies(tools);
     Properties kafka = cfg.kafka();
     kafka.putIfAbsent(StreamsConfig.APPLICATION_ID_CONFIG, "effectledger");
@@ -40,30 +50,61 @@ final class ProcessorCommand implements Callable<Integer> {
     try (Admin admin = Admin.create(kafka)) {
       TopicProvisioner topics = new TopicProvisioner(admin);
       if (cfg.getBoolean(AppConfig.TOPICS_CREATE, false)) {
-        topics.create(TopicProvisioner.topics(policies), cfg.getInt(AppConfig.TOPICS_PARTITIONS, 8),
-            (short) cfg.getInt(AppConfig.TOPICS_REPLICATION, 3), cfg.getInt(AppConfig.TOPICS_MIN_ISR, 0));
+        topics.create(
+            TopicProvisioner.topics(policies),
+            cfg.getInt(AppConfig.TOPICS_PARTITIONS, 8),
+            (short) cfg.getInt(AppConfig.TOPICS_REPLICATION, 3),
+            cfg.getInt(AppConfig.TOPICS_MIN_ISR, 0));
       }
-      topics.check(TopicProvisioner.topics(policies), kafka.getProperty(StreamsConfig.APPLICATION_ID_CONFIG));
+      topics.check(
+          TopicProvisioner.topics(policies),
+          kafka.getProperty(StreamsConfig.APPLICATION_ID_CONFIG));
       partitions = CoPartitioning.verify(admin);
     }
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    LedgerHttpServer http = new LedgerHttpServer(cfg.get(AppConfig.HTTP_HOST, "127.0.0.1"), cfg.getInt(AppConfig.HTTP_PORT, 8080), registry);
-    kafka.put(StreamsConfig.APPLICATION_SERVER_CONFIG,
-        AppConfig.advertisedServer(cfg.get(AppConfig.HTTP_HOST, "127.0.0.1"), cfg.get(AppConfig.HTTP_ADVERTISED_HOST), http.port()));
-    LedgerConfig ledgerConfig = cfg.ledgerConfig(policies).withIntentPartitions(partitions)
-        .withObserver(new MicrometerObserver(registry, policies.tools().keySet()));
-    KafkaStreams streams = new KafkaStreams(LedgerTopology.build(ledgerConfig), LedgerTopology.streamsProperties(kafka, ledgerConfig));
-    streams.setUncaughtExceptionHandler(new StreamThreadFailures(10, Duration.ofMinutes(5), Clock.systemUTC()));
+    LedgerHttpServer http =
+        new LedgerHttpServer(
+            cfg.get(AppConfig.HTTP_HOST, "127.0.0.1"),
+            cfg.getInt(AppConfig.HTTP_PORT, 8080),
+            registry);
+    kafka.put(
+        StreamsConfig.APPLICATION_SERVER_CONFIG,
+        AppConfig.advertisedServer(
+            cfg.get(AppConfig.HTTP_HOST, "127.0.0.1"),
+            cfg.get(AppConfig.HTTP_ADVERTISED_HOST),
+            http.port()));
+    LedgerConfig ledgerConfig =
+        cfg.ledgerConfig(policies)
+            .withIntentPartitions(partitions)
+            .withObserver(new MicrometerObserver(registry, policies.tools().keySet()));
+    KafkaStreams streams =
+        new KafkaStreams(
+            LedgerTopology.build(ledgerConfig),
+            LedgerTopology.streamsProperties(kafka, ledgerConfig));
+    streams.setUncaughtExceptionHandler(
+        new StreamThreadFailures(10, Duration.ofMinutes(5), Clock.systemUTC()));
     KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams);
     streamsMetrics.bindTo(registry);
-    Lifecycle lifecycle = new Lifecycle("processor", http, () -> streams.close(Duration.ofSeconds(30)), streamsMetrics);
+    Lifecycle lifecycle =
+        new Lifecycle(
+            "processor", http, () -> streams.close(Duration.ofSeconds(30)), streamsMetrics);
     http.serve(streams);
     streams.start();
-    System.out.println("effectledger processor: " + policies.tools().size() + " tools; http://" + http.address().host() + ":"
-        + http.port() + " (/readyz answers 200 once Kafka Streams is RUNNING)");
-    return lifecycle.awaitStop(() -> streams.state() == KafkaStreams.State.ERROR
-        ? "Kafka Streams stopped in state ERROR (its error is logged above)"
-        : streams.state() == KafkaStreams.State.NOT_RUNNING || streams.state() == KafkaStreams.State.PENDING_SHUTDOWN
-            ? "Kafka Streams shut down: stream threads kept dying (the causes are logged above)" : null);
+    System.out.println(
+        "effectledger processor: "
+            + policies.tools().size()
+            + " tools; http://"
+            + http.address().host()
+            + ":"
+            + http.port()
+            + " (/readyz answers 200 once Kafka Streams is RUNNING)");
+    return lifecycle.awaitStop(
+        () ->
+            streams.state() == KafkaStreams.State.ERROR
+                ? "Kafka Streams stopped in state ERROR (its error is logged above)"
+                : streams.state() == KafkaStreams.State.NOT_RUNNING
+                        || streams.state() == KafkaStreams.State.PENDING_SHUTDOWN
+                    ? "Kafka Streams shut down: stream threads kept dying (the causes are logged above)"
+                    : null);
   }
 }

@@ -14,38 +14,61 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code effectledger status KEY}: a key's ledger entry, from a processor's HTTP endpoint. */
-@Command(name = "status", mixinStandardHelpOptions = true,
-    description = "Show a key's ledger entry (asks a processor's HTTP endpoint, which finds the owner). Exit 1 when unknown.")
+@Command(
+    name = "status",
+    mixinStandardHelpOptions = true,
+    description =
+        "Show a key's ledger entry (asks a processor's HTTP endpoint, which finds the owner). Exit 1 when unknown.")
 final class StatusCommand implements Callable<Integer> {
 
   @Parameters(paramLabel = "KEY", description = "the idempotency key")
   String key;
 
-  @Option(names = "--tenant", defaultValue = "default", description = "tenant of the key (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--tenant",
+      defaultValue = "default",
+      description = "tenant of the key (default: ${DEFAULT-VALUE})")
   String tenant;
 
-  @Option(names = "--url", defaultValue = "http://127.0.0.1:8080", description = "a processor's endpoint (default: ${DEFAULT-VALUE})")
+  @Option(
+      names = "--url",
+      defaultValue = "http://127.0.0.1:8080",
+      description = "a processor's endpoint (default: ${DEFAULT-VALUE})")
   String url;
 
   @Override
   public Integer call() throws InterruptedException {
-    URI uri = URI.create(url + "/v1/keys/" + URLEncoder.encode(tenant, StandardCharsets.UTF_8) + "/"
-        + URLEncoder.encode(key, StandardCharsets.UTF_8));
+    URI uri =
+        URI.create(
+            url
+                + "/v1/keys/"
+                + URLEncoder.encode(tenant, StandardCharsets.UTF_8)
+                + "/"
+                + URLEncoder.encode(key, StandardCharsets.UTF_8));
     try {
-      HttpResponse<String> response = HttpClient.newHttpClient().send(
-          HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> response =
+          HttpClient.newHttpClient()
+              .send(
+                  HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)).GET().build(),
+                  HttpResponse.BodyHandlers.ofString());
       if (response.statusCode() == 404) {
         System.out.println("unknown: no ledger entry for key " + key + " of tenant " + tenant);
         return 1;
       }
       if (response.statusCode() != 200) {
-        System.err.println("effectledger: " + url + " answered " + response.statusCode() + ": " + response.body());
+        System.err.println(
+            "effectledger: " + url + " answered " + response.statusCode() + ": " + response.body());
         return 2;
       }
       System.out.println(response.body());
       return 0;
     } catch (IOException e) {
-      System.err.println("effectledger: cannot reach " + url + " (" + e.getMessage() + "); is a processor running? Pass --url.");
+      System.err.println(
+          "effectledger: cannot reach "
+              + url
+              + " ("
+              + e.getMessage()
+              + "); is a processor running? Pass --url.");
       return 2;
     }
   }

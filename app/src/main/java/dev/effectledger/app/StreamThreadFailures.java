@@ -11,9 +11,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The processor's answer to a stream thread that died: replace it (a record that keeps failing is
  * dead-lettered after a few attempts by the ledger's processing handler), unless threads keep
- * dying. More than {@code max} deaths within {@code window} shut the client down, and the
- * processor exits with status 1 for its supervisor to restart it and someone to look: a thread
- * that dies whatever it reads is not helped by being replaced for ever.
+ * dying. More than {@code max} deaths within {@code window} shut the client down, and the processor
+ * exits with status 1 for its supervisor to restart it and someone to look: a thread that dies
+ * whatever it reads is not helped by being replaced for ever.
  */
 final class StreamThreadFailures implements StreamsUncaughtExceptionHandler {
 
@@ -38,11 +38,20 @@ final class StreamThreadFailures implements StreamsUncaughtExceptionHandler {
       failures.removeFirst();
     }
     if (failures.size() > max) {
-      log.error("Stream threads died {} times within {}; stopping the processor rather than replacing them again. The last"
-          + " cause follows; restart the processor once it is understood.", failures.size(), window, exception);
+      log.error(
+          "Stream threads died {} times within {}; stopping the processor rather than replacing them again. The last"
+              + " cause follows; restart the processor once it is understood.",
+          failures.size(),
+          window,
+          exception);
       return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
     }
-    log.warn("A stream thread died ({} of at most {} within {}); replacing it: {}", failures.size(), max, window, exception.toString());
+    log.warn(
+        "A stream thread died ({} of at most {} within {}); replacing it: {}",
+        failures.size(),
+        max,
+        window,
+        exception.toString());
     return StreamThreadExceptionResponse.REPLACE_THREAD;
   }
 }

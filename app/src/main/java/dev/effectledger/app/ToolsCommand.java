@@ -12,7 +12,10 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
 /** {@code effectledger tools validate FILE}. */
-@Command(name = "tools", mixinStandardHelpOptions = true, description = "Work with tool policy files.",
+@Command(
+    name = "tools",
+    mixinStandardHelpOptions = true,
+    description = "Work with tool policy files.",
     subcommands = ToolsCommand.Validate.class)
 final class ToolsCommand implements Runnable {
 
@@ -21,8 +24,11 @@ final class ToolsCommand implements Runnable {
     new picocli.CommandLine(this).usage(System.out);
   }
 
-  @Command(name = "validate", mixinStandardHelpOptions = true,
-      description = "Check a tools.yaml: every policy and connector setting; prints each problem. Exit 1 when any.")
+  @Command(
+      name = "validate",
+      mixinStandardHelpOptions = true,
+      description =
+          "Check a tools.yaml: every policy and connector setting; prints each problem. Exit 1 when any.")
   static final class Validate implements Callable<Integer> {
 
     @Parameters(paramLabel = "FILE", description = "the policy file, e.g. config/tools.yaml")

@@ -36,8 +36,16 @@ final class TopicProvisioner {
 
   /** Every topic the ledger reads or writes for these policies. */
   static List<String> topics(ToolPolicies policies) {
-    Set<String> topics = new LinkedHashSet<>(List.of(Topics.INTENTS, Topics.OUTCOMES, Topics.RESULTS,
-        Topics.AUDIT, Topics.INTENTS_DLQ, Topics.OUTCOMES_DLQ, Topics.DISPATCH_DLQ));
+    Set<String> topics =
+        new LinkedHashSet<>(
+            List.of(
+                Topics.INTENTS,
+                Topics.OUTCOMES,
+                Topics.RESULTS,
+                Topics.AUDIT,
+                Topics.INTENTS_DLQ,
+                Topics.OUTCOMES_DLQ,
+                Topics.DISPATCH_DLQ));
     for (ToolPolicy policy : policies.tools().values()) {
       topics.add(Topics.dispatch(policy.lane()));
     }
@@ -52,7 +60,8 @@ final class TopicProvisioner {
       if (!existing.contains(topic)) {
         NewTopic created = new NewTopic(topic, partitions, replication);
         if (minInsyncReplicas > 0) {
-          created.configs(Map.of(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, Integer.toString(minInsyncReplicas)));
+          created.configs(
+              Map.of(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, Integer.toString(minInsyncReplicas)));
         }
         missing.add(created);
       }
@@ -64,8 +73,13 @@ final class TopicProvisioner {
       admin.createTopics(missing).all().get(60, TimeUnit.SECONDS);
     } catch (ExecutionException e) {
       if (!(e.getCause() instanceof TopicExistsException)) {
-        throw new IllegalStateException("Could not create topics " + missing.stream().map(NewTopic::name).toList()
-            + ": " + e.getCause().getMessage() + ". Create them yourself and set topics.create=false.", e.getCause());
+        throw new IllegalStateException(
+            "Could not create topics "
+                + missing.stream().map(NewTopic::name).toList()
+                + ": "
+                + e.getCause().getMessage()
+                + ". Create them yourself and set topics.create=false.",
+            e.getCause());
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -97,13 +111,20 @@ final class TopicProvisioner {
       Map<ConfigResource, Config> configs = call(admin.describeConfigs(List.of(resource)).all());
       String policy = configs.get(resource).get(TopicConfig.CLEANUP_POLICY_CONFIG).value();
       if (!policy.contains(TopicConfig.CLEANUP_POLICY_COMPACT)) {
-        problems.add("store changelog " + changelog + " has cleanup.policy=" + policy + "; it must be compact or the"
-            + " ledger loses entries on restore");
+        problems.add(
+            "store changelog "
+                + changelog
+                + " has cleanup.policy="
+                + policy
+                + "; it must be compact or the"
+                + " ledger loses entries on restore");
       }
     }
     if (!problems.isEmpty()) {
-      throw new IllegalStateException("Topics are not ready (topics.create=false):\n  " + String.join("\n  ", problems)
-          + "\nCreate them with the same partition count for tool-intents and tool-outcomes, or set topics.create=true.");
+      throw new IllegalStateException(
+          "Topics are not ready (topics.create=false):\n  "
+              + String.join("\n  ", problems)
+              + "\nCreate them with the same partition count for tool-intents and tool-outcomes, or set topics.create=true.");
     }
   }
 
@@ -111,13 +132,17 @@ final class TopicProvisioner {
     try {
       return future.get(60, TimeUnit.SECONDS);
     } catch (ExecutionException e) {
-      throw new IllegalStateException("Kafka admin call failed: " + e.getCause().getMessage()
-          + ". Check bootstrap.servers and the security settings.", e.getCause());
+      throw new IllegalStateException(
+          "Kafka admin call failed: "
+              + e.getCause().getMessage()
+              + ". Check bootstrap.servers and the security settings.",
+          e.getCause());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("Interrupted while talking to Kafka", e);
     } catch (TimeoutException e) {
-      throw new IllegalStateException("Kafka did not answer within 60 s; check bootstrap.servers", e);
+      throw new IllegalStateException(
+          "Kafka did not answer within 60 s; check bootstrap.servers", e);
     }
   }
 }

@@ -34,7 +34,10 @@ class CommandLineTest {
     System.setErr(new PrintStream(capturedErr, true, StandardCharsets.UTF_8));
     try {
       int status = Main.run(args);
-      return new Run(status, captured.toString(StandardCharsets.UTF_8), capturedErr.toString(StandardCharsets.UTF_8));
+      return new Run(
+          status,
+          captured.toString(StandardCharsets.UTF_8),
+          capturedErr.toString(StandardCharsets.UTF_8));
     } finally {
       System.setOut(out);
       System.setErr(err);
@@ -42,19 +45,32 @@ class CommandLineTest {
   }
 
   @ParameterizedTest(name = "effectledger {0} --help")
-  @ValueSource(strings = {"", "demo", "processor", "executor", "broker", "downstream", "tools", "tools validate", "status"})
+  @ValueSource(
+      strings = {
+        "",
+        "demo",
+        "processor",
+        "executor",
+        "broker",
+        "downstream",
+        "tools",
+        "tools validate",
+        "status"
+      })
   void shouldPrintHelpForEveryCommand(String command) {
     String[] args = (command.isEmpty() ? "--help" : command + " --help").split(" ");
 
     Run help = run(args);
 
     assertThat(help.status()).isZero();
-    assertThat(help.out()).startsWith("Usage: effectledger" + (command.isEmpty() ? "" : " " + command));
+    assertThat(help.out())
+        .startsWith("Usage: effectledger" + (command.isEmpty() ? "" : " " + command));
   }
 
   @Test
   void shouldListTheCommandsInTopLevelHelp() {
-    assertThat(run("--help").out()).contains("demo", "processor", "executor", "broker", "tools", "status");
+    assertThat(run("--help").out())
+        .contains("demo", "processor", "executor", "broker", "tools", "status");
   }
 
   @Test
@@ -67,7 +83,10 @@ class CommandLineTest {
 
   @Test
   void shouldPrintEachProblemOfABadPolicyFile() throws Exception {
-    Path bad = Files.writeString(dir.resolve("tools.yaml"), """
+    Path bad =
+        Files.writeString(
+            dir.resolve("tools.yaml"),
+            """
         tools:
           pay: {class: irreversible, connector: http, onAmbiguous: redispatch, settings: {url: "ftp://x"}}
           mail: {class: maybe, connector: log}
@@ -108,16 +127,32 @@ class CommandLineTest {
 
   @Test
   void shouldOverrideFileSettingsFromEnvironmentAndKeepOwnKeysFromKafka() throws Exception {
-    Path file = Files.writeString(dir.resolve("p.properties"),
-        "bootstrap.servers=a:9092\nschema.registry.url=mock://x\nhttp.port=8080\nsecurity.protocol=SASL_SSL\n");
+    Path file =
+        Files.writeString(
+            dir.resolve("p.properties"),
+            "bootstrap.servers=a:9092\nschema.registry.url=mock://x\nhttp.port=8080\nsecurity.protocol=SASL_SSL\n");
 
-    AppConfig config = AppConfig.load(file, Map.of("EFFECTLEDGER_HTTP_PORT", "9000", "KAFKA_BOOTSTRAP_SERVERS", "b:9093",
-        "EFFECTLEDGER_SASL_MECHANISM", "PLAIN", "PATH", "/usr/bin"));
+    AppConfig config =
+        AppConfig.load(
+            file,
+            Map.of(
+                "EFFECTLEDGER_HTTP_PORT",
+                "9000",
+                "KAFKA_BOOTSTRAP_SERVERS",
+                "b:9093",
+                "EFFECTLEDGER_SASL_MECHANISM",
+                "PLAIN",
+                "PATH",
+                "/usr/bin"));
 
     assertThat(config.getInt(AppConfig.HTTP_PORT, 0)).isEqualTo(9000);
     Properties kafka = config.kafka();
-    assertThat(kafka).containsEntry("bootstrap.servers", "b:9093").containsEntry("security.protocol", "SASL_SSL")
-        .containsEntry("sasl.mechanism", "PLAIN").doesNotContainKey("http.port").doesNotContainKey("schema.registry.url");
+    assertThat(kafka)
+        .containsEntry("bootstrap.servers", "b:9093")
+        .containsEntry("security.protocol", "SASL_SSL")
+        .containsEntry("sasl.mechanism", "PLAIN")
+        .doesNotContainKey("http.port")
+        .doesNotContainKey("schema.registry.url");
   }
 
   @Test
@@ -125,13 +160,17 @@ class CommandLineTest {
     Path file = Files.writeString(dir.resolve("p.properties"), "schema.registry.url=mock://x\n");
 
     Assertions.assertThatThrownBy(() -> AppConfig.load(file, Map.of()))
-        .hasMessageContaining("bootstrap.servers").hasMessageContaining("KAFKA_BOOTSTRAP_SERVERS");
+        .hasMessageContaining("bootstrap.servers")
+        .hasMessageContaining("KAFKA_BOOTSTRAP_SERVERS");
   }
 
   @Test
   void shouldReadTheLedgerSettingsAndKeepThemFromKafka() throws Exception {
-    Path file = Files.writeString(dir.resolve("p.properties"), "bootstrap.servers=a:9092\nschema.registry.url=mock://x\n"
-        + "max.arguments.bytes=262144\nledger.punctuation.interval=2s\nledger.purge.interval=5m\nledger.punctuation.budget=300ms\n");
+    Path file =
+        Files.writeString(
+            dir.resolve("p.properties"),
+            "bootstrap.servers=a:9092\nschema.registry.url=mock://x\n"
+                + "max.arguments.bytes=262144\nledger.punctuation.interval=2s\nledger.purge.interval=5m\nledger.punctuation.budget=300ms\n");
 
     AppConfig config = AppConfig.load(file, Map.of());
     LedgerConfig ledger = config.ledgerConfig(ToolPolicies.of());
@@ -140,48 +179,68 @@ class CommandLineTest {
     assertThat(ledger.pendingCheckInterval()).isEqualTo(Duration.ofSeconds(2));
     assertThat(ledger.purgeInterval()).isEqualTo(Duration.ofMinutes(5));
     assertThat(ledger.punctuationBudget()).isEqualTo(Duration.ofMillis(300));
-    assertThat(config.kafka()).doesNotContainKeys("max.arguments.bytes", "ledger.punctuation.interval", "ledger.purge.interval",
-        "ledger.punctuation.budget");
+    assertThat(config.kafka())
+        .doesNotContainKeys(
+            "max.arguments.bytes",
+            "ledger.punctuation.interval",
+            "ledger.purge.interval",
+            "ledger.punctuation.budget");
   }
 
   @Test
   void shouldRefuseArgumentsLargerThanADispatchCanCarryNamingTheSetting() throws Exception {
-    Path file = Files.writeString(dir.resolve("p.properties"), "bootstrap.servers=a:9092\nschema.registry.url=mock://x\n"
-        + "max.arguments.bytes=1048576\n");
+    Path file =
+        Files.writeString(
+            dir.resolve("p.properties"),
+            "bootstrap.servers=a:9092\nschema.registry.url=mock://x\n"
+                + "max.arguments.bytes=1048576\n");
 
-    Assertions.assertThatThrownBy(() -> AppConfig.load(file, Map.of()).ledgerConfig(
-            ToolPolicies.of()))
-        .hasMessageContaining("max.arguments.bytes").hasMessageContaining("524288");
+    Assertions.assertThatThrownBy(
+            () -> AppConfig.load(file, Map.of()).ledgerConfig(ToolPolicies.of()))
+        .hasMessageContaining("max.arguments.bytes")
+        .hasMessageContaining("524288");
   }
 
   @Test
   void shouldRefuseABudgetThatLeavesNoTimeToProcessNamingBothSettings() throws Exception {
-    Path file = Files.writeString(dir.resolve("p.properties"), "bootstrap.servers=a:9092\nschema.registry.url=mock://x\n"
-        + "ledger.punctuation.interval=1s\nledger.punctuation.budget=1s\n");
+    Path file =
+        Files.writeString(
+            dir.resolve("p.properties"),
+            "bootstrap.servers=a:9092\nschema.registry.url=mock://x\n"
+                + "ledger.punctuation.interval=1s\nledger.punctuation.budget=1s\n");
 
-    Assertions.assertThatThrownBy(() -> AppConfig.load(file, Map.of()).ledgerConfig(
-            ToolPolicies.of()))
-        .hasMessageContaining("ledger.punctuation.budget").hasMessageContaining("ledger.punctuation.interval");
+    Assertions.assertThatThrownBy(
+            () -> AppConfig.load(file, Map.of()).ledgerConfig(ToolPolicies.of()))
+        .hasMessageContaining("ledger.punctuation.budget")
+        .hasMessageContaining("ledger.punctuation.interval");
   }
 
   @Test
   void shouldRefuseToAdvertiseAWildcardAddressForKeyLookups() {
     Assertions.assertThatThrownBy(() -> AppConfig.advertisedServer("0.0.0.0", null, 8080))
-        .hasMessageContaining("http.advertised.host").hasMessageContaining("0.0.0.0");
+        .hasMessageContaining("http.advertised.host")
+        .hasMessageContaining("0.0.0.0");
     Assertions.assertThatThrownBy(() -> AppConfig.advertisedServer("::", "", 8080))
         .hasMessageContaining("http.advertised.host");
     Assertions.assertThatThrownBy(() -> AppConfig.advertisedServer("127.0.0.1", "0.0.0.0", 8080))
         .hasMessageContaining("not 0.0.0.0");
 
-    assertThat(AppConfig.advertisedServer("0.0.0.0", "processor-1.ledger", 8080)).isEqualTo("processor-1.ledger:8080");
+    assertThat(AppConfig.advertisedServer("0.0.0.0", "processor-1.ledger", 8080))
+        .isEqualTo("processor-1.ledger:8080");
     assertThat(AppConfig.advertisedServer("127.0.0.1", null, 9000)).isEqualTo("127.0.0.1:9000");
     assertThat(AppConfig.advertisedServer("0.0.0.0", "fd00::5", 8080)).isEqualTo("[fd00::5]:8080");
   }
 
   @Test
-  void shouldRefuseAProcessorListeningOnEveryAddressWithoutAnAdvertisedHostBeforeItStarts() throws Exception {
-    Path file = Files.writeString(dir.resolve("p.properties"), "bootstrap.servers=127.0.0.1:1\nschema.registry.url=mock://x\n"
-        + "http.host=0.0.0.0\ntools.file=" + Path.of("../config/tools.yaml").toAbsolutePath() + "\n");
+  void shouldRefuseAProcessorListeningOnEveryAddressWithoutAnAdvertisedHostBeforeItStarts()
+      throws Exception {
+    Path file =
+        Files.writeString(
+            dir.resolve("p.properties"),
+            "bootstrap.servers=127.0.0.1:1\nschema.registry.url=mock://x\n"
+                + "http.host=0.0.0.0\ntools.file="
+                + Path.of("../config/tools.yaml").toAbsolutePath()
+                + "\n");
 
     Run run = run("processor", "--config", file.toString());
 

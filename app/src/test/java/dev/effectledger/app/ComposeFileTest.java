@@ -27,7 +27,8 @@ class ComposeFileTest {
 
   private static JsonNode read() {
     try {
-      return new ObjectMapper(new YAMLFactory()).readTree(REPO.resolve("docker-compose.yml").toFile());
+      return new ObjectMapper(new YAMLFactory())
+          .readTree(REPO.resolve("docker-compose.yml").toFile());
     } catch (Exception e) {
       throw new AssertionError("docker-compose.yml does not parse", e);
     }
@@ -58,19 +59,31 @@ class ComposeFileTest {
       assertThat(app.get("bootstrap.servers")).isEqualTo("kafka:9092");
       assertThat(app.get(AppConfig.SCHEMA_REGISTRY_URL)).isEqualTo("http://schema-registry:8081");
     }
-    compose.path("services").forEach(s -> s.path("volumes").forEach(v ->
-        assertThat(REPO.resolve(v.asText().split(":")[0])).as("volume %s", v.asText()).exists()));
+    compose
+        .path("services")
+        .forEach(
+            s ->
+                s.path("volumes")
+                    .forEach(
+                        v ->
+                            assertThat(REPO.resolve(v.asText().split(":")[0]))
+                                .as("volume %s", v.asText())
+                                .exists()));
   }
 
   @Test
   void shouldPublishThePortsTheConfigsUse() throws Exception {
-    AppConfig processor = AppConfig.load(inRepo("/app/config/docker/processor.properties"), Map.of());
+    AppConfig processor =
+        AppConfig.load(inRepo("/app/config/docker/processor.properties"), Map.of());
     String port = processor.get(AppConfig.HTTP_PORT);
 
-    assertThat(compose.path("services").path("processor").path("ports").get(0).asText()).isEqualTo(port + ":" + port);
+    assertThat(compose.path("services").path("processor").path("ports").get(0).asText())
+        .isEqualTo(port + ":" + port);
     assertThat(command("downstream")).containsSubsequence("--port", "8090");
-    assertThat(Files.readString(inRepo("/app/config/docker/tools.yaml"))).contains("http://downstream:8090/charges");
-    List<String> lanes = List.of(command("executor").get(command("executor").indexOf("--lanes") + 1).split(","));
+    assertThat(Files.readString(inRepo("/app/config/docker/tools.yaml")))
+        .contains("http://downstream:8090/charges");
+    List<String> lanes =
+        List.of(command("executor").get(command("executor").indexOf("--lanes") + 1).split(","));
     ToolPolicies policies = new ToolPolicyLoader().load(inRepo("/app/config/docker/tools.yaml"));
     assertThat(policies.tools().values()).allSatisfy(p -> assertThat(lanes).contains(p.lane()));
   }

@@ -28,7 +28,8 @@ class DemoIT {
     String table = captured.toString(StandardCharsets.UTF_8);
 
     assertThat(status).as(table).isZero();
-    assertThat(table).containsPattern("logical actions\\s+240")
+    assertThat(table)
+        .containsPattern("logical actions\\s+240")
         .containsPattern("effects: http \\(Idempotency-Key API\\)\\s+80")
         .containsPattern("effects: kafka \\(order events\\)\\s+80")
         .containsPattern("effects: http \\(API ignoring keys\\)\\s+80")

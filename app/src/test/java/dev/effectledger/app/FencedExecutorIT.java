@@ -37,7 +37,8 @@ import org.junit.jupiter.api.io.TempDir;
 @Tag("integration")
 class FencedExecutorIT {
 
-  @RegisterExtension static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+  @RegisterExtension
+  static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
 
   @TempDir Path dir;
   private JarFixture jar;
@@ -57,33 +58,57 @@ class FencedExecutorIT {
   void shouldExitWithStatusOneWhenTheExecutorIsFenced() throws Exception {
     try (SchemaRegistryServer registry = SchemaRegistryServer.start();
         CountingDownstream downstream = CountingDownstream.start(Duration.ofSeconds(1));
-        Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
+        Admin admin =
+            Admin.create(
+                Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
       int port = jar.writeConfigs(registry, downstream, "fenced-it");
       jar.start("processor", "--config", "processor.properties");
-      await().atMost(Duration.ofSeconds(120)).ignoreExceptions()
+      await()
+          .atMost(Duration.ofSeconds(120))
+          .ignoreExceptions()
           .until(() -> jar.get("http://127.0.0.1:" + port + "/readyz").statusCode() == 200);
-      JarFixture.Running executor = jar.start("executor", "--config", "executor.properties", "--lanes", "payments");
+      JarFixture.Running executor =
+          jar.start("executor", "--config", "executor.properties", "--lanes", "payments");
       try (ToolCallClient client = jar.client(registry, Duration.ofSeconds(90))) {
-        CallResult first = client.invokeAndWait(ToolCall.of(new StepContext("acme", "run-1", "charge", "c:1"), "charge_card",
-            "{\"amount\":10,\"to\":\"cus_1\"}"));
+        CallResult first =
+            client.invokeAndWait(
+                ToolCall.of(
+                    new StepContext("acme", "run-1", "charge", "c:1"),
+                    "charge_card",
+                    "{\"amount\":10,\"to\":\"cus_1\"}"));
         assertThat(first).isInstanceOf(CallResult.Succeeded.class);
 
         // Another producer takes the executor's transactional id: its next transaction is fenced.
-        String transactionalId = admin.listTransactions().all().get(30, TimeUnit.SECONDS).stream()
-            .map(TransactionListing::transactionalId).filter(id -> id.startsWith("effectledger-executor-")).findFirst()
-            .orElseThrow();
+        String transactionalId =
+            admin.listTransactions().all().get(30, TimeUnit.SECONDS).stream()
+                .map(TransactionListing::transactionalId)
+                .filter(id -> id.startsWith("effectledger-executor-"))
+                .findFirst()
+                .orElseThrow();
         Properties fencing = new Properties();
         fencing.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
         fencing.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
-        try (KafkaProducer<byte[], byte[]> usurper = new KafkaProducer<>(fencing, new ByteArraySerializer(), new ByteArraySerializer())) {
+        try (KafkaProducer<byte[], byte[]> usurper =
+            new KafkaProducer<>(fencing, new ByteArraySerializer(), new ByteArraySerializer())) {
           usurper.initTransactions();
         }
-        client.invoke(ToolCall.of(new StepContext("acme", "run-1", "charge", "c:2"), "charge_card", "{\"amount\":20,\"to\":\"cus_2\"}"));
+        client.invoke(
+            ToolCall.of(
+                new StepContext("acme", "run-1", "charge", "c:2"),
+                "charge_card",
+                "{\"amount\":20,\"to\":\"cus_2\"}"));
 
-        assertThat(executor.process().waitFor(90, TimeUnit.SECONDS)).as("the fenced executor exits").isTrue();
-        assertThat(executor.process().exitValue()).as("executor output: %s", executor.output()).isEqualTo(1);
-        assertThat(String.join("\n", executor.output())).contains("stopped on its own").contains("Fenced")
-            .contains("exiting with status 1").contains("effectledger executor stopped after a failure");
+        assertThat(executor.process().waitFor(90, TimeUnit.SECONDS))
+            .as("the fenced executor exits")
+            .isTrue();
+        assertThat(executor.process().exitValue())
+            .as("executor output: %s", executor.output())
+            .isEqualTo(1);
+        assertThat(String.join("\n", executor.output()))
+            .contains("stopped on its own")
+            .contains("Fenced")
+            .contains("exiting with status 1")
+            .contains("effectledger executor stopped after a failure");
       }
     }
   }

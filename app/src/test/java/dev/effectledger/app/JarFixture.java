@@ -41,23 +41,45 @@ final class JarFixture implements AutoCloseable {
    * Writes tools.yaml (charge_card, irreversible, over HTTP to {@code downstream}),
    * processor.properties and executor.properties, and returns the processor's HTTP port.
    */
-  int writeConfigs(SchemaRegistryServer registry, CountingDownstream downstream, String applicationId) throws IOException {
-    Files.writeString(dir.resolve("tools.yaml"), """
+  int writeConfigs(
+      SchemaRegistryServer registry, CountingDownstream downstream, String applicationId)
+      throws IOException {
+    Files.writeString(
+        dir.resolve("tools.yaml"),
+        """
         tools:
           charge_card:
             class: irreversible
             lane: payments
             connector: http
             settings: {url: "%s", honoursKeys: true, effectIdPointer: /id}
-        """.formatted(downstream.url()));
+        """
+            .formatted(downstream.url()));
     int port = JarProcess.freePort();
-    Files.writeString(dir.resolve("processor.properties"), String.join("\n",
-        "bootstrap.servers=" + bootstrapServers, "schema.registry.url=" + registry.url(), "tools.file=tools.yaml",
-        "state.dir=" + dir.resolve("state"), "http.port=" + port, "topics.create=true", "topics.partitions=2",
-        "topics.replication=1", "replication.factor=1", "application.id=" + applicationId, ""));
-    Files.writeString(dir.resolve("executor.properties"), String.join("\n",
-        "bootstrap.servers=" + bootstrapServers, "schema.registry.url=" + registry.url(), "tools.file=tools.yaml",
-        "executor.group=" + applicationId + "-executor", ""));
+    Files.writeString(
+        dir.resolve("processor.properties"),
+        String.join(
+            "\n",
+            "bootstrap.servers=" + bootstrapServers,
+            "schema.registry.url=" + registry.url(),
+            "tools.file=tools.yaml",
+            "state.dir=" + dir.resolve("state"),
+            "http.port=" + port,
+            "topics.create=true",
+            "topics.partitions=2",
+            "topics.replication=1",
+            "replication.factor=1",
+            "application.id=" + applicationId,
+            ""));
+    Files.writeString(
+        dir.resolve("executor.properties"),
+        String.join(
+            "\n",
+            "bootstrap.servers=" + bootstrapServers,
+            "schema.registry.url=" + registry.url(),
+            "tools.file=tools.yaml",
+            "executor.group=" + applicationId + "-executor",
+            ""));
     return port;
   }
 
@@ -69,12 +91,17 @@ final class JarFixture implements AutoCloseable {
   }
 
   HttpResponse<String> get(String url) throws Exception {
-    return http.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).GET().build(),
+    return http.send(
+        HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).GET().build(),
         HttpResponse.BodyHandlers.ofString());
   }
 
   ToolCallClient client(SchemaRegistryServer registry, Duration timeout) {
-    return ToolCallClient.builder().bootstrapServers(bootstrapServers).schemaRegistryUrl(registry.url()).timeout(timeout).build();
+    return ToolCallClient.builder()
+        .bootstrapServers(bootstrapServers)
+        .schemaRegistryUrl(registry.url())
+        .timeout(timeout)
+        .build();
   }
 
   @Override

@@ -21,7 +21,8 @@ class MicrometerObserverTest {
 
     assertThat(registry.scrape())
         .contains("effectledger_double_effects_total{tool=\"charge_card\"} 2.0")
-        .contains("effectledger_decisions_total{decision=\"late_outcome\",tool=\"charge_card\"} 1.0");
+        .contains(
+            "effectledger_decisions_total{decision=\"late_outcome\",tool=\"charge_card\"} 1.0");
   }
 
   @Test
@@ -34,7 +35,8 @@ class MicrometerObserverTest {
     }
     observer.decided("", AuditType.REJECTED);
 
-    assertThat(registry.scrape()).contains("effectledger_decisions_total{decision=\"rejected\",tool=\"other\"} 51.0")
+    assertThat(registry.scrape())
+        .contains("effectledger_decisions_total{decision=\"rejected\",tool=\"other\"} 51.0")
         .doesNotContain("made-up-tool");
   }
 }

@@ -23,15 +23,16 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The built jar as separate OS processes, a processor and an executor, against the embedded
- * broker: a call goes through, its key is queried over HTTP, /metrics is scraped, and both stop
- * cleanly on SIGTERM. ({@link FencedExecutorIT}: an executor whose transactional id is taken over
- * exits with status 1.)
+ * The built jar as separate OS processes, a processor and an executor, against the embedded broker:
+ * a call goes through, its key is queried over HTTP, /metrics is scraped, and both stop cleanly on
+ * SIGTERM. ({@link FencedExecutorIT}: an executor whose transactional id is taken over exits with
+ * status 1.)
  */
 @Tag("integration")
 class ProcessesIT {
 
-  @RegisterExtension static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+  @RegisterExtension
+  static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
 
   @TempDir Path dir;
   private JarFixture jar;
@@ -55,29 +56,40 @@ class ProcessesIT {
 
       JarFixture.Running processor = jar.start("processor", "--config", "processor.properties");
       String base = "http://127.0.0.1:" + port;
-      await().atMost(Duration.ofSeconds(120)).ignoreExceptions()
+      await()
+          .atMost(Duration.ofSeconds(120))
+          .ignoreExceptions()
           .until(() -> jar.get(base + "/readyz").statusCode() == 200);
-      JarFixture.Running executor = jar.start("executor", "--config", "executor.properties", "--lanes", "payments");
+      JarFixture.Running executor =
+          jar.start("executor", "--config", "executor.properties", "--lanes", "payments");
       assertThat(jar.get(base + "/healthz").statusCode()).isEqualTo(200);
 
       StepContext step = new StepContext("acme", "run-1", "charge", "customer:1");
       CallResult answer;
       try (ToolCallClient client = jar.client(registry, Duration.ofSeconds(90))) {
-        answer = client.invokeAndWait(ToolCall.of(step, "charge_card", "{\"amount\":10,\"to\":\"cus_1\"}"));
+        answer =
+            client.invokeAndWait(
+                ToolCall.of(step, "charge_card", "{\"amount\":10,\"to\":\"cus_1\"}"));
       }
       assertThat(answer).isInstanceOf(CallResult.Succeeded.class);
       CallResult.Succeeded result = (CallResult.Succeeded) answer;
 
       HttpResponse<String> entry = jar.get(base + "/v1/keys/acme/" + result.key());
       assertThat(entry.statusCode()).isEqualTo(200);
-      assertThat(entry.body()).contains("\"state\":\"SUCCEEDED\"").contains("\"effectId\":\"" + result.effectId() + "\"")
+      assertThat(entry.body())
+          .contains("\"state\":\"SUCCEEDED\"")
+          .contains("\"effectId\":\"" + result.effectId() + "\"")
           .doesNotContain("cus_1");
       assertThat(jar.get(base + "/v1/keys/acme/v1:unknown").statusCode()).isEqualTo(404);
-      assertThat(jar.get(base + "/v1/keys/globex/" + result.key()).statusCode()).as("keys are per tenant").isEqualTo(404);
+      assertThat(jar.get(base + "/v1/keys/globex/" + result.key()).statusCode())
+          .as("keys are per tenant")
+          .isEqualTo(404);
       assertThat(Main.run("status", result.key(), "--tenant", "acme", "--url", base)).isZero();
 
       String metrics = jar.get(base + "/metrics").body();
-      assertThat(metrics).contains("effectledger_decisions_total{decision=\"dispatched\",tool=\"charge_card\"} 1.0")
+      assertThat(metrics)
+          .contains(
+              "effectledger_decisions_total{decision=\"dispatched\",tool=\"charge_card\"} 1.0")
           .contains("effectledger_decisions_total{decision=\"completed\",tool=\"charge_card\"} 1.0")
           .contains("effectledger_outcome_latency_seconds_count{tool=\"charge_card\"} 1")
           .contains("kafka_stream_");
@@ -86,8 +98,12 @@ class ProcessesIT {
       executor.process().destroy();
       assertThat(processor.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
       assertThat(executor.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
-      assertThat(processor.process().exitValue()).as("processor output: %s", processor.output()).isZero();
-      assertThat(executor.process().exitValue()).as("executor output: %s", executor.output()).isZero();
+      assertThat(processor.process().exitValue())
+          .as("processor output: %s", processor.output())
+          .isZero();
+      assertThat(executor.process().exitValue())
+          .as("executor output: %s", executor.output())
+          .isZero();
       assertThat(processor.output()).contains("effectledger processor stopped cleanly");
       assertThat(executor.output()).contains("effectledger executor stopped cleanly");
       assertThat(downstream.effects(result.key())).isEqualTo(1);

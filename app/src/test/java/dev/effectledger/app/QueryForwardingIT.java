@@ -42,25 +42,41 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Two processor instances share the keys; either answers for every key, forwarding to the owner.
- * Both listen on every address and advertise distinct ones (127.0.0.1 and 127.0.0.2), as two
- * hosts would: a lookup forwarded to the wrong address would answer a false 404.
+ * Both listen on every address and advertise distinct ones (127.0.0.1 and 127.0.0.2), as two hosts
+ * would: a lookup forwarded to the wrong address would answer a false 404.
  */
 @Tag("integration")
 class QueryForwardingIT {
 
-  @RegisterExtension static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+  @RegisterExtension
+  static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
 
   @TempDir Path dir;
 
   private KafkaStreams instance(LedgerHttpServer http, String name, String advertisedHost) {
-    ToolPolicies policies = ToolPolicies.of(ToolPolicy.builder("charge_card", ToolClass.IRREVERSIBLE).window(Duration.ofDays(30)).pendingTimeout(Duration.ofMinutes(30)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.HOLD).lane("payments").connector("http").maxAttempts(3).bypassAllowed(false).build());
+    ToolPolicies policies =
+        ToolPolicies.of(
+            ToolPolicy.builder("charge_card", ToolClass.IRREVERSIBLE)
+                .window(Duration.ofDays(30))
+                .pendingTimeout(Duration.ofMinutes(30))
+                .onInFlight(InFlightPolicy.COALESCE)
+                .onAmbiguous(AmbiguityPolicy.HOLD)
+                .lane("payments")
+                .connector("http")
+                .maxAttempts(3)
+                .bypassAllowed(false)
+                .build());
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, "query-forwarding-it");
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     props.put(StreamsConfig.STATE_DIR_CONFIG, dir.resolve(name).toString());
-    props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, AppConfig.advertisedServer("0.0.0.0", advertisedHost, http.port()));
-    KafkaStreams streams = new KafkaStreams(LedgerTopology.build(LedgerConfig.of(policies, "mock://query-it")),
-        LedgerTopology.streamsProperties(props));
+    props.put(
+        StreamsConfig.APPLICATION_SERVER_CONFIG,
+        AppConfig.advertisedServer("0.0.0.0", advertisedHost, http.port()));
+    KafkaStreams streams =
+        new KafkaStreams(
+            LedgerTopology.build(LedgerConfig.of(policies, "mock://query-it")),
+            LedgerTopology.streamsProperties(props));
     http.serve(streams);
     streams.start();
     return streams;
@@ -70,37 +86,78 @@ class QueryForwardingIT {
   @Timeout(180)
   void shouldAnswerEveryKeyFromEitherInstance() throws Exception {
     Map<String, Integer> topics = new HashMap<>();
-    for (String t : List.of(Topics.INTENTS, Topics.OUTCOMES, Topics.RESULTS, Topics.AUDIT,
-        Topics.INTENTS_DLQ, Topics.OUTCOMES_DLQ, Topics.dispatch("payments"))) {
+    for (String t :
+        List.of(
+            Topics.INTENTS,
+            Topics.OUTCOMES,
+            Topics.RESULTS,
+            Topics.AUDIT,
+            Topics.INTENTS_DLQ,
+            Topics.OUTCOMES_DLQ,
+            Topics.dispatch("payments"))) {
       topics.put(t, 4);
     }
     kafka.createTopics(topics);
     HttpClient http = HttpClient.newHttpClient();
-    try (LedgerHttpServer httpA = new LedgerHttpServer("0.0.0.0", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
-        LedgerHttpServer httpB = new LedgerHttpServer("0.0.0.0", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+    try (LedgerHttpServer httpA =
+            new LedgerHttpServer(
+                "0.0.0.0", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+        LedgerHttpServer httpB =
+            new LedgerHttpServer(
+                "0.0.0.0", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
         KafkaStreams a = instance(httpA, "a", "127.0.0.1");
         KafkaStreams b = instance(httpB, "b", "127.0.0.2")) {
-      await().atMost(Duration.ofSeconds(90)).until(() -> a.state() == KafkaStreams.State.RUNNING && b.state() == KafkaStreams.State.RUNNING
-          && a.metadataForAllStreamsClients().size() == 2 && !a.metadataForLocalThreads().isEmpty()
-          && a.metadataForLocalThreads().stream().anyMatch(t -> !t.activeTasks().isEmpty())
-          && b.metadataForLocalThreads().stream().anyMatch(t -> !t.activeTasks().isEmpty()));
+      await()
+          .atMost(Duration.ofSeconds(90))
+          .until(
+              () ->
+                  a.state() == KafkaStreams.State.RUNNING
+                      && b.state() == KafkaStreams.State.RUNNING
+                      && a.metadataForAllStreamsClients().size() == 2
+                      && !a.metadataForLocalThreads().isEmpty()
+                      && a.metadataForLocalThreads().stream()
+                          .anyMatch(t -> !t.activeTasks().isEmpty())
+                      && b.metadataForLocalThreads().stream()
+                          .anyMatch(t -> !t.activeTasks().isEmpty()));
       List<String> keys = IntStream.range(0, 40).mapToObj(i -> "key-" + i).toList();
       Properties props = new Properties();
       props.put("bootstrap.servers", kafka.bootstrapServers());
-      try (KafkaProducer<String, ToolIntent> producer = new KafkaProducer<>(props, new StringSerializer(),
-          new RegistryAvroSerde<>(SchemaRegistries.forUrl("mock://query-it"), ToolIntent.class))) {
+      try (KafkaProducer<String, ToolIntent> producer =
+          new KafkaProducer<>(
+              props,
+              new StringSerializer(),
+              new RegistryAvroSerde<>(
+                  SchemaRegistries.forUrl("mock://query-it"), ToolIntent.class))) {
         for (String key : keys) {
-          producer.send(new ProducerRecord<>(Topics.INTENTS, key, ToolIntent.newBuilder().setIdempotencyKey(key)
-              .setTenant("acme").setRunId("r").setStepId(key).setTool("charge_card").setArguments("{}")
-              .setArgumentsHash(ArgumentsHash.of("{}", List.of())).setRequestedAt(Instant.now()).build()));
+          producer.send(
+              new ProducerRecord<>(
+                  Topics.INTENTS,
+                  key,
+                  ToolIntent.newBuilder()
+                      .setIdempotencyKey(key)
+                      .setTenant("acme")
+                      .setRunId("r")
+                      .setStepId(key)
+                      .setTool("charge_card")
+                      .setArguments("{}")
+                      .setArgumentsHash(ArgumentsHash.of("{}", List.of()))
+                      .setRequestedAt(Instant.now())
+                      .build()));
         }
       }
       for (String address : List.of("127.0.0.1:" + httpA.port(), "127.0.0.2:" + httpB.port())) {
         for (String key : keys) {
           URI uri = URI.create("http://" + address + "/v1/keys/acme/" + key);
-          await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() ->
-              http.send(HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.ofString()).body()
-                  .contains("\"state\":\"PENDING\""));
+          await()
+              .atMost(Duration.ofSeconds(60))
+              .ignoreExceptions()
+              .until(
+                  () ->
+                      http.send(
+                              HttpRequest.newBuilder(uri).GET().build(),
+                              HttpResponse.BodyHandlers.ofString())
+                          .body()
+                          .contains("\"state\":\"PENDING\""));
         }
       }
     }

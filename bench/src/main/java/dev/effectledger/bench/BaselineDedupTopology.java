@@ -10,8 +10,8 @@ import org.apache.kafka.streams.state.Stores;
 
 /**
  * The baseline: deduplication as the well-known Kafka Streams example does it: a persistent store
- * keyed by event id, forward the first, drop repeats, nothing else (no replies, no audit, no
- * expiry index, values passed through as bytes).
+ * keyed by event id, forward the first, drop repeats, nothing else (no replies, no audit, no expiry
+ * index, values passed through as bytes).
  */
 final class BaselineDedupTopology {
 
@@ -21,10 +21,15 @@ final class BaselineDedupTopology {
 
   static Topology build(String input, String output) {
     Topology topology = new Topology();
-    topology.addSource("source", Serdes.String().deserializer(), Serdes.ByteArray().deserializer(), input);
+    topology.addSource(
+        "source", Serdes.String().deserializer(), Serdes.ByteArray().deserializer(), input);
     topology.addProcessor("dedup", Dedup::new, "source");
-    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(STORE), Serdes.String(), Serdes.Long()), "dedup");
-    topology.addSink("sink", output, Serdes.String().serializer(), Serdes.ByteArray().serializer(), "dedup");
+    topology.addStateStore(
+        Stores.keyValueStoreBuilder(
+            Stores.persistentKeyValueStore(STORE), Serdes.String(), Serdes.Long()),
+        "dedup");
+    topology.addSink(
+        "sink", output, Serdes.String().serializer(), Serdes.ByteArray().serializer(), "dedup");
     return topology;
   }
 

@@ -64,10 +64,24 @@ public final class Bench {
   /** The intents produced: each one's key, in order, and how many distinct keys there are. */
   record Workload(List<String> keys, int distinct) {}
 
-  static final ToolPolicies POLICIES = ToolPolicies.of(ToolPolicy.builder("charge_card", ToolClass.WRITE_IDEMPOTENT).window(Duration.ofHours(24)).pendingTimeout(Duration.ofMinutes(30)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.REDISPATCH).lane("bench").connector("http").maxAttempts(3).bypassAllowed(false).build()
-      .withKey(new ArgumentRules(List.of("/reason"), List.of())));
+  static final ToolPolicies POLICIES =
+      ToolPolicies.of(
+          ToolPolicy.builder("charge_card", ToolClass.WRITE_IDEMPOTENT)
+              .window(Duration.ofHours(24))
+              .pendingTimeout(Duration.ofMinutes(30))
+              .onInFlight(InFlightPolicy.COALESCE)
+              .onAmbiguous(AmbiguityPolicy.REDISPATCH)
+              .lane("bench")
+              .connector("http")
+              .maxAttempts(3)
+              .bypassAllowed(false)
+              .build()
+              .withKey(new ArgumentRules(List.of("/reason"), List.of())));
 
-  /** {@code bench/run <command> [options]}: see {@link BenchCommand}; {@code jmh} hands its arguments to JMH. */
+  /**
+   * {@code bench/run <command> [options]}: see {@link BenchCommand}; {@code jmh} hands its
+   * arguments to JMH.
+   */
   public static void main(String[] args) throws Exception {
     if (args.length > 0 && args[0].equals("jmh")) {
       Main.main(Arrays.copyOfRange(args, 1, args.length));
@@ -82,20 +96,45 @@ public final class Bench {
     try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1)) {
       createTopics(kafka);
       int distinct = produce(kafka.bootstrapServers(), intents).distinct();
-      say("produced " + intents + " intents (" + distinct + " distinct keys, " + (intents - distinct) * 100 / intents
-          + "% duplicates) to " + Topics.INTENTS + " and " + BASELINE_INPUT);
+      say(
+          "produced "
+              + intents
+              + " intents ("
+              + distinct
+              + " distinct keys, "
+              + (intents - distinct) * 100 / intents
+              + "% duplicates) to "
+              + Topics.INTENTS
+              + " and "
+              + BASELINE_INPUT);
       List<Run> runs = new ArrayList<>();
       int round = 0;
       for (int r = 0; r < repeats; r++) {
-        for (String guarantee : List.of(StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE)) {
+        for (String guarantee :
+            List.of(StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE)) {
           round++;
-          runs.add(measure(kafka, "baseline", guarantee, BaselineDedupTopology.build(BASELINE_INPUT, "baseline-out"),
-              BASELINE_INPUT, "baseline-" + round, intents));
+          runs.add(
+              measure(
+                  kafka,
+                  "baseline",
+                  guarantee,
+                  BaselineDedupTopology.build(BASELINE_INPUT, "baseline-out"),
+                  BASELINE_INPUT,
+                  "baseline-" + round,
+                  intents));
           runs.add(measureLedger(kafka, guarantee, "ledger-" + round, intents));
           if (guarantee.equals(StreamsConfig.EXACTLY_ONCE_V2)) {
             // What checking each intent's arguments hash costs: the same ledger without the check.
-            runs.add(measure(kafka, UNCHECKED, guarantee, LedgerTopology.build(LedgerConfig.of(POLICIES, REGISTRY)
-                .withArgumentsHashCheck(false)), Topics.INTENTS, "ledger-unchecked-" + round, intents));
+            runs.add(
+                measure(
+                    kafka,
+                    UNCHECKED,
+                    guarantee,
+                    LedgerTopology.build(
+                        LedgerConfig.of(POLICIES, REGISTRY).withArgumentsHashCheck(false)),
+                    Topics.INTENTS,
+                    "ledger-unchecked-" + round,
+                    intents));
           }
         }
       }
@@ -104,7 +143,10 @@ public final class Bench {
     return 0;
   }
 
-  /** {@code bench/run scaling}: the ledger with 1, 2 and 4 instances (one stream thread each) on 8 partitions. */
+  /**
+   * {@code bench/run scaling}: the ledger with 1, 2 and 4 instances (one stream thread each) on 8
+   * partitions.
+   */
   static int scaling(int intents, int repeats) throws Exception {
     List<Integer> sizes = List.of(1, 2, 4);
     Map<Integer, List<Double>> results = new TreeMap<>();
@@ -112,33 +154,69 @@ public final class Bench {
       createTopics(kafka);
       Workload workload = produce(kafka.bootstrapServers(), intents);
       say("warm-up run (2 instances), not counted");
-      double warmUp = measure(kafka, "ledger", StreamsConfig.EXACTLY_ONCE_V2, () -> LedgerTopology.build(LedgerConfig.of(POLICIES, REGISTRY)),
-          Topics.INTENTS, "scaling-warm-up", intents, 2, 1).perSecond();
+      double warmUp =
+          measure(
+                  kafka,
+                  "ledger",
+                  StreamsConfig.EXACTLY_ONCE_V2,
+                  () -> LedgerTopology.build(LedgerConfig.of(POLICIES, REGISTRY)),
+                  Topics.INTENTS,
+                  "scaling-warm-up",
+                  intents,
+                  2,
+                  1)
+              .perSecond();
       for (int r = 0; r < repeats; r++) {
         // Each repeat starts at another size, so JIT warm-up within a repeat favours none of them.
         for (int i = 0; i < sizes.size(); i++) {
           int n = sizes.get((i + r) % sizes.size());
-          Run run = measure(kafka, "ledger", StreamsConfig.EXACTLY_ONCE_V2, () -> LedgerTopology.build(LedgerConfig.of(POLICIES, REGISTRY)),
-              Topics.INTENTS, "scaling-" + n + "-" + r, intents, n, 1);
+          Run run =
+              measure(
+                  kafka,
+                  "ledger",
+                  StreamsConfig.EXACTLY_ONCE_V2,
+                  () -> LedgerTopology.build(LedgerConfig.of(POLICIES, REGISTRY)),
+                  Topics.INTENTS,
+                  "scaling-" + n + "-" + r,
+                  intents,
+                  n,
+                  1);
           results.computeIfAbsent(n, k -> new ArrayList<>()).add(run.perSecond());
         }
       }
       double one = medianOf(results.get(1));
       StringBuilder md = new StringBuilder("# Scaling: ledger instances on 8 partitions\n\n");
-      md.append("Command: `bench/run scaling --intents ").append(intents).append(" --repeats ").append(repeats).append("`  \n");
+      md.append("Command: `bench/run scaling --intents ")
+          .append(intents)
+          .append(" --repeats ")
+          .append(repeats)
+          .append("`  \n");
       md.append(machine()).append("  \n");
-      md.append("One embedded broker (in the same JVM), 8 partitions, exactly_once_v2, commit.interval.ms=100, each instance a"
-          + " Kafka Streams client with one stream thread and its own state directory; ").append(intents).append(" intents, ")
-          .append((intents - workload.distinct()) * 100 / intents).append("% duplicates. A warm-up run of 2 instances first (")
-          .append(String.format("%,.0f", warmUp)).append(" intents/s, not counted); then ").append(repeats)
+      md.append(
+              "One embedded broker (in the same JVM), 8 partitions, exactly_once_v2, commit.interval.ms=100, each instance a"
+                  + " Kafka Streams client with one stream thread and its own state directory; ")
+          .append(intents)
+          .append(" intents, ")
+          .append((intents - workload.distinct()) * 100 / intents)
+          .append("% duplicates. A warm-up run of 2 instances first (")
+          .append(String.format("%,.0f", warmUp))
+          .append(" intents/s, not counted); then ")
+          .append(repeats)
           .append(" repeats, each starting at another size; the median is reported.\n\n");
-      md.append("| instances | intents/s (median) | speed-up over 1 | all runs |\n| ---: | ---: | ---: | --- |\n");
+      md.append(
+          "| instances | intents/s (median) | speed-up over 1 | all runs |\n| ---: | ---: | ---: | --- |\n");
       for (int n : sizes) {
         double v = medianOf(results.get(n));
-        md.append(String.format("| %d | %,.0f | %.2f | %s |%n", n, v, v / one,
-            results.get(n).stream().map(x -> String.format("%,.0f", x)).toList()));
+        md.append(
+            String.format(
+                "| %d | %,.0f | %.2f | %s |%n",
+                n,
+                v,
+                v / one,
+                results.get(n).stream().map(x -> String.format("%,.0f", x)).toList()));
       }
-      Path chart = Charts.scaling(results, Path.of("bench/results/scaling-" + LocalDate.now() + ".png"));
+      Path chart =
+          Charts.scaling(results, Path.of("bench/results/scaling-" + LocalDate.now() + ".png"));
       md.append("\n![throughput by instances](").append(chart.getFileName()).append(")\n");
       writeReport("scaling", md);
     }
@@ -151,8 +229,17 @@ public final class Bench {
 
   static void createTopics(EmbeddedKafkaCluster kafka, String... extra) {
     Map<String, Integer> topics = new HashMap<>();
-    for (String t : List.of(Topics.INTENTS, Topics.OUTCOMES, Topics.RESULTS, Topics.AUDIT,
-        Topics.INTENTS_DLQ, Topics.OUTCOMES_DLQ, Topics.dispatch("bench"), BASELINE_INPUT, "baseline-out")) {
+    for (String t :
+        List.of(
+            Topics.INTENTS,
+            Topics.OUTCOMES,
+            Topics.RESULTS,
+            Topics.AUDIT,
+            Topics.INTENTS_DLQ,
+            Topics.OUTCOMES_DLQ,
+            Topics.dispatch("bench"),
+            BASELINE_INPUT,
+            "baseline-out")) {
       topics.put(t, PARTITIONS);
     }
     for (String t : extra) {
@@ -161,17 +248,32 @@ public final class Bench {
     kafka.createTopics(topics);
   }
 
-  static Run measureLedger(EmbeddedKafkaCluster kafka, String guarantee, String applicationId, int intents)
+  static Run measureLedger(
+      EmbeddedKafkaCluster kafka, String guarantee, String applicationId, int intents)
       throws Exception {
-    return measure(kafka, "ledger", guarantee, LedgerTopology.build(LedgerConfig.of(POLICIES, REGISTRY)), Topics.INTENTS,
-        applicationId, intents);
+    return measure(
+        kafka,
+        "ledger",
+        guarantee,
+        LedgerTopology.build(LedgerConfig.of(POLICIES, REGISTRY)),
+        Topics.INTENTS,
+        applicationId,
+        intents);
   }
 
   static String machine() {
-    return "Machine: " + Runtime.getRuntime().availableProcessors() + " cores, "
+    return "Machine: "
+        + Runtime.getRuntime().availableProcessors()
+        + " cores, "
         + (((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
-            .getTotalMemorySize() >> 30) + " GiB memory, Java " + System.getProperty("java.version") + ", "
-        + Runtime.getRuntime().maxMemory() / (1024 * 1024) + " MiB heap; date " + LocalDate.now();
+                .getTotalMemorySize()
+            >> 30)
+        + " GiB memory, Java "
+        + System.getProperty("java.version")
+        + ", "
+        + Runtime.getRuntime().maxMemory() / (1024 * 1024)
+        + " MiB heap; date "
+        + LocalDate.now();
   }
 
   /** Intents with ~25% duplicates: every fourth intent repeats an earlier key. */
@@ -180,19 +282,29 @@ public final class Bench {
     props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     props.put(ProducerConfig.LINGER_MS_CONFIG, 20);
     props.put(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
-    RegistryAvroSerde<ToolIntent> serde = new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), ToolIntent.class);
+    RegistryAvroSerde<ToolIntent> serde =
+        new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), ToolIntent.class);
     Random random = new Random(7);
     int distinct = 0;
     List<String> keys = new ArrayList<>(count);
-    try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())) {
+    try (KafkaProducer<String, byte[]> producer =
+        new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())) {
       for (int i = 0; i < count; i++) {
         int id = i % 4 == 3 && distinct > 0 ? random.nextInt(distinct) : distinct++;
         String key = "v1:bench-" + id;
         keys.add(key);
         String args = "{\"amount\":" + id + ",\"to\":\"cus_" + id + "\",\"reason\":\"as asked\"}";
-        ToolIntent intent = ToolIntent.newBuilder().setIdempotencyKey(key).setTenant("bench").setRunId("run-" + id)
-            .setStepId("step").setTool("charge_card").setArguments(args).setArgumentsHash(ArgumentsHash.of(args, List.of("/reason")))
-            .setRequestedAt(Instant.now()).build();
+        ToolIntent intent =
+            ToolIntent.newBuilder()
+                .setIdempotencyKey(key)
+                .setTenant("bench")
+                .setRunId("run-" + id)
+                .setStepId("step")
+                .setTool("charge_card")
+                .setArguments(args)
+                .setArgumentsHash(ArgumentsHash.of(args, List.of("/reason")))
+                .setRequestedAt(Instant.now())
+                .build();
         byte[] value = serde.serialize(Topics.INTENTS, intent);
         producer.send(new ProducerRecord<>(Topics.INTENTS, key, value));
         producer.send(new ProducerRecord<>(BASELINE_INPUT, key, value));
@@ -202,17 +314,33 @@ public final class Bench {
   }
 
   /** Runs one topology from the start of its input until it has committed past every record. */
-  private static Run measure(EmbeddedKafkaCluster kafka, String name, String guarantee, Topology topology, String input,
-      String applicationId, int records) throws Exception {
+  private static Run measure(
+      EmbeddedKafkaCluster kafka,
+      String name,
+      String guarantee,
+      Topology topology,
+      String input,
+      String applicationId,
+      int records)
+      throws Exception {
     return measure(kafka, name, guarantee, () -> topology, input, applicationId, records, 1, 2);
   }
 
   /**
-   * Runs {@code instances} Kafka Streams clients of one application, {@code threads} stream
-   * threads each, from the start of the input until they have committed past every record.
+   * Runs {@code instances} Kafka Streams clients of one application, {@code threads} stream threads
+   * each, from the start of the input until they have committed past every record.
    */
-  static Run measure(EmbeddedKafkaCluster kafka, String name, String guarantee, Supplier<Topology> topology,
-      String input, String applicationId, int records, int instances, int threads) throws Exception {
+  static Run measure(
+      EmbeddedKafkaCluster kafka,
+      String name,
+      String guarantee,
+      Supplier<Topology> topology,
+      String input,
+      String applicationId,
+      int records,
+      int instances,
+      int threads)
+      throws Exception {
     List<KafkaStreams> clients = new ArrayList<>();
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
@@ -224,7 +352,8 @@ public final class Bench {
     // The same commit interval for both guarantees (at_least_once defaults to 30 s, which would
     // measure the interval, not the work); progress is read from committed offsets.
     props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
-    Properties effective = name.startsWith("ledger") ? LedgerTopology.streamsProperties(props) : props;
+    Properties effective =
+        name.startsWith("ledger") ? LedgerTopology.streamsProperties(props) : props;
     for (int i = 0; i < instances; i++) {
       Properties own = new Properties();
       own.putAll(effective);
@@ -235,7 +364,8 @@ public final class Bench {
       Map<TopicPartition, Long> end = new HashMap<>();
       for (int p = 0; p < PARTITIONS; p++) {
         TopicPartition tp = new TopicPartition(input, p);
-        end.put(tp, admin.listOffsets(Map.of(tp, OffsetSpec.latest())).all().get().get(tp).offset());
+        end.put(
+            tp, admin.listOffsets(Map.of(tp, OffsetSpec.latest())).all().get().get(tp).offset());
       }
       long start = System.nanoTime();
       clients.forEach(KafkaStreams::start);
@@ -244,54 +374,106 @@ public final class Bench {
       }
       double seconds = (System.nanoTime() - start) / 1e9;
       double perSecond = records / seconds;
-      say(String.format("%-8s %-16s %d×%d threads %,10.0f intents/s (%.1f s)", name, guarantee, instances, threads, perSecond, seconds));
+      say(
+          String.format(
+              "%-8s %-16s %d×%d threads %,10.0f intents/s (%.1f s)",
+              name, guarantee, instances, threads, perSecond, seconds));
       return new Run(name, guarantee, perSecond);
     } finally {
       clients.forEach(KafkaStreams::close);
     }
   }
 
-  static boolean caughtUp(Admin admin, String group, Map<TopicPartition, Long> end) throws Exception {
-    Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
-    return end.entrySet().stream().allMatch(e -> committed.get(e.getKey()) != null && committed.get(e.getKey()).offset() >= e.getValue());
+  static boolean caughtUp(Admin admin, String group, Map<TopicPartition, Long> end)
+      throws Exception {
+    Map<TopicPartition, OffsetAndMetadata> committed =
+        admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+    return end.entrySet().stream()
+        .allMatch(
+            e ->
+                committed.get(e.getKey()) != null
+                    && committed.get(e.getKey()).offset() >= e.getValue());
   }
 
   private static double median(List<Run> runs, String name, String guarantee) {
-    double[] values = runs.stream().filter(r -> r.name().equals(name) && r.guarantee().equals(guarantee))
-        .mapToDouble(Run::perSecond).sorted().toArray();
+    double[] values =
+        runs.stream()
+            .filter(r -> r.name().equals(name) && r.guarantee().equals(guarantee))
+            .mapToDouble(Run::perSecond)
+            .sorted()
+            .toArray();
     return values[values.length / 2];
   }
 
-  private static void report(List<Run> runs, int intents, int distinct, int repeats) throws IOException {
+  private static void report(List<Run> runs, int intents, int distinct, int repeats)
+      throws IOException {
     double baseEos = median(runs, "baseline", StreamsConfig.EXACTLY_ONCE_V2);
     double baseAlos = median(runs, "baseline", StreamsConfig.AT_LEAST_ONCE);
     double ledgerEos = median(runs, "ledger", StreamsConfig.EXACTLY_ONCE_V2);
     double ledgerAlos = median(runs, "ledger", StreamsConfig.AT_LEAST_ONCE);
     StringBuilder md = new StringBuilder();
     md.append("# Throughput: ledger gate against the baseline dedup topology\n\n");
-    md.append("Command: `bench/run throughput --intents ").append(intents).append(" --repeats ").append(repeats).append("`  \n");
-    md.append("Machine: ").append(Runtime.getRuntime().availableProcessors()).append(" cores, ")
-        .append(Runtime.getRuntime().maxMemory() / (1024 * 1024)).append(" MiB heap, Java ")
-        .append(System.getProperty("java.version")).append("; one embedded broker, ").append(PARTITIONS)
-        .append(" partitions, 2 stream threads, commit.interval.ms=100 for both guarantees; date ").append(LocalDate.now()).append(".  \n");
-    md.append("Input: ").append(intents).append(" intents, ").append(distinct).append(" distinct keys (")
-        .append((intents - distinct) * 100 / intents).append("% duplicates), the same bytes for both sides; arguments {amount, to,"
-            + " reason}, the tool's key rules leaving out /reason. ")
-        .append("Median of ").append(repeats).append(" runs each, alternating sides.\n\n");
+    md.append("Command: `bench/run throughput --intents ")
+        .append(intents)
+        .append(" --repeats ")
+        .append(repeats)
+        .append("`  \n");
+    md.append("Machine: ")
+        .append(Runtime.getRuntime().availableProcessors())
+        .append(" cores, ")
+        .append(Runtime.getRuntime().maxMemory() / (1024 * 1024))
+        .append(" MiB heap, Java ")
+        .append(System.getProperty("java.version"))
+        .append("; one embedded broker, ")
+        .append(PARTITIONS)
+        .append(" partitions, 2 stream threads, commit.interval.ms=100 for both guarantees; date ")
+        .append(LocalDate.now())
+        .append(".  \n");
+    md.append("Input: ")
+        .append(intents)
+        .append(" intents, ")
+        .append(distinct)
+        .append(" distinct keys (")
+        .append((intents - distinct) * 100 / intents)
+        .append(
+            "% duplicates), the same bytes for both sides; arguments {amount, to,"
+                + " reason}, the tool's key rules leaving out /reason. ")
+        .append("Median of ")
+        .append(repeats)
+        .append(" runs each, alternating sides.\n\n");
     md.append("| topology | guarantee | intents/s (median) |\n| --- | --- | ---: |\n");
-    for (String[] row : new String[][] {{"baseline", StreamsConfig.EXACTLY_ONCE_V2}, {"ledger", StreamsConfig.EXACTLY_ONCE_V2},
-        {UNCHECKED, StreamsConfig.EXACTLY_ONCE_V2},
-        {"baseline", StreamsConfig.AT_LEAST_ONCE}, {"ledger", StreamsConfig.AT_LEAST_ONCE}}) {
-      md.append(String.format("| %s | %s | %,.0f |%n", row[0], row[1], median(runs, row[0], row[1])));
+    for (String[] row :
+        new String[][] {
+          {"baseline", StreamsConfig.EXACTLY_ONCE_V2},
+          {"ledger", StreamsConfig.EXACTLY_ONCE_V2},
+          {UNCHECKED, StreamsConfig.EXACTLY_ONCE_V2},
+          {"baseline", StreamsConfig.AT_LEAST_ONCE},
+          {"ledger", StreamsConfig.AT_LEAST_ONCE}
+        }) {
+      md.append(
+          String.format("| %s | %s | %,.0f |%n", row[0], row[1], median(runs, row[0], row[1])));
     }
     md.append(String.format("%n| ratio | value | target |%n| --- | ---: | --- |%n"));
-    md.append(String.format("| ledger / baseline, exactly_once_v2 | %.2f | >= 0.8 |%n", ledgerEos / baseEos));
-    md.append(String.format("| ledger exactly_once_v2 / at_least_once | %.2f | >= 0.85 (overhead <= 15%%) |%n", ledgerEos / ledgerAlos));
-    md.append(String.format("| baseline exactly_once_v2 / at_least_once | %.2f | (reference) |%n", baseEos / baseAlos));
-    md.append(String.format("| ledger / ledger without the arguments-hash check, exactly_once_v2 | %.2f | (the check's cost) |%n",
-        ledgerEos / median(runs, UNCHECKED, StreamsConfig.EXACTLY_ONCE_V2)));
+    md.append(
+        String.format(
+            "| ledger / baseline, exactly_once_v2 | %.2f | >= 0.8 |%n", ledgerEos / baseEos));
+    md.append(
+        String.format(
+            "| ledger exactly_once_v2 / at_least_once | %.2f | >= 0.85 (overhead <= 15%%) |%n",
+            ledgerEos / ledgerAlos));
+    md.append(
+        String.format(
+            "| baseline exactly_once_v2 / at_least_once | %.2f | (reference) |%n",
+            baseEos / baseAlos));
+    md.append(
+        String.format(
+            "| ledger / ledger without the arguments-hash check, exactly_once_v2 | %.2f | (the check's cost) |%n",
+            ledgerEos / median(runs, UNCHECKED, StreamsConfig.EXACTLY_ONCE_V2)));
     md.append("\nAll runs:\n\n| topology | guarantee | intents/s |\n| --- | --- | ---: |\n");
-    runs.forEach(r -> md.append(String.format("| %s | %s | %,.0f |%n", r.name(), r.guarantee(), r.perSecond())));
+    runs.forEach(
+        r ->
+            md.append(
+                String.format("| %s | %s | %,.0f |%n", r.name(), r.guarantee(), r.perSecond())));
     writeReport("throughput", md);
   }
 

@@ -11,11 +11,22 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /** {@code bench/run}: the benchmarks and the chaos harness, one subcommand each. */
-@Command(name = "bench/run", mixinStandardHelpOptions = true,
-    description = "Run a benchmark or the chaos harness; each writes a Markdown report to bench/results/."
-        + " (bench/run jmh [JMH options] runs the JMH micro-benchmarks.)",
-    subcommands = {BenchCommand.Throughput.class, BenchCommand.Scaling.class, BenchCommand.Latency.class,
-        BenchCommand.Postgres.class, BenchCommand.State.class, BenchCommand.Sustain.class, BenchCommand.Failover.class, ChaosCommand.class})
+@Command(
+    name = "bench/run",
+    mixinStandardHelpOptions = true,
+    description =
+        "Run a benchmark or the chaos harness; each writes a Markdown report to bench/results/."
+            + " (bench/run jmh [JMH options] runs the JMH micro-benchmarks.)",
+    subcommands = {
+      BenchCommand.Throughput.class,
+      BenchCommand.Scaling.class,
+      BenchCommand.Latency.class,
+      BenchCommand.Postgres.class,
+      BenchCommand.State.class,
+      BenchCommand.Sustain.class,
+      BenchCommand.Failover.class,
+      ChaosCommand.class
+    })
 final class BenchCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
@@ -29,20 +40,30 @@ final class BenchCommand implements Callable<Integer> {
 
   /** The command line as typed, for the report: {@code bench/run <subcommand> <options>}. */
   static String typed(CommandSpec spec) {
-    return "bench/run " + String.join(" ", spec.root().commandLine().getParseResult().originalArgs());
+    return "bench/run "
+        + String.join(" ", spec.root().commandLine().getParseResult().originalArgs());
   }
 
   /** The workload options of the side-by-side throughput comparisons. */
   static final class Workload {
-    @Option(names = "--intents", defaultValue = "200000", description = "intents produced (25%% duplicates); default ${DEFAULT-VALUE}")
+    @Option(
+        names = "--intents",
+        defaultValue = "200000",
+        description = "intents produced (25%% duplicates); default ${DEFAULT-VALUE}")
     int intents;
 
-    @Option(names = "--repeats", defaultValue = "3", description = "runs of each side; the median is reported; default ${DEFAULT-VALUE}")
+    @Option(
+        names = "--repeats",
+        defaultValue = "3",
+        description = "runs of each side; the median is reported; default ${DEFAULT-VALUE}")
     int repeats;
   }
 
-  @Command(name = "throughput", mixinStandardHelpOptions = true,
-      description = "The ledger against the baseline dedup topology, exactly_once_v2 and at_least_once, same input.")
+  @Command(
+      name = "throughput",
+      mixinStandardHelpOptions = true,
+      description =
+          "The ledger against the baseline dedup topology, exactly_once_v2 and at_least_once, same input.")
   static final class Throughput implements Callable<Integer> {
     @Mixin Workload workload;
 
@@ -52,13 +73,22 @@ final class BenchCommand implements Callable<Integer> {
     }
   }
 
-  @Command(name = "scaling", mixinStandardHelpOptions = true,
-      description = "The ledger with 1, 2 and 4 instances (one stream thread each) on 8 partitions.")
+  @Command(
+      name = "scaling",
+      mixinStandardHelpOptions = true,
+      description =
+          "The ledger with 1, 2 and 4 instances (one stream thread each) on 8 partitions.")
   static final class Scaling implements Callable<Integer> {
-    @Option(names = "--intents", defaultValue = "400000", description = "intents produced; default ${DEFAULT-VALUE}")
+    @Option(
+        names = "--intents",
+        defaultValue = "400000",
+        description = "intents produced; default ${DEFAULT-VALUE}")
     int intents;
 
-    @Option(names = "--repeats", defaultValue = "3", description = "runs of each size; default ${DEFAULT-VALUE}")
+    @Option(
+        names = "--repeats",
+        defaultValue = "3",
+        description = "runs of each size; default ${DEFAULT-VALUE}")
     int repeats;
 
     @Override
@@ -67,21 +97,38 @@ final class BenchCommand implements Callable<Integer> {
     }
   }
 
-  @Command(name = "latency", mixinStandardHelpOptions = true,
-      description = "Intent to reply through the ledger and an executor, against the baseline's single hop.")
+  @Command(
+      name = "latency",
+      mixinStandardHelpOptions = true,
+      description =
+          "Intent to reply through the ledger and an executor, against the baseline's single hop.")
   static final class Latency implements Callable<Integer> {
     @Spec CommandSpec spec;
 
-    @Option(names = "--seconds", defaultValue = "20", description = "measured seconds per point; default ${DEFAULT-VALUE}")
+    @Option(
+        names = "--seconds",
+        defaultValue = "20",
+        description = "measured seconds per point; default ${DEFAULT-VALUE}")
     int seconds;
 
-    @Option(names = "--warmup", defaultValue = "5", description = "warm-up seconds per point (excluded); default ${DEFAULT-VALUE}")
+    @Option(
+        names = "--warmup",
+        defaultValue = "5",
+        description = "warm-up seconds per point (excluded); default ${DEFAULT-VALUE}")
     int warmup;
 
-    @Option(names = "--loads", split = ",", defaultValue = "500,2000,10000", description = "offered loads, intents/s; default ${DEFAULT-VALUE}")
+    @Option(
+        names = "--loads",
+        split = ",",
+        defaultValue = "500,2000,10000",
+        description = "offered loads, intents/s; default ${DEFAULT-VALUE}")
     List<Integer> loads;
 
-    @Option(names = "--intervals", split = ",", defaultValue = "100,20,5", description = "commit.interval.ms values; default ${DEFAULT-VALUE}")
+    @Option(
+        names = "--intervals",
+        split = ",",
+        defaultValue = "100,20,5",
+        description = "commit.interval.ms values; default ${DEFAULT-VALUE}")
     List<Integer> intervals;
 
     @Override
@@ -90,8 +137,11 @@ final class BenchCommand implements Callable<Integer> {
     }
   }
 
-  @Command(name = "postgres", mixinStandardHelpOptions = true,
-      description = "The ledger against per-request idempotency and the batched inbox on PostgreSQL, durable and relaxed.")
+  @Command(
+      name = "postgres",
+      mixinStandardHelpOptions = true,
+      description =
+          "The ledger against per-request idempotency and the batched inbox on PostgreSQL, durable and relaxed.")
   static final class Postgres implements Callable<Integer> {
     @Mixin Workload workload;
 
@@ -101,16 +151,25 @@ final class BenchCommand implements Callable<Integer> {
     }
   }
 
-  @Command(name = "state", mixinStandardHelpOptions = true,
-      description = "Bytes per ledger entry on disk and in the changelog, restore time, purge cost in a small and a large store.")
+  @Command(
+      name = "state",
+      mixinStandardHelpOptions = true,
+      description =
+          "Bytes per ledger entry on disk and in the changelog, restore time, purge cost in a small and a large store.")
   static final class State implements Callable<Integer> {
     @Spec CommandSpec spec;
 
-    @Option(names = "--keys", defaultValue = "10000000", description = "entries in the large store; default ${DEFAULT-VALUE}")
+    @Option(
+        names = "--keys",
+        defaultValue = "10000000",
+        description = "entries in the large store; default ${DEFAULT-VALUE}")
     long keys;
 
-    @Option(names = "--expire", defaultValue = "1000000",
-        description = "entries that expire in each store (the small store has only these); default ${DEFAULT-VALUE}")
+    @Option(
+        names = "--expire",
+        defaultValue = "1000000",
+        description =
+            "entries that expire in each store (the small store has only these); default ${DEFAULT-VALUE}")
     long expire;
 
     @Override
@@ -119,33 +178,53 @@ final class BenchCommand implements Callable<Integer> {
     }
   }
 
-  @Command(name = "sustain", mixinStandardHelpOptions = true,
-      description = "The ledger under a constant load (a share of its measured capacity) for many dedup windows: live"
-          + " entries, disk, expiries and lag each minute, and whether they hold steady.")
+  @Command(
+      name = "sustain",
+      mixinStandardHelpOptions = true,
+      description =
+          "The ledger under a constant load (a share of its measured capacity) for many dedup windows: live"
+              + " entries, disk, expiries and lag each minute, and whether they hold steady.")
   static final class Sustain implements Callable<Integer> {
     @Spec CommandSpec spec;
 
-    @Option(names = "--minutes", defaultValue = "10", description = "minutes under load; default ${DEFAULT-VALUE}")
+    @Option(
+        names = "--minutes",
+        defaultValue = "10",
+        description = "minutes under load; default ${DEFAULT-VALUE}")
     int minutes;
 
-    @Option(names = "--window", defaultValue = "PT1M", converter = DurationConverter.class,
+    @Option(
+        names = "--window",
+        defaultValue = "PT1M",
+        converter = DurationConverter.class,
         description = "the tool's dedup window (1m, PT1M); default 1m")
     Duration window;
 
-    @Option(names = "--load", defaultValue = "0.7", description = "share of the calibrated capacity; default ${DEFAULT-VALUE}")
+    @Option(
+        names = "--load",
+        defaultValue = "0.7",
+        description = "share of the calibrated capacity; default ${DEFAULT-VALUE}")
     double load;
 
-    @Option(names = "--rate", defaultValue = "0", description = "keys per second instead of calibrating (0: calibrate)")
+    @Option(
+        names = "--rate",
+        defaultValue = "0",
+        description = "keys per second instead of calibrating (0: calibrate)")
     int rate;
 
-    @Option(names = "--calibration-keys", defaultValue = "100000", description = "keys of the calibration; default ${DEFAULT-VALUE}")
+    @Option(
+        names = "--calibration-keys",
+        defaultValue = "100000",
+        description = "keys of the calibration; default ${DEFAULT-VALUE}")
     int calibrationKeys;
 
     @Override
     public Integer call() throws Exception {
       if (minutes < 4) {
-        throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--minutes must be at least 4: the first window"
-            + " and purge pass before state can be steady");
+        throw new picocli.CommandLine.ParameterException(
+            spec.commandLine(),
+            "--minutes must be at least 4: the first window"
+                + " and purge pass before state can be steady");
       }
       return SustainBench.run(minutes, window, load, rate, calibrationKeys, typed(spec));
     }
@@ -155,27 +234,46 @@ final class BenchCommand implements Callable<Integer> {
   static final class DurationConverter implements picocli.CommandLine.ITypeConverter<Duration> {
     @Override
     public Duration convert(String value) {
-      return Durations.parse(value).orElseThrow(() -> new picocli.CommandLine.TypeConversionException(
-          "'" + value + "' is not a duration; use e.g. 30s, 1m, 24h or PT1M"));
+      return Durations.parse(value)
+          .orElseThrow(
+              () ->
+                  new picocli.CommandLine.TypeConversionException(
+                      "'" + value + "' is not a duration; use e.g. 30s, 1m, 24h or PT1M"));
     }
   }
 
-  @Command(name = "failover", mixinStandardHelpOptions = true,
-      description = "Time from kill -9 of an executor or a processor to every partition answering again, with and without"
-          + " stable instance ids, each part its own OS process.")
+  @Command(
+      name = "failover",
+      mixinStandardHelpOptions = true,
+      description =
+          "Time from kill -9 of an executor or a processor to every partition answering again, with and without"
+              + " stable instance ids, each part its own OS process.")
   static final class Failover implements Callable<Integer> {
     @Spec CommandSpec spec;
 
-    @Option(names = "--kills", defaultValue = "3", description = "kills per scenario; default ${DEFAULT-VALUE}")
+    @Option(
+        names = "--kills",
+        defaultValue = "3",
+        description = "kills per scenario; default ${DEFAULT-VALUE}")
     int kills;
 
-    @Option(names = "--partitions", defaultValue = "8", description = "partitions of the ledger's topics; default ${DEFAULT-VALUE}")
+    @Option(
+        names = "--partitions",
+        defaultValue = "8",
+        description = "partitions of the ledger's topics; default ${DEFAULT-VALUE}")
     int partitions;
 
-    @Option(names = "--rate", defaultValue = "50", description = "probe calls per second; default ${DEFAULT-VALUE}")
+    @Option(
+        names = "--rate",
+        defaultValue = "50",
+        description = "probe calls per second; default ${DEFAULT-VALUE}")
     int rate;
 
-    @Option(names = "--only", split = ",", description = "run only the scenarios whose names start with these (e.g. executor,processor)")
+    @Option(
+        names = "--only",
+        split = ",",
+        description =
+            "run only the scenarios whose names start with these (e.g. executor,processor)")
     List<String> only = List.of();
 
     @Override

@@ -16,51 +16,90 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /** {@code bench/run chaos}: the chaos harness; exits 1 on any violation, naming the keys. */
-@Command(name = "chaos", mixinStandardHelpOptions = true,
-    description = "Kill every moving part of a ledger under an agent workload and count effects per logical action.")
+@Command(
+    name = "chaos",
+    mixinStandardHelpOptions = true,
+    description =
+        "Kill every moving part of a ledger under an agent workload and count effects per logical action.")
 final class ChaosCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
 
-  @Option(names = "--actions", defaultValue = "2000", description = "logical actions, shared by the agents; default ${DEFAULT-VALUE}")
+  @Option(
+      names = "--actions",
+      defaultValue = "2000",
+      description = "logical actions, shared by the agents; default ${DEFAULT-VALUE}")
   int actions;
 
-  @Option(names = "--agents", defaultValue = "4", description = "agent processes; default ${DEFAULT-VALUE}")
+  @Option(
+      names = "--agents",
+      defaultValue = "4",
+      description = "agent processes; default ${DEFAULT-VALUE}")
   int agents;
 
-  @Option(names = "--processors", defaultValue = "2", description = "processor processes; default ${DEFAULT-VALUE}")
+  @Option(
+      names = "--processors",
+      defaultValue = "2",
+      description = "processor processes; default ${DEFAULT-VALUE}")
   int processors;
 
-  @Option(names = "--executors", defaultValue = "2", description = "executor processes; default ${DEFAULT-VALUE}")
+  @Option(
+      names = "--executors",
+      defaultValue = "2",
+      description = "executor processes; default ${DEFAULT-VALUE}")
   int executors;
 
-  @Option(names = "--mode", defaultValue = "keys",
-      description = "keys: the payment API honours Idempotency-Key; ignore-keys: it acts on every request; default ${DEFAULT-VALUE}")
+  @Option(
+      names = "--mode",
+      defaultValue = "keys",
+      description =
+          "keys: the payment API honours Idempotency-Key; ignore-keys: it acts on every request; default ${DEFAULT-VALUE}")
   String mode;
 
-  @Option(names = "--seed", defaultValue = "20261122", description = "seed of the workload and the fault schedule; default ${DEFAULT-VALUE}")
+  @Option(
+      names = "--seed",
+      defaultValue = "20261122",
+      description = "seed of the workload and the fault schedule; default ${DEFAULT-VALUE}")
   long seed;
 
-  @Option(names = "--kill-every", defaultValue = "3-5", paramLabel = "MIN-MAX",
-      description = "seconds between faults, counted from when every processor is ready again; default ${DEFAULT-VALUE}")
+  @Option(
+      names = "--kill-every",
+      defaultValue = "3-5",
+      paramLabel = "MIN-MAX",
+      description =
+          "seconds between faults, counted from when every processor is ready again; default ${DEFAULT-VALUE}")
   String killEvery;
 
-  @Option(names = "--fault-mix", defaultValue = ChaosRun.FAULT_MIX,
-      description = "share of keys meeting each fault of the payment API on their first request (see effectledger downstream"
-          + " --help); default ${DEFAULT-VALUE}")
+  @Option(
+      names = "--fault-mix",
+      defaultValue = ChaosRun.FAULT_MIX,
+      description =
+          "share of keys meeting each fault of the payment API on their first request (see effectledger downstream"
+              + " --help); default ${DEFAULT-VALUE}")
   String faultMix;
 
-  @Option(names = "--single-broker",
-      description = "one Kafka broker with its data on disk, killed with -9 as the broker fault, instead of 3 brokers stopped in turn")
+  @Option(
+      names = "--single-broker",
+      description =
+          "one Kafka broker with its data on disk, killed with -9 as the broker fault, instead of 3 brokers stopped in turn")
   boolean singleBroker;
 
-  @Option(names = "--executor-concurrency", defaultValue = "32", description = "effects at once per executor; default ${DEFAULT-VALUE}")
+  @Option(
+      names = "--executor-concurrency",
+      defaultValue = "32",
+      description = "effects at once per executor; default ${DEFAULT-VALUE}")
   int executorConcurrency;
 
-  @Option(names = "--partitions", defaultValue = "8", description = "partitions of the ledger's topics; default ${DEFAULT-VALUE}")
+  @Option(
+      names = "--partitions",
+      defaultValue = "8",
+      description = "partitions of the ledger's topics; default ${DEFAULT-VALUE}")
   int partitions;
 
-  @Option(names = "--max-faults", defaultValue = "0", description = "stop injecting after this many faults (0: no limit); default ${DEFAULT-VALUE}")
+  @Option(
+      names = "--max-faults",
+      defaultValue = "0",
+      description = "stop injecting after this many faults (0: no limit); default ${DEFAULT-VALUE}")
   int maxFaults;
 
   @Option(names = "--report", description = "write bench/results/chaos-<date>.md")
@@ -68,25 +107,46 @@ final class ChaosCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    boolean ignoreKeys = switch (mode) {
-      case "keys" -> false;
-      case "ignore-keys" -> true;
-      default -> throw new ParameterException(spec.commandLine(), "--mode is keys or ignore-keys, not " + mode);
-    };
+    boolean ignoreKeys =
+        switch (mode) {
+          case "keys" -> false;
+          case "ignore-keys" -> true;
+          default ->
+              throw new ParameterException(
+                  spec.commandLine(), "--mode is keys or ignore-keys, not " + mode);
+        };
     String[] range = killEvery.split("-");
     Duration minGap;
     Duration maxGap;
     try {
       minGap = Duration.ofMillis((long) (Double.parseDouble(range[0]) * 1000));
-      maxGap = range.length > 1 ? Duration.ofMillis((long) (Double.parseDouble(range[1]) * 1000)) : minGap;
+      maxGap =
+          range.length > 1
+              ? Duration.ofMillis((long) (Double.parseDouble(range[1]) * 1000))
+              : minGap;
     } catch (NumberFormatException e) {
-      throw new ParameterException(spec.commandLine(), "--kill-every is MIN-MAX seconds, e.g. 5-10, not " + killEvery);
+      throw new ParameterException(
+          spec.commandLine(), "--kill-every is MIN-MAX seconds, e.g. 5-10, not " + killEvery);
     }
     String stamp = LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
     Path dir = Path.of("bench", "target", "chaos-" + stamp).toAbsolutePath();
     System.out.println("chaos: processes' logs in " + dir);
-    ChaosRun.Options options = new ChaosRun.Options(agents, actions / agents, processors, executors, ignoreKeys, singleBroker,
-        executorConcurrency, faultMix, seed, minGap, maxGap, partitions, maxFaults, dir);
+    ChaosRun.Options options =
+        new ChaosRun.Options(
+            agents,
+            actions / agents,
+            processors,
+            executors,
+            ignoreKeys,
+            singleBroker,
+            executorConcurrency,
+            faultMix,
+            seed,
+            minGap,
+            maxGap,
+            partitions,
+            maxFaults,
+            dir);
     ChaosRun.Result result = new ChaosRun(options).run();
     if (report) {
       write(options, result, BenchCommand.typed(spec));
@@ -94,11 +154,20 @@ final class ChaosCommand implements Callable<Integer> {
     return result.violations().isEmpty() ? 0 : 1;
   }
 
-  private static void write(ChaosRun.Options o, ChaosRun.Result r, String command) throws IOException {
-    Path file = Path.of("bench", "results", "chaos-" + (o.ignoreKeys() ? "ignore-keys-" : "") + (o.singleBroker() ? "single-broker-" : "")
-        + LocalDate.now() + ".md");
+  private static void write(ChaosRun.Options o, ChaosRun.Result r, String command)
+      throws IOException {
+    Path file =
+        Path.of(
+            "bench",
+            "results",
+            "chaos-"
+                + (o.ignoreKeys() ? "ignore-keys-" : "")
+                + (o.singleBroker() ? "single-broker-" : "")
+                + LocalDate.now()
+                + ".md");
     Files.createDirectories(file.getParent());
-    String text = """
+    String text =
+        """
         # Chaos run, %s
 
         Command: `%s`
@@ -129,16 +198,44 @@ final class ChaosCommand implements Callable<Integer> {
         | violations | %d |
 
         %s
-        """.formatted(LocalDate.now(), command, Runtime.getRuntime().availableProcessors(), Runtime.getRuntime().maxMemory() >> 20,
-        System.getProperty("java.version"), System.getProperty("os.name"),
-        o.ignoreKeys() ? "payment API ignores keys" : "payment API honours Idempotency-Key",
-        r.actions(), r.steps(), o.agents(), o.processors(), o.executors(), o.executorConcurrency(),
-        o.singleBroker() ? "1 broker with its data on disk, killed with -9 and restarted as the broker fault"
-            : "3 brokers (replication 3, min.insync.replicas 2), in their own process, stopped and restarted in turn",
-        o.faultMix(), r.processKills(), r.inFlightAtExecutorKills(), r.agentKills(), r.brokerFaults(), r.selfExits(), r.effects(),
-        r.doubleEffects(), r.doubleEffectAudits(), r.answered(), r.steps(), r.intents(), r.replies(), r.heldUnknown(),
-        r.reconciliation(), r.seconds(), r.violations().size(),
-        r.violations().isEmpty() ? "No violation." : "Violations:\n\n- " + String.join("\n- ", r.violations()));
+        """
+            .formatted(
+                LocalDate.now(),
+                command,
+                Runtime.getRuntime().availableProcessors(),
+                Runtime.getRuntime().maxMemory() >> 20,
+                System.getProperty("java.version"),
+                System.getProperty("os.name"),
+                o.ignoreKeys() ? "payment API ignores keys" : "payment API honours Idempotency-Key",
+                r.actions(),
+                r.steps(),
+                o.agents(),
+                o.processors(),
+                o.executors(),
+                o.executorConcurrency(),
+                o.singleBroker()
+                    ? "1 broker with its data on disk, killed with -9 and restarted as the broker fault"
+                    : "3 brokers (replication 3, min.insync.replicas 2), in their own process, stopped and restarted in turn",
+                o.faultMix(),
+                r.processKills(),
+                r.inFlightAtExecutorKills(),
+                r.agentKills(),
+                r.brokerFaults(),
+                r.selfExits(),
+                r.effects(),
+                r.doubleEffects(),
+                r.doubleEffectAudits(),
+                r.answered(),
+                r.steps(),
+                r.intents(),
+                r.replies(),
+                r.heldUnknown(),
+                r.reconciliation(),
+                r.seconds(),
+                r.violations().size(),
+                r.violations().isEmpty()
+                    ? "No violation."
+                    : "Violations:\n\n- " + String.join("\n- ", r.violations()));
     Files.writeString(file, text);
     System.out.println("chaos: report written to " + file);
   }

@@ -44,22 +44,45 @@ final class FailoverBench {
    * One deployment and what is done to it: kill the executor or the processor; restart it at once
    * (a supervisor) or let a second instance take over; with or without a stable instance id.
    */
-  record Scenario(String name, boolean killProcessor, boolean restart, boolean stableIds, String sessionTimeoutMs) {}
+  record Scenario(
+      String name,
+      boolean killProcessor,
+      boolean restart,
+      boolean stableIds,
+      String sessionTimeoutMs) {}
 
-  static final List<Scenario> SCENARIOS = List.of(
-      new Scenario("executor restarted, executor.instance.id set", false, true, true, null),
-      new Scenario("executor restarted, no instance id (before)", false, true, false, null),
-      new Scenario("executor not restarted, a second executor takes over (session.timeout.ms=10000)", false, false, true, "10000"),
-      new Scenario("executor not restarted, a second executor takes over (session.timeout.ms=6000)", false, false, true, "6000"),
-      new Scenario("processor restarted on its state, group.instance.id set", true, true, true, null),
-      new Scenario("processor restarted on its state, no instance id (before)", true, true, false, null));
+  static final List<Scenario> SCENARIOS =
+      List.of(
+          new Scenario("executor restarted, executor.instance.id set", false, true, true, null),
+          new Scenario("executor restarted, no instance id (before)", false, true, false, null),
+          new Scenario(
+              "executor not restarted, a second executor takes over (session.timeout.ms=10000)",
+              false,
+              false,
+              true,
+              "10000"),
+          new Scenario(
+              "executor not restarted, a second executor takes over (session.timeout.ms=6000)",
+              false,
+              false,
+              true,
+              "6000"),
+          new Scenario(
+              "processor restarted on its state, group.instance.id set", true, true, true, null),
+          new Scenario(
+              "processor restarted on its state, no instance id (before)",
+              true,
+              true,
+              false,
+              null));
 
   /** One kill: seconds until the latest partition answered again, and the calls that waited. */
   record Kill(double resumeSeconds, int partitionsResumed, int partitions) {}
 
   private FailoverBench() {}
 
-  static int run(int kills, int partitions, int rate, List<String> only, String command) throws Exception {
+  static int run(int kills, int partitions, int rate, List<String> only, String command)
+      throws Exception {
     Map<Scenario, List<Kill>> results = new LinkedHashMap<>();
     for (Scenario scenario : SCENARIOS) {
       if (!only.isEmpty() && only.stream().noneMatch(o -> scenario.name().startsWith(o))) {
@@ -68,20 +91,36 @@ final class FailoverBench {
       Bench.say("failover: " + scenario.name());
       results.put(scenario, runScenario(scenario, kills, partitions, rate));
     }
-    report(results, kills, partitions, rate, command, only.isEmpty() ? "failover" : "failover-partial");
+    report(
+        results,
+        kills,
+        partitions,
+        rate,
+        command,
+        only.isEmpty() ? "failover" : "failover-partial");
     return 0;
   }
 
-  private static List<Kill> runScenario(Scenario scenario, int kills, int partitions, int rate) throws Exception {
-    Path dir = Path.of("bench", "target", "failover-" + LocalDateTime.now().format(STAMP)).toAbsolutePath();
+  private static List<Kill> runScenario(Scenario scenario, int kills, int partitions, int rate)
+      throws Exception {
+    Path dir =
+        Path.of("bench", "target", "failover-" + LocalDateTime.now().format(STAMP))
+            .toAbsolutePath();
     try (Processes processes = new Processes(dir)) {
       int registryPort = Processes.freePort();
-      String bootstrap = processes.jar("broker", "1g", "broker", "--registry-port", Integer.toString(registryPort)).start()
-          .awaitLine("bootstrap.servers=", Duration.ofSeconds(120));
+      String bootstrap =
+          processes
+              .jar("broker", "1g", "broker", "--registry-port", Integer.toString(registryPort))
+              .start()
+              .awaitLine("bootstrap.servers=", Duration.ofSeconds(120));
       String registry = "http://127.0.0.1:" + registryPort;
       int downstreamPort = Processes.freePort();
-      processes.jar("downstream", "256m", "downstream", "--port", Integer.toString(downstreamPort)).start();
-      Files.writeString(dir.resolve("tools.yaml"), """
+      processes
+          .jar("downstream", "256m", "downstream", "--port", Integer.toString(downstreamPort))
+          .start();
+      Files.writeString(
+          dir.resolve("tools.yaml"),
+          """
           tools:
             charge_card:
               class: irreversible
@@ -89,21 +128,50 @@ final class FailoverBench {
               lane: payments
               connector: http
               settings: {url: "http://127.0.0.1:%d/charges", timeout: 5s, honoursKeys: true, effectIdPointer: /id}
-          """.formatted(downstreamPort));
-      String common = "bootstrap.servers=" + bootstrap + "\nschema.registry.url=" + registry + "\ntools.file=tools.yaml\n"
-          + (scenario.sessionTimeoutMs() == null ? "" : "session.timeout.ms=" + scenario.sessionTimeoutMs() + "\n");
+          """
+              .formatted(downstreamPort));
+      String common =
+          "bootstrap.servers="
+              + bootstrap
+              + "\nschema.registry.url="
+              + registry
+              + "\ntools.file=tools.yaml\n"
+              + (scenario.sessionTimeoutMs() == null
+                  ? ""
+                  : "session.timeout.ms=" + scenario.sessionTimeoutMs() + "\n");
       int httpPort = Processes.freePort();
-      Files.writeString(dir.resolve("processor.properties"), common + "application.id=failover\nstate.dir=" + dir.resolve("state")
-          + "\nhttp.port=" + httpPort + "\ntopics.create=true\ntopics.partitions=" + partitions
-          + "\ntopics.replication=1\nreplication.factor=1\n" + (scenario.stableIds() ? "group.instance.id=processor-0\n" : ""));
-      Processes.Node processor = processes.jar("processor", "512m", "processor", "--config", "processor.properties").start();
+      Files.writeString(
+          dir.resolve("processor.properties"),
+          common
+              + "application.id=failover\nstate.dir="
+              + dir.resolve("state")
+              + "\nhttp.port="
+              + httpPort
+              + "\ntopics.create=true\ntopics.partitions="
+              + partitions
+              + "\ntopics.replication=1\nreplication.factor=1\n"
+              + (scenario.stableIds() ? "group.instance.id=processor-0\n" : ""));
+      Processes.Node processor =
+          processes
+              .jar("processor", "512m", "processor", "--config", "processor.properties")
+              .start();
       Processes.awaitReady(httpPort, Duration.ofSeconds(180));
       List<Processes.Node> executors = new ArrayList<>();
       for (int i = 0; i < (scenario.restart() ? 1 : 2); i++) {
-        Files.writeString(dir.resolve("executor-" + i + ".properties"), common
-            + (scenario.stableIds() ? "executor.instance.id=executor-" + i + "\n" : ""));
-        executors.add(processes.jar("executor-" + i, "384m", "executor", "--config", "executor-" + i + ".properties",
-            "--lanes", "payments").start());
+        Files.writeString(
+            dir.resolve("executor-" + i + ".properties"),
+            common + (scenario.stableIds() ? "executor.instance.id=executor-" + i + "\n" : ""));
+        executors.add(
+            processes
+                .jar(
+                    "executor-" + i,
+                    "384m",
+                    "executor",
+                    "--config",
+                    "executor-" + i + ".properties",
+                    "--lanes",
+                    "payments")
+                .start());
       }
       try (Probe probe = new Probe(bootstrap, registry, partitions, rate)) {
         probe.awaitAllAnswering(Duration.ofSeconds(120));
@@ -117,8 +185,14 @@ final class FailoverBench {
             victim.restart();
           }
           Kill kill = probe.resumeAfter(killedAt, Duration.ofSeconds(180));
-          Bench.say(String.format("failover: kill %d of %s: every partition answering again after %.1f s (%d of %d partitions)",
-              k + 1, victim.name(), kill.resumeSeconds(), kill.partitionsResumed(), kill.partitions()));
+          Bench.say(
+              String.format(
+                  "failover: kill %d of %s: every partition answering again after %.1f s (%d of %d partitions)",
+                  k + 1,
+                  victim.name(),
+                  kill.resumeSeconds(),
+                  kill.partitionsResumed(),
+                  kill.partitions()));
           measured.add(kill);
           if (!scenario.restart()) {
             victim.restart(); // back as the standby of the next kill
@@ -130,70 +204,99 @@ final class FailoverBench {
     }
   }
 
-  /** Calls the tool at a steady rate with new keys and keeps, per partition, when calls sent after a moment were answered. */
+  /**
+   * Calls the tool at a steady rate with new keys and keeps, per partition, when calls sent after a
+   * moment were answered.
+   */
   private static final class Probe implements AutoCloseable {
     private final ToolCallClient client;
     private final int partitions;
     private final Thread sender;
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final AtomicLong sequence = new AtomicLong();
+
     /** Per partition: send and answer times (System.nanoTime) of answered calls. */
     private final Map<Integer, List<long[]>> answered = new ConcurrentHashMap<>();
 
     Probe(String bootstrap, String registry, int partitions, int rate) {
       this.partitions = partitions;
-      this.client = ToolCallClient.builder().bootstrapServers(bootstrap).schemaRegistryUrl(registry)
-          .timeout(Duration.ofMinutes(5)).build();
+      this.client =
+          ToolCallClient.builder()
+              .bootstrapServers(bootstrap)
+              .schemaRegistryUrl(registry)
+              .timeout(Duration.ofMinutes(5))
+              .build();
       long intervalNanos = TimeUnit.SECONDS.toNanos(1) / rate;
-      this.sender = new Thread(() -> {
-        long next = System.nanoTime();
-        while (running.get()) {
-          send();
-          next += intervalNanos;
-          long wait = next - System.nanoTime();
-          if (wait > 0) {
-            LockSupport.parkNanos(wait); // pacing the offered load
-          }
-        }
-      }, "failover-probe");
+      this.sender =
+          new Thread(
+              () -> {
+                long next = System.nanoTime();
+                while (running.get()) {
+                  send();
+                  next += intervalNanos;
+                  long wait = next - System.nanoTime();
+                  if (wait > 0) {
+                    LockSupport.parkNanos(wait); // pacing the offered load
+                  }
+                }
+              },
+              "failover-probe");
       sender.setDaemon(true);
       sender.start();
     }
 
     private void send() {
       long n = sequence.incrementAndGet();
-      ToolCall call = ToolCall.of(new StepContext("acme", "failover-run", "step-" + n, "probe"), TOOL, "{\"n\":" + n + "}");
-      int partition = Utils.toPositive(Utils.murmur2(client.keyOf(call).key().getBytes(StandardCharsets.UTF_8))) % partitions;
+      ToolCall call =
+          ToolCall.of(
+              new StepContext("acme", "failover-run", "step-" + n, "probe"),
+              TOOL,
+              "{\"n\":" + n + "}");
+      int partition =
+          Utils.toPositive(Utils.murmur2(client.keyOf(call).key().getBytes(StandardCharsets.UTF_8)))
+              % partitions;
       long sentAt = System.nanoTime();
-      client.invoke(call).whenComplete((result, error) -> {
-        if (error == null && result instanceof CallResult.Succeeded) {
-          answered.computeIfAbsent(partition, p -> Collections.synchronizedList(new ArrayList<>()))
-              .add(new long[] {sentAt, System.nanoTime()});
-        }
-      });
+      client
+          .invoke(call)
+          .whenComplete(
+              (result, error) -> {
+                if (error == null && result instanceof CallResult.Succeeded) {
+                  answered
+                      .computeIfAbsent(
+                          partition, p -> Collections.synchronizedList(new ArrayList<>()))
+                      .add(new long[] {sentAt, System.nanoTime()});
+                }
+              });
     }
 
     /** Per partition, the first answer to a call sent at or after {@code since}, or -1. */
     private long[] firstAnswersAfter(long since) {
       long[] first = new long[partitions];
       Arrays.fill(first, -1);
-      answered.forEach((p, calls) -> {
-        synchronized (calls) {
-          for (long[] c : calls) {
-            if (c[0] >= since && (first[p] < 0 || c[1] < first[p])) {
-              first[p] = c[1];
+      answered.forEach(
+          (p, calls) -> {
+            synchronized (calls) {
+              for (long[] c : calls) {
+                if (c[0] >= since && (first[p] < 0 || c[1] < first[p])) {
+                  first[p] = c[1];
+                }
+              }
             }
-          }
-        }
-      });
+          });
       return first;
     }
 
     void awaitAllAnswering(Duration limit) throws InterruptedException {
       Kill warm = resumeAfter(System.nanoTime(), limit);
       if (warm.partitionsResumed() < partitions) {
-        throw new IllegalStateException("only " + warm.partitionsResumed() + " of " + partitions + " partitions answered within "
-            + limit + "; see the processes' logs");
+        throw new IllegalStateException(
+            "only "
+                + warm.partitionsResumed()
+                + " of "
+                + partitions
+                + " partitions answered within "
+                + limit
+                + "; see the processes' logs");
       }
     }
 
@@ -208,7 +311,8 @@ final class FailoverBench {
         long resumed = Arrays.stream(first).filter(t -> t >= 0).count();
         if (resumed == partitions || System.nanoTime() > deadline) {
           long latest = Arrays.stream(first).max().orElse(-1);
-          double seconds = resumed == partitions ? (latest - killedAt) / 1e9 : limit.toMillis() / 1e3;
+          double seconds =
+              resumed == partitions ? (latest - killedAt) / 1e9 : limit.toMillis() / 1e3;
           return new Kill(seconds, (int) resumed, partitions);
         }
         Thread.sleep(50); // polling the answers
@@ -223,25 +327,60 @@ final class FailoverBench {
     }
   }
 
-  private static void report(Map<Scenario, List<Kill>> results, int kills, int partitions, int rate, String command,
-      String name) throws IOException {
+  private static void report(
+      Map<Scenario, List<Kill>> results,
+      int kills,
+      int partitions,
+      int rate,
+      String command,
+      String name)
+      throws IOException {
     StringBuilder md = new StringBuilder();
-    md.append("# Failover, ").append(LocalDate.now()).append("\n\nCommand: `").append(command).append("`\n\n")
-        .append(Bench.machine()).append("\n\n")
-        .append("Each scenario: a fresh deployment (one broker and the Schema Registry in one process that stays up, the"
-            + " payment API, one processor, one executor or two), each part its own OS process; a probe calls the tool ")
-        .append(rate).append(" times a second with new keys over ").append(partitions).append(" partitions. The victim is killed"
-            + " with -9 ").append(kills).append(" times, 15 s apart. Resume: from the kill to the first final reply, in the"
-            + " partition that took longest, to a call sent after the kill. Kafka client defaults otherwise (session.timeout.ms"
-            + " 45 s, the executor's transaction.timeout.ms 10 s, Kafka Streams' 10 s under exactly_once_v2).\n\n")
-        .append("| scenario | resume after each kill (s) | median (s) | max (s) |\n| --- | --- | ---: | ---: |\n");
-    results.forEach((scenario, measured) -> {
-      List<Double> seconds = measured.stream().map(Kill::resumeSeconds).sorted().toList();
-      md.append("| ").append(scenario.name()).append(" | ")
-          .append(String.join(", ", measured.stream().map(k -> String.format("%.1f%s", k.resumeSeconds(),
-              k.partitionsResumed() < k.partitions() ? " (not all partitions)" : "")).toList()))
-          .append(String.format(" | %.1f | %.1f |%n", seconds.get(seconds.size() / 2), seconds.get(seconds.size() - 1)));
-    });
+    md.append("# Failover, ")
+        .append(LocalDate.now())
+        .append("\n\nCommand: `")
+        .append(command)
+        .append("`\n\n")
+        .append(Bench.machine())
+        .append("\n\n")
+        .append(
+            "Each scenario: a fresh deployment (one broker and the Schema Registry in one process that stays up, the"
+                + " payment API, one processor, one executor or two), each part its own OS process; a probe calls the tool ")
+        .append(rate)
+        .append(" times a second with new keys over ")
+        .append(partitions)
+        .append(" partitions. The victim is killed" + " with -9 ")
+        .append(kills)
+        .append(
+            " times, 15 s apart. Resume: from the kill to the first final reply, in the"
+                + " partition that took longest, to a call sent after the kill. Kafka client defaults otherwise (session.timeout.ms"
+                + " 45 s, the executor's transaction.timeout.ms 10 s, Kafka Streams' 10 s under exactly_once_v2).\n\n")
+        .append(
+            "| scenario | resume after each kill (s) | median (s) | max (s) |\n| --- | --- | ---: | ---: |\n");
+    results.forEach(
+        (scenario, measured) -> {
+          List<Double> seconds = measured.stream().map(Kill::resumeSeconds).sorted().toList();
+          md.append("| ")
+              .append(scenario.name())
+              .append(" | ")
+              .append(
+                  String.join(
+                      ", ",
+                      measured.stream()
+                          .map(
+                              k ->
+                                  String.format(
+                                      "%.1f%s",
+                                      k.resumeSeconds(),
+                                      k.partitionsResumed() < k.partitions()
+                                          ? " (not all partitions)"
+                                          : ""))
+                          .toList()))
+              .append(
+                  String.format(
+                      " | %.1f | %.1f |%n",
+                      seconds.get(seconds.size() / 2), seconds.get(seconds.size() - 1)));
+        });
     Bench.writeReport(name, md);
   }
 }

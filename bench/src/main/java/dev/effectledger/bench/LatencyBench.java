@@ -59,21 +59,35 @@ final class LatencyBench {
   private static final String BASELINE_OUT = "baseline-out";
 
   /** The ledger's three hops, in the order a reply crosses them. */
-  static final List<String> HOPS = List.of("intent to committed dispatch (ledger)", "dispatch to committed outcome (executor)",
-      "outcome to committed reply (ledger)");
+  static final List<String> HOPS =
+      List.of(
+          "intent to committed dispatch (ledger)",
+          "dispatch to committed outcome (executor)",
+          "outcome to committed reply (ledger)");
 
   /**
-   * One measured point; {@code hops} holds, for the ledger, p50 and p99 in ms of each of {@link #HOPS}
-   * (empty for the baseline); {@code toLastStage} p50, p99 and p99.9 in ms from the send to the last
-   * stage (for the ledger the committed outcome: when a reply the executor published in the outcome's
-   * transaction would be visible; empty for the baseline).
+   * One measured point; {@code hops} holds, for the ledger, p50 and p99 in ms of each of {@link
+   * #HOPS} (empty for the baseline); {@code toLastStage} p50, p99 and p99.9 in ms from the send to
+   * the last stage (for the ledger the committed outcome: when a reply the executor published in
+   * the outcome's transaction would be visible; empty for the baseline).
    */
-  record Point(int commitMs, int load, String side, long sent, long answered, double p50, double p99, double p999,
-      List<double[]> hops, double[] toLastStage) {}
+  record Point(
+      int commitMs,
+      int load,
+      String side,
+      long sent,
+      long answered,
+      double p50,
+      double p99,
+      double p999,
+      List<double[]> hops,
+      double[] toLastStage) {}
 
   private LatencyBench() {}
 
-  static int run(int seconds, int warmup, List<Integer> loads, List<Integer> intervals, String command) throws Exception {
+  static int run(
+      int seconds, int warmup, List<Integer> loads, List<Integer> intervals, String command)
+      throws Exception {
     List<Point> points = new ArrayList<>();
     for (int commitMs : intervals) {
       for (int load : loads) {
@@ -88,11 +102,13 @@ final class LatencyBench {
     return 0;
   }
 
-  private static Properties streamsProps(EmbeddedKafkaCluster kafka, String applicationId, int commitMs) throws Exception {
+  private static Properties streamsProps(
+      EmbeddedKafkaCluster kafka, String applicationId, int commitMs) throws Exception {
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-    props.put(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("latency-state").toString());
+    props.put(
+        StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("latency-state").toString());
     props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
     props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 2);
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
@@ -102,30 +118,87 @@ final class LatencyBench {
     return props;
   }
 
-  private static Point baseline(EmbeddedKafkaCluster kafka, int commitMs, int load, int warmup, int seconds) throws Exception {
+  private static Point baseline(
+      EmbeddedKafkaCluster kafka, int commitMs, int load, int warmup, int seconds)
+      throws Exception {
     Topology topology = BaselineDedupTopology.build(BASELINE_IN, BASELINE_OUT);
-    try (KafkaStreams streams = new KafkaStreams(topology, streamsProps(kafka, "baseline-latency", commitMs))) {
-      return measure(kafka, streams, commitMs, load, warmup, seconds, "baseline (1 hop)", BASELINE_IN, BASELINE_OUT, List.of(),
+    try (KafkaStreams streams =
+        new KafkaStreams(topology, streamsProps(kafka, "baseline-latency", commitMs))) {
+      return measure(
+          kafka,
+          streams,
+          commitMs,
+          load,
+          warmup,
+          seconds,
+          "baseline (1 hop)",
+          BASELINE_IN,
+          BASELINE_OUT,
+          List.of(),
           (key, id) -> ("{\"id\":" + id + "}").getBytes(StandardCharsets.UTF_8));
     }
   }
 
-  private static Point ledger(EmbeddedKafkaCluster kafka, int commitMs, int load, int warmup, int seconds) throws Exception {
-    ToolPolicies policies = ToolPolicies.of(ToolPolicy.builder("charge_card", ToolClass.WRITE_IDEMPOTENT).window(Duration.ofHours(24)).pendingTimeout(Duration.ofMinutes(30)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.REDISPATCH).lane("bench").connector("kafka").maxAttempts(3).bypassAllowed(false).build()
-        .withSettings("kafka", new ObjectMapper().readTree("{\"topic\":\"latency-effects\"}")));
+  private static Point ledger(
+      EmbeddedKafkaCluster kafka, int commitMs, int load, int warmup, int seconds)
+      throws Exception {
+    ToolPolicies policies =
+        ToolPolicies.of(
+            ToolPolicy.builder("charge_card", ToolClass.WRITE_IDEMPOTENT)
+                .window(Duration.ofHours(24))
+                .pendingTimeout(Duration.ofMinutes(30))
+                .onInFlight(InFlightPolicy.COALESCE)
+                .onAmbiguous(AmbiguityPolicy.REDISPATCH)
+                .lane("bench")
+                .connector("kafka")
+                .maxAttempts(3)
+                .bypassAllowed(false)
+                .build()
+                .withSettings(
+                    "kafka", new ObjectMapper().readTree("{\"topic\":\"latency-effects\"}")));
     Properties kafkaProps = new Properties();
     kafkaProps.put("bootstrap.servers", kafka.bootstrapServers());
     kafkaProps.put(ProducerConfig.LINGER_MS_CONFIG, 0);
-    ExecutorConfig executorConfig = ExecutorConfig.of(kafkaProps, List.of("bench"), REGISTRY)
-        .withCommitInterval(Duration.ofMillis(commitMs)).withGroupId("latency-executor");
-    RegistryAvroSerde<ToolIntent> serde = new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), ToolIntent.class);
-    Properties streamsProps = LedgerTopology.streamsProperties(streamsProps(kafka, "ledger-latency", commitMs));
-    try (KafkaStreams streams = new KafkaStreams(LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)), streamsProps);
-        EffectExecutor executor = EffectExecutor.start(executorConfig, Connectors.forLanes(policies, List.of("bench"), Clock.systemUTC()), policies)) {
-      return measure(kafka, streams, commitMs, load, warmup, seconds, "ledger (intent to reply)", Topics.INTENTS,
-          Topics.RESULTS, List.of(Topics.dispatch("bench"), Topics.OUTCOMES), (key, id) -> serde.serialize(Topics.INTENTS, ToolIntent.newBuilder().setIdempotencyKey(key)
-              .setTenant("bench").setRunId("run-" + id).setStepId("step").setTool("charge_card")
-              .setArguments("{\"amount\":" + id + "}").setArgumentsHash(ArgumentsHash.of("{\"amount\":" + id + "}", List.of())).setRequestedAt(Instant.now()).build()));
+    ExecutorConfig executorConfig =
+        ExecutorConfig.of(kafkaProps, List.of("bench"), REGISTRY)
+            .withCommitInterval(Duration.ofMillis(commitMs))
+            .withGroupId("latency-executor");
+    RegistryAvroSerde<ToolIntent> serde =
+        new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), ToolIntent.class);
+    Properties streamsProps =
+        LedgerTopology.streamsProperties(streamsProps(kafka, "ledger-latency", commitMs));
+    try (KafkaStreams streams =
+            new KafkaStreams(
+                LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)), streamsProps);
+        EffectExecutor executor =
+            EffectExecutor.start(
+                executorConfig,
+                Connectors.forLanes(policies, List.of("bench"), Clock.systemUTC()),
+                policies)) {
+      return measure(
+          kafka,
+          streams,
+          commitMs,
+          load,
+          warmup,
+          seconds,
+          "ledger (intent to reply)",
+          Topics.INTENTS,
+          Topics.RESULTS,
+          List.of(Topics.dispatch("bench"), Topics.OUTCOMES),
+          (key, id) ->
+              serde.serialize(
+                  Topics.INTENTS,
+                  ToolIntent.newBuilder()
+                      .setIdempotencyKey(key)
+                      .setTenant("bench")
+                      .setRunId("run-" + id)
+                      .setStepId("step")
+                      .setTool("charge_card")
+                      .setArguments("{\"amount\":" + id + "}")
+                      .setArgumentsHash(ArgumentsHash.of("{\"amount\":" + id + "}", List.of()))
+                      .setRequestedAt(Instant.now())
+                      .build()));
     }
   }
 
@@ -137,10 +210,22 @@ final class LatencyBench {
    * Sends unique keys at {@code load}/s for warm-up plus measured seconds, and records, for each
    * key sent after the warm-up, the time until its first answer on {@code output} (read_committed).
    * The same reader follows the {@code stages} topics (committed records keyed like the input), so
-   * the time is split into hops: send to the first stage, each stage to the next, the last to the answer.
+   * the time is split into hops: send to the first stage, each stage to the next, the last to the
+   * answer.
    */
-  private static Point measure(EmbeddedKafkaCluster kafka, KafkaStreams streams, int commitMs, int load, int warmup, int seconds,
-      String side, String input, String output, List<String> stages, Values values) throws Exception {
+  private static Point measure(
+      EmbeddedKafkaCluster kafka,
+      KafkaStreams streams,
+      int commitMs,
+      int load,
+      int warmup,
+      int seconds,
+      String side,
+      String input,
+      String output,
+      List<String> stages,
+      Values values)
+      throws Exception {
     streams.start();
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (streams.state() != KafkaStreams.State.RUNNING && System.nanoTime() < deadline) {
@@ -164,51 +249,61 @@ final class LatencyBench {
     cp.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 5);
     cp.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, 1_000);
     String prefix = side.startsWith("ledger") ? "l-" : "b-";
-    Thread reader = new Thread(() -> {
-      try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(cp, new StringDeserializer(), new ByteArrayDeserializer())) {
-        List<String> topics = new ArrayList<>(stages);
-        topics.add(output);
-        consumer.subscribe(topics);
-        long drainUntil = Long.MAX_VALUE;
-        while (System.nanoTime() < drainUntil) {
-          var records = consumer.poll(Duration.ofMillis(20));
-          long now = System.nanoTime(); // after the poll: it can block past its timeout while joining the group
-          for (ConsumerRecord<String, byte[]> record : records) {
-            int stage = stages.indexOf(record.topic());
-            if (stage >= 0) {
-              Long sent = sentAt.get(record.key());
-              if (sent != null) {
-                long[] seen = stageSeen.computeIfAbsent(record.key(), k -> new long[stages.size()]);
-                if (seen[stage] == 0 && stage == stages.size() - 1) {
-                  toLastStage.recordValue(Math.min((now - sent) / 1_000, toLastStage.getHighestTrackableValue()));
+    Thread reader =
+        new Thread(
+            () -> {
+              try (KafkaConsumer<String, byte[]> consumer =
+                  new KafkaConsumer<>(cp, new StringDeserializer(), new ByteArrayDeserializer())) {
+                List<String> topics = new ArrayList<>(stages);
+                topics.add(output);
+                consumer.subscribe(topics);
+                long drainUntil = Long.MAX_VALUE;
+                while (System.nanoTime() < drainUntil) {
+                  var records = consumer.poll(Duration.ofMillis(20));
+                  long now =
+                      System.nanoTime(); // after the poll: it can block past its timeout while
+                  // joining the group
+                  for (ConsumerRecord<String, byte[]> record : records) {
+                    int stage = stages.indexOf(record.topic());
+                    if (stage >= 0) {
+                      Long sent = sentAt.get(record.key());
+                      if (sent != null) {
+                        long[] seen =
+                            stageSeen.computeIfAbsent(record.key(), k -> new long[stages.size()]);
+                        if (seen[stage] == 0 && stage == stages.size() - 1) {
+                          toLastStage.recordValue(
+                              Math.min(
+                                  (now - sent) / 1_000, toLastStage.getHighestTrackableValue()));
+                        }
+                        seen[stage] = seen[stage] == 0 ? now : seen[stage];
+                      }
+                      continue;
+                    }
+                    Long sent = sentAt.remove(record.key());
+                    if (sent != null) {
+                      long micros = (now - sent) / 1_000;
+                      histogram.recordValue(Math.min(micros, histogram.getHighestTrackableValue()));
+                      answered[0]++;
+                      recordHops(hopHistograms, sent, stageSeen.remove(record.key()), now);
+                    }
+                  }
+                  if (!sending.get() && drainUntil == Long.MAX_VALUE) {
+                    drainUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                  }
+                  if (!sending.get() && sentAt.isEmpty()) {
+                    break;
+                  }
                 }
-                seen[stage] = seen[stage] == 0 ? now : seen[stage];
               }
-              continue;
-            }
-            Long sent = sentAt.remove(record.key());
-            if (sent != null) {
-              long micros = (now - sent) / 1_000;
-              histogram.recordValue(Math.min(micros, histogram.getHighestTrackableValue()));
-              answered[0]++;
-              recordHops(hopHistograms, sent, stageSeen.remove(record.key()), now);
-            }
-          }
-          if (!sending.get() && drainUntil == Long.MAX_VALUE) {
-            drainUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-          }
-          if (!sending.get() && sentAt.isEmpty()) {
-            break;
-          }
-        }
-      }
-    }, "latency-reader");
+            },
+            "latency-reader");
     reader.start();
     Properties pp = new Properties();
     pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     pp.put(ProducerConfig.LINGER_MS_CONFIG, 0);
     long sent = 0;
-    try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(pp, new StringSerializer(), new ByteArraySerializer())) {
+    try (KafkaProducer<String, byte[]> producer =
+        new KafkaProducer<>(pp, new StringSerializer(), new ByteArraySerializer())) {
       long start = System.nanoTime();
       long total = (long) load * (warmup + seconds);
       long warmupCount = (long) load * warmup;
@@ -228,28 +323,60 @@ final class LatencyBench {
     }
     sending.set(false);
     reader.join(TimeUnit.SECONDS.toMillis(30));
-    Point point = new Point(commitMs, load, side, sent, answered[0], histogram.getValueAtPercentile(50) / 1000.0,
-        histogram.getValueAtPercentile(99) / 1000.0, histogram.getValueAtPercentile(99.9) / 1000.0,
-        hopHistograms.stream().map(h -> new double[] {h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0})
-            .toList(),
-        stages.isEmpty() ? new double[0] : new double[] {toLastStage.getValueAtPercentile(50) / 1000.0,
-            toLastStage.getValueAtPercentile(99) / 1000.0, toLastStage.getValueAtPercentile(99.9) / 1000.0});
-    Bench.say(String.format("commit.interval.ms=%-3d load %,6d/s %-26s p50 %7.1f ms  p99 %7.1f ms  p99.9 %7.1f ms  (%,d of %,d answered)",
-        commitMs, load, side, point.p50(), point.p99(), point.p999(), point.answered(), point.sent()));
+    Point point =
+        new Point(
+            commitMs,
+            load,
+            side,
+            sent,
+            answered[0],
+            histogram.getValueAtPercentile(50) / 1000.0,
+            histogram.getValueAtPercentile(99) / 1000.0,
+            histogram.getValueAtPercentile(99.9) / 1000.0,
+            hopHistograms.stream()
+                .map(
+                    h ->
+                        new double[] {
+                          h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0
+                        })
+                .toList(),
+            stages.isEmpty()
+                ? new double[0]
+                : new double[] {
+                  toLastStage.getValueAtPercentile(50) / 1000.0,
+                  toLastStage.getValueAtPercentile(99) / 1000.0,
+                  toLastStage.getValueAtPercentile(99.9) / 1000.0
+                });
+    Bench.say(
+        String.format(
+            "commit.interval.ms=%-3d load %,6d/s %-26s p50 %7.1f ms  p99 %7.1f ms  p99.9 %7.1f ms  (%,d of %,d answered)",
+            commitMs,
+            load,
+            side,
+            point.p50(),
+            point.p99(),
+            point.p999(),
+            point.answered(),
+            point.sent()));
     for (int h = 0; h < point.hops().size(); h++) {
-      Bench.say(String.format("    %-42s p50 %7.1f ms  p99 %7.1f ms", HOPS.get(h), point.hops().get(h)[0], point.hops().get(h)[1]));
+      Bench.say(
+          String.format(
+              "    %-42s p50 %7.1f ms  p99 %7.1f ms",
+              HOPS.get(h), point.hops().get(h)[0], point.hops().get(h)[1]));
     }
     if (point.toLastStage().length > 0) {
-      Bench.say(String.format("    %-42s p50 %7.1f ms  p99 %7.1f ms", "send to committed outcome", point.toLastStage()[0],
-          point.toLastStage()[1]));
+      Bench.say(
+          String.format(
+              "    %-42s p50 %7.1f ms  p99 %7.1f ms",
+              "send to committed outcome", point.toLastStage()[0], point.toLastStage()[1]));
     }
     return point;
   }
 
   /**
-   * Adds one answered key's hops: send to the first stage, stage to stage, last stage to the answer.
-   * A key whose stages the reader did not all see (the poll that saw the answer saw a stage too late,
-   * or not at all) is left out of the hops, not of the end-to-end figure.
+   * Adds one answered key's hops: send to the first stage, stage to stage, last stage to the
+   * answer. A key whose stages the reader did not all see (the poll that saw the answer saw a stage
+   * too late, or not at all) is left out of the hops, not of the end-to-end figure.
    */
   private static void recordHops(List<Histogram> hops, long sent, long[] seen, long answeredAt) {
     if (hops.isEmpty() || seen == null) {
@@ -264,35 +391,59 @@ final class LatencyBench {
     }
     previous = sent;
     for (int h = 0; h < seen.length; h++) {
-      hops.get(h).recordValue(Math.min((seen[h] - previous) / 1_000, hops.get(h).getHighestTrackableValue()));
+      hops.get(h)
+          .recordValue(
+              Math.min((seen[h] - previous) / 1_000, hops.get(h).getHighestTrackableValue()));
       previous = seen[h];
     }
     Histogram last = hops.get(seen.length);
-    last.recordValue(Math.min(Math.max(0, answeredAt - previous) / 1_000, last.getHighestTrackableValue()));
+    last.recordValue(
+        Math.min(Math.max(0, answeredAt - previous) / 1_000, last.getHighestTrackableValue()));
   }
 
-  private static void report(List<Point> points, int warmup, int seconds, String command) throws Exception {
-    StringBuilder md = new StringBuilder("# Latency: intent to reply, against the baseline's single hop\n\n");
+  private static void report(List<Point> points, int warmup, int seconds, String command)
+      throws Exception {
+    StringBuilder md =
+        new StringBuilder("# Latency: intent to reply, against the baseline's single hop\n\n");
     md.append("Command: `").append(command).append("`  \n");
     md.append(Bench.machine()).append("  \n");
-    md.append("Each point on a fresh embedded broker, 8 partitions, exactly_once_v2, 2 stream threads, producer linger.ms=0;"
-        + " unique keys sent at a fixed rate for ").append(warmup).append(" s of warm-up (excluded) and ").append(seconds)
-        .append(" s measured; latency from send to the first committed answer (read_committed). The ledger's reply crosses"
-            + " the ledger (dispatch), the executor (kafka connector, no I/O; its commit interval set to the same value)"
-            + " and the ledger again (completion): three transactional commits.\n\n");
-    md.append("| commit.interval.ms | offered load /s | baseline p50 / p99 / p99.9 ms | ledger p50 / p99 / p99.9 ms"
-        + " | ledger p99 / baseline p99 | target |\n| ---: | ---: | --- | --- | ---: | --- |\n");
+    md.append(
+            "Each point on a fresh embedded broker, 8 partitions, exactly_once_v2, 2 stream threads, producer linger.ms=0;"
+                + " unique keys sent at a fixed rate for ")
+        .append(warmup)
+        .append(" s of warm-up (excluded) and ")
+        .append(seconds)
+        .append(
+            " s measured; latency from send to the first committed answer (read_committed). The ledger's reply crosses"
+                + " the ledger (dispatch), the executor (kafka connector, no I/O; its commit interval set to the same value)"
+                + " and the ledger again (completion): three transactional commits.\n\n");
+    md.append(
+        "| commit.interval.ms | offered load /s | baseline p50 / p99 / p99.9 ms | ledger p50 / p99 / p99.9 ms"
+            + " | ledger p99 / baseline p99 | target |\n| ---: | ---: | --- | --- | ---: | --- |\n");
     for (int i = 0; i + 1 < points.size(); i += 2) {
       Point b = points.get(i);
       Point l = points.get(i + 1);
-      md.append(String.format("| %d | %,d | %.1f / %.1f / %.1f | %.1f / %.1f / %.1f | %.2f | <= 2.0 |%n", b.commitMs(), b.load(),
-          b.p50(), b.p99(), b.p999(), l.p50(), l.p99(), l.p999(), l.p99() / b.p99()));
+      md.append(
+          String.format(
+              "| %d | %,d | %.1f / %.1f / %.1f | %.1f / %.1f / %.1f | %.2f | <= 2.0 |%n",
+              b.commitMs(),
+              b.load(),
+              b.p50(),
+              b.p99(),
+              b.p999(),
+              l.p50(),
+              l.p99(),
+              l.p999(),
+              l.p99() / b.p99()));
     }
-    md.append("\nWhere the ledger's time goes: each hop's p50 / p99 in ms, from the time the same read_committed reader"
-        + " first saw the key on the dispatch topic, on tool-outcomes and on tool-results (keys whose three records it saw"
-        + " in order; the reader's own poll adds up to a few ms to each).\n\n| commit.interval.ms | offered load /s |");
+    md.append(
+        "\nWhere the ledger's time goes: each hop's p50 / p99 in ms, from the time the same read_committed reader"
+            + " first saw the key on the dispatch topic, on tool-outcomes and on tool-results (keys whose three records it saw"
+            + " in order; the reader's own poll adds up to a few ms to each).\n\n| commit.interval.ms | offered load /s |");
     HOPS.forEach(h -> md.append(' ').append(h).append(" |"));
-    md.append(" sum of p50s / end-to-end p50 |\n| ---: | ---: |").append(" --- |".repeat(HOPS.size())).append(" --- |\n");
+    md.append(" sum of p50s / end-to-end p50 |\n| ---: | ---: |")
+        .append(" --- |".repeat(HOPS.size()))
+        .append(" --- |\n");
     for (Point l : points) {
       if (l.hops().isEmpty()) {
         continue;
@@ -305,21 +456,30 @@ final class LatencyBench {
       }
       md.append(String.format(" %.1f / %.1f |%n", sum, l.p50()));
     }
-    md.append("\nThe proposed change (the executor publishes the reply in the outcome's transaction) would make the"
-        + " reply visible when the outcome is: send to the first committed outcome, measured in the same runs, against"
-        + " the baseline's single hop.\n\n| commit.interval.ms | offered load /s | baseline p99 ms"
-        + " | ledger to committed outcome p50 / p99 / p99.9 ms | to outcome p99 / baseline p99 | target |\n"
-        + "| ---: | ---: | ---: | --- | ---: | --- |\n");
+    md.append(
+        "\nThe proposed change (the executor publishes the reply in the outcome's transaction) would make the"
+            + " reply visible when the outcome is: send to the first committed outcome, measured in the same runs, against"
+            + " the baseline's single hop.\n\n| commit.interval.ms | offered load /s | baseline p99 ms"
+            + " | ledger to committed outcome p50 / p99 / p99.9 ms | to outcome p99 / baseline p99 | target |\n"
+            + "| ---: | ---: | ---: | --- | ---: | --- |\n");
     for (int i = 0; i + 1 < points.size(); i += 2) {
       Point b = points.get(i);
       double[] o = points.get(i + 1).toLastStage();
-      md.append(String.format("| %d | %,d | %.1f | %.1f / %.1f / %.1f | %.2f | <= 2.0 |%n", b.commitMs(), b.load(), b.p99(),
-          o[0], o[1], o[2], o[1] / b.p99()));
+      md.append(
+          String.format(
+              "| %d | %,d | %.1f | %.1f / %.1f / %.1f | %.2f | <= 2.0 |%n",
+              b.commitMs(), b.load(), b.p99(), o[0], o[1], o[2], o[1] / b.p99()));
     }
     md.append("\nAnswered of sent (measured window): ");
-    points.forEach(p -> md.append(String.format("%s@%d/%d: %,d/%,d; ", p.side().split(" ")[0], p.commitMs(), p.load(), p.answered(), p.sent())));
+    points.forEach(
+        p ->
+            md.append(
+                String.format(
+                    "%s@%d/%d: %,d/%,d; ",
+                    p.side().split(" ")[0], p.commitMs(), p.load(), p.answered(), p.sent())));
     md.append("\n");
-    Path chart = Charts.latency(points, Path.of("bench/results/latency-" + LocalDate.now() + ".png"));
+    Path chart =
+        Charts.latency(points, Path.of("bench/results/latency-" + LocalDate.now() + ".png"));
     md.append("\n![p99 latency by offered load](").append(chart.getFileName()).append(")\n");
     Bench.writeReport("latency", md);
   }

@@ -20,13 +20,14 @@ import java.util.stream.Stream;
 
 /**
  * The OS processes of a chaos or failover run: each started from a command (mostly the {@code
- * effectledger} jar) in one directory, its output appended to {@code <name>.log} there, killed
- * with SIGKILL and started again with the same command. Closing (or the harness's own JVM ending)
- * stops every one, newest first.
+ * effectledger} jar) in one directory, its output appended to {@code <name>.log} there, killed with
+ * SIGKILL and started again with the same command. Closing (or the harness's own JVM ending) stops
+ * every one, newest first.
  */
 public final class Processes implements AutoCloseable {
 
-  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
   private final Path dir;
   private final Path jar;
@@ -46,8 +47,12 @@ public final class Processes implements AutoCloseable {
     }
 
     public Node start() throws IOException {
-      process = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
-          .redirectOutput(ProcessBuilder.Redirect.appendTo(log().toFile())).start();
+      process =
+          new ProcessBuilder(command)
+              .directory(dir.toFile())
+              .redirectErrorStream(true)
+              .redirectOutput(ProcessBuilder.Redirect.appendTo(log().toFile()))
+              .start();
       return this;
     }
 
@@ -90,12 +95,20 @@ public final class Processes implements AutoCloseable {
      *
      * @throws IllegalStateException when the process exits first, or after {@code timeout}
      */
-    public String awaitLine(String prefix, Duration timeout) throws InterruptedException, IOException {
+    public String awaitLine(String prefix, Duration timeout)
+        throws InterruptedException, IOException {
       long deadline = System.nanoTime() + timeout.toNanos();
       while (System.nanoTime() < deadline) {
         if (!process.isAlive()) {
-          throw new IllegalStateException(name + " exited with " + process.exitValue() + " before printing '" + prefix
-              + "'; " + log() + " says why");
+          throw new IllegalStateException(
+              name
+                  + " exited with "
+                  + process.exitValue()
+                  + " before printing '"
+                  + prefix
+                  + "'; "
+                  + log()
+                  + " says why");
         }
         if (Files.exists(log())) {
           for (String line : Files.readAllLines(log())) {
@@ -110,14 +123,27 @@ public final class Processes implements AutoCloseable {
     }
   }
 
-  /** Processes started in {@code dir}, with the effectledger jar found from the working directory or {@code -Deffectledger.jar}. */
+  /**
+   * Processes started in {@code dir}, with the effectledger jar found from the working directory or
+   * {@code -Deffectledger.jar}.
+   */
   public Processes(Path dir) throws IOException {
     this.dir = dir;
     Files.createDirectories(dir);
-    this.jar = Stream.of(System.getProperty("effectledger.jar", ""), "app/target/effectledger.jar", "../app/target/effectledger.jar")
-        .filter(p -> !p.isEmpty()).map(Path::of).filter(Files::exists).findFirst()
-        .orElseThrow(() -> new IllegalStateException("app/target/effectledger.jar is missing; build it with ./mvnw -B -DskipTests install"))
-        .toAbsolutePath();
+    this.jar =
+        Stream.of(
+                System.getProperty("effectledger.jar", ""),
+                "app/target/effectledger.jar",
+                "../app/target/effectledger.jar")
+            .filter(p -> !p.isEmpty())
+            .map(Path::of)
+            .filter(Files::exists)
+            .findFirst()
+            .orElseThrow(
+                () ->
+                    new IllegalStateException(
+                        "app/target/effectledger.jar is missing; build it with ./mvnw -B -DskipTests install"))
+            .toAbsolutePath();
     Runtime.getRuntime().addShutdownHook(reaper);
   }
 
@@ -136,8 +162,15 @@ public final class Processes implements AutoCloseable {
 
   /** A process of {@code effectledger <args>} with a small serial-GC heap, not started yet. */
   public Node jar(String name, String heap, String... args) {
-    List<String> command = new ArrayList<>(List.of(java(), "-Xmx" + heap, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-        "-jar", jar.toString()));
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                java(),
+                "-Xmx" + heap,
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-jar",
+                jar.toString()));
     command.addAll(List.of(args));
     return node(name, command);
   }
@@ -150,14 +183,23 @@ public final class Processes implements AutoCloseable {
   /** This JVM's class path with absolute entries, for processes started in another directory. */
   public static String absoluteClassPath() {
     return Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
-        .map(p -> Path.of(p).toAbsolutePath().toString()).collect(Collectors.joining(File.pathSeparator));
+        .map(p -> Path.of(p).toAbsolutePath().toString())
+        .collect(Collectors.joining(File.pathSeparator));
   }
 
-  /** True when the processor whose HTTP endpoint is on {@code port} answers {@code /readyz} with 200. */
+  /**
+   * True when the processor whose HTTP endpoint is on {@code port} answers {@code /readyz} with
+   * 200.
+   */
   public static boolean ready(int port) {
     try {
-      return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz")).timeout(Duration.ofSeconds(2))
-          .build(), HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
+      return HTTP.send(
+                  HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz"))
+                      .timeout(Duration.ofSeconds(2))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString())
+              .statusCode()
+          == 200;
     } catch (IOException e) {
       return false; // not listening (yet)
     } catch (InterruptedException e) {
@@ -171,14 +213,20 @@ public final class Processes implements AutoCloseable {
     long deadline = System.nanoTime() + limit.toNanos();
     while (!ready(port)) {
       if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("the processor on port " + port + " was not ready after " + limit + "; its log says why");
+        throw new IllegalStateException(
+            "the processor on port "
+                + port
+                + " was not ready after "
+                + limit
+                + "; its log says why");
       }
       Thread.sleep(250); // polling readiness
     }
   }
 
   public static int freePort() throws IOException {
-    return LoopbackPorts.stable(); // below the ephemeral range: a restarted part finds its port free
+    return LoopbackPorts
+        .stable(); // below the ephemeral range: a restarted part finds its port free
   }
 
   private void destroyAll() {

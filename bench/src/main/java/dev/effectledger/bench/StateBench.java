@@ -34,11 +34,11 @@ import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Utils;
-import org.apache.kafka.common.Metric;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.processor.StateRestoreListener;
@@ -57,8 +57,17 @@ final class StateBench {
   private static final long T0 = Instant.now().minus(Duration.ofDays(2)).toEpochMilli();
 
   /** One store's figures. */
-  record Figures(long keys, long expired, long diskBytes, long deadlineDiskBytes, long changelogBytes, double restoreSeconds,
-      long restoredRecords, double purgeMicrosPerEntry, double purgeCpuMicrosPerEntry, double compactionSettleSeconds) {}
+  record Figures(
+      long keys,
+      long expired,
+      long diskBytes,
+      long deadlineDiskBytes,
+      long changelogBytes,
+      double restoreSeconds,
+      long restoredRecords,
+      double purgeMicrosPerEntry,
+      double purgeCpuMicrosPerEntry,
+      double compactionSettleSeconds) {}
 
   private StateBench() {}
 
@@ -78,29 +87,35 @@ final class StateBench {
       AtomicLong expired = new AtomicLong();
       AtomicLong firstExpiry = new AtomicLong();
       AtomicLong lastExpiry = new AtomicLong();
-      // Per stream thread, its CPU time at its first and at its latest expiry: the purge's own work,
+      // Per stream thread, its CPU time at its first and at its latest expiry: the purge's own
+      // work,
       // RocksDB reads included (JNI on the same thread), background compactions and the broker not.
       Map<Long, long[]> streamThreadCpu = new ConcurrentHashMap<>();
       ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-      LedgerObserver observer = new LedgerObserver() {
-        @Override
-        public void decided(String tool, AuditType type) {
-          if (type == AuditType.EXPIRED) {
-            long now = System.nanoTime();
-            long cpu = threads.getCurrentThreadCpuTime();
-            streamThreadCpu.computeIfAbsent(Thread.currentThread().getId(), id -> new long[] {cpu, cpu})[1] = cpu;
-            firstExpiry.compareAndSet(0, now);
-            lastExpiry.set(now);
-            expired.incrementAndGet();
-          }
-        }
-      };
+      LedgerObserver observer =
+          new LedgerObserver() {
+            @Override
+            public void decided(String tool, AuditType type) {
+              if (type == AuditType.EXPIRED) {
+                long now = System.nanoTime();
+                long cpu = threads.getCurrentThreadCpuTime();
+                streamThreadCpu
+                        .computeIfAbsent(
+                            Thread.currentThread().getId(), id -> new long[] {cpu, cpu})[1] =
+                    cpu;
+                firstExpiry.compareAndSet(0, now);
+                lastExpiry.set(now);
+                expired.incrementAndGet();
+              }
+            }
+          };
       LedgerConfig config = LedgerConfig.of(Bench.POLICIES, REGISTRY).withObserver(observer);
       Path work = Files.createTempDirectory("state-bench");
       Path loadDir = Files.createDirectories(work.resolve("load"));
       try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
         long loadStart = System.nanoTime();
-        KafkaStreams loading = new KafkaStreams(LedgerTopology.build(config), props(kafka, app, loadDir));
+        KafkaStreams loading =
+            new KafkaStreams(LedgerTopology.build(config), props(kafka, app, loadDir));
         loading.start();
         // Intents first, outcomes once every intent is in the ledger: an outcome read before its
         // intent would find no entry and be dropped as late.
@@ -111,13 +126,17 @@ final class StateBench {
           while (!Bench.caughtUp(admin, app, ends)) {
             TimeUnit.MILLISECONDS.sleep(500); // polling the committed offsets
             if (System.nanoTime() - lastReport > TimeUnit.SECONDS.toNanos(30)) {
-              Bench.say(String.format("state: loading %s, %d s", topic, TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - loadStart)));
+              Bench.say(
+                  String.format(
+                      "state: loading %s, %d s",
+                      topic, TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - loadStart)));
               lastReport = System.nanoTime();
             }
           }
         }
         Bench.say(String.format("state: loaded in %.0f s", (System.nanoTime() - loadStart) / 1e9));
-        loading.close(new KafkaStreams.CloseOptions().leaveGroup(true).timeout(Duration.ofSeconds(60)));
+        loading.close(
+            new KafkaStreams.CloseOptions().leaveGroup(true).timeout(Duration.ofSeconds(60)));
         long disk = size(loadDir, LedgerStore.NAME);
         long deadlineDisk = size(loadDir, LedgerStore.DEADLINES);
         long changelog = changelogBytes(admin, app + "-" + LedgerStore.NAME + "-changelog");
@@ -128,33 +147,39 @@ final class StateBench {
         AtomicLong restoreFirst = new AtomicLong();
         AtomicLong restoreLast = new AtomicLong();
         long restoreStart = System.nanoTime();
-        try (KafkaStreams streams = new KafkaStreams(LedgerTopology.build(config), props(kafka, app, restoreDir))) {
-          streams.setGlobalStateRestoreListener(new StateRestoreListener() {
-            @Override
-            public void onRestoreStart(TopicPartition tp, String store, long start, long end) {
-              restoreFirst.compareAndSet(0, System.nanoTime());
-            }
+        try (KafkaStreams streams =
+            new KafkaStreams(LedgerTopology.build(config), props(kafka, app, restoreDir))) {
+          streams.setGlobalStateRestoreListener(
+              new StateRestoreListener() {
+                @Override
+                public void onRestoreStart(TopicPartition tp, String store, long start, long end) {
+                  restoreFirst.compareAndSet(0, System.nanoTime());
+                }
 
-            @Override
-            public void onBatchRestored(TopicPartition tp, String store, long batchEnd, long count) {
-              restored.addAndGet(count);
-            }
+                @Override
+                public void onBatchRestored(
+                    TopicPartition tp, String store, long batchEnd, long count) {
+                  restored.addAndGet(count);
+                }
 
-            @Override
-            public void onRestoreEnd(TopicPartition tp, String store, long total) {
-              restoreLast.set(System.nanoTime());
-            }
-          });
+                @Override
+                public void onRestoreEnd(TopicPartition tp, String store, long total) {
+                  restoreLast.set(System.nanoTime());
+                }
+              });
           streams.start();
           while (streams.state() != KafkaStreams.State.RUNNING) {
             TimeUnit.MILLISECONDS.sleep(100); // polling the restore's end
           }
           double untilRunning = (System.nanoTime() - restoreStart) / 1e9;
           double restoreSeconds = (restoreLast.get() - restoreFirst.get()) / 1e9;
-          Bench.say(String.format("state: restored %,d changelog records in %.1f s (%.1f s from start to RUNNING)", restored.get(),
-              restoreSeconds, untilRunning));
+          Bench.say(
+              String.format(
+                  "state: restored %,d changelog records in %.1f s (%.1f s from start to RUNNING)",
+                  restored.get(), restoreSeconds, untilRunning));
 
-          // The restore leaves RocksDB compacting what it wrote; the purge is timed once that is done.
+          // The restore leaves RocksDB compacting what it wrote; the purge is timed once that is
+          // done.
           double settleSeconds = awaitCompactions(streams);
 
           // Purge: ticks on every partition move stream time past the window, one punctuation each.
@@ -162,7 +187,8 @@ final class StateBench {
           tick(kafka.bootstrapServers(), ticksPerPartition);
           long waitStart = System.nanoTime();
           long seen = -1;
-          while (expired.get() < expiring && System.nanoTime() - waitStart < TimeUnit.MINUTES.toNanos(10)) {
+          while (expired.get() < expiring
+              && System.nanoTime() - waitStart < TimeUnit.MINUTES.toNanos(10)) {
             TimeUnit.SECONDS.sleep(10); // polling the expiry count
             if (expired.get() == seen && seen > 0) {
               Bench.say(String.format("state: expiry stopped at %,d of %,d", seen, expiring));
@@ -170,13 +196,27 @@ final class StateBench {
             }
             seen = expired.get();
           }
-          double purgeMicros = (lastExpiry.get() - firstExpiry.get()) / 1e3 / Math.max(1, expired.get());
-          double cpuMicros = streamThreadCpu.values().stream().mapToLong(c -> c[1] - c[0]).sum() / 1e3
-              / Math.max(1, expired.get());
-          Bench.say(String.format("state: %,d entries expired, %.1f µs each (%.1f µs of stream-thread CPU)", expired.get(),
-              purgeMicros, cpuMicros));
-          return new Figures(keys, expired.get(), disk, deadlineDisk, changelog, restoreSeconds, restored.get(), purgeMicros,
-              cpuMicros, settleSeconds);
+          double purgeMicros =
+              (lastExpiry.get() - firstExpiry.get()) / 1e3 / Math.max(1, expired.get());
+          double cpuMicros =
+              streamThreadCpu.values().stream().mapToLong(c -> c[1] - c[0]).sum()
+                  / 1e3
+                  / Math.max(1, expired.get());
+          Bench.say(
+              String.format(
+                  "state: %,d entries expired, %.1f µs each (%.1f µs of stream-thread CPU)",
+                  expired.get(), purgeMicros, cpuMicros));
+          return new Figures(
+              keys,
+              expired.get(),
+              disk,
+              deadlineDisk,
+              changelog,
+              restoreSeconds,
+              restored.get(),
+              purgeMicros,
+              cpuMicros,
+              settleSeconds);
         }
       } finally {
         Utils.delete(work.toFile()); // both state directories: about 5 GB at 10 million keys
@@ -185,9 +225,9 @@ final class StateBench {
   }
 
   /**
-   * Waits (at most 10 minutes) until no ledger store reports a pending or running compaction
-   * (Kafka Streams' RocksDB property metrics), and returns how long that took; negative when it
-   * gave up waiting.
+   * Waits (at most 10 minutes) until no ledger store reports a pending or running compaction (Kafka
+   * Streams' RocksDB property metrics), and returns how long that took; negative when it gave up
+   * waiting.
    */
   private static double awaitCompactions(KafkaStreams streams) throws InterruptedException {
     long start = System.nanoTime();
@@ -210,12 +250,19 @@ final class StateBench {
       TimeUnit.SECONDS.sleep(1); // polling the compaction metrics
     }
     double seconds = (System.nanoTime() - start) / 1e9;
-    Bench.say(String.format(quiet >= 3 ? "state: RocksDB compactions settled after %.0f s"
-        : "state: RocksDB still compacting after %.0f s; timing the purge anyway", seconds));
+    Bench.say(
+        String.format(
+            quiet >= 3
+                ? "state: RocksDB compactions settled after %.0f s"
+                : "state: RocksDB still compacting after %.0f s; timing the purge anyway",
+            seconds));
     return quiet >= 3 ? seconds : -seconds;
   }
 
-  /** A ledger client's properties: exactly_once_v2, 2 stream threads, commits every 100 ms, from the earliest offset. */
+  /**
+   * A ledger client's properties: exactly_once_v2, 2 stream threads, commits every 100 ms, from the
+   * earliest offset.
+   */
   static Properties props(EmbeddedKafkaCluster kafka, String app, Path dir) {
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, app);
@@ -229,7 +276,10 @@ final class StateBench {
     return LedgerTopology.streamsProperties(props);
   }
 
-  /** Intents for {@code keys} keys, or their SUCCEEDED outcomes; the first {@code expiring} complete 12 h earlier than the rest. */
+  /**
+   * Intents for {@code keys} keys, or their SUCCEEDED outcomes; the first {@code expiring} complete
+   * 12 h earlier than the rest.
+   */
   private static void produce(String bootstrap, String topic, long keys, long expiring) {
     Properties props = new Properties();
     props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -238,19 +288,43 @@ final class StateBench {
     var registry = SchemaRegistries.forUrl(REGISTRY);
     RegistryAvroSerde<ToolIntent> intents = new RegistryAvroSerde<>(registry, ToolIntent.class);
     RegistryAvroSerde<Outcome> outcomes = new RegistryAvroSerde<>(registry, Outcome.class);
-    try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())) {
+    try (KafkaProducer<String, byte[]> producer =
+        new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())) {
       {
         for (long i = 0; i < keys; i++) {
           long at = i < expiring ? T0 : T0 + TimeUnit.HOURS.toMillis(12);
           String key = "v1:state-" + i;
-          byte[] value = topic.equals(Topics.INTENTS)
-              ? intents.serialize(topic, ToolIntent.newBuilder().setIdempotencyKey(key).setTenant("bench").setRunId("run-" + i)
-                  .setStepId("step").setTool("charge_card").setArguments("{\"amount\":" + i + ",\"to\":\"cus_" + i + "\"}")
-                  .setArgumentsHash(ArgumentsHash.of("{\"amount\":" + i + ",\"to\":\"cus_" + i + "\"}", List.of())).setRequestedAt(Instant.ofEpochMilli(at)).build())
-              : outcomes.serialize(topic, Outcome.newBuilder().setIdempotencyKey(key).setTenant("bench").setTool("charge_card")
-                  .setAttempt(1).setStatus(OutcomeStatus.SUCCEEDED).setResultJson("{\"id\":\"ch_" + i + "\"}").setEffectId("ch_" + i)
-                  .setCompletedAt(Instant.ofEpochMilli(at + 1000)).build());
-          producer.send(new ProducerRecord<>(topic, null, topic.equals(Topics.INTENTS) ? at : at + 1000, key, value));
+          byte[] value =
+              topic.equals(Topics.INTENTS)
+                  ? intents.serialize(
+                      topic,
+                      ToolIntent.newBuilder()
+                          .setIdempotencyKey(key)
+                          .setTenant("bench")
+                          .setRunId("run-" + i)
+                          .setStepId("step")
+                          .setTool("charge_card")
+                          .setArguments("{\"amount\":" + i + ",\"to\":\"cus_" + i + "\"}")
+                          .setArgumentsHash(
+                              ArgumentsHash.of(
+                                  "{\"amount\":" + i + ",\"to\":\"cus_" + i + "\"}", List.of()))
+                          .setRequestedAt(Instant.ofEpochMilli(at))
+                          .build())
+                  : outcomes.serialize(
+                      topic,
+                      Outcome.newBuilder()
+                          .setIdempotencyKey(key)
+                          .setTenant("bench")
+                          .setTool("charge_card")
+                          .setAttempt(1)
+                          .setStatus(OutcomeStatus.SUCCEEDED)
+                          .setResultJson("{\"id\":\"ch_" + i + "\"}")
+                          .setEffectId("ch_" + i)
+                          .setCompletedAt(Instant.ofEpochMilli(at + 1000))
+                          .build());
+          producer.send(
+              new ProducerRecord<>(
+                  topic, null, topic.equals(Topics.INTENTS) ? at : at + 1000, key, value));
           if (i > 0 && i % 2_000_000 == 0) {
             Bench.say(String.format("state: produced %,d %s", i, topic));
           }
@@ -262,15 +336,27 @@ final class StateBench {
   private static void tick(String bootstrap, long perPartition) {
     Properties props = new Properties();
     props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    RegistryAvroSerde<ToolIntent> intents = new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), ToolIntent.class);
-    try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())) {
+    RegistryAvroSerde<ToolIntent> intents =
+        new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), ToolIntent.class);
+    try (KafkaProducer<String, byte[]> producer =
+        new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())) {
       for (long j = 1; j <= perPartition; j++) {
         long at = T0 + TimeUnit.HOURS.toMillis(25) + j * 60_000;
         for (int p = 0; p < PARTITIONS; p++) {
           String key = "v1:tick-" + p;
-          byte[] value = intents.serialize(Topics.INTENTS, ToolIntent.newBuilder().setIdempotencyKey(key).setTenant("bench")
-              .setRunId("tick").setStepId("tick").setTool("charge_card").setArguments("{}").setArgumentsHash(ArgumentsHash.of("{}", List.of()))
-              .setRequestedAt(Instant.ofEpochMilli(at)).build());
+          byte[] value =
+              intents.serialize(
+                  Topics.INTENTS,
+                  ToolIntent.newBuilder()
+                      .setIdempotencyKey(key)
+                      .setTenant("bench")
+                      .setRunId("tick")
+                      .setStepId("tick")
+                      .setTool("charge_card")
+                      .setArguments("{}")
+                      .setArgumentsHash(ArgumentsHash.of("{}", List.of()))
+                      .setRequestedAt(Instant.ofEpochMilli(at))
+                      .build());
           producer.send(new ProducerRecord<>(Topics.INTENTS, p, at, key, value));
         }
       }
@@ -293,7 +379,10 @@ final class StateBench {
   static long size(Path stateDir, String store) throws IOException {
     List<Path> stores;
     try (Stream<Path> paths = Files.walk(stateDir)) {
-      stores = paths.filter(p -> Files.isDirectory(p) && p.getFileName().toString().equals(store)).toList();
+      stores =
+          paths
+              .filter(p -> Files.isDirectory(p) && p.getFileName().toString().equals(store))
+              .toList();
     }
     long bytes = 0;
     for (Path dir : stores) {
@@ -322,40 +411,64 @@ final class StateBench {
 
   /** A wait from {@link #awaitCompactions}: negative when it gave up. */
   private static String settled(double seconds) {
-    return seconds >= 0 ? String.format("settled in %.0f s", seconds) : String.format("still compacting after %.0f s", -seconds);
+    return seconds >= 0
+        ? String.format("settled in %.0f s", seconds)
+        : String.format("still compacting after %.0f s", -seconds);
   }
 
   private static void report(Figures small, Figures large, String command) throws IOException {
     StringBuilder md = new StringBuilder("# Ledger state: size, restore and purge\n\n");
     md.append("Command: `").append(command).append("`  \n");
     md.append(Bench.machine()).append("  \n");
-    md.append("Each store on a fresh embedded broker, 8 partitions, exactly_once_v2, record cache on, 24 h window. Entries are"
-        + " completed by SUCCEEDED outcomes produced directly. Disk bytes are the RocksDB files after a clean close"
-        + " (LZ4-compressed SSTs as Kafka Streams configures them); changelog bytes are the broker's log size of the ledger"
-        + " store's changelog (not compacted yet). Restore: a new instance with an empty state directory, until RUNNING."
-        + " Purge: once RocksDB has no compaction pending or running after the restore (the time it took is given),"
-        + " ticks on every partition move stream time past the window; the cost is the time from the first to the"
-        + " last expiry over the entries expired (each: a store delete, an index delete, an audit record, two changelog"
-        + " tombstones), and the CPU time the stream threads spent from their first to their last expiry over the same"
-        + " count (the purge's own work with its RocksDB reads, without RocksDB's background compactions or the"
-        + " broker, which share the 2 cores).\n\n");
-    md.append("Restore time is from the first store partition's restore start to the last one's end (the listener's"
-        + " view), the changelogs of the ledger store and of the deadline index together.\n\n");
-    md.append("| store | keys | ledger bytes/entry on disk | deadline index bytes/entry | changelog bytes/entry | restore"
-        + " (s) | restore per million entries (s) | expired | purge µs/entry | purge stream-thread CPU µs/entry |\n"
-        + "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    md.append(
+        "Each store on a fresh embedded broker, 8 partitions, exactly_once_v2, record cache on, 24 h window. Entries are"
+            + " completed by SUCCEEDED outcomes produced directly. Disk bytes are the RocksDB files after a clean close"
+            + " (LZ4-compressed SSTs as Kafka Streams configures them); changelog bytes are the broker's log size of the ledger"
+            + " store's changelog (not compacted yet). Restore: a new instance with an empty state directory, until RUNNING."
+            + " Purge: once RocksDB has no compaction pending or running after the restore (the time it took is given),"
+            + " ticks on every partition move stream time past the window; the cost is the time from the first to the"
+            + " last expiry over the entries expired (each: a store delete, an index delete, an audit record, two changelog"
+            + " tombstones), and the CPU time the stream threads spent from their first to their last expiry over the same"
+            + " count (the purge's own work with its RocksDB reads, without RocksDB's background compactions or the"
+            + " broker, which share the 2 cores).\n\n");
+    md.append(
+        "Restore time is from the first store partition's restore start to the last one's end (the listener's"
+            + " view), the changelogs of the ledger store and of the deadline index together.\n\n");
+    md.append(
+        "| store | keys | ledger bytes/entry on disk | deadline index bytes/entry | changelog bytes/entry | restore"
+            + " (s) | restore per million entries (s) | expired | purge µs/entry | purge stream-thread CPU µs/entry |\n"
+            + "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (Figures f : List.of(small, large)) {
-      md.append(String.format("| %s | %,d | %.0f | %.0f | %.0f | %.1f | %.1f | %,d | %.1f | %.1f |%n", f == small ? "small" : "large",
-          f.keys(), (double) f.diskBytes() / f.keys(), (double) f.deadlineDiskBytes() / f.keys(),
-          (double) f.changelogBytes() / f.keys(), f.restoreSeconds(), f.restoreSeconds() / (f.keys() / 1e6), f.expired(),
-          f.purgeMicrosPerEntry(), f.purgeCpuMicrosPerEntry()));
+      md.append(
+          String.format(
+              "| %s | %,d | %.0f | %.0f | %.0f | %.1f | %.1f | %,d | %.1f | %.1f |%n",
+              f == small ? "small" : "large",
+              f.keys(),
+              (double) f.diskBytes() / f.keys(),
+              (double) f.deadlineDiskBytes() / f.keys(),
+              (double) f.changelogBytes() / f.keys(),
+              f.restoreSeconds(),
+              f.restoreSeconds() / (f.keys() / 1e6),
+              f.expired(),
+              f.purgeMicrosPerEntry(),
+              f.purgeCpuMicrosPerEntry()));
     }
-    md.append(String.format("%nStore size at %,d keys: %,d MiB ledger + %,d MiB deadline index on disk, %,d MiB changelog.%n",
-        large.keys(), large.diskBytes() >> 20, large.deadlineDiskBytes() >> 20, large.changelogBytes() >> 20));
-    md.append(String.format("Purge cost, large store / small store: %.2f in time, %.2f in stream-thread CPU (flat is 1.0).%n",
-        large.purgeMicrosPerEntry() / small.purgeMicrosPerEntry(), large.purgeCpuMicrosPerEntry() / small.purgeCpuMicrosPerEntry()));
-    md.append(String.format("Waited for RocksDB's compactions after the restore before the purge: %s (small), %s (large).%n",
-        settled(small.compactionSettleSeconds()), settled(large.compactionSettleSeconds())));
+    md.append(
+        String.format(
+            "%nStore size at %,d keys: %,d MiB ledger + %,d MiB deadline index on disk, %,d MiB changelog.%n",
+            large.keys(),
+            large.diskBytes() >> 20,
+            large.deadlineDiskBytes() >> 20,
+            large.changelogBytes() >> 20));
+    md.append(
+        String.format(
+            "Purge cost, large store / small store: %.2f in time, %.2f in stream-thread CPU (flat is 1.0).%n",
+            large.purgeMicrosPerEntry() / small.purgeMicrosPerEntry(),
+            large.purgeCpuMicrosPerEntry() / small.purgeCpuMicrosPerEntry()));
+    md.append(
+        String.format(
+            "Waited for RocksDB's compactions after the restore before the purge: %s (small), %s (large).%n",
+            settled(small.compactionSettleSeconds()), settled(large.compactionSettleSeconds())));
     Bench.writeReport("state", md);
   }
 }

@@ -37,15 +37,15 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.KafkaStreams;
@@ -64,12 +64,12 @@ import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
  * give its capacity in completed keys per second. Then a fresh ledger gets {@code load} of that
  * capacity for {@code minutes}: intents at a constant rate, each answered with a SUCCEEDED outcome
  * as soon as its dispatch is committed, by a consumer of the dispatch topic standing in for the
- * executors (no connector runs: the bench measures the ledger's state, not a downstream). Once a minute it records the entries in the ledger store (read whole, and dispatched
- * minus expired from the ledger's decisions), RocksDB's memtables and the stores' bytes on disk,
- * the expiries, and the lag of the ledger's group. The run holds when, after the first window and
- * purge, the entries in the store stay within 10%, the peak of memtables and disk in the later
- * half of those minutes is at most 25% above the earlier half's, and the lag stays under five
- * seconds of load.
+ * executors (no connector runs: the bench measures the ledger's state, not a downstream). Once a
+ * minute it records the entries in the ledger store (read whole, and dispatched minus expired from
+ * the ledger's decisions), RocksDB's memtables and the stores' bytes on disk, the expiries, and the
+ * lag of the ledger's group. The run holds when, after the first window and purge, the entries in
+ * the store stay within 10%, the peak of memtables and disk in the later half of those minutes is
+ * at most 25% above the earlier half's, and the lag stays under five seconds of load.
  */
 final class SustainBench {
 
@@ -79,10 +79,21 @@ final class SustainBench {
   private static final double BYTES_TOLERANCE = 0.25;
 
   /** What one minute of the run ended with. */
-  record Minute(int minute, long produced, long completed, long expired, long live, long stored, long memtableBytes,
-      long diskBytes, long lag) {}
+  record Minute(
+      int minute,
+      long produced,
+      long completed,
+      long expired,
+      long live,
+      long stored,
+      long memtableBytes,
+      long diskBytes,
+      long lag) {}
 
-  /** The ledger's decisions, counted. Under exactly_once_v2 an aborted transaction's decisions are heard again. */
+  /**
+   * The ledger's decisions, counted. Under exactly_once_v2 an aborted transaction's decisions are
+   * heard again.
+   */
   static final class Counts implements LedgerObserver {
     final AtomicLong dispatched = new AtomicLong();
     final AtomicLong completed = new AtomicLong();
@@ -100,62 +111,108 @@ final class SustainBench {
         case COMPLETED -> completed.incrementAndGet();
         case EXPIRED -> expired.incrementAndGet();
         case LATE_OUTCOME -> late.incrementAndGet();
-        default -> { }
+        default -> {}
       }
     }
   }
 
   private SustainBench() {}
 
-  static int run(int minutes, Duration window, double load, int fixedRate, int calibrationKeys, String command) throws Exception {
-    ToolPolicies policies = ToolPolicies.of(ToolPolicy.builder(TOOL, ToolClass.WRITE_IDEMPOTENT).window(window).pendingTimeout(Duration.ofMinutes(30)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.REDISPATCH).lane("bench").connector("http").maxAttempts(3).bypassAllowed(false).build());
+  static int run(
+      int minutes, Duration window, double load, int fixedRate, int calibrationKeys, String command)
+      throws Exception {
+    ToolPolicies policies =
+        ToolPolicies.of(
+            ToolPolicy.builder(TOOL, ToolClass.WRITE_IDEMPOTENT)
+                .window(window)
+                .pendingTimeout(Duration.ofMinutes(30))
+                .onInFlight(InFlightPolicy.COALESCE)
+                .onAmbiguous(AmbiguityPolicy.REDISPATCH)
+                .lane("bench")
+                .connector("http")
+                .maxAttempts(3)
+                .bypassAllowed(false)
+                .build());
     Path work = Files.createTempDirectory("sustain-bench");
     try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1);
         Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
       Bench.createTopics(kafka);
-      double capacity = fixedRate > 0 ? 0 : calibrate(kafka, admin, policies, calibrationKeys, work.resolve("calibration"));
+      double capacity =
+          fixedRate > 0
+              ? 0
+              : calibrate(kafka, admin, policies, calibrationKeys, work.resolve("calibration"));
       int rate = fixedRate > 0 ? fixedRate : (int) Math.max(1, capacity * load);
-      Bench.say(String.format("sustain: %,d keys/s for %d minutes, window %s", rate, minutes, window));
+      Bench.say(
+          String.format("sustain: %,d keys/s for %d minutes, window %s", rate, minutes, window));
 
       Counts counts = new Counts();
       LedgerConfig config = LedgerConfig.of(policies, REGISTRY).withObserver(counts);
       Path stateDir = Files.createDirectories(work.resolve("sustain"));
       List<Minute> samples = new ArrayList<>();
-      // The ledger starts where the calibration's records end: committed offsets set before it joins,
+      // The ledger starts where the calibration's records end: committed offsets set before it
+      // joins,
       // not auto.offset.reset=latest, which positions each partition only when first fetched and
       // would skip the first intents of some partitions and not their outcomes.
       Map<TopicPartition, OffsetAndMetadata> from = new HashMap<>();
-      StateBench.ends(admin, Topics.INTENTS, Topics.OUTCOMES).forEach((tp, end) -> from.put(tp, new OffsetAndMetadata(end)));
+      StateBench.ends(admin, Topics.INTENTS, Topics.OUTCOMES)
+          .forEach((tp, end) -> from.put(tp, new OffsetAndMetadata(end)));
       admin.alterConsumerGroupOffsets("sustain", from).all().get();
-      try (KafkaStreams streams = new KafkaStreams(LedgerTopology.build(config), StateBench.props(kafka, "sustain", stateDir))) {
+      try (KafkaStreams streams =
+          new KafkaStreams(
+              LedgerTopology.build(config), StateBench.props(kafka, "sustain", stateDir))) {
         streams.start();
         awaitRunning(streams);
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong produced = new AtomicLong();
         Map<TopicPartition, Long> dispatchEnds = StateBench.ends(admin, Topics.dispatch("bench"));
-        Thread executor = new Thread(() -> answer(kafka.bootstrapServers(), dispatchEnds, stop), "sustain-executor");
+        Thread executor =
+            new Thread(
+                () -> answer(kafka.bootstrapServers(), dispatchEnds, stop), "sustain-executor");
         executor.start();
-        Thread generator = new Thread(() -> generate(kafka.bootstrapServers(), rate, stop, produced), "sustain-load");
+        Thread generator =
+            new Thread(
+                () -> generate(kafka.bootstrapServers(), rate, stop, produced), "sustain-load");
         generator.start();
         try {
           long start = System.nanoTime();
           for (int m = 1; m <= minutes; m++) {
             long until = start + TimeUnit.MINUTES.toNanos(m);
             while (System.nanoTime() < until && generator.isAlive() && executor.isAlive()) {
-              TimeUnit.MILLISECONDS.sleep(Math.min(1000, Math.max(1, (until - System.nanoTime()) / 1_000_000)));
+              TimeUnit.MILLISECONDS.sleep(
+                  Math.min(1000, Math.max(1, (until - System.nanoTime()) / 1_000_000)));
             }
             if (!generator.isAlive() || !executor.isAlive()) {
-              throw new IllegalStateException("the load generator or the stand-in executor stopped early; see its error above");
+              throw new IllegalStateException(
+                  "the load generator or the stand-in executor stopped early; see its error above");
             }
-            Minute sample = new Minute(m, produced.get(), counts.completed.get(), counts.expired.get(),
-                counts.dispatched.get() - counts.expired.get(), stored(streams), rocksDb(streams, "cur-size-all-mem-tables"),
-                StateBench.size(stateDir, LedgerStore.NAME) + StateBench.size(stateDir, LedgerStore.DEADLINES),
-                lag(admin, "sustain"));
+            Minute sample =
+                new Minute(
+                    m,
+                    produced.get(),
+                    counts.completed.get(),
+                    counts.expired.get(),
+                    counts.dispatched.get() - counts.expired.get(),
+                    stored(streams),
+                    rocksDb(streams, "cur-size-all-mem-tables"),
+                    StateBench.size(stateDir, LedgerStore.NAME)
+                        + StateBench.size(stateDir, LedgerStore.DEADLINES),
+                    lag(admin, "sustain"));
             samples.add(sample);
-            Bench.say(String.format("sustain: minute %d: %,d keys produced, %,d completed, %,d expired, %,d live (%,d in the"
-                    + " store), %.1f MiB in memtables, %.1f MiB on disk, lag %,d", m, sample.produced(), sample.completed(),
-                sample.expired(), sample.live(), sample.stored(), sample.memtableBytes() / 1048576.0, sample.diskBytes() / 1048576.0,
-                sample.lag()) + ", late outcomes " + counts.late.get());
+            Bench.say(
+                String.format(
+                        "sustain: minute %d: %,d keys produced, %,d completed, %,d expired, %,d live (%,d in the"
+                            + " store), %.1f MiB in memtables, %.1f MiB on disk, lag %,d",
+                        m,
+                        sample.produced(),
+                        sample.completed(),
+                        sample.expired(),
+                        sample.live(),
+                        sample.stored(),
+                        sample.memtableBytes() / 1048576.0,
+                        sample.diskBytes() / 1048576.0,
+                        sample.lag())
+                    + ", late outcomes "
+                    + counts.late.get());
           }
         } finally {
           stop.set(true);
@@ -169,13 +226,18 @@ final class SustainBench {
     }
   }
 
-  /** The ledger's capacity in completed keys per second: {@code keys} intents, then their outcomes, read from the start. */
-  private static double calibrate(EmbeddedKafkaCluster kafka, Admin admin, ToolPolicies policies, int keys, Path dir)
+  /**
+   * The ledger's capacity in completed keys per second: {@code keys} intents, then their outcomes,
+   * read from the start.
+   */
+  private static double calibrate(
+      EmbeddedKafkaCluster kafka, Admin admin, ToolPolicies policies, int keys, Path dir)
       throws Exception {
     Bench.say(String.format("sustain: calibrating on %,d keys", keys));
     long base = System.currentTimeMillis() - TimeUnit.MINUTES.toMillis(10);
     try (Producer producer = new Producer(kafka.bootstrapServers())) {
-      // Every outcome's time is after every intent's: the ledger reads a task's partitions in time order.
+      // Every outcome's time is after every intent's: the ledger reads a task's partitions in time
+      // order.
       for (int i = 0; i < keys; i++) {
         producer.intent("v1:calibration-" + i, i, base + i);
       }
@@ -185,8 +247,10 @@ final class SustainBench {
     }
     Map<TopicPartition, Long> ends = StateBench.ends(admin, Topics.INTENTS, Topics.OUTCOMES);
     Counts counts = new Counts();
-    try (KafkaStreams streams = new KafkaStreams(LedgerTopology.build(LedgerConfig.of(policies, REGISTRY).withObserver(counts)),
-        StateBench.props(kafka, "sustain-calibration", Files.createDirectories(dir)))) {
+    try (KafkaStreams streams =
+        new KafkaStreams(
+            LedgerTopology.build(LedgerConfig.of(policies, REGISTRY).withObserver(counts)),
+            StateBench.props(kafka, "sustain-calibration", Files.createDirectories(dir)))) {
       streams.start();
       while (!Bench.caughtUp(admin, "sustain-calibration", ends)) {
         TimeUnit.MILLISECONDS.sleep(100); // polling the committed offsets
@@ -194,13 +258,17 @@ final class SustainBench {
       // From the first decision: the group's start-up is not the ledger's work.
       double seconds = (System.nanoTime() - counts.firstDispatchNanos.get()) / 1e9;
       double capacity = counts.completed.get() / seconds;
-      Bench.say(String.format("sustain: %,d keys completed in %.1f s: %,.0f keys/s", counts.completed.get(), seconds, capacity));
+      Bench.say(
+          String.format(
+              "sustain: %,d keys completed in %.1f s: %,.0f keys/s",
+              counts.completed.get(), seconds, capacity));
       return capacity;
     }
   }
 
   /** Intents at {@code rate} keys per second until {@code stop}. */
-  private static void generate(String bootstrap, int rate, AtomicBoolean stop, AtomicLong produced) {
+  private static void generate(
+      String bootstrap, int rate, AtomicBoolean stop, AtomicLong produced) {
     try (Producer producer = new Producer(bootstrap)) {
       long start = System.nanoTime();
       long sent = 0;
@@ -228,15 +296,18 @@ final class SustainBench {
     props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    RegistryAvroSerde<Dispatch> dispatches = new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), Dispatch.class);
+    RegistryAvroSerde<Dispatch> dispatches =
+        new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), Dispatch.class);
     try (Producer producer = new Producer(bootstrap);
-        KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer())) {
+        KafkaConsumer<String, byte[]> consumer =
+            new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer())) {
       consumer.assign(from.keySet());
       from.forEach(consumer::seek);
       while (!stop.get()) {
         for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofMillis(100))) {
           Dispatch dispatch = dispatches.deserialize(record.topic(), record.value());
-          producer.outcome(dispatch.getIdempotencyKey(), dispatch.getAttempt(), System.currentTimeMillis());
+          producer.outcome(
+              dispatch.getIdempotencyKey(), dispatch.getAttempt(), System.currentTimeMillis());
         }
       }
     } catch (RuntimeException e) {
@@ -263,17 +334,45 @@ final class SustainBench {
 
     void intent(String key, long i, long at) {
       String arguments = "{\"amount\":" + i + ",\"to\":\"cus_" + i + "\"}";
-      producer.send(new ProducerRecord<>(Topics.INTENTS, null, at, key, intents.serialize(Topics.INTENTS,
-          ToolIntent.newBuilder().setIdempotencyKey(key).setTenant("bench").setRunId("run-" + i).setStepId("step").setTool(TOOL)
-              .setArguments(arguments).setArgumentsHash(ArgumentsHash.of(arguments, List.of()))
-              .setRequestedAt(Instant.ofEpochMilli(at)).build())));
+      producer.send(
+          new ProducerRecord<>(
+              Topics.INTENTS,
+              null,
+              at,
+              key,
+              intents.serialize(
+                  Topics.INTENTS,
+                  ToolIntent.newBuilder()
+                      .setIdempotencyKey(key)
+                      .setTenant("bench")
+                      .setRunId("run-" + i)
+                      .setStepId("step")
+                      .setTool(TOOL)
+                      .setArguments(arguments)
+                      .setArgumentsHash(ArgumentsHash.of(arguments, List.of()))
+                      .setRequestedAt(Instant.ofEpochMilli(at))
+                      .build())));
     }
 
     void outcome(String key, int attempt, long at) {
-      producer.send(new ProducerRecord<>(Topics.OUTCOMES, null, at, key, outcomes.serialize(Topics.OUTCOMES,
-          Outcome.newBuilder().setIdempotencyKey(key).setTenant("bench").setTool(TOOL).setAttempt(attempt)
-              .setStatus(OutcomeStatus.SUCCEEDED).setResultJson("{\"id\":\"ch_" + key + "\"}").setEffectId("ch_" + key)
-              .setCompletedAt(Instant.ofEpochMilli(at)).build())));
+      producer.send(
+          new ProducerRecord<>(
+              Topics.OUTCOMES,
+              null,
+              at,
+              key,
+              outcomes.serialize(
+                  Topics.OUTCOMES,
+                  Outcome.newBuilder()
+                      .setIdempotencyKey(key)
+                      .setTenant("bench")
+                      .setTool(TOOL)
+                      .setAttempt(attempt)
+                      .setStatus(OutcomeStatus.SUCCEEDED)
+                      .setResultJson("{\"id\":\"ch_" + key + "\"}")
+                      .setEffectId("ch_" + key)
+                      .setCompletedAt(Instant.ofEpochMilli(at))
+                      .build())));
     }
 
     @Override
@@ -282,16 +381,22 @@ final class SustainBench {
     }
   }
 
-  /** Waits until every stream thread runs tasks and the client has stayed RUNNING for 5 s: the load starts once the group has settled. */
+  /**
+   * Waits until every stream thread runs tasks and the client has stayed RUNNING for 5 s: the load
+   * starts once the group has settled.
+   */
   private static void awaitRunning(KafkaStreams streams) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
     long settledSince = 0;
     while (settledSince == 0 || System.nanoTime() - settledSince < TimeUnit.SECONDS.toNanos(5)) {
       if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("the ledger did not settle within 2 minutes; it is " + streams.state());
+        throw new IllegalStateException(
+            "the ledger did not settle within 2 minutes; it is " + streams.state());
       }
-      boolean settled = streams.state() == KafkaStreams.State.RUNNING
-          && streams.metadataForLocalThreads().stream().allMatch(t -> !t.activeTasks().isEmpty());
+      boolean settled =
+          streams.state() == KafkaStreams.State.RUNNING
+              && streams.metadataForLocalThreads().stream()
+                  .allMatch(t -> !t.activeTasks().isEmpty());
       settledSince = settled ? (settledSince == 0 ? System.nanoTime() : settledSince) : 0;
       TimeUnit.MILLISECONDS.sleep(100); // polling the state
     }
@@ -303,8 +408,10 @@ final class SustainBench {
    * compacted away, so it cannot tell a bounded store from a growing one.
    */
   private static long stored(KafkaStreams streams) {
-    ReadOnlyKeyValueStore<Object, Object> store = streams.store(
-        StoreQueryParameters.fromNameAndType(LedgerStore.NAME, QueryableStoreTypes.keyValueStore()));
+    ReadOnlyKeyValueStore<Object, Object> store =
+        streams.store(
+            StoreQueryParameters.fromNameAndType(
+                LedgerStore.NAME, QueryableStoreTypes.keyValueStore()));
     long entries = 0;
     try (KeyValueIterator<Object, Object> all = store.all()) {
       while (all.hasNext()) {
@@ -315,7 +422,10 @@ final class SustainBench {
     return entries;
   }
 
-  /** The sum of a RocksDB property metric over both ledger stores of every task; -1 when Kafka Streams does not report it. */
+  /**
+   * The sum of a RocksDB property metric over both ledger stores of every task; -1 when Kafka
+   * Streams does not report it.
+   */
   private static long rocksDb(KafkaStreams streams, String name) {
     long sum = 0;
     boolean seen = false;
@@ -331,7 +441,8 @@ final class SustainBench {
   /** Records of tool-intents and tool-outcomes the group has not committed past. */
   private static long lag(Admin admin, String group) throws Exception {
     Map<TopicPartition, Long> ends = StateBench.ends(admin, Topics.INTENTS, Topics.OUTCOMES);
-    Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+    Map<TopicPartition, OffsetAndMetadata> committed =
+        admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
     long lag = 0;
     for (var end : ends.entrySet()) {
       OffsetAndMetadata at = committed.get(end.getKey());
@@ -344,16 +455,29 @@ final class SustainBench {
     return m.diskBytes() + Math.max(0, m.memtableBytes());
   }
 
-  /** Writes the report; true when the live entries and the lag held steady after the first window. */
-  private static boolean report(List<Minute> samples, int rate, double capacity, double load, Duration window, long late,
-      String command) throws IOException {
+  /**
+   * Writes the report; true when the live entries and the lag held steady after the first window.
+   */
+  private static boolean report(
+      List<Minute> samples,
+      int rate,
+      double capacity,
+      double load,
+      Duration window,
+      long late,
+      String command)
+      throws IOException {
     Duration purge = LedgerConfig.DEFAULT_PURGE_INTERVAL;
     // The first minute in which entries of the whole first window have had their purge.
     int steadyFrom = (int) Math.min(samples.size(), (window.plus(purge).toSeconds() + 59) / 60 + 1);
     Minute first = samples.get(steadyFrom - 1);
     Minute last = samples.get(samples.size() - 1);
     double growth = (double) (last.stored() - first.stored()) / Math.max(1, first.stored());
-    long maxLag = samples.subList(steadyFrom - 1, samples.size()).stream().mapToLong(Minute::lag).max().orElse(0);
+    long maxLag =
+        samples.subList(steadyFrom - 1, samples.size()).stream()
+            .mapToLong(Minute::lag)
+            .max()
+            .orElse(0);
     long completedSteady = last.completed() - first.completed();
     long expiredSteady = last.expired() - first.expired();
     double expectedLive = rate * window.toMillis() / 1000.0;
@@ -362,53 +486,101 @@ final class SustainBench {
     // higher than the earlier ones'.
     List<Minute> steady = samples.subList(steadyFrom - 1, samples.size());
     int half = steady.size() / 2;
-    long earlyPeak = steady.subList(0, half).stream().mapToLong(SustainBench::stateBytes).max().orElse(0);
-    long latePeak = steady.subList(half, steady.size()).stream().mapToLong(SustainBench::stateBytes).max().orElse(0);
+    long earlyPeak =
+        steady.subList(0, half).stream().mapToLong(SustainBench::stateBytes).max().orElse(0);
+    long latePeak =
+        steady.subList(half, steady.size()).stream()
+            .mapToLong(SustainBench::stateBytes)
+            .max()
+            .orElse(0);
     double bytesGrowth = (double) latePeak / Math.max(1, earlyPeak);
-    boolean plateau = samples.size() > steadyFrom && Math.abs(growth) <= PLATEAU_TOLERANCE && maxLag <= 5L * rate * 2
-        && bytesGrowth <= 1 + BYTES_TOLERANCE;
+    boolean plateau =
+        samples.size() > steadyFrom
+            && Math.abs(growth) <= PLATEAU_TOLERANCE
+            && maxLag <= 5L * rate * 2
+            && bytesGrowth <= 1 + BYTES_TOLERANCE;
 
     StringBuilder md = new StringBuilder("# Sustained load: ledger state over many windows\n\n");
     md.append("Command: `").append(command).append("`  \n");
     md.append(Bench.machine()).append("  \n");
-    md.append("One embedded broker, 8 partitions, exactly_once_v2, 2 stream threads, the processor's default punctuations (")
-        .append("expiry every ").append(LedgerConfig.DEFAULT_PENDING_CHECK_INTERVAL.toMillis()).append(" ms of wall clock and ")
-        .append(purge.toSeconds()).append(" s of stream time, ").append(LedgerConfig.DEFAULT_PUNCTUATION_BUDGET.toMillis())
-        .append(" ms budget each); one write-idempotent tool, window ").append(window).append(". Each key: an intent, then a")
-        .append(" SUCCEEDED outcome from a stand-in executor that answers each committed dispatch at once.  \n");
-    md.append(capacity > 0
-        ? String.format("Calibration: %,.0f completed keys/s as fast as the ledger reads; load %.0f%% of it: **%,d keys/s**"
-            + " (%,d records/s).%n%n", capacity, load * 100, rate, rate * 2)
-        : String.format("Load: **%,d keys/s** (%,d records/s), as given.%n%n", rate, rate * 2));
-    md.append("Live entries: dispatched minus expired, from the ledger's decisions; in the store: the ledger store read whole."
-        + " Memtables: RocksDB's cur-size-all-mem-tables; disk: both stores' files.\n\n");
-    md.append("| minute | keys produced | completed | expired | live entries | in the store | memtables (MiB) | disk (MiB) |"
-        + " lag (records) |\n");
+    md.append(
+            "One embedded broker, 8 partitions, exactly_once_v2, 2 stream threads, the processor's default punctuations (")
+        .append("expiry every ")
+        .append(LedgerConfig.DEFAULT_PENDING_CHECK_INTERVAL.toMillis())
+        .append(" ms of wall clock and ")
+        .append(purge.toSeconds())
+        .append(" s of stream time, ")
+        .append(LedgerConfig.DEFAULT_PUNCTUATION_BUDGET.toMillis())
+        .append(" ms budget each); one write-idempotent tool, window ")
+        .append(window)
+        .append(". Each key: an intent, then a")
+        .append(
+            " SUCCEEDED outcome from a stand-in executor that answers each committed dispatch at once.  \n");
+    md.append(
+        capacity > 0
+            ? String.format(
+                "Calibration: %,.0f completed keys/s as fast as the ledger reads; load %.0f%% of it: **%,d keys/s**"
+                    + " (%,d records/s).%n%n",
+                capacity, load * 100, rate, rate * 2)
+            : String.format("Load: **%,d keys/s** (%,d records/s), as given.%n%n", rate, rate * 2));
+    md.append(
+        "Live entries: dispatched minus expired, from the ledger's decisions; in the store: the ledger store read whole."
+            + " Memtables: RocksDB's cur-size-all-mem-tables; disk: both stores' files.\n\n");
+    md.append(
+        "| minute | keys produced | completed | expired | live entries | in the store | memtables (MiB) | disk (MiB) |"
+            + " lag (records) |\n");
     md.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (Minute m : samples) {
-      md.append(String.format("| %d | %,d | %,d | %,d | %,d | %,d | %s | %.1f | %,d |%n", m.minute(), m.produced(), m.completed(),
-          m.expired(), m.live(), m.stored(), m.memtableBytes() < 0 ? "n/a" : String.format("%.1f", m.memtableBytes() / 1048576.0),
-          m.diskBytes() / 1048576.0, m.lag()));
+      md.append(
+          String.format(
+              "| %d | %,d | %,d | %,d | %,d | %,d | %s | %.1f | %,d |%n",
+              m.minute(),
+              m.produced(),
+              m.completed(),
+              m.expired(),
+              m.live(),
+              m.stored(),
+              m.memtableBytes() < 0 ? "n/a" : String.format("%.1f", m.memtableBytes() / 1048576.0),
+              m.diskBytes() / 1048576.0,
+              m.lag()));
     }
     md.append(String.format("%n| figure | value | holds when |%n| --- | ---: | --- |%n"));
-    md.append(String.format("| entries in the store, minute %d to %d | %+.1f%% | within ±%.0f%% |%n", first.minute(), last.minute(),
-        growth * 100, PLATEAU_TOLERANCE * 100));
-    md.append(String.format("| peak memtables + disk, later half of minutes %d to %d / earlier half | %.2f | at most %.2f |%n",
-        first.minute(), last.minute(), bytesGrowth, 1 + BYTES_TOLERANCE));
-    md.append(String.format("| expired / completed, minute %d to %d | %.3f | about 1 |%n", first.minute(), last.minute(),
-        (double) expiredSteady / Math.max(1, completedSteady)));
-    md.append(String.format("| entries in the store at the end / (load × window) | %.2f | about 1: the sizing rule |%n",
-        last.stored() / expectedLive));
-    md.append(String.format("| entries in the store / live entries counted, at the end | %.3f | about 1 |%n",
-        (double) last.stored() / Math.max(1, last.live())));
-    md.append(String.format("| memtables and disk per entry in the store, at the end | %,.0f bytes | (reference) |%n",
-        (double) (last.diskBytes() + Math.max(0, last.memtableBytes())) / Math.max(1, last.stored())));
-    md.append(String.format("| largest lag from minute %d | %,d records | under 5 s of load (%,d) |%n", first.minute(), maxLag,
-        5L * rate * 2));
+    md.append(
+        String.format(
+            "| entries in the store, minute %d to %d | %+.1f%% | within ±%.0f%% |%n",
+            first.minute(), last.minute(), growth * 100, PLATEAU_TOLERANCE * 100));
+    md.append(
+        String.format(
+            "| peak memtables + disk, later half of minutes %d to %d / earlier half | %.2f | at most %.2f |%n",
+            first.minute(), last.minute(), bytesGrowth, 1 + BYTES_TOLERANCE));
+    md.append(
+        String.format(
+            "| expired / completed, minute %d to %d | %.3f | about 1 |%n",
+            first.minute(), last.minute(), (double) expiredSteady / Math.max(1, completedSteady)));
+    md.append(
+        String.format(
+            "| entries in the store at the end / (load × window) | %.2f | about 1: the sizing rule |%n",
+            last.stored() / expectedLive));
+    md.append(
+        String.format(
+            "| entries in the store / live entries counted, at the end | %.3f | about 1 |%n",
+            (double) last.stored() / Math.max(1, last.live())));
+    md.append(
+        String.format(
+            "| memtables and disk per entry in the store, at the end | %,.0f bytes | (reference) |%n",
+            (double) (last.diskBytes() + Math.max(0, last.memtableBytes()))
+                / Math.max(1, last.stored())));
+    md.append(
+        String.format(
+            "| largest lag from minute %d | %,d records | under 5 s of load (%,d) |%n",
+            first.minute(), maxLag, 5L * rate * 2));
     md.append(String.format("| late outcomes | %,d | 0 |%n", late));
-    md.append(String.format("%n**%s.**%n", plateau
-        ? "The ledger's state held steady under sustained load"
-        : "The ledger's state did NOT hold steady: see the live entries and the lag above"));
+    md.append(
+        String.format(
+            "%n**%s.**%n",
+            plateau
+                ? "The ledger's state held steady under sustained load"
+                : "The ledger's state did NOT hold steady: see the live entries and the lag above"));
     Bench.writeReport("sustain", md);
     return plateau && late == 0;
   }

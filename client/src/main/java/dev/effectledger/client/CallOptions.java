@@ -13,11 +13,12 @@ public record CallOptions(Optional<Duration> timeout) {
   private static final CallOptions DEFAULTS = new CallOptions(Optional.empty());
 
   public CallOptions {
-    timeout.ifPresent(t -> {
-      if (t.isNegative() || t.isZero()) {
-        throw new IllegalArgumentException("timeout must be positive, was " + t);
-      }
-    });
+    timeout.ifPresent(
+        t -> {
+          if (t.isNegative() || t.isZero()) {
+            throw new IllegalArgumentException("timeout must be positive, was " + t);
+          }
+        });
   }
 
   /** The client's settings. */

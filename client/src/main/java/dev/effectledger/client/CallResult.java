@@ -33,16 +33,17 @@ public sealed interface CallResult {
    * @param replayed true when the ledger replayed a stored result to a repeat of the call
    * @param attempts dispatch attempts the ledger made for the key
    */
-  record Succeeded(String key, String resultJson, String effectId, boolean replayed, int attempts) implements CallResult {
+  record Succeeded(String key, String resultJson, String effectId, boolean replayed, int attempts)
+      implements CallResult {
     public Succeeded {
       Objects.requireNonNull(key, "key");
     }
   }
 
   /**
-   * The effect did not happen: the downstream refused it (not retriable: fix the arguments, as a new
-   * step), or retries were spent on failures that provably did not act ({@code RETRIES_EXHAUSTED},
-   * retriable: the same call later runs once).
+   * The effect did not happen: the downstream refused it (not retriable: fix the arguments, as a
+   * new step), or retries were spent on failures that provably did not act ({@code
+   * RETRIES_EXHAUSTED}, retriable: the same call later runs once).
    */
   record Failed(String key, CallError error, boolean replayed) implements CallResult {
     public Failed {

@@ -15,12 +15,12 @@ import java.util.Base64;
  * Derives idempotency keys, version 1 (docs/key-derivation.md):
  *
  * <ol>
- *   <li>parse the arguments; remove each volatile field; refuse when a required field is missing
- *       or null;
+ *   <li>parse the arguments; remove each volatile field; refuse when a required field is missing or
+ *       null;
  *   <li>{@code canonical = JCS(arguments)} (RFC 8785), {@code argumentsHash = "sha256:" +
  *       hex(SHA-256(canonical))};
- *   <li>{@code key = "v1:" + base64url(SHA-256(JCS({"args": arguments, "runId", "scope",
- *       "stepId", "tenant", "tool", "v": 1})))} without padding.
+ *   <li>{@code key = "v1:" + base64url(SHA-256(JCS({"args": arguments, "runId", "scope", "stepId",
+ *       "tenant", "tool", "v": 1})))} without padding.
  * </ol>
  */
 public final class IdempotencyKeys {
@@ -33,7 +33,8 @@ public final class IdempotencyKeys {
   /**
    * @throws KeyDerivationException when the arguments are not JSON or lack a required field
    */
-  public static DerivedKey derive(StepContext step, String tool, String argumentsJson, KeyRules rules) {
+  public static DerivedKey derive(
+      StepContext step, String tool, String argumentsJson, KeyRules rules) {
     if (tool == null || tool.isBlank()) {
       throw new IllegalArgumentException("tool must be set: it is part of the idempotency key");
     }
@@ -44,7 +45,8 @@ public final class IdempotencyKeys {
     for (String pointer : rules.requiredFields()) {
       JsonNode value = arguments.at(pointer);
       if (value.isMissingNode() || value.isNull()) {
-        throw new KeyDerivationException(ErrorCode.MISSING_REQUIRED_FIELD.name(),
+        throw new KeyDerivationException(
+            ErrorCode.MISSING_REQUIRED_FIELD.name(),
             "tool " + tool + " needs argument " + pointer + " to tell one action from another");
       }
     }
@@ -59,21 +61,27 @@ public final class IdempotencyKeys {
     preimage.put("v", 1);
     byte[] keyHash = sha256(canonical(preimage.toString()).getBytes(StandardCharsets.UTF_8));
     return new DerivedKey(
-        VERSION_PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(keyHash), canonical, ArgumentsHash.of(canonical));
+        VERSION_PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(keyHash),
+        canonical,
+        ArgumentsHash.of(canonical));
   }
 
   private static JsonNode parse(String json) {
     try {
       JsonNode node = JSON.readTree(json);
       if (node == null || node.isMissingNode()) {
-        throw new KeyDerivationException(ErrorCode.ARGUMENTS_NOT_JSON.name(), "arguments are empty");
+        throw new KeyDerivationException(
+            ErrorCode.ARGUMENTS_NOT_JSON.name(), "arguments are empty");
       }
       if (!node.isObject()) {
-        throw new KeyDerivationException(ErrorCode.ARGUMENTS_NOT_OBJECT.name(), "arguments must be a JSON object of named arguments");
+        throw new KeyDerivationException(
+            ErrorCode.ARGUMENTS_NOT_OBJECT.name(),
+            "arguments must be a JSON object of named arguments");
       }
       return node;
     } catch (JsonProcessingException e) {
-      throw new KeyDerivationException(ErrorCode.ARGUMENTS_NOT_JSON.name(), "arguments are not JSON: " + e.getOriginalMessage());
+      throw new KeyDerivationException(
+          ErrorCode.ARGUMENTS_NOT_JSON.name(), "arguments are not JSON: " + e.getOriginalMessage());
     }
   }
 

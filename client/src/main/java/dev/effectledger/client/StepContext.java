@@ -4,8 +4,8 @@ import java.util.Objects;
 
 /**
  * Where in an agent run a tool call happens: the structural context its key is derived from. It
- * comes from the orchestrator (the durable run and its logical step), never from the model and never
- * from a fresh random id, so a retry at any layer derives the same key.
+ * comes from the orchestrator (the durable run and its logical step), never from the model and
+ * never from a fresh random id, so a retry at any layer derives the same key.
  *
  * @param tenant the tenant the run belongs to
  * @param runId the durable run (workflow execution) id, stable across crash-resume

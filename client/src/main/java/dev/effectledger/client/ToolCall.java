@@ -12,7 +12,8 @@ import java.util.Objects;
  * @param bypassApproval an operator's approval for a deliberate second execution, or null
  * @param traceId a tracing id carried along, never part of the key, or null
  */
-public record ToolCall(StepContext step, String tool, String argumentsJson, String bypassApproval, String traceId) {
+public record ToolCall(
+    StepContext step, String tool, String argumentsJson, String bypassApproval, String traceId) {
 
   public ToolCall {
     Objects.requireNonNull(step, "step");
@@ -21,7 +22,8 @@ public record ToolCall(StepContext step, String tool, String argumentsJson, Stri
       throw new IllegalArgumentException("tool must be set");
     }
     if (bypassApproval != null && bypassApproval.isBlank()) {
-      throw new IllegalArgumentException("a bypass needs an explicit approval value; leave it null for a normal call");
+      throw new IllegalArgumentException(
+          "a bypass needs an explicit approval value; leave it null for a normal call");
     }
   }
 

@@ -35,13 +35,13 @@ import org.apache.kafka.common.utils.Utils;
  * still in flight does not complete the call: it keeps waiting for the original's result, up to the
  * call's timeout, and then completes with {@link CallResult.StillRunning}.
  *
- * <p>One consumer serves every call, reading only the reply-topic partitions that hold the keys
- * of calls made, each from its end at the time of the first such call, before any intent is
- * published, so no reply can be missed.
+ * <p>One consumer serves every call, reading only the reply-topic partitions that hold the keys of
+ * calls made, each from its end at the time of the first such call, before any intent is published,
+ * so no reply can be missed.
  *
- * <p>{@link Builder#build()} creates the Kafka producer and the reply consumer (with its thread) but
- * connects to nothing: the first call fetches metadata, so a broker that is down shows up as that
- * call failing, not as the constructor blocking.
+ * <p>{@link Builder#build()} creates the Kafka producer and the reply consumer (with its thread)
+ * but connects to nothing: the first call fetches metadata, so a broker that is down shows up as
+ * that call failing, not as the constructor blocking.
  */
 public final class ToolCallClient implements ToolCalls {
 
@@ -52,13 +52,16 @@ public final class ToolCallClient implements ToolCalls {
   private final Duration timeout;
   private final Map<String, KeyRules> keyRules;
   private final Clock clock;
+
   /**
    * How a wait ended: the ledger's final reply, or no reply and why (the wire record is kept for
    * the deprecated {@link #call}, which returns it as it came).
    */
   private record Answer(ToolResult reply, CallResult.StillRunning.Reason notYet) {}
 
-  /** A call still waiting, with its key, so close() can answer it without deriving the key again. */
+  /**
+   * A call still waiting, with its key, so close() can answer it without deriving the key again.
+   */
   private record Waiting(String key, ToolCall call) {}
 
   private final Map<CompletableFuture<Answer>, Waiting> open = new ConcurrentHashMap<>();
@@ -71,11 +74,17 @@ public final class ToolCallClient implements ToolCalls {
     producerProps.putAll(b.producerOverrides);
     producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
     producerProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-    this.producer = new KafkaProducer<>(producerProps, new StringSerializer(), new RegistryAvroSerde<>(registry, ToolIntent.class));
+    this.producer =
+        new KafkaProducer<>(
+            producerProps,
+            new StringSerializer(),
+            new RegistryAvroSerde<>(registry, ToolIntent.class));
     Properties consumerProps = new Properties();
     consumerProps.putAll(b.kafka);
     consumerProps.putAll(b.consumerOverrides);
-    this.replies = new ReplyListener(consumerProps, b.replyTopic, new RegistryAvroSerde<>(registry, ToolResult.class));
+    this.replies =
+        new ReplyListener(
+            consumerProps, b.replyTopic, new RegistryAvroSerde<>(registry, ToolResult.class));
     this.intentsTopic = b.intentsTopic;
     this.replyTopic = b.replyTopic;
     this.timeout = b.timeout;
@@ -89,7 +98,11 @@ public final class ToolCallClient implements ToolCalls {
 
   @Override
   public DerivedKey keyOf(ToolCall call) {
-    return IdempotencyKeys.derive(call.step(), call.tool(), call.argumentsJson(), keyRules.getOrDefault(call.tool(), KeyRules.NONE));
+    return IdempotencyKeys.derive(
+        call.step(),
+        call.tool(),
+        call.argumentsJson(),
+        keyRules.getOrDefault(call.tool(), KeyRules.NONE));
   }
 
   @Override
@@ -100,9 +113,12 @@ public final class ToolCallClient implements ToolCalls {
     } catch (KeyDerivationException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return await(call, key, options.timeout().orElse(timeout)).thenApply(answer -> answer.reply() == null
-        ? new CallResult.StillRunning(key.key(), call, answer.notYet())
-        : CallResults.of(answer.reply()));
+    return await(call, key, options.timeout().orElse(timeout))
+        .thenApply(
+            answer ->
+                answer.reply() == null
+                    ? new CallResult.StillRunning(key.key(), call, answer.notYet())
+                    : CallResults.of(answer.reply()));
   }
 
   /**
@@ -120,10 +136,19 @@ public final class ToolCallClient implements ToolCalls {
     } catch (KeyDerivationException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return await(call, key, timeout).thenApply(answer -> answer.reply() != null ? answer.reply()
-        : answer.notYet() == CallResult.StillRunning.Reason.TIMED_OUT
-        ? notFinal(key.key(), call, "CLIENT_TIMEOUT", "no final result within " + timeout)
-        : notFinal(key.key(), call, "CLIENT_CLOSED", "the client was closed before the result arrived"));
+    return await(call, key, timeout)
+        .thenApply(
+            answer ->
+                answer.reply() != null
+                    ? answer.reply()
+                    : answer.notYet() == CallResult.StillRunning.Reason.TIMED_OUT
+                        ? notFinal(
+                            key.key(), call, "CLIENT_TIMEOUT", "no final result within " + timeout)
+                        : notFinal(
+                            key.key(),
+                            call,
+                            "CLIENT_CLOSED",
+                            "the client was closed before the result arrived"));
   }
 
   /**
@@ -150,44 +175,54 @@ public final class ToolCallClient implements ToolCalls {
     CompletableFuture.delayedExecutor(wait.toMillis(), TimeUnit.MILLISECONDS)
         .execute(() -> answer.complete(new Answer(null, CallResult.StillRunning.Reason.TIMED_OUT)));
     open.put(answer, new Waiting(key.key(), call));
-    answer.whenComplete((r, e) -> {
-      replies.forget(key.key(), reply);
-      open.remove(answer);
-    });
-    replies.watch(partitionOf(key.key()))
-        .thenCompose(ready -> publish(call, key))
-        .whenComplete((sent, error) -> {
-          if (error != null) {
-            answer.completeExceptionally(new IllegalStateException(
-                "Could not publish the intent for key " + key.key() + "; call again with the same step context", error));
-          }
+    answer.whenComplete(
+        (r, e) -> {
+          replies.forget(key.key(), reply);
+          open.remove(answer);
         });
+    replies
+        .watch(partitionOf(key.key()))
+        .thenCompose(ready -> publish(call, key))
+        .whenComplete(
+            (sent, error) -> {
+              if (error != null) {
+                answer.completeExceptionally(
+                    new IllegalStateException(
+                        "Could not publish the intent for key "
+                            + key.key()
+                            + "; call again with the same step context",
+                        error));
+              }
+            });
     return answer;
   }
 
   private CompletableFuture<Void> publish(ToolCall call, DerivedKey key) {
-    ToolIntent intent = ToolIntent.newBuilder()
-        .setIdempotencyKey(key.key())
-        .setTenant(call.step().tenant())
-        .setRunId(call.step().runId())
-        .setStepId(call.step().stepId())
-        .setTool(call.tool())
-        .setArguments(call.argumentsJson())
-        .setArgumentsHash(key.argumentsHash())
-        .setBusinessScope(call.step().businessScope())
-        .setRequestedAt(clock.instant())
-        .setReplyTopic(replyTopic)
-        .setBypassApproval(call.bypassApproval())
-        .setTraceId(call.traceId())
-        .build();
+    ToolIntent intent =
+        ToolIntent.newBuilder()
+            .setIdempotencyKey(key.key())
+            .setTenant(call.step().tenant())
+            .setRunId(call.step().runId())
+            .setStepId(call.step().stepId())
+            .setTool(call.tool())
+            .setArguments(call.argumentsJson())
+            .setArgumentsHash(key.argumentsHash())
+            .setBusinessScope(call.step().businessScope())
+            .setRequestedAt(clock.instant())
+            .setReplyTopic(replyTopic)
+            .setBypassApproval(call.bypassApproval())
+            .setTraceId(call.traceId())
+            .build();
     CompletableFuture<Void> sent = new CompletableFuture<>();
-    producer.send(new ProducerRecord<>(intentsTopic, key.key(), intent), (metadata, error) -> {
-      if (error != null) {
-        sent.completeExceptionally(error);
-      } else {
-        sent.complete(null);
-      }
-    });
+    producer.send(
+        new ProducerRecord<>(intentsTopic, key.key(), intent),
+        (metadata, error) -> {
+          if (error != null) {
+            sent.completeExceptionally(error);
+          } else {
+            sent.complete(null);
+          }
+        });
     return sent;
   }
 
@@ -204,22 +239,30 @@ public final class ToolCallClient implements ToolCalls {
         .setTenant(call.step().tenant())
         .setTool(call.tool())
         .setStatus(ResultStatus.IN_FLIGHT)
-        .setError(ErrorInfo.newBuilder()
-            .setCode(code)
-            .setMessage(why + "; the action may still happen")
-            .setRetriable(true)
-            .setCorrectiveAction("Call again with the same step context: it yields the same key and the action's result, never a second effect.")
-            .build())
+        .setError(
+            ErrorInfo.newBuilder()
+                .setCode(code)
+                .setMessage(why + "; the action may still happen")
+                .setRetriable(true)
+                .setCorrectiveAction(
+                    "Call again with the same step context: it yields the same key and the action's result, never a second effect.")
+                .build())
         .setFirstSeenAt(clock.instant())
         .build();
   }
 
-  /** Stops; calls still waiting complete at once with {@link CallResult.StillRunning.Reason#CLIENT_CLOSED}. */
+  /**
+   * Stops; calls still waiting complete at once with {@link
+   * CallResult.StillRunning.Reason#CLIENT_CLOSED}.
+   */
   @Override
   public void close() {
     replies.close();
     producer.close(Duration.ofSeconds(5));
-    open.keySet().forEach(answer -> answer.complete(new Answer(null, CallResult.StillRunning.Reason.CLIENT_CLOSED)));
+    open.keySet()
+        .forEach(
+            answer ->
+                answer.complete(new Answer(null, CallResult.StillRunning.Reason.CLIENT_CLOSED)));
   }
 
   /** Builds a {@link ToolCallClient}. */
@@ -234,7 +277,10 @@ public final class ToolCallClient implements ToolCalls {
     private Duration timeout = Duration.ofSeconds(30);
     private Clock clock = Clock.systemUTC();
 
-    /** Kafka settings for both clients: bootstrap.servers and any SASL/SSL settings, passed as they are. */
+    /**
+     * Kafka settings for both clients: bootstrap.servers and any SASL/SSL settings, passed as they
+     * are.
+     */
     public Builder kafka(Properties settings) {
       kafka.putAll(settings);
       return this;
@@ -297,10 +343,12 @@ public final class ToolCallClient implements ToolCalls {
 
     public ToolCallClient build() {
       if (schemaRegistryUrl == null) {
-        throw new IllegalStateException("schemaRegistryUrl is required (http(s)://host:port or mock://<scope>)");
+        throw new IllegalStateException(
+            "schemaRegistryUrl is required (http(s)://host:port or mock://<scope>)");
       }
       if (!kafka.containsKey("bootstrap.servers")) {
-        throw new IllegalStateException("bootstrap.servers is required: call bootstrapServers(...) or kafka(...)");
+        throw new IllegalStateException(
+            "bootstrap.servers is required: call bootstrapServers(...) or kafka(...)");
       }
       return new ToolCallClient(this);
     }

@@ -4,9 +4,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
 /**
- * Calls tools through the ledger: the agent runtime's side of Effect Ledger. {@link
- * ToolCallClient} is the Kafka implementation; code that calls tools takes this interface, so its
- * tests can pass a fake that answers {@link CallResult}s.
+ * Calls tools through the ledger: the agent runtime's side of Effect Ledger. {@link ToolCallClient}
+ * is the Kafka implementation; code that calls tools takes this interface, so its tests can pass a
+ * fake that answers {@link CallResult}s.
  */
 public interface ToolCalls extends AutoCloseable {
 

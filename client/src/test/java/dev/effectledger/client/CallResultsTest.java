@@ -16,10 +16,15 @@ import org.junit.jupiter.api.Test;
 
 class CallResultsTest {
 
-  private static final ToolCall CALL = ToolCall.of(StepContext.of("acme", "run-1", "pay"), "charge_card", "{\"amount\":1}");
+  private static final ToolCall CALL =
+      ToolCall.of(StepContext.of("acme", "run-1", "pay"), "charge_card", "{\"amount\":1}");
 
   private static ToolResult.Builder reply(ResultStatus status) {
-    return ToolResult.newBuilder().setIdempotencyKey("v1:k").setTenant("acme").setTool("charge_card").setStatus(status)
+    return ToolResult.newBuilder()
+        .setIdempotencyKey("v1:k")
+        .setTenant("acme")
+        .setTool("charge_card")
+        .setStatus(status)
         .setFirstSeenAt(Instant.parse("2026-01-01T00:00:00Z"));
   }
 
@@ -29,18 +34,34 @@ class CallResultsTest {
 
   @Test
   void shouldMapEveryFinalReplyToItsResult() {
-    assertThat(CallResults.of(reply(ResultStatus.SUCCEEDED).setResultJson("{\"id\":1}").setEffectId("ch_1").setReplayed(true)
-        .setAttempts(2).build())).isEqualTo(new CallResult.Succeeded("v1:k", "{\"id\":1}", "ch_1", true, 2));
+    assertThat(
+            CallResults.of(
+                reply(ResultStatus.SUCCEEDED)
+                    .setResultJson("{\"id\":1}")
+                    .setEffectId("ch_1")
+                    .setReplayed(true)
+                    .setAttempts(2)
+                    .build()))
+        .isEqualTo(new CallResult.Succeeded("v1:k", "{\"id\":1}", "ch_1", true, 2));
 
-    CallResult exhausted = CallResults.of(reply(ResultStatus.FAILED).setError(error(ErrorCode.RETRIES_EXHAUSTED)).build());
+    CallResult exhausted =
+        CallResults.of(
+            reply(ResultStatus.FAILED).setError(error(ErrorCode.RETRIES_EXHAUSTED)).build());
     assertThat(exhausted).isInstanceOf(CallResult.Failed.class);
-    assertThat(((CallResult.Failed) exhausted).error().retriable()).as("no effect: the same call may run later").isTrue();
+    assertThat(((CallResult.Failed) exhausted).error().retriable())
+        .as("no effect: the same call may run later")
+        .isTrue();
 
-    CallResult held = CallResults.of(reply(ResultStatus.UNKNOWN).setError(error(ErrorCode.HELD_FOR_RECONCILIATION)).build());
+    CallResult held =
+        CallResults.of(
+            reply(ResultStatus.UNKNOWN).setError(error(ErrorCode.HELD_FOR_RECONCILIATION)).build());
     assertThat(held).isInstanceOf(CallResult.HeldUnknown.class);
-    assertThat(((CallResult.HeldUnknown) held).error().ledgerCode()).contains(ErrorCode.HELD_FOR_RECONCILIATION);
+    assertThat(((CallResult.HeldUnknown) held).error().ledgerCode())
+        .contains(ErrorCode.HELD_FOR_RECONCILIATION);
 
-    CallResult rejected = CallResults.of(reply(ResultStatus.REJECTED).setError(error(ErrorCode.IDEMPOTENCY_KEY_REUSED)).build());
+    CallResult rejected =
+        CallResults.of(
+            reply(ResultStatus.REJECTED).setError(error(ErrorCode.IDEMPOTENCY_KEY_REUSED)).build());
     assertThat(rejected).isInstanceOf(CallResult.Rejected.class);
     assertThat(((CallResult.Rejected) rejected).error().correctiveAction())
         .isEqualTo(ErrorCode.IDEMPOTENCY_KEY_REUSED.correctiveAction());
@@ -48,8 +69,17 @@ class CallResultsTest {
 
   @Test
   void shouldKeepAConnectorsOwnCodeWithoutPretendingItIsTheLedgers() {
-    CallResult failed = CallResults.of(reply(ResultStatus.FAILED).setError(ErrorInfo.newBuilder().setCode("SQLSTATE_23514")
-        .setMessage("check violated").setRetriable(false).setCorrectiveAction("fix it").build()).build());
+    CallResult failed =
+        CallResults.of(
+            reply(ResultStatus.FAILED)
+                .setError(
+                    ErrorInfo.newBuilder()
+                        .setCode("SQLSTATE_23514")
+                        .setMessage("check violated")
+                        .setRetriable(false)
+                        .setCorrectiveAction("fix it")
+                        .build())
+                .build());
 
     CallError error = ((CallResult.Failed) failed).error();
     assertThat(error.code()).isEqualTo("SQLSTATE_23514");
@@ -65,36 +95,42 @@ class CallResultsTest {
 
   @Test
   void shouldNeverTakeAnInFlightNoticeForAnAnswer() {
-    assertThatThrownBy(() -> CallResults.of(reply(ResultStatus.IN_FLIGHT).build())).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> CallResults.of(reply(ResultStatus.IN_FLIGHT).build()))
+        .isInstanceOf(IllegalArgumentException.class);
   }
 
   @Test
   void shouldRefuseANonPositivePerCallTimeout() {
     assertThatThrownBy(() -> CallOptions.timeout(Duration.ZERO)).hasMessageContaining("positive");
-    assertThat(CallOptions.timeout(Duration.ofSeconds(2)).timeout()).contains(Duration.ofSeconds(2));
+    assertThat(CallOptions.timeout(Duration.ofSeconds(2)).timeout())
+        .contains(Duration.ofSeconds(2));
     assertThat(CallOptions.defaults().timeout()).isEmpty();
   }
 
   @Test
   void shouldAttachByCallingAgainWithTheSameCall() throws Exception {
     List<ToolCall> invoked = new ArrayList<>();
-    ToolCalls fake = new ToolCalls() {
-      @Override
-      public DerivedKey keyOf(ToolCall call) {
-        return IdempotencyKeys.derive(call.step(), call.tool(), call.argumentsJson(), KeyRules.NONE);
-      }
+    ToolCalls fake =
+        new ToolCalls() {
+          @Override
+          public DerivedKey keyOf(ToolCall call) {
+            return IdempotencyKeys.derive(
+                call.step(), call.tool(), call.argumentsJson(), KeyRules.NONE);
+          }
 
-      @Override
-      public CompletableFuture<CallResult> invoke(ToolCall call, CallOptions options) {
-        invoked.add(call);
-        return CompletableFuture.completedFuture(new CallResult.Succeeded(keyOf(call).key(), "{}", "ch_1", true, 1));
-      }
+          @Override
+          public CompletableFuture<CallResult> invoke(ToolCall call, CallOptions options) {
+            invoked.add(call);
+            return CompletableFuture.completedFuture(
+                new CallResult.Succeeded(keyOf(call).key(), "{}", "ch_1", true, 1));
+          }
 
-      @Override
-      public void close() {}
-    };
-    CallResult.StillRunning running = new CallResult.StillRunning(fake.keyOf(CALL).key(), CALL,
-        CallResult.StillRunning.Reason.TIMED_OUT);
+          @Override
+          public void close() {}
+        };
+    CallResult.StillRunning running =
+        new CallResult.StillRunning(
+            fake.keyOf(CALL).key(), CALL, CallResult.StillRunning.Reason.TIMED_OUT);
 
     CallResult attached = fake.attach(running).get();
 

@@ -42,15 +42,26 @@ class KeyVectorsTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("vectors")
   void shouldMatchVector(String name, JsonNode v) {
-    StepContext step = new StepContext(v.get("tenant").asText(), v.get("runId").asText(), v.get("stepId").asText(), v.get("scope").asText());
+    StepContext step =
+        new StepContext(
+            v.get("tenant").asText(),
+            v.get("runId").asText(),
+            v.get("stepId").asText(),
+            v.get("scope").asText());
     KeyRules rules = new KeyRules(strings(v.get("volatile")), strings(v.get("required")));
 
     if (v.has("error")) {
-      assertThatThrownBy(() -> IdempotencyKeys.derive(step, v.get("tool").asText(), v.get("arguments").asText(), rules))
-          .isInstanceOfSatisfying(KeyDerivationException.class, e -> assertThat(e.code()).isEqualTo(v.get("error").asText()));
+      assertThatThrownBy(
+              () ->
+                  IdempotencyKeys.derive(
+                      step, v.get("tool").asText(), v.get("arguments").asText(), rules))
+          .isInstanceOfSatisfying(
+              KeyDerivationException.class,
+              e -> assertThat(e.code()).isEqualTo(v.get("error").asText()));
       return;
     }
-    DerivedKey derived = IdempotencyKeys.derive(step, v.get("tool").asText(), v.get("arguments").asText(), rules);
+    DerivedKey derived =
+        IdempotencyKeys.derive(step, v.get("tool").asText(), v.get("arguments").asText(), rules);
     assertThat(derived.canonicalArguments()).isEqualTo(v.get("canonicalArguments").asText());
     assertThat(derived.argumentsHash()).isEqualTo(v.get("argumentsHash").asText());
     assertThat(derived.key()).isEqualTo(v.get("key").asText());
@@ -63,8 +74,15 @@ class KeyVectorsTest {
   void shouldHoldAtLeastThirtyVectorsIncludingTheTraps() throws IOException {
     List<String> names = vectors().map(a -> (String) a.get()[0]).toList();
 
-    assertThat(names).hasSizeGreaterThanOrEqualTo(30)
-        .contains("charge: whitespace and newlines", "charge: key order", "charge: 1000.0 for 1000",
-            "charge: unicode escapes", "charge: different amount", "charge: different recipient", "charge: different step");
+    assertThat(names)
+        .hasSizeGreaterThanOrEqualTo(30)
+        .contains(
+            "charge: whitespace and newlines",
+            "charge: key order",
+            "charge: 1000.0 for 1000",
+            "charge: unicode escapes",
+            "charge: different amount",
+            "charge: different recipient",
+            "charge: different step");
   }
 }

@@ -6,13 +6,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.effectledger.connectors.Connectors;
 import dev.effectledger.connectors.executor.EffectExecutor;
 import dev.effectledger.connectors.executor.ExecutorConfig;
+import dev.effectledger.embedded.CountingDownstream;
+import dev.effectledger.embedded.CountingDownstream.Fault;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
 import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolResult;
-import dev.effectledger.embedded.CountingDownstream;
-import dev.effectledger.embedded.CountingDownstream.Fault;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import dev.effectledger.topology.LedgerConfig;
@@ -47,11 +47,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @Timeout(120)
 class RetryLayersIT {
 
-  @RegisterExtension static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+  @RegisterExtension
+  static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
 
   private static final String REGISTRY = "mock://retry-layers-it";
-  private static final KeyRules CHARGE_RULES = KeyRules.builder().ignore("/reason").require("/amount", "/to").build();
-  private static final String CHARGE = "{\"amount\":1000,\"to\":\"cus_42\",\"reason\":\"monthly invoice\"}";
+  private static final KeyRules CHARGE_RULES =
+      KeyRules.builder().ignore("/reason").require("/amount", "/to").build();
+  private static final String CHARGE =
+      "{\"amount\":1000,\"to\":\"cus_42\",\"reason\":\"monthly invoice\"}";
 
   private static CountingDownstream downstream;
   private static KafkaStreams ledger;
@@ -61,13 +64,24 @@ class RetryLayersIT {
   @BeforeAll
   static void startPipeline() throws Exception {
     Map<String, Integer> topics = new HashMap<>();
-    for (String t : List.of(Topics.INTENTS, Topics.OUTCOMES, Topics.RESULTS, Topics.AUDIT,
-        Topics.INTENTS_DLQ, Topics.OUTCOMES_DLQ, Topics.DISPATCH_DLQ, Topics.dispatch("payments"))) {
+    for (String t :
+        List.of(
+            Topics.INTENTS,
+            Topics.OUTCOMES,
+            Topics.RESULTS,
+            Topics.AUDIT,
+            Topics.INTENTS_DLQ,
+            Topics.OUTCOMES_DLQ,
+            Topics.DISPATCH_DLQ,
+            Topics.dispatch("payments"))) {
       topics.put(t, 4);
     }
     kafka.createTopics(topics);
     downstream = CountingDownstream.start(Duration.ofSeconds(2));
-    ToolPolicies policies = new ToolPolicyLoader().parse("""
+    ToolPolicies policies =
+        new ToolPolicyLoader()
+            .parse(
+                """
         tools:
           charge_card:
             class: irreversible
@@ -84,18 +98,26 @@ class RetryLayersIT {
             lane: payments
             connector: http
             settings: {url: "%1$s", honoursKeys: true, effectIdPointer: /id}
-        """.formatted(downstream.url()), "retry-layers.yaml");
+        """
+                    .formatted(downstream.url()),
+                "retry-layers.yaml");
     stateDir = Files.createTempDirectory("retry-layers-it");
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, "retry-layers-it");
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-    ledger = new KafkaStreams(LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)), LedgerTopology.streamsProperties(props));
+    ledger =
+        new KafkaStreams(
+            LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)),
+            LedgerTopology.streamsProperties(props));
     ledger.start();
     Properties kafkaProps = new Properties();
     kafkaProps.put("bootstrap.servers", kafka.bootstrapServers());
-    executor = EffectExecutor.start(ExecutorConfig.of(kafkaProps, List.of("payments"), REGISTRY),
-        Connectors.forLanes(policies, List.of("payments"), Clock.systemUTC()), policies);
+    executor =
+        EffectExecutor.start(
+            ExecutorConfig.of(kafkaProps, List.of("payments"), REGISTRY),
+            Connectors.forLanes(policies, List.of("payments"), Clock.systemUTC()),
+            policies);
   }
 
   @AfterAll
@@ -125,7 +147,8 @@ class RetryLayersIT {
     ToolCall call = ToolCall.of(step, "charge_card", CHARGE);
     ToolCallClient first = client(Duration.ofSeconds(60));
     String key = first.keyOf(call).key();
-    // Layer 1: the effect happens but the answer never reaches the HTTP client; it retries with the key.
+    // Layer 1: the effect happens but the answer never reaches the HTTP client; it retries with the
+    // key.
     downstream.inject(key, Fault.DROP_AFTER_EFFECT);
 
     // Layer 2: the tool wrapper sends the same call twice.
@@ -135,8 +158,13 @@ class RetryLayersIT {
     assertThat(succeeded(b.get()).effectId()).isEqualTo(original.effectId());
 
     // Layer 3: the model emits the same call again, formatted differently, with another reason.
-    CallResult.Succeeded reemitted = succeeded(first.invokeAndWait(ToolCall.of(step, "charge_card",
-        "{ \"to\": \"cus_42\",\n  \"amount\": 1000.0, \"reason\": \"charging the invoice as asked\" }")));
+    CallResult.Succeeded reemitted =
+        succeeded(
+            first.invokeAndWait(
+                ToolCall.of(
+                    step,
+                    "charge_card",
+                    "{ \"to\": \"cus_42\",\n  \"amount\": 1000.0, \"reason\": \"charging the invoice as asked\" }")));
     assertThat(reemitted.replayed()).isTrue();
     assertThat(reemitted.effectId()).isEqualTo(original.effectId());
 
@@ -148,11 +176,19 @@ class RetryLayersIT {
       assertThat(replayed.effectId()).isEqualTo(original.effectId());
 
       // Genuinely different actions do run.
-      CallResult.Succeeded nextStep = succeeded(afterCrash.invokeAndWait(
-          ToolCall.of(new StepContext("acme", "run-layers", "pay-invoice-2", "customer:42"), "charge_card", CHARGE)));
-      CallResult.Succeeded otherAmount = succeeded(afterCrash.invokeAndWait(
-          ToolCall.of(step, "charge_card", "{\"amount\":1001,\"to\":\"cus_42\"}")));
-      assertThat(List.of(original.effectId(), nextStep.effectId(), otherAmount.effectId())).doesNotHaveDuplicates();
+      CallResult.Succeeded nextStep =
+          succeeded(
+              afterCrash.invokeAndWait(
+                  ToolCall.of(
+                      new StepContext("acme", "run-layers", "pay-invoice-2", "customer:42"),
+                      "charge_card",
+                      CHARGE)));
+      CallResult.Succeeded otherAmount =
+          succeeded(
+              afterCrash.invokeAndWait(
+                  ToolCall.of(step, "charge_card", "{\"amount\":1001,\"to\":\"cus_42\"}")));
+      assertThat(List.of(original.effectId(), nextStep.effectId(), otherAmount.effectId()))
+          .doesNotHaveDuplicates();
       assertThat(downstream.effects(nextStep.key())).isEqualTo(1);
       assertThat(downstream.effects(otherAmount.key())).isEqualTo(1);
     }
@@ -165,24 +201,32 @@ class RetryLayersIT {
   void shouldAnswerStillRunningOnTimeoutAndAttachWithoutMintingANewKey() throws Exception {
     StepContext step = new StepContext("acme", "run-slow", "pay", "customer:7");
     ToolCall call = ToolCall.of(step, "charge_card", "{\"amount\":50,\"to\":\"cus_7\"}");
-    try (ToolCallClient patient = client(Duration.ofSeconds(60)); ToolCallClient hasty = client(Duration.ofSeconds(1))) {
+    try (ToolCallClient patient = client(Duration.ofSeconds(60));
+        ToolCallClient hasty = client(Duration.ofSeconds(1))) {
       String key = patient.keyOf(call).key();
       downstream.inject(key, Fault.STALL_BEFORE_EFFECT);
 
       CompletableFuture<CallResult> waiting = patient.invoke(call);
-      // The downstream stalls 2 s: three waits of at most 1 s, side by side, all end before it acts.
+      // The downstream stalls 2 s: three waits of at most 1 s, side by side, all end before it
+      // acts.
       CompletableFuture<CallResult> hastyWait = hasty.invoke(call);
-      CompletableFuture<CallResult> shortWait = patient.invoke(call, CallOptions.timeout(Duration.ofMillis(500)));
+      CompletableFuture<CallResult> shortWait =
+          patient.invoke(call, CallOptions.timeout(Duration.ofMillis(500)));
       CompletableFuture<ToolResult> wireWait = hasty.call(call);
       CallResult timedOut = hastyWait.get();
-      assertThat(timedOut).isEqualTo(new CallResult.StillRunning(key, call, CallResult.StillRunning.Reason.TIMED_OUT));
-      assertThat(shortWait.get()).as("a per-call timeout below the client's").isInstanceOf(CallResult.StillRunning.class);
+      assertThat(timedOut)
+          .isEqualTo(
+              new CallResult.StillRunning(key, call, CallResult.StillRunning.Reason.TIMED_OUT));
+      assertThat(shortWait.get())
+          .as("a per-call timeout below the client's")
+          .isInstanceOf(CallResult.StillRunning.class);
       ToolResult wire = wireWait.get();
       assertThat(wire.getStatus()).isEqualTo(ResultStatus.IN_FLIGHT);
       assertThat(wire.getError().getCode()).isEqualTo("CLIENT_TIMEOUT");
 
       CallResult.Succeeded done = succeeded(waiting.get());
-      CallResult.Succeeded attached = succeeded(hasty.attach((CallResult.StillRunning) timedOut).get());
+      CallResult.Succeeded attached =
+          succeeded(hasty.attach((CallResult.StillRunning) timedOut).get());
       assertThat(attached.effectId()).isEqualTo(done.effectId());
       assertThat(downstream.effects(key)).isEqualTo(1);
     }
@@ -192,7 +236,8 @@ class RetryLayersIT {
   void shouldRunApprovedBypassOnceAndRefuseItWherePolicyForbids() throws Exception {
     StepContext step = new StepContext("acme", "run-bypass", "notify", "customer:9");
     try (ToolCallClient client = client(Duration.ofSeconds(60))) {
-      ToolCall email = ToolCall.of(step, "send_email", "{\"to\":\"ada@example.org\",\"template\":\"receipt\"}");
+      ToolCall email =
+          ToolCall.of(step, "send_email", "{\"to\":\"ada@example.org\",\"template\":\"receipt\"}");
       succeeded(client.invokeAndWait(email));
       CallResult refused = client.invokeAndWait(email.withBypass("INC-1234 approved by ops"));
       assertThat(refused).isInstanceOf(CallResult.Rejected.class);
@@ -203,10 +248,14 @@ class RetryLayersIT {
 
       ToolCall charge = ToolCall.of(step, "charge_card", "{\"amount\":5,\"to\":\"cus_9\"}");
       CallResult.Succeeded first = succeeded(client.invokeAndWait(charge));
-      CallResult.Succeeded second = succeeded(client.invokeAndWait(charge.withBypass("INC-1235 approved by ops")));
-      assertThat(second.effectId()).as("a deliberate second execution").isNotEqualTo(first.effectId());
+      CallResult.Succeeded second =
+          succeeded(client.invokeAndWait(charge.withBypass("INC-1235 approved by ops")));
+      assertThat(second.effectId())
+          .as("a deliberate second execution")
+          .isNotEqualTo(first.effectId());
     }
-    assertThatThrownBy(() -> ToolCall.of(step, "charge_card", "{}").withBypass(" ")).hasMessageContaining("explicit approval");
+    assertThatThrownBy(() -> ToolCall.of(step, "charge_card", "{}").withBypass(" "))
+        .hasMessageContaining("explicit approval");
   }
 
   @Test
@@ -215,8 +264,14 @@ class RetryLayersIT {
       List<CompletableFuture<CallResult>> calls = new ArrayList<>();
       for (int i = 0; i < 300; i++) {
         StepContext step = new StepContext("acme", "run-many", "step-" + i, "customer:" + i);
-        calls.add(client.invoke(ToolCall.of(step, "charge_card", "{\"amount\":" + (i + 1) + ",\"to\":\"cus_" + i + "\"}")));
-        calls.add(client.invoke(ToolCall.of(step, "charge_card", "{\"to\":\"cus_" + i + "\",\"amount\":" + (i + 1) + "}")));
+        calls.add(
+            client.invoke(
+                ToolCall.of(
+                    step, "charge_card", "{\"amount\":" + (i + 1) + ",\"to\":\"cus_" + i + "\"}")));
+        calls.add(
+            client.invoke(
+                ToolCall.of(
+                    step, "charge_card", "{\"to\":\"cus_" + i + "\",\"amount\":" + (i + 1) + "}")));
       }
       CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).get();
 
@@ -237,17 +292,23 @@ class RetryLayersIT {
     client.close();
 
     assertThat(waiting.get(5, TimeUnit.SECONDS))
-        .isEqualTo(new CallResult.StillRunning(client.keyOf(call).key(), call, CallResult.StillRunning.Reason.CLIENT_CLOSED));
+        .isEqualTo(
+            new CallResult.StillRunning(
+                client.keyOf(call).key(), call, CallResult.StillRunning.Reason.CLIENT_CLOSED));
   }
 
   @Test
   void shouldRefuseACallWhoseArgumentsLackARequiredField() {
     try (ToolCallClient client = client(Duration.ofSeconds(5))) {
-      CompletableFuture<CallResult> result = client.invoke(
-          ToolCall.of(StepContext.of("acme", "run-x", "s"), "charge_card", "{\"to\":\"cus_1\"}"));
+      CompletableFuture<CallResult> result =
+          client.invoke(
+              ToolCall.of(
+                  StepContext.of("acme", "run-x", "s"), "charge_card", "{\"to\":\"cus_1\"}"));
 
-      assertThatThrownBy(result::get).isInstanceOf(ExecutionException.class)
-          .hasCauseInstanceOf(KeyDerivationException.class).hasMessageContaining("/amount");
+      assertThatThrownBy(result::get)
+          .isInstanceOf(ExecutionException.class)
+          .hasCauseInstanceOf(KeyDerivationException.class)
+          .hasMessageContaining("/amount");
     }
   }
 }

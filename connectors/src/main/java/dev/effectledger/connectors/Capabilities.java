@@ -5,8 +5,8 @@ package dev.effectledger.connectors;
  *
  * @param honoursKeys the downstream dedups requests by the key it is sent, so a repeat cannot act
  *     twice (an {@code Idempotency-Key} API)
- * @param transactional the effect and its dedup record commit atomically (a database transaction,
- *     a Kafka transaction), so a repeat cannot act twice
+ * @param transactional the effect and its dedup record commit atomically (a database transaction, a
+ *     Kafka transaction), so a repeat cannot act twice
  * @param supportsLookup {@link Connector#lookup} can tell whether a key's effect happened
  */
 public record Capabilities(boolean honoursKeys, boolean transactional, boolean supportsLookup) {

@@ -13,15 +13,15 @@ public interface Connector extends AutoCloseable {
   Capabilities capabilities();
 
   /**
-   * Performs the effect once, passing {@code request.effectKey()} downstream. Expected failures
-   * are outcomes, never exceptions; an exception thrown anyway is treated as {@link
+   * Performs the effect once, passing {@code request.effectKey()} downstream. Expected failures are
+   * outcomes, never exceptions; an exception thrown anyway is treated as {@link
    * EffectOutcome.Ambiguous}.
    */
   EffectOutcome execute(EffectRequest request);
 
   /**
-   * Answers whether the effect for {@code effectKey} happened, for reconciliation. Connectors
-   * whose {@link Capabilities#supportsLookup()} is false answer {@link Lookup#unsupported()}.
+   * Answers whether the effect for {@code effectKey} happened, for reconciliation. Connectors whose
+   * {@link Capabilities#supportsLookup()} is false answer {@link Lookup#unsupported()}.
    */
   default Lookup lookup(String effectKey) {
     return Lookup.unsupported();

@@ -11,7 +11,8 @@ import java.util.function.Consumer;
  * Connectors#with}).
  *
  * @param name what tools.yaml's {@code connector:} field says
- * @param check validates a policy's settings, throwing {@link IllegalArgumentException} with one line per problem
+ * @param check validates a policy's settings, throwing {@link IllegalArgumentException} with one
+ *     line per problem
  * @param create makes the connector for a policy (its settings already checked)
  */
 public record ConnectorType(String name, Consumer<ToolPolicy> check, Factory create) {

@@ -21,20 +21,40 @@ import java.util.TreeMap;
 
 /**
  * The connectors tools can name, by name, and the connectors of a set of lanes built from them.
- * {@link #builtIn()} knows {@code http}, {@code jdbc}, {@code kafka} and {@code log}; {@link
- * #with} adds another (an MCP connector, a vendor's SDK) without touching the others.
+ * {@link #builtIn()} knows {@code http}, {@code jdbc}, {@code kafka} and {@code log}; {@link #with}
+ * adds another (an MCP connector, a vendor's SDK) without touching the others.
  */
 public final class Connectors {
 
-  private static final Connectors BUILT_IN = new Connectors(Map.of())
-      .with(new ConnectorType("http", p -> HttpConnectorSettings.from(p.name(), p.settings()),
-          (p, clock) -> new HttpConnector(HttpConnectorSettings.from(p.name(), p.settings()), clock)))
-      .with(new ConnectorType("jdbc", p -> JdbcConnectorSettings.from(p.name(), p.settings()),
-          (p, clock) -> JdbcConnector.pooled(JdbcConnectorSettings.from(p.name(), p.settings()))))
-      .with(new ConnectorType("kafka", p -> oneSetting(p, "topic", "give the topic the effect records go to"),
-          (p, clock) -> new KafkaConnector(oneSetting(p, "topic", "give the topic the effect records go to"))))
-      .with(new ConnectorType("log", p -> oneSetting(p, "file", "give the file to append effects to"),
-          (p, clock) -> new LogConnector(Path.of(oneSetting(p, "file", "give the file to append effects to")), clock)));
+  private static final Connectors BUILT_IN =
+      new Connectors(Map.of())
+          .with(
+              new ConnectorType(
+                  "http",
+                  p -> HttpConnectorSettings.from(p.name(), p.settings()),
+                  (p, clock) ->
+                      new HttpConnector(HttpConnectorSettings.from(p.name(), p.settings()), clock)))
+          .with(
+              new ConnectorType(
+                  "jdbc",
+                  p -> JdbcConnectorSettings.from(p.name(), p.settings()),
+                  (p, clock) ->
+                      JdbcConnector.pooled(JdbcConnectorSettings.from(p.name(), p.settings()))))
+          .with(
+              new ConnectorType(
+                  "kafka",
+                  p -> oneSetting(p, "topic", "give the topic the effect records go to"),
+                  (p, clock) ->
+                      new KafkaConnector(
+                          oneSetting(p, "topic", "give the topic the effect records go to"))))
+          .with(
+              new ConnectorType(
+                  "log",
+                  p -> oneSetting(p, "file", "give the file to append effects to"),
+                  (p, clock) ->
+                      new LogConnector(
+                          Path.of(oneSetting(p, "file", "give the file to append effects to")),
+                          clock)));
 
   /** By name, sorted: problems list the names in order. */
   private final SortedMap<String, ConnectorType> types;
@@ -60,7 +80,8 @@ public final class Connectors {
    *
    * @throws IllegalArgumentException listing every tool whose connector or settings are wrong
    */
-  public static Map<String, Connector> forLanes(ToolPolicies policies, List<String> lanes, Clock clock) {
+  public static Map<String, Connector> forLanes(
+      ToolPolicies policies, List<String> lanes, Clock clock) {
     return BUILT_IN.create(policies, lanes, clock);
   }
 
@@ -123,8 +144,13 @@ public final class Connectors {
   private ConnectorType typeOf(ToolPolicy policy) {
     ConnectorType type = types.get(policy.connector());
     if (type == null) {
-      throw new IllegalArgumentException("tools." + policy.name() + ".connector: '" + policy.connector()
-          + "' is not a connector; allowed: " + String.join(", ", types.keySet()));
+      throw new IllegalArgumentException(
+          "tools."
+              + policy.name()
+              + ".connector: '"
+              + policy.connector()
+              + "' is not a connector; allowed: "
+              + String.join(", ", types.keySet()));
     }
     return type;
   }

@@ -16,10 +16,11 @@ public sealed interface EffectOutcome {
    *
    * @param resultJson the downstream's answer as JSON text
    * @param effectId the downstream's id of the effect, for reconciliation; may be null
-   * @param records records the executor must produce in its own transaction (the Kafka
-   *     connector's effect); empty for other connectors
+   * @param records records the executor must produce in its own transaction (the Kafka connector's
+   *     effect); empty for other connectors
    */
-  record Succeeded(String resultJson, String effectId, List<EffectRecord> records) implements EffectOutcome {
+  record Succeeded(String resultJson, String effectId, List<EffectRecord> records)
+      implements EffectOutcome {
     public Succeeded {
       Objects.requireNonNull(resultJson, "resultJson");
       records = List.copyOf(records);
@@ -43,7 +44,8 @@ public sealed interface EffectOutcome {
    *
    * @param retryAfter the downstream's requested wait, if it gave one
    */
-  record Retryable(String code, String message, Optional<Duration> retryAfter) implements EffectOutcome {
+  record Retryable(String code, String message, Optional<Duration> retryAfter)
+      implements EffectOutcome {
     public Retryable(String code, String message) {
       this(code, message, Optional.empty());
     }

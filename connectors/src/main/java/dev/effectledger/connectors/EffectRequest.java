@@ -14,7 +14,13 @@ import java.util.Objects;
  * @param traceId tracing id, or null
  */
 public record EffectRequest(
-    String effectKey, String idempotencyKey, String tenant, String tool, String arguments, int attempt, String traceId) {
+    String effectKey,
+    String idempotencyKey,
+    String tenant,
+    String tool,
+    String arguments,
+    int attempt,
+    String traceId) {
 
   public EffectRequest {
     Objects.requireNonNull(effectKey, "effectKey");

@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 import dev.effectledger.connectors.executor.EffectExecutor;
 import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.connectors.reconcile.Reconciler;
+import dev.effectledger.embedded.CountingDownstream;
+import dev.effectledger.embedded.CountingDownstream.Fault;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
 import dev.effectledger.schema.ArgumentsHash;
@@ -16,8 +18,6 @@ import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
-import dev.effectledger.embedded.CountingDownstream;
-import dev.effectledger.embedded.CountingDownstream.Fault;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import dev.effectledger.testkit.TopicCollector;
 import dev.effectledger.topology.LedgerConfig;
@@ -60,7 +60,8 @@ import org.junit.jupiter.api.io.TempDir;
 @Tag("integration")
 class ExactlyOnceEffectIT {
 
-  @RegisterExtension static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+  @RegisterExtension
+  static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
 
   private static final int CHARGES = 2_000;
   private static final int REFUNDS = 1_500;
@@ -104,7 +105,8 @@ class ExactlyOnceEffectIT {
             connector: http
             retry: {maxAttempts: 6, base: 10ms, cap: 200ms}
             settings: {url: "%2$s", timeout: 500ms, lookupUrl: "%2$s?key={key}", effectIdPointer: /id}
-        """.formatted(chargesUrl, notifyUrl, jdbcUrl);
+        """
+        .formatted(chargesUrl, notifyUrl, jdbcUrl);
   }
 
   @Test
@@ -112,8 +114,15 @@ class ExactlyOnceEffectIT {
   void shouldTakeEffectOncePerKeyAcrossConnectorsAndFaults() throws Exception {
     String registry = "mock://exactly-once-it";
     Map<String, Integer> topics = new HashMap<>();
-    for (String t : List.of(Topics.INTENTS, Topics.OUTCOMES, Topics.RESULTS, Topics.AUDIT,
-        Topics.INTENTS_DLQ, Topics.OUTCOMES_DLQ, Topics.DISPATCH_DLQ)) {
+    for (String t :
+        List.of(
+            Topics.INTENTS,
+            Topics.OUTCOMES,
+            Topics.RESULTS,
+            Topics.AUDIT,
+            Topics.INTENTS_DLQ,
+            Topics.OUTCOMES_DLQ,
+            Topics.DISPATCH_DLQ)) {
       topics.put(t, 4);
     }
     for (String lane : List.of("payments", "refunds", "events", "notify")) {
@@ -124,12 +133,21 @@ class ExactlyOnceEffectIT {
 
     try (EmbeddedPostgres postgres = EmbeddedPostgres.builder().start();
         CountingDownstream charges = CountingDownstream.start(Duration.ofSeconds(2));
-        CountingDownstream notifications = CountingDownstream.start(Duration.ofSeconds(2)).honoursKeys(false)) {
-      try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement()) {
-        s.execute("CREATE TABLE refunds (id serial PRIMARY KEY, customer text NOT NULL, amount bigint NOT NULL)");
+        CountingDownstream notifications =
+            CountingDownstream.start(Duration.ofSeconds(2)).honoursKeys(false)) {
+      try (Connection c = postgres.getPostgresDatabase().getConnection();
+          Statement s = c.createStatement()) {
+        s.execute(
+            "CREATE TABLE refunds (id serial PRIMARY KEY, customer text NOT NULL, amount bigint NOT NULL)");
       }
-      ToolPolicies policies = new ToolPolicyLoader().parse(
-          policyYaml(charges.url(), notifications.url(), postgres.getJdbcUrl("postgres", "postgres")), "it-tools.yaml");
+      ToolPolicies policies =
+          new ToolPolicyLoader()
+              .parse(
+                  policyYaml(
+                      charges.url(),
+                      notifications.url(),
+                      postgres.getJdbcUrl("postgres", "postgres")),
+                  "it-tools.yaml");
       Map<String, List<String>> keysByTool = new HashMap<>();
       List<ToolIntent> intents = new ArrayList<>();
       addActions(intents, keysByTool, "charge", CHARGES);
@@ -158,47 +176,89 @@ class ExactlyOnceEffectIT {
       streamsProps.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
       streamsProps.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
       var registryClient = SchemaRegistries.forUrl(registry);
-      try (KafkaStreams ledger = new KafkaStreams(LedgerTopology.build(LedgerConfig.of(policies, registry)),
-              LedgerTopology.streamsProperties(streamsProps));
-          EffectExecutor executor = EffectExecutor.start(
-              ExecutorConfig.of(Fixtures.kafka(kafka.bootstrapServers()), List.of("payments", "refunds", "events", "notify"), registry),
-              Connectors.forLanes(policies, List.of("payments", "refunds", "events", "notify"), Clock.systemUTC()), policies);
-          var results = new TopicCollector<>(kafka.bootstrapServers(), Topics.RESULTS, new RegistryAvroSerde<>(registryClient, ToolResult.class));
+      try (KafkaStreams ledger =
+              new KafkaStreams(
+                  LedgerTopology.build(LedgerConfig.of(policies, registry)),
+                  LedgerTopology.streamsProperties(streamsProps));
+          EffectExecutor executor =
+              EffectExecutor.start(
+                  ExecutorConfig.of(
+                      Fixtures.kafka(kafka.bootstrapServers()),
+                      List.of("payments", "refunds", "events", "notify"),
+                      registry),
+                  Connectors.forLanes(
+                      policies,
+                      List.of("payments", "refunds", "events", "notify"),
+                      Clock.systemUTC()),
+                  policies);
+          var results =
+              new TopicCollector<>(
+                  kafka.bootstrapServers(),
+                  Topics.RESULTS,
+                  new RegistryAvroSerde<>(registryClient, ToolResult.class));
           var outcomes = Fixtures.outcomes(kafka.bootstrapServers(), registry);
-          var effects = new TopicCollector<>(kafka.bootstrapServers(), "effects", new StringDeserializer());
+          var effects =
+              new TopicCollector<>(kafka.bootstrapServers(), "effects", new StringDeserializer());
           var dispatches = new DispatchCollectors(kafka.bootstrapServers(), registry)) {
         ledger.start();
 
         CompletableFuture<Void> first = CompletableFuture.runAsync(() -> send(intents, registry));
-        CompletableFuture<Void> duplicates = CompletableFuture.runAsync(() -> send(intents, registry));
+        CompletableFuture<Void> duplicates =
+            CompletableFuture.runAsync(() -> send(intents, registry));
         CompletableFuture.allOf(first, duplicates).get();
 
         int actions = CHARGES + REFUNDS + PUBLISHES + NOTIFIES;
-        await().atMost(Duration.ofMinutes(5)).pollInterval(Duration.ofSeconds(1)).until(() ->
-            results.byKey.size() == actions && results.byKey.values().stream().allMatch(ExactlyOnceEffectIT::settled));
+        await()
+            .atMost(Duration.ofMinutes(5))
+            .pollInterval(Duration.ofSeconds(1))
+            .until(
+                () ->
+                    results.byKey.size() == actions
+                        && results.byKey.values().stream().allMatch(ExactlyOnceEffectIT::settled));
 
         // Every action took effect once, and only once, whatever the faults.
-        assertThat(keysByTool.get("charge")).allSatisfy(k -> assertThat(charges.effects(k)).as("charge %s", k).isEqualTo(1));
-        assertThat(faultedCharges).allSatisfy(k -> assertThat(charges.requests(k)).as("%s retried after its fault", k).isGreaterThan(1));
+        assertThat(keysByTool.get("charge"))
+            .allSatisfy(k -> assertThat(charges.effects(k)).as("charge %s", k).isEqualTo(1));
+        assertThat(faultedCharges)
+            .allSatisfy(
+                k ->
+                    assertThat(charges.requests(k))
+                        .as("%s retried after its fault", k)
+                        .isGreaterThan(1));
         assertThat(count(postgres, "SELECT count(*) FROM refunds")).isEqualTo(REFUNDS);
-        assertThat(count(postgres, "SELECT count(DISTINCT customer) FROM refunds")).isEqualTo(REFUNDS);
-        await().atMost(Duration.ofSeconds(30)).until(() -> keysByTool.get("publish").stream().allMatch(effects.byKey::containsKey));
-        assertThat(keysByTool.get("publish")).allSatisfy(k -> assertThat(effects.byKey.get(k)).as("publish %s", k).hasSize(1));
-        assertThat(keysByTool.get("notify")).allSatisfy(k -> assertThat(notifications.effects(k)).as("notify %s", k).isEqualTo(1));
+        assertThat(count(postgres, "SELECT count(DISTINCT customer) FROM refunds"))
+            .isEqualTo(REFUNDS);
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> keysByTool.get("publish").stream().allMatch(effects.byKey::containsKey));
+        assertThat(keysByTool.get("publish"))
+            .allSatisfy(k -> assertThat(effects.byKey.get(k)).as("publish %s", k).hasSize(1));
+        assertThat(keysByTool.get("notify"))
+            .allSatisfy(k -> assertThat(notifications.effects(k)).as("notify %s", k).isEqualTo(1));
 
         // Ambiguity at a downstream that ignores keys is held, never retried blind.
-        assertThat(ambiguousNotifies).allSatisfy(k -> {
-          assertThat(notifications.requests(k)).as("not retried: %s", k).isEqualTo(1);
-          assertThat(lastStatus(results.byKey.get(k))).isEqualTo(ResultStatus.UNKNOWN);
-        });
+        assertThat(ambiguousNotifies)
+            .allSatisfy(
+                k -> {
+                  assertThat(notifications.requests(k)).as("not retried: %s", k).isEqualTo(1);
+                  assertThat(lastStatus(results.byKey.get(k))).isEqualTo(ResultStatus.UNKNOWN);
+                });
 
         // The reconciler finds the held effects downstream and completes them, confirms the
         // completed ones, and spots an effect nobody asked the ledger for.
-        try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement()) {
-          s.execute("INSERT INTO effect_ledger_dedup (effect_key, tool) VALUES ('rogue-refund', 'refund')");
+        try (Connection c = postgres.getPostgresDatabase().getConnection();
+            Statement s = c.createStatement()) {
+          s.execute(
+              "INSERT INTO effect_ledger_dedup (effect_key, tool) VALUES ('rogue-refund', 'refund')");
         }
-        try (Reconciler reconciler = new Reconciler(Fixtures.kafka(kafka.bootstrapServers()), registry,
-            Connectors.forLanes(policies, List.of("notify", "payments", "refunds"), Clock.systemUTC()), Duration.ZERO, Clock.systemUTC())) {
+        try (Reconciler reconciler =
+            new Reconciler(
+                Fixtures.kafka(kafka.bootstrapServers()),
+                registry,
+                Connectors.forLanes(
+                    policies, List.of("notify", "payments", "refunds"), Clock.systemUTC()),
+                Duration.ZERO,
+                Clock.systemUTC())) {
           var report = reconciler.reconcileOnce();
           assertThat(report.tool("notify").heldFoundEffect()).isEqualTo(ambiguousNotifies.size());
           assertThat(report.tool("charge").confirmed()).isEqualTo(CHARGES);
@@ -206,14 +266,28 @@ class ExactlyOnceEffectIT {
           assertThat(report.tool("refund").confirmed()).isEqualTo(REFUNDS);
           assertThat(report.tool("refund").effectWithoutEntry()).isEqualTo(1);
         }
-        await().atMost(Duration.ofSeconds(60)).until(() ->
-            ambiguousNotifies.stream().allMatch(k -> lastStatus(results.byKey.get(k)) == ResultStatus.SUCCEEDED));
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .until(
+                () ->
+                    ambiguousNotifies.stream()
+                        .allMatch(k -> lastStatus(results.byKey.get(k)) == ResultStatus.SUCCEEDED));
 
         // Every committed dispatch has an outcome for its attempt.
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(dispatches.all()).allSatisfy(d ->
-            assertThat(outcomes.byKey.getOrDefault(d.getIdempotencyKey(), List.of()))
-                .as("outcome for %s attempt %s", d.getIdempotencyKey(), d.getAttempt())
-                .anyMatch(o -> o.getAttempt() == d.getAttempt())));
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .untilAsserted(
+                () ->
+                    assertThat(dispatches.all())
+                        .allSatisfy(
+                            d ->
+                                assertThat(
+                                        outcomes.byKey.getOrDefault(
+                                            d.getIdempotencyKey(), List.of()))
+                                    .as(
+                                        "outcome for %s attempt %s",
+                                        d.getIdempotencyKey(), d.getAttempt())
+                                    .anyMatch(o -> o.getAttempt() == d.getAttempt())));
         assertThat(dispatches.all()).hasSize(actions);
         assertThat(results.total()).isGreaterThanOrEqualTo(2 * actions + ambiguousNotifies.size());
       }
@@ -221,7 +295,11 @@ class ExactlyOnceEffectIT {
   }
 
   private static boolean settled(List<ToolResult> replies) {
-    return replies.stream().anyMatch(r -> r.getStatus() == ResultStatus.SUCCEEDED || r.getStatus() == ResultStatus.UNKNOWN)
+    return replies.stream()
+            .anyMatch(
+                r ->
+                    r.getStatus() == ResultStatus.SUCCEEDED
+                        || r.getStatus() == ResultStatus.UNKNOWN)
         && replies.size() >= 2;
   }
 
@@ -229,13 +307,22 @@ class ExactlyOnceEffectIT {
     return replies.get(replies.size() - 1).getStatus();
   }
 
-  private static void addActions(List<ToolIntent> intents, Map<String, List<String>> keysByTool, String tool, int n) {
+  private static void addActions(
+      List<ToolIntent> intents, Map<String, List<String>> keysByTool, String tool, int n) {
     for (int i = 0; i < n; i++) {
       String key = tool + "-" + i;
       String args = "{\"amount\":" + (100 + i) + ",\"to\":\"cus_" + tool + "_" + i + "\"}";
-      intents.add(ToolIntent.newBuilder()
-          .setIdempotencyKey(key).setTenant("acme").setRunId("run-" + i).setStepId(tool).setTool(tool)
-          .setArguments(args).setArgumentsHash(ArgumentsHash.of(args, List.of())).setRequestedAt(Instant.now()).build());
+      intents.add(
+          ToolIntent.newBuilder()
+              .setIdempotencyKey(key)
+              .setTenant("acme")
+              .setRunId("run-" + i)
+              .setStepId(tool)
+              .setTool(tool)
+              .setArguments(args)
+              .setArgumentsHash(ArgumentsHash.of(args, List.of()))
+              .setRequestedAt(Instant.now())
+              .build());
       keysByTool.computeIfAbsent(tool, t -> new ArrayList<>()).add(key);
     }
   }
@@ -244,14 +331,22 @@ class ExactlyOnceEffectIT {
     Properties props = new Properties();
     props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-    try (KafkaProducer<String, ToolIntent> producer = new KafkaProducer<>(props, new StringSerializer(),
-        new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), ToolIntent.class))) {
-      intents.forEach(intent -> producer.send(new ProducerRecord<>(Topics.INTENTS, intent.getIdempotencyKey(), intent)));
+    try (KafkaProducer<String, ToolIntent> producer =
+        new KafkaProducer<>(
+            props,
+            new StringSerializer(),
+            new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), ToolIntent.class))) {
+      intents.forEach(
+          intent ->
+              producer.send(
+                  new ProducerRecord<>(Topics.INTENTS, intent.getIdempotencyKey(), intent)));
     }
   }
 
   private static int count(EmbeddedPostgres postgres, String sql) throws Exception {
-    try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+    try (Connection c = postgres.getPostgresDatabase().getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(sql)) {
       rs.next();
       return rs.getInt(1);
     }
@@ -263,8 +358,11 @@ class ExactlyOnceEffectIT {
 
     DispatchCollectors(String bootstrap, String registry) {
       for (String lane : List.of("payments", "refunds", "events", "notify")) {
-        lanes.add(new TopicCollector<>(bootstrap, Topics.dispatch(lane),
-            new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), Dispatch.class)));
+        lanes.add(
+            new TopicCollector<>(
+                bootstrap,
+                Topics.dispatch(lane),
+                new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), Dispatch.class)));
       }
     }
 

@@ -32,7 +32,8 @@ public final class Fixtures {
     return dispatch(key, tool, lane, arguments, 1);
   }
 
-  public static Dispatch dispatch(String key, String tool, String lane, String arguments, int attempt) {
+  public static Dispatch dispatch(
+      String key, String tool, String lane, String arguments, int attempt) {
     return Dispatch.newBuilder()
         .setIdempotencyKey(key)
         .setEffectKey(key)
@@ -50,15 +51,22 @@ public final class Fixtures {
   public static void send(String bootstrap, String registryUrl, List<Dispatch> dispatches) {
     Properties props = new Properties();
     props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    try (KafkaProducer<String, Dispatch> producer = new KafkaProducer<>(props, new StringSerializer(),
-        new RegistryAvroSerde<>(SchemaRegistries.forUrl(registryUrl), Dispatch.class))) {
+    try (KafkaProducer<String, Dispatch> producer =
+        new KafkaProducer<>(
+            props,
+            new StringSerializer(),
+            new RegistryAvroSerde<>(SchemaRegistries.forUrl(registryUrl), Dispatch.class))) {
       for (Dispatch d : dispatches) {
-        producer.send(new ProducerRecord<>("tool-dispatch." + d.getLane(), d.getIdempotencyKey(), d));
+        producer.send(
+            new ProducerRecord<>("tool-dispatch." + d.getLane(), d.getIdempotencyKey(), d));
       }
     }
   }
 
   public static TopicCollector<Outcome> outcomes(String bootstrap, String registryUrl) {
-    return new TopicCollector<>(bootstrap, "tool-outcomes", new RegistryAvroSerde<>(SchemaRegistries.forUrl(registryUrl), Outcome.class));
+    return new TopicCollector<>(
+        bootstrap,
+        "tool-outcomes",
+        new RegistryAvroSerde<>(SchemaRegistries.forUrl(registryUrl), Outcome.class));
   }
 }

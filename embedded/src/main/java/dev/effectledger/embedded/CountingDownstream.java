@@ -22,10 +22,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A payment-style HTTP API on 127.0.0.1 that counts effects per key, for connector and end-to-end
  * tests. {@code POST /charges} with an {@code Idempotency-Key} header acts once per key when {@link
  * #honoursKeys} is on (a repeat gets the stored answer, a concurrent one 409, other parameters
- * 422), and on every request when it is off. {@code GET /charges?key=K} answers whether K acted.
- * A {@link Fault} injected for a key applies to that key's next request only; a {@link
- * #faultMix seeded mix} gives a share of keys a fault on their first request. {@code GET
- * /effects} lists the effect count of every key, {@code GET /inflight} the requests in progress.
+ * 422), and on every request when it is off. {@code GET /charges?key=K} answers whether K acted. A
+ * {@link Fault} injected for a key applies to that key's next request only; a {@link #faultMix
+ * seeded mix} gives a share of keys a fault on their first request. {@code GET /effects} lists the
+ * effect count of every key, {@code GET /inflight} the requests in progress.
  */
 public final class CountingDownstream implements AutoCloseable {
 
@@ -54,11 +54,13 @@ public final class CountingDownstream implements AutoCloseable {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final HttpServer server;
-  private final ExecutorService threads = Executors.newCachedThreadPool(r -> {
-    Thread t = new Thread(r, "counting-downstream");
-    t.setDaemon(true);
-    return t;
-  });
+  private final ExecutorService threads =
+      Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "counting-downstream");
+            t.setDaemon(true);
+            return t;
+          });
   private final Map<String, AtomicInteger> effects = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
   private final Map<String, Stored> stored = new ConcurrentHashMap<>();
@@ -86,7 +88,10 @@ public final class CountingDownstream implements AutoCloseable {
     return start(0, hang);
   }
 
-  /** Starts on 127.0.0.1:{@code port} (0 picks a free one); a hanging answer is held for {@code hang}. */
+  /**
+   * Starts on 127.0.0.1:{@code port} (0 picks a free one); a hanging answer is held for {@code
+   * hang}.
+   */
   public static CountingDownstream start(int port, Duration hang) {
     return start(new InetSocketAddress("127.0.0.1", port), hang);
   }
@@ -141,7 +146,12 @@ public final class CountingDownstream implements AutoCloseable {
    * before the effect, or the answer held, dropped or a 500 after it.
    */
   public CountingDownstream faultPlan(long seed, int percent) {
-    Fault[] faults = {Fault.UNAVAILABLE_BEFORE_EFFECT, Fault.HANG_AFTER_EFFECT, Fault.DROP_AFTER_EFFECT, Fault.ERROR_AFTER_EFFECT};
+    Fault[] faults = {
+      Fault.UNAVAILABLE_BEFORE_EFFECT,
+      Fault.HANG_AFTER_EFFECT,
+      Fault.DROP_AFTER_EFFECT,
+      Fault.ERROR_AFTER_EFFECT
+    };
     Map<Fault, Integer> mix = new EnumMap<>(Fault.class);
     for (int i = 0; i < faults.length; i++) {
       mix.put(faults[i], percent / faults.length + (i < percent % faults.length ? 1 : 0));
@@ -156,7 +166,8 @@ public final class CountingDownstream implements AutoCloseable {
   public CountingDownstream faultMix(long seed, Map<Fault, Integer> percents) {
     int total = percents.values().stream().mapToInt(Integer::intValue).sum();
     if (total > 100 || percents.values().stream().anyMatch(p -> p < 0)) {
-      throw new IllegalArgumentException("fault shares must be 0-100% and add up to at most 100%, were " + percents);
+      throw new IllegalArgumentException(
+          "fault shares must be 0-100% and add up to at most 100%, were " + percents);
     }
     this.planSeed = seed;
     this.plan = Map.copyOf(percents);
@@ -265,8 +276,12 @@ public final class CountingDownstream implements AutoCloseable {
       if (honoursKeys) {
         Stored previous = stored.get(key);
         if (previous != null) {
-          answer(exchange, previous.bodyHash().equals(hash(body)) ? 200 : 422,
-              previous.bodyHash().equals(hash(body)) ? previous.response() : "{\"error\":\"key reused with other parameters\"}");
+          answer(
+              exchange,
+              previous.bodyHash().equals(hash(body)) ? 200 : 422,
+              previous.bodyHash().equals(hash(body))
+                  ? previous.response()
+                  : "{\"error\":\"key reused with other parameters\"}");
           return;
         }
         if (inProgress.putIfAbsent(key, Boolean.TRUE) != null) {
@@ -311,7 +326,8 @@ public final class CountingDownstream implements AutoCloseable {
       pause(latency);
     }
     effects.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
-    String response = JSON.createObjectNode().put("id", "ch_" + ids.incrementAndGet()).put("key", key).toString();
+    String response =
+        JSON.createObjectNode().put("id", "ch_" + ids.incrementAndGet()).put("key", key).toString();
     if (honoursKeys) {
       stored.put(key, new Stored(hash(body), response));
     }
@@ -333,13 +349,18 @@ public final class CountingDownstream implements AutoCloseable {
 
   private void lookup(HttpExchange exchange) throws IOException {
     String query = exchange.getRequestURI().getRawQuery();
-    String key = query == null || !query.startsWith("key=") ? "" : URLDecoder.decode(query.substring(4), StandardCharsets.UTF_8);
+    String key =
+        query == null || !query.startsWith("key=")
+            ? ""
+            : URLDecoder.decode(query.substring(4), StandardCharsets.UTF_8);
     Stored previous = stored.get(key);
     String last = lastResponse.get(key);
     if (previous != null) {
       answer(exchange, 200, previous.response());
     } else if (last != null) {
-      answer(exchange, 200, last); // a downstream that ignores keys still records them, as metadata to search by
+      answer(
+          exchange, 200,
+          last); // a downstream that ignores keys still records them, as metadata to search by
     } else {
       answer(exchange, 404, "{\"error\":\"no charge for key\"}");
     }

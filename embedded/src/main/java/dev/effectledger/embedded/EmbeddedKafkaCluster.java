@@ -36,20 +36,22 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
     }
     short replication = (short) Math.min(brokers, 3);
     try {
-      KafkaClusterTestKit cluster = new KafkaClusterTestKit.Builder(
-              new TestKitNodes.Builder()
-                  .setCombined(true)
-                  .setNumBrokerNodes(brokers)
-                  .setNumControllerNodes(1)
-                  .build())
-          .setConfigProp("offsets.topic.replication.factor", Short.toString(replication))
-          .setConfigProp("offsets.topic.num.partitions", "4")
-          .setConfigProp("transaction.state.log.replication.factor", Short.toString(replication))
-          .setConfigProp("transaction.state.log.min.isr", "1")
-          .setConfigProp("transaction.state.log.num.partitions", "4")
-          .setConfigProp("group.initial.rebalance.delay.ms", "0")
-          .setConfigProp("auto.create.topics.enable", "false")
-          .build();
+      KafkaClusterTestKit cluster =
+          new KafkaClusterTestKit.Builder(
+                  new TestKitNodes.Builder()
+                      .setCombined(true)
+                      .setNumBrokerNodes(brokers)
+                      .setNumControllerNodes(1)
+                      .build())
+              .setConfigProp("offsets.topic.replication.factor", Short.toString(replication))
+              .setConfigProp("offsets.topic.num.partitions", "4")
+              .setConfigProp(
+                  "transaction.state.log.replication.factor", Short.toString(replication))
+              .setConfigProp("transaction.state.log.min.isr", "1")
+              .setConfigProp("transaction.state.log.num.partitions", "4")
+              .setConfigProp("group.initial.rebalance.delay.ms", "0")
+              .setConfigProp("auto.create.topics.enable", "false")
+              .build();
       formatQuietly(cluster);
       cluster.startup();
       cluster.waitForReadyBrokers();
@@ -58,7 +60,8 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("Interrupted while starting the embedded Kafka cluster", e);
     } catch (Exception e) {
-      throw new IllegalStateException("Could not start the embedded Kafka cluster: " + e.getMessage(), e);
+      throw new IllegalStateException(
+          "Could not start the embedded Kafka cluster: " + e.getMessage(), e);
     }
   }
 
@@ -81,7 +84,8 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
   public void stopBroker(int id) {
     var broker = cluster.brokers().get(id);
     if (broker == null) {
-      throw new IllegalArgumentException("no broker " + id + "; brokers are " + cluster.brokers().keySet());
+      throw new IllegalArgumentException(
+          "no broker " + id + "; brokers are " + cluster.brokers().keySet());
     }
     broker.shutdown();
     broker.awaitShutdown();
@@ -106,13 +110,15 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
   /** Creates each topic with its partition count, replicated to every broker (at most 3). */
   public void createTopics(Map<String, Integer> partitionsByTopic) {
     List<NewTopic> topics = new ArrayList<>();
-    partitionsByTopic.forEach((name, partitions) ->
-        topics.add(new NewTopic(name, partitions, (short) Math.min(brokers, 3))));
+    partitionsByTopic.forEach(
+        (name, partitions) ->
+            topics.add(new NewTopic(name, partitions, (short) Math.min(brokers, 3))));
     try {
       admin().createTopics(topics).all().get(60, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new IllegalStateException("Interrupted while creating topics " + partitionsByTopic.keySet(), e);
+      throw new IllegalStateException(
+          "Interrupted while creating topics " + partitionsByTopic.keySet(), e);
     } catch (ExecutionException | TimeoutException e) {
       throw new IllegalStateException("Could not create topics " + partitionsByTopic.keySet(), e);
     }

@@ -13,19 +13,22 @@ import java.util.concurrent.ThreadLocalRandom;
  *
  * <p>A port the OS hands out for {@code bind(0)} lies in its ephemeral range, the same range it
  * picks the local port of every outgoing connection from. While the part is down, its clients keep
- * reconnecting to it; one of those connections can be given the very port it dials, and on
- * loopback a connection to a port nobody listens on, made from that same port, connects to itself
- * (TCP simultaneous open). The port is then taken and the part cannot bind it when it restarts:
- * a restarted broker that never comes back. {@link #stable()} picks a port below the ephemeral
- * range, which outgoing connections never use.
+ * reconnecting to it; one of those connections can be given the very port it dials, and on loopback
+ * a connection to a port nobody listens on, made from that same port, connects to itself (TCP
+ * simultaneous open). The port is then taken and the part cannot bind it when it restarts: a
+ * restarted broker that never comes back. {@link #stable()} picks a port below the ephemeral range,
+ * which outgoing connections never use.
  */
 public final class LoopbackPorts {
 
   private static final Path EPHEMERAL_RANGE = Path.of("/proc/sys/net/ipv4/ip_local_port_range");
+
   /** Linux's default ephemeral range starts here; used where the range cannot be read. */
   private static final int DEFAULT_EPHEMERAL_LOW = 32768;
+
   /** Ports below are left to system services and commonly configured ones (9092, 8080, 8081...). */
   private static final int LOWEST = 10000;
+
   private static final int TRIES = 200;
 
   private LoopbackPorts() {}
@@ -46,13 +49,15 @@ public final class LoopbackPorts {
         return port;
       }
     }
-    throw new IOException("no free port between " + LOWEST + " and " + high + " after " + TRIES + " tries");
+    throw new IOException(
+        "no free port between " + LOWEST + " and " + high + " after " + TRIES + " tries");
   }
 
   /** The first port of the OS's ephemeral range. */
   static int ephemeralLow() {
     try {
-      // Read line by line: Files.readString trusts the size procfs reports, and reads one byte of it.
+      // Read line by line: Files.readString trusts the size procfs reports, and reads one byte of
+      // it.
       return Integer.parseInt(Files.readAllLines(EPHEMERAL_RANGE).get(0).trim().split("\\s+")[0]);
     } catch (IOException | RuntimeException unreadable) {
       return DEFAULT_EPHEMERAL_LOW; // not Linux, or no /proc: assume its default

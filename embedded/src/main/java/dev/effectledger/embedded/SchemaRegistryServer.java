@@ -13,8 +13,8 @@ import java.nio.charset.StandardCharsets;
 import org.apache.avro.Schema;
 
 /**
- * The two Schema Registry endpoints the serdes call, served on 127.0.0.1 from an in-memory registry,
- * so that processes in separate JVMs agree on schema ids.
+ * The two Schema Registry endpoints the serdes call, served on 127.0.0.1 from an in-memory
+ * registry, so that processes in separate JVMs agree on schema ids.
  */
 public final class SchemaRegistryServer implements AutoCloseable {
 
@@ -61,7 +61,13 @@ public final class SchemaRegistryServer implements AutoCloseable {
       Schema schema = new Schema.Parser().parse(body.path("schema").asText());
       answer(exchange, 200, "{\"id\":" + registry.register(subject, schema) + "}");
     } catch (RuntimeException e) {
-      answer(exchange, 422, JSON.createObjectNode().put("error_code", 42201).put("message", "Invalid schema").toString());
+      answer(
+          exchange,
+          422,
+          JSON.createObjectNode()
+              .put("error_code", 42201)
+              .put("message", "Invalid schema")
+              .toString());
     }
   }
 

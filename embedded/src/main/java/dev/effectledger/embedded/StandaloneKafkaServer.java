@@ -44,13 +44,17 @@ public final class StandaloneKafkaServer implements AutoCloseable {
         props.store(out, "written by effectledger broker --data-dir");
       }
       if (!Files.exists(dataDir.resolve("logs").resolve("meta.properties"))) {
-        int status = StorageTool.execute(new String[] {"format", "-t", Uuid.randomUuid().toString(), "-c", file.toString()},
-            new PrintStream(OutputStream.nullOutputStream()));
+        int status =
+            StorageTool.execute(
+                new String[] {"format", "-t", Uuid.randomUuid().toString(), "-c", file.toString()},
+                new PrintStream(OutputStream.nullOutputStream()));
         if (status != 0) {
-          throw new IllegalStateException("Could not format " + dataDir + " for Kafka (status " + status + ")");
+          throw new IllegalStateException(
+              "Could not format " + dataDir + " for Kafka (status " + status + ")");
         }
       }
-      KafkaRaftServer server = new KafkaRaftServer(KafkaConfig.fromProps(props, false), Time.SYSTEM);
+      KafkaRaftServer server =
+          new KafkaRaftServer(KafkaConfig.fromProps(props, false), Time.SYSTEM);
       server.startup();
       return new StandaloneKafkaServer(server, port);
     } catch (IOException e) {
@@ -63,7 +67,8 @@ public final class StandaloneKafkaServer implements AutoCloseable {
     props.put("process.roles", "broker,controller");
     props.put("node.id", "1");
     props.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
-    props.put("listeners", "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort);
+    props.put(
+        "listeners", "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort);
     props.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + port);
     props.put("controller.listener.names", "CONTROLLER");
     props.put("inter.broker.listener.name", "PLAINTEXT");

@@ -28,7 +28,8 @@ class LoopbackPortsTest {
     int port = LoopbackPorts.stable();
     try (ServerSocket listening = new ServerSocket(port, 50, InetAddress.getLoopbackAddress());
         Socket client = new Socket(InetAddress.getLoopbackAddress(), port)) {
-      assertThat(client.getLocalPort()).as("outgoing connections take ports of the ephemeral range only")
+      assertThat(client.getLocalPort())
+          .as("outgoing connections take ports of the ephemeral range only")
           .isGreaterThanOrEqualTo(LoopbackPorts.ephemeralLow());
     }
   }

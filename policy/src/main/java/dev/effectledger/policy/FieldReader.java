@@ -34,7 +34,10 @@ public final class FieldReader {
     return new FieldReader(path, node, new ArrayList<>());
   }
 
-  /** A reader of the mapping under {@code field}, sharing this reader's problems; empty when absent or not a mapping (reported). */
+  /**
+   * A reader of the mapping under {@code field}, sharing this reader's problems; empty when absent
+   * or not a mapping (reported).
+   */
   public Optional<FieldReader> mapping(String field, String what) {
     JsonNode value = node.get(field);
     if (value == null) {
@@ -62,11 +65,13 @@ public final class FieldReader {
 
   /** Reports every field not in {@code allowed}, naming them in their order. */
   public void allowOnly(Collection<String> allowed) {
-    node.fieldNames().forEachRemaining(field -> {
-      if (!allowed.contains(field)) {
-        problem(field, "unknown field; allowed: " + String.join(", ", allowed));
-      }
-    });
+    node.fieldNames()
+        .forEachRemaining(
+            field -> {
+              if (!allowed.contains(field)) {
+                problem(field, "unknown field; allowed: " + String.join(", ", allowed));
+              }
+            });
   }
 
   /** A single value as text; {@code fallback} when absent, or when a list or mapping (reported). */
@@ -113,7 +118,8 @@ public final class FieldReader {
       return fallback;
     }
     if (!value.isIntegralNumber() || !value.canConvertToInt() || value.asInt() < min) {
-      problem(field, "'" + value.asText() + "' is not allowed; use a whole number of at least " + min);
+      problem(
+          field, "'" + value.asText() + "' is not allowed; use a whole number of at least " + min);
       return fallback;
     }
     return value.asInt();
@@ -126,13 +132,23 @@ public final class FieldReader {
       return fallback;
     }
     if (!value.isNumber() || value.asDouble() < min || value.asDouble() > max) {
-      problem(field, "'" + value.asText() + "' is not allowed; use a number from " + plain(min) + " to " + plain(max));
+      problem(
+          field,
+          "'"
+              + value.asText()
+              + "' is not allowed; use a number from "
+              + plain(min)
+              + " to "
+              + plain(max));
       return fallback;
     }
     return value.asDouble();
   }
 
-  /** A positive duration ({@code 500ms}, {@code 30s}, {@code 15m}, {@code 24h}, {@code 7d} or ISO-8601) up to {@code max}. */
+  /**
+   * A positive duration ({@code 500ms}, {@code 30s}, {@code 15m}, {@code 24h}, {@code 7d} or
+   * ISO-8601) up to {@code max}.
+   */
   public Duration duration(String field, Duration fallback, Duration max) {
     JsonNode value = node.get(field);
     if (value == null) {
@@ -141,7 +157,8 @@ public final class FieldReader {
     String text = value.asText();
     Optional<Duration> parsed = Durations.parse(text);
     if (parsed.isEmpty() || parsed.get().isNegative() || parsed.get().isZero()) {
-      problem(field, "'" + text + "' is not a positive duration; use e.g. 30s, 15m, 24h, 7d or PT15M");
+      problem(
+          field, "'" + text + "' is not a positive duration; use e.g. 30s, 15m, 24h, 7d or PT15M");
       return fallback;
     }
     if (parsed.get().compareTo(max) > 0) {
@@ -176,8 +193,10 @@ public final class FieldReader {
     try {
       return Enum.valueOf(type, text.toUpperCase(Locale.ROOT));
     } catch (IllegalArgumentException e) {
-      String allowed = Arrays.stream(type.getEnumConstants()).map(c -> c.name().toLowerCase(Locale.ROOT))
-          .collect(Collectors.joining(", "));
+      String allowed =
+          Arrays.stream(type.getEnumConstants())
+              .map(c -> c.name().toLowerCase(Locale.ROOT))
+              .collect(Collectors.joining(", "));
       problem(field, "'" + text + "' is not allowed; allowed: " + allowed);
       return fallback;
     }
@@ -197,7 +216,9 @@ public final class FieldReader {
     return problems.size();
   }
 
-  /** Throws {@link IllegalArgumentException} listing every problem, one per line, if there are any. */
+  /**
+   * Throws {@link IllegalArgumentException} listing every problem, one per line, if there are any.
+   */
   public void check() {
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException(String.join("\n", problems));

@@ -14,24 +14,32 @@ import java.util.Objects;
  */
 public record RetryPolicy(int maxAttempts, Duration base, Duration cap, double jitter) {
 
-  /** The longest base or cap: an hour (an executor holds the effect's slot while it waits). Declared before DEFAULT, which checks against it. */
+  /**
+   * The longest base or cap: an hour (an executor holds the effect's slot while it waits). Declared
+   * before DEFAULT, which checks against it.
+   */
   public static final Duration MAX_DELAY = Duration.ofHours(1);
-  public static final RetryPolicy DEFAULT = new RetryPolicy(4, Duration.ofMillis(100), Duration.ofSeconds(10), 0.2);
+
+  public static final RetryPolicy DEFAULT =
+      new RetryPolicy(4, Duration.ofMillis(100), Duration.ofSeconds(10), 0.2);
 
   public RetryPolicy {
     Objects.requireNonNull(base, "base");
     Objects.requireNonNull(cap, "cap");
     if (maxAttempts < 1) {
-      throw new IllegalArgumentException("retry.maxAttempts must be at least 1, was " + maxAttempts);
+      throw new IllegalArgumentException(
+          "retry.maxAttempts must be at least 1, was " + maxAttempts);
     }
     if (base.isNegative() || cap.isNegative()) {
       throw new IllegalArgumentException("retry.base and retry.cap must not be negative");
     }
     if (cap.compareTo(MAX_DELAY) > 0) {
-      throw new IllegalArgumentException("retry cap " + cap + " is above the longest allowed, " + MAX_DELAY);
+      throw new IllegalArgumentException(
+          "retry cap " + cap + " is above the longest allowed, " + MAX_DELAY);
     }
     if (cap.compareTo(base) < 0) {
-      throw new IllegalArgumentException("retry.cap (" + cap + ") is below retry.base (" + base + ")");
+      throw new IllegalArgumentException(
+          "retry.cap (" + cap + ") is below retry.base (" + base + ")");
     }
     if (!(jitter >= 0 && jitter <= 1)) {
       throw new IllegalArgumentException("retry.jitter must be within [0, 1], was " + jitter);
@@ -39,8 +47,8 @@ public record RetryPolicy(int maxAttempts, Duration base, Duration cap, double j
   }
 
   /**
-   * Delay before retry number {@code retry} (1 for the first retry): {@code min(cap, base * 2^(retry-1))},
-   * less up to {@code jitter} of it drawn from {@code random} in [0, 1).
+   * Delay before retry number {@code retry} (1 for the first retry): {@code min(cap, base *
+   * 2^(retry-1))}, less up to {@code jitter} of it drawn from {@code random} in [0, 1).
    */
   public Duration delayBefore(int retry, double random) {
     long baseMs = base.toMillis();

@@ -35,7 +35,9 @@ public enum ToolClass {
 
   /** Re-dispatching with the same key is safe by default only where the downstream dedups it. */
   public AmbiguityPolicy defaultOnAmbiguous() {
-    return this == WRITE_IDEMPOTENT || this == READ ? AmbiguityPolicy.REDISPATCH : AmbiguityPolicy.HOLD;
+    return this == WRITE_IDEMPOTENT || this == READ
+        ? AmbiguityPolicy.REDISPATCH
+        : AmbiguityPolicy.HOLD;
   }
 
   public static Optional<ToolClass> fromYaml(String name) {

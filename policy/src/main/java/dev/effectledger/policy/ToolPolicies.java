@@ -47,9 +47,16 @@ public record ToolPolicies(Map<String, ToolPolicy> tools, Optional<ToolPolicy> u
     if (named != null && named.isLedgered()) {
       return named;
     }
-    Duration window = unknownTool.map(ToolPolicy::window)
-        .filter(w -> w.compareTo(ToolClass.IRREVERSIBLE.defaultWindow()) > 0).orElse(ToolClass.IRREVERSIBLE.defaultWindow());
-    return ToolPolicy.builder(tool, ToolClass.IRREVERSIBLE).window(window).connector("unknown").maxAttempts(1).build();
+    Duration window =
+        unknownTool
+            .map(ToolPolicy::window)
+            .filter(w -> w.compareTo(ToolClass.IRREVERSIBLE.defaultWindow()) > 0)
+            .orElse(ToolClass.IRREVERSIBLE.defaultWindow());
+    return ToolPolicy.builder(tool, ToolClass.IRREVERSIBLE)
+        .window(window)
+        .connector("unknown")
+        .maxAttempts(1)
+        .build();
   }
 
   /**
@@ -58,7 +65,8 @@ public record ToolPolicies(Map<String, ToolPolicy> tools, Optional<ToolPolicy> u
    */
   public String windowFingerprint() {
     StringBuilder out = new StringBuilder();
-    new TreeMap<>(tools).forEach((name, p) -> out.append(name).append('=').append(p.window()).append(';'));
+    new TreeMap<>(tools)
+        .forEach((name, p) -> out.append(name).append('=').append(p.window()).append(';'));
     unknownTool.ifPresent(p -> out.append("*=").append(p.window()));
     return out.toString();
   }

@@ -41,10 +41,16 @@ public record ToolPolicy(
 
   /** Characters Kafka allows in a topic name. */
   public static final Pattern LANE = Pattern.compile("[A-Za-z0-9._-]{1,200}");
-  /** Lanes whose dispatch topic is another topic's name: {@code tool-dispatch.dlq} is the executors' dead letters. */
+
+  /**
+   * Lanes whose dispatch topic is another topic's name: {@code tool-dispatch.dlq} is the executors'
+   * dead letters.
+   */
   public static final Set<String> RESERVED_LANES = Set.of("dlq");
+
   /** The longest window: ten years. */
   public static final Duration MAX_WINDOW = Duration.ofDays(3650);
+
   /** The longest pending timeout: a year. */
   public static final Duration MAX_PENDING_TIMEOUT = Duration.ofDays(365);
 
@@ -61,21 +67,34 @@ public record ToolPolicy(
     key = key == null ? ArgumentRules.NONE : key;
     settings = settings == null ? JsonNodeFactory.instance.objectNode() : settings.deepCopy();
     if (toolClass != ToolClass.READ && (window.isNegative() || window.isZero())) {
-      throw new IllegalArgumentException("tool " + name + ": window must be positive, was " + window);
+      throw new IllegalArgumentException(
+          "tool " + name + ": window must be positive, was " + window);
     }
     if (pendingTimeout.isNegative() || pendingTimeout.isZero()) {
       throw new IllegalArgumentException(
           "tool " + name + ": pendingTimeout must be positive, was " + pendingTimeout);
     }
     if (!LANE.matcher(lane).matches() || RESERVED_LANES.contains(lane)) {
-      throw new IllegalArgumentException("tool " + name + ": lane '" + lane + "' is not a legal topic suffix or is reserved");
+      throw new IllegalArgumentException(
+          "tool " + name + ": lane '" + lane + "' is not a legal topic suffix or is reserved");
     }
     if (window.compareTo(MAX_WINDOW) > 0 || pendingTimeout.compareTo(MAX_PENDING_TIMEOUT) > 0) {
-      throw new IllegalArgumentException("tool " + name + ": window " + window + " or pendingTimeout " + pendingTimeout
-          + " is out of range (at most " + MAX_WINDOW + " and " + MAX_PENDING_TIMEOUT + ")");
+      throw new IllegalArgumentException(
+          "tool "
+              + name
+              + ": window "
+              + window
+              + " or pendingTimeout "
+              + pendingTimeout
+              + " is out of range (at most "
+              + MAX_WINDOW
+              + " and "
+              + MAX_PENDING_TIMEOUT
+              + ")");
     }
     if (maxAttempts < 1) {
-      throw new IllegalArgumentException("tool " + name + ": maxAttempts must be at least 1, was " + maxAttempts);
+      throw new IllegalArgumentException(
+          "tool " + name + ": maxAttempts must be at least 1, was " + maxAttempts);
     }
     if (toolClass == ToolClass.IRREVERSIBLE && onAmbiguous == AmbiguityPolicy.REDISPATCH) {
       throw new IllegalArgumentException(
@@ -95,9 +114,18 @@ public record ToolPolicy(
 
   /** A builder holding this policy's values, to change some of them. */
   public Builder toBuilder() {
-    return new Builder(name, toolClass).window(window).pendingTimeout(pendingTimeout).onInFlight(onInFlight)
-        .onAmbiguous(onAmbiguous).lane(lane).connector(connector).maxAttempts(maxAttempts).bypassAllowed(bypassAllowed)
-        .retry(retry).settings(settings).key(key);
+    return new Builder(name, toolClass)
+        .window(window)
+        .pendingTimeout(pendingTimeout)
+        .onInFlight(onInFlight)
+        .onAmbiguous(onAmbiguous)
+        .lane(lane)
+        .connector(connector)
+        .maxAttempts(maxAttempts)
+        .bypassAllowed(bypassAllowed)
+        .retry(retry)
+        .settings(settings)
+        .key(key);
   }
 
   /** This policy with other connector settings. */
@@ -215,8 +243,20 @@ public record ToolPolicy(
 
     /** The policy; throws {@link IllegalArgumentException} naming the tool and the bad value. */
     public ToolPolicy build() {
-      return new ToolPolicy(name, toolClass, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector, maxAttempts,
-          bypassAllowed, retry, settings, key);
+      return new ToolPolicy(
+          name,
+          toolClass,
+          window,
+          pendingTimeout,
+          onInFlight,
+          onAmbiguous,
+          lane,
+          connector,
+          maxAttempts,
+          bypassAllowed,
+          retry,
+          settings,
+          key);
     }
   }
 }

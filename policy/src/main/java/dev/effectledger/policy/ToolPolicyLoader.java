@@ -57,8 +57,18 @@ public final class ToolPolicyLoader {
   private static final Set<String> TOP_LEVEL = Set.of("tools", "unknownTool");
   private static final List<String> FIELDS =
       List.of(
-          "class", "window", "pendingTimeout", "onInFlight", "onAmbiguous", "lane", "connector",
-          "maxAttempts", "bypass", "retry", "settings", "key");
+          "class",
+          "window",
+          "pendingTimeout",
+          "onInFlight",
+          "onAmbiguous",
+          "lane",
+          "connector",
+          "maxAttempts",
+          "bypass",
+          "retry",
+          "settings",
+          "key");
   private static final List<String> RETRY_FIELDS = List.of("maxAttempts", "base", "cap", "jitter");
   private static final String CLASSES =
       Arrays.stream(ToolClass.values()).map(ToolClass::yamlName).collect(Collectors.joining(", "));
@@ -87,11 +97,13 @@ public final class ToolPolicyLoader {
     if (root == null || !root.isObject()) {
       throw new PolicyException(source, List.of("must be a mapping with a 'tools' key"));
     }
-    root.fieldNames().forEachRemaining(field -> {
-      if (!TOP_LEVEL.contains(field)) {
-        problems.add("unknown top-level key '" + field + "'; allowed: tools, unknownTool");
-      }
-    });
+    root.fieldNames()
+        .forEachRemaining(
+            field -> {
+              if (!TOP_LEVEL.contains(field)) {
+                problems.add("unknown top-level key '" + field + "'; allowed: tools, unknownTool");
+              }
+            });
     Map<String, ToolPolicy> tools = new TreeMap<>();
     JsonNode toolsNode = root.path("tools");
     if (!toolsNode.isObject()) {
@@ -112,7 +124,8 @@ public final class ToolPolicyLoader {
     return new ToolPolicies(tools, unknownTool);
   }
 
-  private Optional<ToolPolicy> toPolicy(String path, String name, JsonNode node, List<String> problems) {
+  private Optional<ToolPolicy> toPolicy(
+      String path, String name, JsonNode node, List<String> problems) {
     if (!node.isObject()) {
       problems.add(path + ": must be a mapping of policy fields");
       return Optional.empty();
@@ -129,36 +142,75 @@ public final class ToolPolicyLoader {
         r.problem("class", "'" + className + "' is not a tool class; allowed: " + CLASSES);
       }
     }
-    Duration window = r.duration("window", toolClass == null ? null : toolClass.defaultWindow(), ToolPolicy.MAX_WINDOW);
-    Duration pendingTimeout = r.duration("pendingTimeout", DEFAULT_PENDING_TIMEOUT, ToolPolicy.MAX_PENDING_TIMEOUT);
-    InFlightPolicy onInFlight = r.choice("onInFlight", InFlightPolicy.class, InFlightPolicy.COALESCE);
-    AmbiguityPolicy onAmbiguous = r.choice("onAmbiguous", AmbiguityPolicy.class,
-        toolClass == null ? AmbiguityPolicy.HOLD : toolClass.defaultOnAmbiguous());
+    Duration window =
+        r.duration(
+            "window", toolClass == null ? null : toolClass.defaultWindow(), ToolPolicy.MAX_WINDOW);
+    Duration pendingTimeout =
+        r.duration("pendingTimeout", DEFAULT_PENDING_TIMEOUT, ToolPolicy.MAX_PENDING_TIMEOUT);
+    InFlightPolicy onInFlight =
+        r.choice("onInFlight", InFlightPolicy.class, InFlightPolicy.COALESCE);
+    AmbiguityPolicy onAmbiguous =
+        r.choice(
+            "onAmbiguous",
+            AmbiguityPolicy.class,
+            toolClass == null ? AmbiguityPolicy.HOLD : toolClass.defaultOnAmbiguous());
     String lane = r.text("lane", DEFAULT_LANE);
     if (lane == null || !ToolPolicy.LANE.matcher(lane).matches()) {
-      r.problem("lane", "'" + node.path("lane").asText() + "' is not a legal lane; allowed: 1-200 of A-Z a-z 0-9 . _ -");
+      r.problem(
+          "lane",
+          "'"
+              + node.path("lane").asText()
+              + "' is not a legal lane; allowed: 1-200 of A-Z a-z 0-9 . _ -");
     } else if (ToolPolicy.RESERVED_LANES.contains(lane)) {
-      r.problem("lane", "'" + lane + "' is reserved: tool-dispatch." + lane + " is the executors' dead-letter topic;"
-          + " choose another lane name");
+      r.problem(
+          "lane",
+          "'"
+              + lane
+              + "' is reserved: tool-dispatch."
+              + lane
+              + " is the executors' dead-letter topic;"
+              + " choose another lane name");
     }
-    String connector = r.requiredText("connector", "name the connector executors run for this tool (e.g. http, jdbc, kafka)");
+    String connector =
+        r.requiredText(
+            "connector", "name the connector executors run for this tool (e.g. http, jdbc, kafka)");
     int maxAttempts = r.atLeast("maxAttempts", 1, DEFAULT_MAX_ATTEMPTS);
     boolean bypass = r.bool("bypass", false);
-    RetryPolicy retry = r.mapping("retry", "with " + String.join(", ", RETRY_FIELDS)).map(ToolPolicyLoader::retry)
-        .orElse(RetryPolicy.DEFAULT);
-    ArgumentRules key = r.mapping("key", "with ignore and require, lists of JSON pointers").map(ToolPolicyLoader::key)
-        .orElse(ArgumentRules.NONE);
-    JsonNode settings = r.mapping("settings", "of connector settings").isPresent() ? node.get("settings") : null;
+    RetryPolicy retry =
+        r.mapping("retry", "with " + String.join(", ", RETRY_FIELDS))
+            .map(ToolPolicyLoader::retry)
+            .orElse(RetryPolicy.DEFAULT);
+    ArgumentRules key =
+        r.mapping("key", "with ignore and require, lists of JSON pointers")
+            .map(ToolPolicyLoader::key)
+            .orElse(ArgumentRules.NONE);
+    JsonNode settings =
+        r.mapping("settings", "of connector settings").isPresent() ? node.get("settings") : null;
     if (toolClass == ToolClass.IRREVERSIBLE && onAmbiguous == AmbiguityPolicy.REDISPATCH) {
-      r.problem("onAmbiguous", "'redispatch' conflicts with class 'irreversible'; an irreversible effect that may have happened is"
-          + " held (use hold)");
+      r.problem(
+          "onAmbiguous",
+          "'redispatch' conflicts with class 'irreversible'; an irreversible effect that may have happened is"
+              + " held (use hold)");
     }
     if (r.problemCount() > 0) {
       problems.addAll(r.problems());
       return Optional.empty();
     }
-    return Optional.of(new ToolPolicy(name, toolClass, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector,
-        maxAttempts, bypass, retry, settings, key));
+    return Optional.of(
+        new ToolPolicy(
+            name,
+            toolClass,
+            window,
+            pendingTimeout,
+            onInFlight,
+            onAmbiguous,
+            lane,
+            connector,
+            maxAttempts,
+            bypass,
+            retry,
+            settings,
+            key));
   }
 
   private static ArgumentRules key(FieldReader r) {
@@ -190,7 +242,9 @@ public final class ToolPolicyLoader {
     for (JsonNode item : list) {
       String pointer = item.asText();
       if (!item.isTextual() || !pointer.startsWith("/")) {
-        r.problem(field, "'" + pointer + "' is not a JSON pointer; write it like /reason or /customer/id");
+        r.problem(
+            field,
+            "'" + pointer + "' is not a JSON pointer; write it like /reason or /customer/id");
       } else {
         pointers.add(pointer);
       }
@@ -207,8 +261,13 @@ public final class ToolPolicyLoader {
     Duration cap = r.duration("cap", d.cap(), RetryPolicy.MAX_DELAY);
     double jitter = r.between("jitter", 0, 1, d.jitter());
     if (r.problemCount() == before && cap.compareTo(base) < 0) {
-      r.problem("cap", "'" + r.raw("cap").asText(cap.toString()) + "' is below base '"
-          + (r.has("base") ? r.raw("base").asText() : base.toString()) + "'; the cap must be at least the base");
+      r.problem(
+          "cap",
+          "'"
+              + r.raw("cap").asText(cap.toString())
+              + "' is below base '"
+              + (r.has("base") ? r.raw("base").asText() : base.toString())
+              + "'; the cap must be at least the base");
     }
     return r.problemCount() == before ? new RetryPolicy(maxAttempts, base, cap, jitter) : d;
   }

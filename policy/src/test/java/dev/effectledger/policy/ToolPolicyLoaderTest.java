@@ -41,7 +41,9 @@ class ToolPolicyLoaderTest {
 
   @Test
   void shouldApplyDefaultsByClass() {
-    ToolPolicies policies = parse("""
+    ToolPolicies policies =
+        parse(
+            """
         tools:
           a: {class: write-idempotent, connector: http}
           b: {class: write-non-idempotent, connector: http}
@@ -63,7 +65,9 @@ class ToolPolicyLoaderTest {
 
   @Test
   void shouldApplyUnknownToolDefaultUnderTheToolsOwnName() {
-    ToolPolicies policies = parse("""
+    ToolPolicies policies =
+        parse(
+            """
         tools: {}
         unknownTool: {class: read, connector: http, lane: reads}
         """);
@@ -76,7 +80,8 @@ class ToolPolicyLoaderTest {
   @Test
   void shouldNameToolFieldValueAndAllowedForBadClass() {
     assertThat(problemsOf("tools:\n  pay: {class: writey, connector: http}\n").problems())
-        .containsExactly("tools.pay.class: 'writey' is not a tool class; allowed: read, write-idempotent, write-non-idempotent, irreversible");
+        .containsExactly(
+            "tools.pay.class: 'writey' is not a tool class; allowed: read, write-idempotent, write-non-idempotent, irreversible");
   }
 
   @Test
@@ -88,7 +93,10 @@ class ToolPolicyLoaderTest {
 
   @Test
   void shouldReportBadDurations() {
-    assertThat(problemsOf("tools:\n  pay: {class: irreversible, connector: http, window: 3 fortnights, pendingTimeout: 0s}\n").problems())
+    assertThat(
+            problemsOf(
+                    "tools:\n  pay: {class: irreversible, connector: http, window: 3 fortnights, pendingTimeout: 0s}\n")
+                .problems())
         .containsExactly(
             "tools.pay.window: '3 fortnights' is not a positive duration; use e.g. 30s, 15m, 24h, 7d or PT15M",
             "tools.pay.pendingTimeout: '0s' is not a positive duration; use e.g. 30s, 15m, 24h, 7d or PT15M");
@@ -96,7 +104,10 @@ class ToolPolicyLoaderTest {
 
   @Test
   void shouldReportBadChoices() {
-    assertThat(problemsOf("tools:\n  pay: {class: write-idempotent, connector: http, onInFlight: wait, onAmbiguous: guess}\n").problems())
+    assertThat(
+            problemsOf(
+                    "tools:\n  pay: {class: write-idempotent, connector: http, onInFlight: wait, onAmbiguous: guess}\n")
+                .problems())
         .containsExactly(
             "tools.pay.onInFlight: 'wait' is not allowed; allowed: coalesce, refuse",
             "tools.pay.onAmbiguous: 'guess' is not allowed; allowed: redispatch, hold");
@@ -104,7 +115,10 @@ class ToolPolicyLoaderTest {
 
   @Test
   void shouldReportBadLaneMaxAttemptsAndBypass() {
-    assertThat(problemsOf("tools:\n  pay: {class: write-idempotent, connector: http, lane: 'a b', maxAttempts: 0, bypass: maybe}\n").problems())
+    assertThat(
+            problemsOf(
+                    "tools:\n  pay: {class: write-idempotent, connector: http, lane: 'a b', maxAttempts: 0, bypass: maybe}\n")
+                .problems())
         .containsExactly(
             "tools.pay.lane: 'a b' is not a legal lane; allowed: 1-200 of A-Z a-z 0-9 . _ -",
             "tools.pay.maxAttempts: '0' is not allowed; use a whole number of at least 1",
@@ -113,13 +127,19 @@ class ToolPolicyLoaderTest {
 
   @Test
   void shouldRefuseIrreversibleToolThatRedispatchesAmbiguity() {
-    assertThat(problemsOf("tools:\n  pay: {class: irreversible, connector: http, onAmbiguous: redispatch}\n").problems())
-        .containsExactly("tools.pay.onAmbiguous: 'redispatch' conflicts with class 'irreversible'; an irreversible effect that may have happened is held (use hold)");
+    assertThat(
+            problemsOf(
+                    "tools:\n  pay: {class: irreversible, connector: http, onAmbiguous: redispatch}\n")
+                .problems())
+        .containsExactly(
+            "tools.pay.onAmbiguous: 'redispatch' conflicts with class 'irreversible'; an irreversible effect that may have happened is held (use hold)");
   }
 
   @Test
   void shouldReportUnknownFieldsAndKeys() {
-    assertThat(problemsOf("tool:\n  x: 1\ntools:\n  pay: {class: read, connector: http, windw: 1h}\n").problems())
+    assertThat(
+            problemsOf("tool:\n  x: 1\ntools:\n  pay: {class: read, connector: http, windw: 1h}\n")
+                .problems())
         .containsExactly(
             "unknown top-level key 'tool'; allowed: tools, unknownTool",
             "tools.pay.windw: unknown field; allowed: class, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector, maxAttempts, bypass, retry, settings, key");
@@ -127,7 +147,8 @@ class ToolPolicyLoaderTest {
 
   @Test
   void shouldCollectProblemsOfEveryToolInOnePass() {
-    PolicyException e = problemsOf("tools:\n  a: {class: nope, connector: http}\n  b: {class: read}\n");
+    PolicyException e =
+        problemsOf("tools:\n  a: {class: nope, connector: http}\n  b: {class: read}\n");
 
     assertThat(e.problems()).hasSize(2);
     assertThat(e.getMessage()).startsWith("tools.yaml has 2 problem(s):");
@@ -135,7 +156,9 @@ class ToolPolicyLoaderTest {
 
   @Test
   void shouldReportInvalidYamlWithLine() {
-    assertThat(problemsOf("tools:\n  a: {class: [\n").problems().get(0)).startsWith("is not valid YAML").contains("line");
+    assertThat(problemsOf("tools:\n  a: {class: [\n").problems().get(0))
+        .startsWith("is not valid YAML")
+        .contains("line");
   }
 
   @Test
@@ -156,28 +179,40 @@ class ToolPolicyLoaderTest {
 
   @Test
   void shouldReadRetryPolicyAndConnectorSettings() {
-    ToolPolicy policy = parse("""
+    ToolPolicy policy =
+        parse(
+                """
         tools:
           pay:
             class: write-idempotent
             connector: http
             retry: {maxAttempts: 6, base: 50ms, cap: 2s, jitter: 0.5}
             settings: {url: "http://127.0.0.1:1/charge", method: POST}
-        """).forTool("pay").orElseThrow();
+        """)
+            .forTool("pay")
+            .orElseThrow();
 
-    assertThat(policy.retry()).isEqualTo(new RetryPolicy(6, Duration.ofMillis(50), Duration.ofSeconds(2), 0.5));
+    assertThat(policy.retry())
+        .isEqualTo(new RetryPolicy(6, Duration.ofMillis(50), Duration.ofSeconds(2), 0.5));
     assertThat(policy.settings().path("url").asText()).isEqualTo("http://127.0.0.1:1/charge");
   }
 
   @Test
   void shouldReportBadRetryFields() {
-    assertThat(problemsOf("tools:\n  pay: {class: read, connector: http, retry: {maxAttempts: 0, base: 1s, cap: 10ms, jitter: 2, tries: 3}}\n").problems())
+    assertThat(
+            problemsOf(
+                    "tools:\n  pay: {class: read, connector: http, retry: {maxAttempts: 0, base: 1s, cap: 10ms, jitter: 2, tries: 3}}\n")
+                .problems())
         .containsExactly(
             "tools.pay.retry.tries: unknown field; allowed: maxAttempts, base, cap, jitter",
             "tools.pay.retry.maxAttempts: '0' is not allowed; use a whole number of at least 1",
             "tools.pay.retry.jitter: '2' is not allowed; use a number from 0 to 1");
-    assertThat(problemsOf("tools:\n  pay: {class: read, connector: http, retry: {base: 1s, cap: 10ms}}\n").problems())
-        .containsExactly("tools.pay.retry.cap: '10ms' is below base '1s'; the cap must be at least the base");
+    assertThat(
+            problemsOf(
+                    "tools:\n  pay: {class: read, connector: http, retry: {base: 1s, cap: 10ms}}\n")
+                .problems())
+        .containsExactly(
+            "tools.pay.retry.cap: '10ms' is below base '1s'; the cap must be at least the base");
   }
 
   @Test
@@ -194,8 +229,12 @@ class ToolPolicyLoaderTest {
 
   @Test
   void shouldRefuseDurationsOutOfRangeAtLoadNamingTheRange() {
-    assertThat(problemsOf("tools:\n  pay: {class: irreversible, connector: http, window: 999999999999d, pendingTimeout: 400d,"
-        + " retry: {cap: 2h}}\n").problems()).containsExactlyInAnyOrder(
+    assertThat(
+            problemsOf(
+                    "tools:\n  pay: {class: irreversible, connector: http, window: 999999999999d, pendingTimeout: 400d,"
+                        + " retry: {cap: 2h}}\n")
+                .problems())
+        .containsExactlyInAnyOrder(
             "tools.pay.window: '999999999999d' is out of range; allowed: up to 3650d",
             "tools.pay.pendingTimeout: '400d' is out of range; allowed: up to 365d",
             "tools.pay.retry.cap: '2h' is out of range; allowed: up to 1h");
@@ -203,28 +242,45 @@ class ToolPolicyLoaderTest {
 
   @Test
   void shouldRefuseTheLaneWhoseDispatchTopicIsTheDeadLetterTopic() {
-    assertThat(problemsOf("tools:\n  pay: {class: irreversible, connector: http, lane: dlq}\n").problems())
-        .containsExactly("tools.pay.lane: 'dlq' is reserved: tool-dispatch.dlq is the executors' dead-letter topic;"
-            + " choose another lane name");
+    assertThat(
+            problemsOf("tools:\n  pay: {class: irreversible, connector: http, lane: dlq}\n")
+                .problems())
+        .containsExactly(
+            "tools.pay.lane: 'dlq' is reserved: tool-dispatch.dlq is the executors' dead-letter topic;"
+                + " choose another lane name");
   }
 
   @Test
   void shouldAcceptTheLongestWindow() {
-    ToolPolicies policies = new ToolPolicyLoader().parse("tools:\n  pay: {class: irreversible, connector: http, window: 3650d}\n", "t");
+    ToolPolicies policies =
+        new ToolPolicyLoader()
+            .parse("tools:\n  pay: {class: irreversible, connector: http, window: 3650d}\n", "t");
 
-    assertThat(policies.forTool("pay").orElseThrow().window().toMillis()).isEqualTo(3650L * 86_400_000);
+    assertThat(policies.forTool("pay").orElseThrow().window().toMillis())
+        .isEqualTo(3650L * 86_400_000);
   }
 
   @Test
   void shouldReadKeyRulesAndReportBadPointers() {
-    ToolPolicies policies = new ToolPolicyLoader().parse(
-        "tools:\n  pay: {class: irreversible, connector: http, key: {ignore: [/reason], require: [/amount, /to]}}\n", "t");
+    ToolPolicies policies =
+        new ToolPolicyLoader()
+            .parse(
+                "tools:\n  pay: {class: irreversible, connector: http, key: {ignore: [/reason], require: [/amount, /to]}}\n",
+                "t");
 
-    assertThat(policies.forTool("pay").orElseThrow().key()).isEqualTo(new ArgumentRules(List.of("/reason"), List.of("/amount", "/to")));
-    assertThat(problemsOf("tools:\n  pay: {class: irreversible, connector: http, key: {ignore: [reason], also: 1}}\n").problems())
-        .containsExactlyInAnyOrder("tools.pay.key.also: unknown field; allowed: ignore, require",
+    assertThat(policies.forTool("pay").orElseThrow().key())
+        .isEqualTo(new ArgumentRules(List.of("/reason"), List.of("/amount", "/to")));
+    assertThat(
+            problemsOf(
+                    "tools:\n  pay: {class: irreversible, connector: http, key: {ignore: [reason], also: 1}}\n")
+                .problems())
+        .containsExactlyInAnyOrder(
+            "tools.pay.key.also: unknown field; allowed: ignore, require",
             "tools.pay.key.ignore: 'reason' is not a JSON pointer; write it like /reason or /customer/id");
-    assertThat(problemsOf("tools:\n  pay: {class: irreversible, connector: http, key: {ignore: [/a], require: [/a]}}\n").problems())
+    assertThat(
+            problemsOf(
+                    "tools:\n  pay: {class: irreversible, connector: http, key: {ignore: [/a], require: [/a]}}\n")
+                .problems())
         .containsExactly("tools.pay.key: argument /a is both ignored (volatile) and required");
   }
 }

@@ -16,9 +16,9 @@ import org.erdtman.jcs.JsonCanonicalizer;
 
 /**
  * The arguments hash of key derivation v1 (docs/key-derivation.md): {@code "sha256:" +
- * hex(SHA-256(JCS(arguments without the tool's ignored fields)))}, with JCS the RFC 8785
- * canonical form. One implementation for the client that derives it and the ledger that checks
- * it, so the two cannot drift apart.
+ * hex(SHA-256(JCS(arguments without the tool's ignored fields)))}, with JCS the RFC 8785 canonical
+ * form. One implementation for the client that derives it and the ledger that checks it, so the two
+ * cannot drift apart.
  */
 public final class ArgumentsHash {
 
@@ -37,7 +37,10 @@ public final class ArgumentsHash {
     return of(parse(argumentsJson), ignored);
   }
 
-  /** The hash of {@code arguments} once each field {@code ignored} names is removed; leaves {@code arguments} as it was. */
+  /**
+   * The hash of {@code arguments} once each field {@code ignored} names is removed; leaves {@code
+   * arguments} as it was.
+   */
   public static String of(JsonNode arguments, List<String> ignored) {
     JsonNode kept = arguments;
     if (!ignored.isEmpty()) {
@@ -70,8 +73,11 @@ public final class ArgumentsHash {
   /** The hash of arguments already in canonical form. */
   public static String of(String canonicalArguments) {
     try {
-      return PREFIX + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
-          .digest(canonicalArguments.getBytes(StandardCharsets.UTF_8)));
+      return PREFIX
+          + HexFormat.of()
+              .formatHex(
+                  MessageDigest.getInstance("SHA-256")
+                      .digest(canonicalArguments.getBytes(StandardCharsets.UTF_8)));
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-256 is required of every JVM", e);
     }
@@ -80,7 +86,8 @@ public final class ArgumentsHash {
   /**
    * RFC 8785 canonical form of {@code json}.
    *
-   * @throws IllegalArgumentException when it cannot be canonicalized (not JSON, a number JCS refuses)
+   * @throws IllegalArgumentException when it cannot be canonicalized (not JSON, a number JCS
+   *     refuses)
    */
   public static String canonical(String json) {
     try {
@@ -117,14 +124,16 @@ public final class ArgumentsHash {
     for (String pointer : required) {
       checkPointer(pointer);
       if (ignored.contains(pointer)) {
-        throw new IllegalArgumentException("argument " + pointer + " is both ignored (volatile) and required");
+        throw new IllegalArgumentException(
+            "argument " + pointer + " is both ignored (volatile) and required");
       }
     }
   }
 
   private static void checkPointer(String pointer) {
     if (pointer == null || !pointer.startsWith("/")) {
-      throw new IllegalArgumentException("'" + pointer + "' is not a JSON pointer; write it like /reason or /customer/id");
+      throw new IllegalArgumentException(
+          "'" + pointer + "' is not a JSON pointer; write it like /reason or /customer/id");
     }
   }
 }

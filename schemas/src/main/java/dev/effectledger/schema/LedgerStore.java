@@ -8,17 +8,24 @@ public final class LedgerStore {
 
   /** The RocksDB store of {@link LedgerEntry} values, keyed by {@link #key(String, String)}. */
   public static final String NAME = "ledger";
+
   /** The expiry and pending-timeout index of the ledger store. */
   public static final String DEADLINES = "ledger-deadlines";
 
   private LedgerStore() {}
 
-  /** The store key of a tenant's idempotency key: keys are scoped by tenant, and a tenant never contains '/'. */
+  /**
+   * The store key of a tenant's idempotency key: keys are scoped by tenant, and a tenant never
+   * contains '/'.
+   */
   public static String key(String tenant, String idempotencyKey) {
     return tenant + '/' + idempotencyKey;
   }
 
-  /** The changelog topic Kafka Streams keeps for the ledger store of application {@code applicationId}. */
+  /**
+   * The changelog topic Kafka Streams keeps for the ledger store of application {@code
+   * applicationId}.
+   */
   public static String changelog(String applicationId) {
     return applicationId + "-" + NAME + "-changelog";
   }

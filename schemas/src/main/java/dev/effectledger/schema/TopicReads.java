@@ -9,8 +9,8 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * Reading partitions to their end within a deadline, written once for every reader that takes
- * stock of a topic (the reconciler, the demo's closing table, the chaos harness).
+ * Reading partitions to their end within a deadline, written once for every reader that takes stock
+ * of a topic (the reconciler, the demo's closing table, the chaos harness).
  *
  * <p>"The end" is each partition's end offset when the read starts: for a {@code read_committed}
  * consumer its last stable offset, for a {@code read_uncommitted} one its high watermark. Records
@@ -33,8 +33,11 @@ public final class TopicReads {
    * Reads from where {@code consumer} stands in {@code partitions} (it must have them assigned) up
    * to their end offsets, handing each record to {@code each}; false if {@code limit} passed first.
    */
-  public static <K, V> boolean toEnd(Consumer<K, V> consumer,
-      Collection<TopicPartition> partitions, Duration limit, RecordHandler<K, V> each) {
+  public static <K, V> boolean toEnd(
+      Consumer<K, V> consumer,
+      Collection<TopicPartition> partitions,
+      Duration limit,
+      RecordHandler<K, V> each) {
     return toOffsets(consumer, consumer.endOffsets(partitions), limit, each);
   }
 
@@ -43,7 +46,10 @@ public final class TopicReads {
    * watermark, say, where the consumer's own end would be the last stable offset); false if {@code
    * limit} passed first.
    */
-  public static <K, V> boolean toOffsets(Consumer<K, V> consumer, Map<TopicPartition, Long> end, Duration limit,
+  public static <K, V> boolean toOffsets(
+      Consumer<K, V> consumer,
+      Map<TopicPartition, Long> end,
+      Duration limit,
       RecordHandler<K, V> each) {
     long deadline = System.nanoTime() + limit.toNanos();
     while (!reached(consumer, end)) {
@@ -55,11 +61,16 @@ public final class TopicReads {
     return true;
   }
 
-  /** Assigns every partition of {@code topic} to {@code consumer} and reads it from the beginning to its end. */
-  public static <K, V> boolean wholeTopic(Consumer<K, V> consumer, String topic,
-      Duration limit, RecordHandler<K, V> each) {
-    List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
-        .map(p -> new TopicPartition(topic, p.partition())).toList();
+  /**
+   * Assigns every partition of {@code topic} to {@code consumer} and reads it from the beginning to
+   * its end.
+   */
+  public static <K, V> boolean wholeTopic(
+      Consumer<K, V> consumer, String topic, Duration limit, RecordHandler<K, V> each) {
+    List<TopicPartition> partitions =
+        consumer.partitionsFor(topic).stream()
+            .map(p -> new TopicPartition(topic, p.partition()))
+            .toList();
     consumer.assign(partitions);
     consumer.seekToBeginning(partitions);
     return toEnd(consumer, partitions, limit, each);

@@ -10,22 +10,37 @@ public final class Topics {
 
   /** Agents' tool intents ({@link ToolIntent}); co-partitioned with {@link #OUTCOMES}. */
   public static final String INTENTS = "tool-intents";
+
   /** Executors' and the reconciler's outcomes ({@link Outcome}). */
   public static final String OUTCOMES = "tool-outcomes";
-  /** The default reply topic ({@link ToolResult}); an intent may name {@code tool-results.<suffix>} instead. */
+
+  /**
+   * The default reply topic ({@link ToolResult}); an intent may name {@code tool-results.<suffix>}
+   * instead.
+   */
   public static final String RESULTS = "tool-results";
+
   /** The ledger's audit events ({@link AuditEvent}). */
   public static final String AUDIT = "tool-audit";
+
   /** Intents the ledger refused, as they came, with {@link DeadLetters} headers. */
   public static final String INTENTS_DLQ = "tool-intents.dlq";
+
   /** Outcomes Kafka Streams could not deserialize. */
   public static final String OUTCOMES_DLQ = "tool-outcomes.dlq";
+
   /** Dispatches an executor could not decode or answer, with {@link DeadLetters} headers. */
   public static final String DISPATCH_DLQ = "tool-dispatch.dlq";
+
   /** Dispatch topics are this prefix and the lane's name. */
   public static final String DISPATCH_PREFIX = "tool-dispatch.";
-  /** Attempt journals (compacted, one per lane whose downstream ignores keys) are this prefix and the lane's name. */
+
+  /**
+   * Attempt journals (compacted, one per lane whose downstream ignores keys) are this prefix and
+   * the lane's name.
+   */
   public static final String ATTEMPTS_PREFIX = "tool-attempts.";
+
   /** Header on replies naming their topic; the ledger's results sink routes by it. */
   public static final String REPLY_TOPIC_HEADER = "effectledger.reply.topic";
 

@@ -21,27 +21,35 @@ class SchemaCompatibilityTest {
   /** Files in dependency order: referenced types first. */
   private static final List<String> FILES =
       List.of(
-          "ErrorInfo", "ResultStatus", "OutcomeStatus", "LedgerState", "AuditType",
-          "ToolIntent", "ToolResult", "Dispatch", "Outcome", "LedgerEntry", "AuditEvent");
+          "ErrorInfo",
+          "ResultStatus",
+          "OutcomeStatus",
+          "LedgerState",
+          "AuditType",
+          "ToolIntent",
+          "ToolResult",
+          "Dispatch",
+          "Outcome",
+          "LedgerEntry",
+          "AuditEvent");
 
   private static final List<String> RELEASES = List.of("v1");
 
   static List<String[]> releasedSchemas() {
-    return RELEASES.stream()
-        .flatMap(v -> FILES.stream().map(f -> new String[] {v, f}))
-        .toList();
+    return RELEASES.stream().flatMap(v -> FILES.stream().map(f -> new String[] {v, f})).toList();
   }
 
   @ParameterizedTest(name = "{0}/{1}")
   @MethodSource("releasedSchemas")
   void shouldStayFullyCompatibleWithRelease(String release, String name) throws Exception {
     Schema released = parseRelease(release).getTypes().get("dev.effectledger.schema." + name);
-    Schema current =
-        SpecificData.get().getSchema(Class.forName("dev.effectledger.schema." + name));
+    Schema current = SpecificData.get().getSchema(Class.forName("dev.effectledger.schema." + name));
 
-    assertThat(compatibility(current, released)).as("current reads %s", release)
+    assertThat(compatibility(current, released))
+        .as("current reads %s", release)
         .isEqualTo(SchemaCompatibilityType.COMPATIBLE);
-    assertThat(compatibility(released, current)).as("%s reads current", release)
+    assertThat(compatibility(released, current))
+        .as("%s reads current", release)
         .isEqualTo(SchemaCompatibilityType.COMPATIBLE);
   }
 
@@ -53,7 +61,8 @@ class SchemaCompatibilityTest {
     Schema.Parser parser = new Schema.Parser();
     for (String file : FILES) {
       try (InputStream in =
-          SchemaCompatibilityTest.class.getResourceAsStream("/released/" + release + "/" + file + ".avsc")) {
+          SchemaCompatibilityTest.class.getResourceAsStream(
+              "/released/" + release + "/" + file + ".avsc")) {
         assertThat(in).as("released schema %s/%s.avsc", release, file).isNotNull();
         parser.parse(in);
       }

@@ -1,7 +1,6 @@
 package dev.effectledger.testkit;
 
 import dev.effectledger.embedded.EmbeddedKafkaCluster;
-
 import java.util.Map;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;

@@ -33,18 +33,24 @@ public final class TopicCollector<V> implements AutoCloseable {
     props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    KafkaConsumer<String, V> consumer = new KafkaConsumer<>(props, new StringDeserializer(), values);
+    KafkaConsumer<String, V> consumer =
+        new KafkaConsumer<>(props, new StringDeserializer(), values);
     consumer.subscribe(List.of(topic));
-    thread = new Thread(() -> {
-      try (consumer) {
-        while (running.get()) {
-          for (ConsumerRecord<String, V> record : consumer.poll(Duration.ofMillis(200))) {
-            records.add(record);
-            byKey.computeIfAbsent(record.key(), k -> new CopyOnWriteArrayList<>()).add(record.value());
-          }
-        }
-      }
-    }, "collector-" + topic);
+    thread =
+        new Thread(
+            () -> {
+              try (consumer) {
+                while (running.get()) {
+                  for (ConsumerRecord<String, V> record : consumer.poll(Duration.ofMillis(200))) {
+                    records.add(record);
+                    byKey
+                        .computeIfAbsent(record.key(), k -> new CopyOnWriteArrayList<>())
+                        .add(record.value());
+                  }
+                }
+              }
+            },
+            "collector-" + topic);
     thread.setDaemon(true);
     thread.start();
   }

@@ -15,8 +15,8 @@ public final class CoPartitioning {
   private CoPartitioning() {}
 
   /**
-   * Fails when tool-intents and tool-outcomes differ in partition count (or one is missing): a key's
-   * intents and outcomes would land in different tasks, and two duplicates could race.
+   * Fails when tool-intents and tool-outcomes differ in partition count (or one is missing): a
+   * key's intents and outcomes would land in different tasks, and two duplicates could race.
    *
    * @return the partition count of both
    * @throws IllegalStateException naming both counts and what to do
@@ -24,11 +24,19 @@ public final class CoPartitioning {
   public static int verify(Admin admin) {
     Map<String, TopicDescription> topics;
     try {
-      topics = admin.describeTopics(List.of(Topics.INTENTS, Topics.OUTCOMES))
-          .allTopicNames().get(30, TimeUnit.SECONDS);
+      topics =
+          admin
+              .describeTopics(List.of(Topics.INTENTS, Topics.OUTCOMES))
+              .allTopicNames()
+              .get(30, TimeUnit.SECONDS);
     } catch (ExecutionException | TimeoutException e) {
-      throw new IllegalStateException("Cannot describe " + Topics.INTENTS + " and " + Topics.OUTCOMES
-          + ": create both with the same partition count before starting the processor", e);
+      throw new IllegalStateException(
+          "Cannot describe "
+              + Topics.INTENTS
+              + " and "
+              + Topics.OUTCOMES
+              + ": create both with the same partition count before starting the processor",
+          e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("Interrupted while checking co-partitioning", e);
@@ -36,10 +44,20 @@ public final class CoPartitioning {
     int intents = topics.get(Topics.INTENTS).partitions().size();
     int outcomes = topics.get(Topics.OUTCOMES).partitions().size();
     if (intents != outcomes) {
-      throw new IllegalStateException(Topics.INTENTS + " has " + intents + " partitions but "
-          + Topics.OUTCOMES + " has " + outcomes + ": they must be co-partitioned (same count, keyed by"
-          + " idempotency key) so one task owns every event of a key. Recreate " + Topics.OUTCOMES
-          + " with " + intents + " partitions.");
+      throw new IllegalStateException(
+          Topics.INTENTS
+              + " has "
+              + intents
+              + " partitions but "
+              + Topics.OUTCOMES
+              + " has "
+              + outcomes
+              + ": they must be co-partitioned (same count, keyed by"
+              + " idempotency key) so one task owns every event of a key. Recreate "
+              + Topics.OUTCOMES
+              + " with "
+              + intents
+              + " partitions.");
     }
     return intents;
   }

@@ -18,11 +18,11 @@ import java.util.regex.Pattern;
  *     timed-out PENDING entries, then purges entries whose window passed in stream time
  * @param purgeInterval stream-time period of a second expiry purge, which catches up right after
  *     stream time jumps
- * @param batchSize entries one scan of the deadline index takes; a punctuation scans again while
- *     a scan came back full and its budget lasts
- * @param punctuationBudget how long one punctuation may work before it leaves the rest to the
- *     next, so that a backlog cannot stall the task's processing for long; the work a budget buys
- *     per interval bounds the sustained rate of expiries (see docs/operations.md)
+ * @param batchSize entries one scan of the deadline index takes; a punctuation scans again while a
+ *     scan came back full and its budget lasts
+ * @param punctuationBudget how long one punctuation may work before it leaves the rest to the next,
+ *     so that a backlog cannot stall the task's processing for long; the work a budget buys per
+ *     interval bounds the sustained rate of expiries (see docs/operations.md)
  * @param ticker nanosecond time source that measures the budget ({@code System::nanoTime}; tests
  *     pass a fake)
  * @param intentPartitions partitions of tool-intents, to check that each intent sits in the
@@ -46,9 +46,15 @@ public record LedgerConfig(
     LedgerObserver observer) {
 
   public static final int DEFAULT_MAX_ARGUMENTS_BYTES = 64 * 1024;
-  /** The most {@code maxArgumentsBytes} may be: 512 KiB, so that a dispatch fits a default 1 MiB request. */
+
+  /**
+   * The most {@code maxArgumentsBytes} may be: 512 KiB, so that a dispatch fits a default 1 MiB
+   * request.
+   */
   public static final int MAX_ARGUMENTS_BYTES_LIMIT = 512 * 1024;
-  public static final Pattern DEFAULT_REPLY_TOPICS = Pattern.compile(Pattern.quote(Topics.RESULTS) + "(\\.[A-Za-z0-9._-]{1,200})?");
+
+  public static final Pattern DEFAULT_REPLY_TOPICS =
+      Pattern.compile(Pattern.quote(Topics.RESULTS) + "(\\.[A-Za-z0-9._-]{1,200})?");
 
   public LedgerConfig {
     Objects.requireNonNull(policies, "policies");
@@ -56,11 +62,16 @@ public record LedgerConfig(
     Objects.requireNonNull(replyTopics, "replyTopics");
     Objects.requireNonNull(observer, "observer");
     if (maxArgumentsBytes < 2 || maxArgumentsBytes > MAX_ARGUMENTS_BYTES_LIMIT) {
-      throw new IllegalArgumentException("maxArgumentsBytes must be 2 to " + MAX_ARGUMENTS_BYTES_LIMIT + " (a dispatch carries the"
-          + " arguments and must stay under a producer's default max.request.size of 1 MiB), was " + maxArgumentsBytes);
+      throw new IllegalArgumentException(
+          "maxArgumentsBytes must be 2 to "
+              + MAX_ARGUMENTS_BYTES_LIMIT
+              + " (a dispatch carries the"
+              + " arguments and must stay under a producer's default max.request.size of 1 MiB), was "
+              + maxArgumentsBytes);
     }
     if (pendingCheckInterval.isNegative() || pendingCheckInterval.isZero()) {
-      throw new IllegalArgumentException("pendingCheckInterval must be positive, was " + pendingCheckInterval);
+      throw new IllegalArgumentException(
+          "pendingCheckInterval must be positive, was " + pendingCheckInterval);
     }
     if (purgeInterval.isNegative() || purgeInterval.isZero()) {
       throw new IllegalArgumentException("purgeInterval must be positive, was " + purgeInterval);
@@ -70,14 +81,21 @@ public record LedgerConfig(
     }
     Objects.requireNonNull(ticker, "ticker");
     if (intentPartitions < 0) {
-      throw new IllegalArgumentException("intentPartitions must be 0 (unchecked) or more, was " + intentPartitions);
+      throw new IllegalArgumentException(
+          "intentPartitions must be 0 (unchecked) or more, was " + intentPartitions);
     }
     if (punctuationBudget.isNegative() || punctuationBudget.isZero()) {
-      throw new IllegalArgumentException("punctuationBudget must be positive, was " + punctuationBudget);
+      throw new IllegalArgumentException(
+          "punctuationBudget must be positive, was " + punctuationBudget);
     }
     if (punctuationBudget.compareTo(pendingCheckInterval) >= 0) {
-      throw new IllegalArgumentException("punctuationBudget (" + punctuationBudget + ") must be shorter than"
-          + " pendingCheckInterval (" + pendingCheckInterval + "), or the punctuations would leave no time to process records");
+      throw new IllegalArgumentException(
+          "punctuationBudget ("
+              + punctuationBudget
+              + ") must be shorter than"
+              + " pendingCheckInterval ("
+              + pendingCheckInterval
+              + "), or the punctuations would leave no time to process records");
     }
   }
 
@@ -92,50 +110,154 @@ public record LedgerConfig(
    */
   public static LedgerConfig of(ToolPolicies policies, String schemaRegistryUrl) {
     return new LedgerConfig(
-        policies, schemaRegistryUrl, DEFAULT_MAX_ARGUMENTS_BYTES, DEFAULT_REPLY_TOPICS, DEFAULT_PENDING_CHECK_INTERVAL,
-        DEFAULT_PURGE_INTERVAL, DEFAULT_BATCH_SIZE, DEFAULT_PUNCTUATION_BUDGET, System::nanoTime, 0, true, LedgerObserver.NONE);
+        policies,
+        schemaRegistryUrl,
+        DEFAULT_MAX_ARGUMENTS_BYTES,
+        DEFAULT_REPLY_TOPICS,
+        DEFAULT_PENDING_CHECK_INTERVAL,
+        DEFAULT_PURGE_INTERVAL,
+        DEFAULT_BATCH_SIZE,
+        DEFAULT_PUNCTUATION_BUDGET,
+        System::nanoTime,
+        0,
+        true,
+        LedgerObserver.NONE);
   }
 
   public LedgerConfig withMaxArgumentsBytes(int bytes) {
-    return new LedgerConfig(policies, schemaRegistryUrl, bytes, replyTopics, pendingCheckInterval, purgeInterval, batchSize,
-        punctuationBudget, ticker, intentPartitions, verifyArgumentsHash, observer);
+    return new LedgerConfig(
+        policies,
+        schemaRegistryUrl,
+        bytes,
+        replyTopics,
+        pendingCheckInterval,
+        purgeInterval,
+        batchSize,
+        punctuationBudget,
+        ticker,
+        intentPartitions,
+        verifyArgumentsHash,
+        observer);
   }
 
-  /** Punctuations every {@code wallClock} (timeouts, then expiry) and every {@code streamTime} (expiry), each working at most {@code budget}. */
+  /**
+   * Punctuations every {@code wallClock} (timeouts, then expiry) and every {@code streamTime}
+   * (expiry), each working at most {@code budget}.
+   */
   public LedgerConfig withPunctuations(Duration wallClock, Duration streamTime, Duration budget) {
-    return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, wallClock, streamTime, batchSize, budget,
-        ticker, intentPartitions, verifyArgumentsHash, observer);
+    return new LedgerConfig(
+        policies,
+        schemaRegistryUrl,
+        maxArgumentsBytes,
+        replyTopics,
+        wallClock,
+        streamTime,
+        batchSize,
+        budget,
+        ticker,
+        intentPartitions,
+        verifyArgumentsHash,
+        observer);
   }
 
-  /** Checks that intents sit in the partition the Java default partitioner gives their key, out of {@code partitions}. */
+  /**
+   * Checks that intents sit in the partition the Java default partitioner gives their key, out of
+   * {@code partitions}.
+   */
   public LedgerConfig withIntentPartitions(int partitions) {
-    return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, batchSize,
-        punctuationBudget, ticker, partitions, verifyArgumentsHash, observer);
+    return new LedgerConfig(
+        policies,
+        schemaRegistryUrl,
+        maxArgumentsBytes,
+        replyTopics,
+        pendingCheckInterval,
+        purgeInterval,
+        batchSize,
+        punctuationBudget,
+        ticker,
+        partitions,
+        verifyArgumentsHash,
+        observer);
   }
 
   public LedgerConfig withPolicies(ToolPolicies tools) {
-    return new LedgerConfig(tools, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, batchSize,
-        punctuationBudget, ticker, intentPartitions, verifyArgumentsHash, observer);
+    return new LedgerConfig(
+        tools,
+        schemaRegistryUrl,
+        maxArgumentsBytes,
+        replyTopics,
+        pendingCheckInterval,
+        purgeInterval,
+        batchSize,
+        punctuationBudget,
+        ticker,
+        intentPartitions,
+        verifyArgumentsHash,
+        observer);
   }
 
   /** Off only to measure what checking each intent's arguments hash costs. */
   public LedgerConfig withArgumentsHashCheck(boolean verify) {
-    return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, batchSize,
-        punctuationBudget, ticker, intentPartitions, verify, observer);
+    return new LedgerConfig(
+        policies,
+        schemaRegistryUrl,
+        maxArgumentsBytes,
+        replyTopics,
+        pendingCheckInterval,
+        purgeInterval,
+        batchSize,
+        punctuationBudget,
+        ticker,
+        intentPartitions,
+        verify,
+        observer);
   }
 
   public LedgerConfig withBatchSize(int entries) {
-    return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, entries,
-        punctuationBudget, ticker, intentPartitions, verifyArgumentsHash, observer);
+    return new LedgerConfig(
+        policies,
+        schemaRegistryUrl,
+        maxArgumentsBytes,
+        replyTopics,
+        pendingCheckInterval,
+        purgeInterval,
+        entries,
+        punctuationBudget,
+        ticker,
+        intentPartitions,
+        verifyArgumentsHash,
+        observer);
   }
 
   public LedgerConfig withTicker(LongSupplier nanoTime) {
-    return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, batchSize,
-        punctuationBudget, nanoTime, intentPartitions, verifyArgumentsHash, observer);
+    return new LedgerConfig(
+        policies,
+        schemaRegistryUrl,
+        maxArgumentsBytes,
+        replyTopics,
+        pendingCheckInterval,
+        purgeInterval,
+        batchSize,
+        punctuationBudget,
+        nanoTime,
+        intentPartitions,
+        verifyArgumentsHash,
+        observer);
   }
 
   public LedgerConfig withObserver(LedgerObserver listener) {
-    return new LedgerConfig(policies, schemaRegistryUrl, maxArgumentsBytes, replyTopics, pendingCheckInterval, purgeInterval, batchSize,
-        punctuationBudget, ticker, intentPartitions, verifyArgumentsHash, listener);
+    return new LedgerConfig(
+        policies,
+        schemaRegistryUrl,
+        maxArgumentsBytes,
+        replyTopics,
+        pendingCheckInterval,
+        purgeInterval,
+        batchSize,
+        punctuationBudget,
+        ticker,
+        intentPartitions,
+        verifyArgumentsHash,
+        listener);
   }
 }

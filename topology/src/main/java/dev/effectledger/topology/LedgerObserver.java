@@ -12,7 +12,9 @@ public interface LedgerObserver {
 
   LedgerObserver NONE = new LedgerObserver() {};
 
-  /** The ledger decided {@code type} for an event of {@code tool} (the same types as tool-audit). */
+  /**
+   * The ledger decided {@code type} for an event of {@code tool} (the same types as tool-audit).
+   */
   default void decided(String tool, AuditType type) {}
 
   /** An outcome settled a key of {@code tool}, {@code sinceDispatch} after its latest dispatch. */

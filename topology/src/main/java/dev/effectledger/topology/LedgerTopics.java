@@ -31,10 +31,14 @@ public final class LedgerTopics {
 
   public LedgerTopics(SchemaRegistry registry) {
     Serde<String> keys = Serdes.String();
-    this.intents = new Topic<>(Topics.INTENTS, keys, new RegistryAvroSerde<>(registry, ToolIntent.class));
-    this.outcomes = new Topic<>(Topics.OUTCOMES, keys, new RegistryAvroSerde<>(registry, Outcome.class));
-    this.results = new Topic<>(Topics.RESULTS, keys, new RegistryAvroSerde<>(registry, ToolResult.class));
-    this.audit = new Topic<>(Topics.AUDIT, keys, new RegistryAvroSerde<>(registry, AuditEvent.class));
+    this.intents =
+        new Topic<>(Topics.INTENTS, keys, new RegistryAvroSerde<>(registry, ToolIntent.class));
+    this.outcomes =
+        new Topic<>(Topics.OUTCOMES, keys, new RegistryAvroSerde<>(registry, Outcome.class));
+    this.results =
+        new Topic<>(Topics.RESULTS, keys, new RegistryAvroSerde<>(registry, ToolResult.class));
+    this.audit =
+        new Topic<>(Topics.AUDIT, keys, new RegistryAvroSerde<>(registry, AuditEvent.class));
     this.dispatchSerde = new RegistryAvroSerde<>(registry, Dispatch.class);
   }
 

@@ -30,8 +30,8 @@ import org.apache.kafka.streams.state.Stores;
  * </pre>
  *
  * Both processors share the RocksDB stores {@value LedgerStore#NAME} and {@value
- * LedgerStore#DEADLINES}, so they run in one task per partition: tool-intents and
- * tool-outcomes must be co-partitioned ({@link CoPartitioning#verify}).
+ * LedgerStore#DEADLINES}, so they run in one task per partition: tool-intents and tool-outcomes
+ * must be co-partitioned ({@link CoPartitioning#verify}).
  */
 public final class LedgerTopology {
 
@@ -45,46 +45,78 @@ public final class LedgerTopology {
   public static Topology build(LedgerConfig config) {
     LedgerTopics topics = new LedgerTopics(config.schemaRegistryUrl());
     Topology topology = new Topology();
-    topology.addSource(INTENTS_SOURCE, Serdes.ByteArray().deserializer(), Serdes.ByteArray().deserializer(),
+    topology.addSource(
+        INTENTS_SOURCE,
+        Serdes.ByteArray().deserializer(),
+        Serdes.ByteArray().deserializer(),
         Topics.INTENTS);
-    topology.addSource(OUTCOMES_SOURCE, topics.outcomes().keySerde().deserializer(),
-        topics.outcomes().valueSerde().deserializer(), Topics.OUTCOMES);
-    topology.addProcessor(INTENT_PROCESSOR,
-        () -> new IntentProcessor(config, topics.intents().valueSerde().deserializer()), INTENTS_SOURCE);
+    topology.addSource(
+        OUTCOMES_SOURCE,
+        topics.outcomes().keySerde().deserializer(),
+        topics.outcomes().valueSerde().deserializer(),
+        Topics.OUTCOMES);
+    topology.addProcessor(
+        INTENT_PROCESSOR,
+        () -> new IntentProcessor(config, topics.intents().valueSerde().deserializer()),
+        INTENTS_SOURCE);
     topology.addProcessor(OUTCOME_PROCESSOR, () -> new OutcomeProcessor(config), OUTCOMES_SOURCE);
     topology.addStateStore(ledgerStore(), INTENT_PROCESSOR, OUTCOME_PROCESSOR);
     topology.addStateStore(deadlineStore(), INTENT_PROCESSOR, OUTCOME_PROCESSOR);
 
     Topic<String, Dispatch> anyLane = topics.dispatch("any");
-    topology.addSink("dispatch-sink", (key, value, context) -> Topics.dispatch(value.getLane()),
-        anyLane.keySerde().serializer(), anyLane.valueSerde().serializer(), INTENT_PROCESSOR, OUTCOME_PROCESSOR);
-    topology.addSink("results-sink", (key, value, context) -> replyTopic(context.headers().lastHeader(Topics.REPLY_TOPIC_HEADER)),
-        topics.results().keySerde().serializer(), topics.results().valueSerde().serializer(),
-        INTENT_PROCESSOR, OUTCOME_PROCESSOR);
-    topology.addSink("audit-sink", Topics.AUDIT, topics.audit().keySerde().serializer(),
-        topics.audit().valueSerde().serializer(), INTENT_PROCESSOR, OUTCOME_PROCESSOR);
-    topology.addSink("intents-dlq-sink", Topics.INTENTS_DLQ, Serdes.ByteArray().serializer(),
-        Serdes.ByteArray().serializer(), INTENT_PROCESSOR);
+    topology.addSink(
+        "dispatch-sink",
+        (key, value, context) -> Topics.dispatch(value.getLane()),
+        anyLane.keySerde().serializer(),
+        anyLane.valueSerde().serializer(),
+        INTENT_PROCESSOR,
+        OUTCOME_PROCESSOR);
+    topology.addSink(
+        "results-sink",
+        (key, value, context) ->
+            replyTopic(context.headers().lastHeader(Topics.REPLY_TOPIC_HEADER)),
+        topics.results().keySerde().serializer(),
+        topics.results().valueSerde().serializer(),
+        INTENT_PROCESSOR,
+        OUTCOME_PROCESSOR);
+    topology.addSink(
+        "audit-sink",
+        Topics.AUDIT,
+        topics.audit().keySerde().serializer(),
+        topics.audit().valueSerde().serializer(),
+        INTENT_PROCESSOR,
+        OUTCOME_PROCESSOR);
+    topology.addSink(
+        "intents-dlq-sink",
+        Topics.INTENTS_DLQ,
+        Serdes.ByteArray().serializer(),
+        Serdes.ByteArray().serializer(),
+        INTENT_PROCESSOR);
     return topology;
   }
 
   /**
    * Streams settings for the ledger on top of {@code base}: {@code exactly_once_v2} unless {@code
    * base} sets {@code processing.guarantee} (tests run both), outcomes that cannot be deserialized
-   * logged and sent to {@value LedgerTopics#OUTCOMES_DLQ} instead of stopping the task, and a record
-   * whose processing keeps failing dead-lettered as poison ({@link PoisonRecordHandler}).
+   * logged and sent to {@value LedgerTopics#OUTCOMES_DLQ} instead of stopping the task, and a
+   * record whose processing keeps failing dead-lettered as poison ({@link PoisonRecordHandler}).
    */
   public static Properties streamsProperties(Properties base) {
     Properties props = new Properties();
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
-    props.put(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, LogAndContinueExceptionHandler.class);
+    props.put(
+        StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG,
+        LogAndContinueExceptionHandler.class);
     props.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, Topics.OUTCOMES_DLQ);
     props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, PoisonRecordHandler.class);
     props.putAll(base);
     return props;
   }
 
-  /** {@link #streamsProperties(Properties)}, with the registry a poison intent's REJECTED reply is written with. */
+  /**
+   * {@link #streamsProperties(Properties)}, with the registry a poison intent's REJECTED reply is
+   * written with.
+   */
   public static Properties streamsProperties(Properties base, LedgerConfig config) {
     Properties props = streamsProperties(base);
     props.putIfAbsent(PoisonRecordHandler.REGISTRY_URL_CONFIG, config.schemaRegistryUrl());
@@ -105,7 +137,9 @@ public final class LedgerTopology {
 
   private static StoreBuilder<KeyValueStore<Bytes, byte[]>> deadlineStore() {
     return Stores.keyValueStoreBuilder(
-            Stores.persistentKeyValueStore(LedgerStore.DEADLINES), Serdes.Bytes(), Serdes.ByteArray())
+            Stores.persistentKeyValueStore(LedgerStore.DEADLINES),
+            Serdes.Bytes(),
+            Serdes.ByteArray())
         .withCachingEnabled();
   }
 }

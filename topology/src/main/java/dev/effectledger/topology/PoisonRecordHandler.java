@@ -33,12 +33,12 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>{@link Result#FAIL} the first {@value #DEFAULT_ATTEMPTS} - 1 times a given record fails:
  *       the task's transaction aborts, nothing of the failed attempt is kept, and the stream thread
- *       (replaced by the processor) processes the record again, since the cause may have passed.
- *       A cause known to pass (a retriable Kafka error, the Schema Registry unreachable) always
- *       fails this way and is not counted.
- *   <li>{@link Result#RESUME} at the {@value #DEFAULT_ATTEMPTS}th failure of the same record: it
- *       is poison. It goes to its topic's dead-letter topic ({@link DeadLetters}: the record, cut
- *       if too large, with the exception's class and message and the source coordinates), and an
+ *       (replaced by the processor) processes the record again, since the cause may have passed. A
+ *       cause known to pass (a retriable Kafka error, the Schema Registry unreachable) always fails
+ *       this way and is not counted.
+ *   <li>{@link Result#RESUME} at the {@value #DEFAULT_ATTEMPTS}th failure of the same record: it is
+ *       poison. It goes to its topic's dead-letter topic ({@link DeadLetters}: the record, cut if
+ *       too large, with the exception's class and message and the source coordinates), and an
  *       intent also gets a {@code REJECTED} reply with code {@code PROCESSING_FAILED}, so that its
  *       caller is not left waiting. Nothing is lost and the partition moves on, instead of a thread
  *       looping on one record for ever.
@@ -54,18 +54,22 @@ public final class PoisonRecordHandler implements ProcessingExceptionHandler {
 
   /** How many times one record may fail before it is dead-lettered. */
   public static final String ATTEMPTS_CONFIG = "effectledger.poison.attempts";
+
   /** Schema Registry URL, for the REJECTED reply to a poison intent. */
   public static final String REGISTRY_URL_CONFIG = "effectledger.schema.registry.url";
+
   public static final int DEFAULT_ATTEMPTS = 3;
 
   private static final Logger log = LoggerFactory.getLogger(PoisonRecordHandler.class);
   private static final int TRACKED = 10_000;
-  private static final Map<String, Integer> FAILURES = Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, true) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, Integer> eldest) {
-      return size() > TRACKED;
-    }
-  });
+  private static final Map<String, Integer> FAILURES =
+      Collections.synchronizedMap(
+          new LinkedHashMap<>(16, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, Integer> eldest) {
+              return size() > TRACKED;
+            }
+          });
 
   private String applicationId = "";
   private int attempts = DEFAULT_ATTEMPTS;
@@ -79,44 +83,70 @@ public final class PoisonRecordHandler implements ProcessingExceptionHandler {
     if (configured != null) {
       attempts = Integer.parseInt(configured.toString().trim());
       if (attempts < 1) {
-        throw new IllegalArgumentException(ATTEMPTS_CONFIG + " must be at least 1, was " + attempts);
+        throw new IllegalArgumentException(
+            ATTEMPTS_CONFIG + " must be at least 1, was " + attempts);
       }
     }
     Object registry = configs.get(REGISTRY_URL_CONFIG);
     if (registry != null) {
-      intents = new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry.toString()), ToolIntent.class);
-      results = new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry.toString()), ToolResult.class);
+      intents =
+          new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry.toString()), ToolIntent.class);
+      results =
+          new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry.toString()), ToolResult.class);
     }
   }
 
   @Override
-  public Response handleError(ErrorHandlerContext context, Record<?, ?> record, Exception exception) {
+  public Response handleError(
+      ErrorHandlerContext context, Record<?, ?> record, Exception exception) {
     String where = context.topic() + "-" + context.partition() + "@" + context.offset();
     if (passes(exception)) {
-      log.warn("Processing {} failed on a cause that passes ({}); the stream thread will process it again", where, exception.toString());
+      log.warn(
+          "Processing {} failed on a cause that passes ({}); the stream thread will process it again",
+          where,
+          exception.toString());
       return Response.fail();
     }
     String id = applicationId + "/" + where;
     int failures = FAILURES.merge(id, 1, Integer::sum);
     if (failures < attempts) {
-      log.warn("Processing {} failed ({} of {} attempts): {}; the stream thread will process it again", where, failures, attempts,
+      log.warn(
+          "Processing {} failed ({} of {} attempts): {}; the stream thread will process it again",
+          where,
+          failures,
+          attempts,
           exception.toString());
       return Response.fail();
     }
     FAILURES.remove(id);
-    log.error("Processing {} failed {} times: dead-lettering it as poison and moving on. Report this with the dead letter's"
-        + " headers: it is a bug.", where, failures, exception);
+    log.error(
+        "Processing {} failed {} times: dead-lettering it as poison and moving on. Report this with the dead letter's"
+            + " headers: it is a bug.",
+        where,
+        failures,
+        exception);
     return Response.resume(poisonRecords(context, exception));
   }
 
-  private List<ProducerRecord<byte[], byte[]>> poisonRecords(ErrorHandlerContext context, Exception exception) {
+  private List<ProducerRecord<byte[], byte[]>> poisonRecords(
+      ErrorHandlerContext context, Exception exception) {
     List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
     String message = exception.getClass().getName() + ": " + exception.getMessage();
-    Headers headers = DeadLetters.headers(ErrorCode.PROCESSING_FAILED.name(), message, context.topic(), context.partition(),
-        context.offset());
+    Headers headers =
+        DeadLetters.headers(
+            ErrorCode.PROCESSING_FAILED.name(),
+            message,
+            context.topic(),
+            context.partition(),
+            context.offset());
     byte[] key = context.sourceRawKey();
-    records.add(new ProducerRecord<>(deadLetterTopic(context.topic()), null, key,
-        DeadLetters.bounded(context.sourceRawValue(), headers), headers));
+    records.add(
+        new ProducerRecord<>(
+            deadLetterTopic(context.topic()),
+            null,
+            key,
+            DeadLetters.bounded(context.sourceRawValue(), headers),
+            headers));
     if (Topics.INTENTS.equals(context.topic()) && key != null && results != null) {
       records.add(reply(key, context.sourceRawValue(), context.timestamp()));
     }
@@ -132,15 +162,21 @@ public final class PoisonRecordHandler implements ProcessingExceptionHandler {
     } catch (RuntimeException e) {
       // unreadable: reply under the record key on the default topic
     }
-    String topic = intent == null || intent.getReplyTopic() == null ? Topics.RESULTS : intent.getReplyTopic();
-    ToolResult result = ToolResult.newBuilder()
-        .setIdempotencyKey(idempotencyKey)
-        .setTenant(intent == null ? "" : intent.getTenant())
-        .setTool(intent == null ? "" : intent.getTool())
-        .setStatus(ResultStatus.REJECTED)
-        .setError(ErrorCode.PROCESSING_FAILED.toError("the ledger failed on this intent " + attempts + " times; it was dead-lettered"))
-        .setFirstSeenAt(Instant.ofEpochMilli(Math.max(0, timestamp)))
-        .build();
+    String topic =
+        intent == null || intent.getReplyTopic() == null ? Topics.RESULTS : intent.getReplyTopic();
+    ToolResult result =
+        ToolResult.newBuilder()
+            .setIdempotencyKey(idempotencyKey)
+            .setTenant(intent == null ? "" : intent.getTenant())
+            .setTool(intent == null ? "" : intent.getTool())
+            .setStatus(ResultStatus.REJECTED)
+            .setError(
+                ErrorCode.PROCESSING_FAILED.toError(
+                    "the ledger failed on this intent "
+                        + attempts
+                        + " times; it was dead-lettered"))
+            .setFirstSeenAt(Instant.ofEpochMilli(Math.max(0, timestamp)))
+            .build();
     return new ProducerRecord<>(topic, null, key, results.serialize(topic, result));
   }
 
@@ -152,7 +188,8 @@ public final class PoisonRecordHandler implements ProcessingExceptionHandler {
   private static boolean passes(Throwable exception) {
     for (Throwable t = exception; t != null; t = t.getCause()) {
       if (t instanceof RetriableException
-          || t instanceof WireFormatException w && w.reason() == WireFormatException.Reason.REGISTRY_UNAVAILABLE) {
+          || t instanceof WireFormatException w
+              && w.reason() == WireFormatException.Reason.REGISTRY_UNAVAILABLE) {
         return true;
       }
     }

@@ -40,8 +40,12 @@ abstract class BadIntentContract {
 
   @BeforeEach
   void start() {
-    ledger = new LedgerDriver(url -> LedgerConfig.of(LedgerStateMachineContract.POLICIES, url).withMaxArgumentsBytes(64),
-        processingGuarantee(), stateDir);
+    ledger =
+        new LedgerDriver(
+            url ->
+                LedgerConfig.of(LedgerStateMachineContract.POLICIES, url).withMaxArgumentsBytes(64),
+            processingGuarantee(),
+            stateDir);
   }
 
   @AfterEach
@@ -63,7 +67,8 @@ abstract class BadIntentContract {
     ledger.send(intent("good-after-bad", LedgerStateMachineContract.CHARGE, ARGS), T0);
 
     assertThat(ledger.dispatches("payments").readValuesToList())
-        .as("the processor keeps running").hasSize(1);
+        .as("the processor keeps running")
+        .hasSize(1);
     List<TestRecord<byte[], byte[]>> dead = ledger.deadLetterRecords();
     assertThat(dead).hasSize(1);
     TestRecord<byte[], byte[]> letter = dead.get(0);
@@ -102,21 +107,28 @@ abstract class BadIntentContract {
 
   @Test
   void shouldDeadLetterMissingRecordKeyAndReplyUnderIntentKey() {
-    deadLetterOf(null, bytes(intent("k1", LedgerStateMachineContract.CHARGE, ARGS).build()), "MISSING_KEY");
+    deadLetterOf(
+        null, bytes(intent("k1", LedgerStateMachineContract.CHARGE, ARGS).build()), "MISSING_KEY");
 
-    assertThat(onlyReply().getIdempotencyKey()).as("the intent's own key can still be answered").isEqualTo("k1");
+    assertThat(onlyReply().getIdempotencyKey())
+        .as("the intent's own key can still be answered")
+        .isEqualTo("k1");
   }
 
   @Test
   void shouldDeadLetterEmptyKeyAndEmptyIntentKeyWithoutReply() {
-    deadLetterOf("", bytes(intent("", LedgerStateMachineContract.CHARGE, ARGS).build()), "MISSING_KEY");
+    deadLetterOf(
+        "", bytes(intent("", LedgerStateMachineContract.CHARGE, ARGS).build()), "MISSING_KEY");
 
     assertThat(ledger.results.isEmpty()).as("nothing to reply under").isTrue();
   }
 
   @Test
   void shouldDeadLetterRecordKeyThatDiffersFromIntentKey() {
-    deadLetterOf("someone-else", bytes(intent("k1", LedgerStateMachineContract.CHARGE, ARGS).build()), "KEY_MISMATCH");
+    deadLetterOf(
+        "someone-else",
+        bytes(intent("k1", LedgerStateMachineContract.CHARGE, ARGS).build()),
+        "KEY_MISMATCH");
 
     assertThat(onlyReply().getIdempotencyKey()).isEqualTo("k1");
     assertThat(ledger.entry("acme", "k1")).isNull();
@@ -126,36 +138,55 @@ abstract class BadIntentContract {
   @Test
   void shouldDeadLetterArgumentsOverTheSizeLimit() {
     String big = "{\"note\":\"" + "x".repeat(100) + "\"}";
-    deadLetterOf("k1", bytes(intent("k1", LedgerStateMachineContract.CHARGE, big).build()), "ARGUMENTS_TOO_LARGE");
+    deadLetterOf(
+        "k1",
+        bytes(intent("k1", LedgerStateMachineContract.CHARGE, big).build()),
+        "ARGUMENTS_TOO_LARGE");
 
     assertThat(onlyReply().getError().getMessage()).contains("limit is 64");
   }
 
   @Test
   void shouldDeadLetterArgumentsThatAreNotJson() {
-    deadLetterOf("k1", bytes(intent("k1", LedgerStateMachineContract.CHARGE, "{\"amount\":").build()), "ARGUMENTS_NOT_JSON");
+    deadLetterOf(
+        "k1",
+        bytes(intent("k1", LedgerStateMachineContract.CHARGE, "{\"amount\":").build()),
+        "ARGUMENTS_NOT_JSON");
 
     assertThat(onlyReply().getTool()).isEqualTo(LedgerStateMachineContract.CHARGE);
   }
 
   @Test
   void shouldDeadLetterTwoJsonValuesAsNotJson() {
-    deadLetterOf("k1", bytes(intent("k1", LedgerStateMachineContract.CHARGE, "{} {}").build()), "ARGUMENTS_NOT_JSON");
+    deadLetterOf(
+        "k1",
+        bytes(intent("k1", LedgerStateMachineContract.CHARGE, "{} {}").build()),
+        "ARGUMENTS_NOT_JSON");
   }
 
   @Test
   void shouldDeadLetterIntentWithMissingRequiredField() {
-    deadLetterOf("k1", bytes(intent("k1", LedgerStateMachineContract.CHARGE, ARGS).setArgumentsHash("").build()), "INVALID_INTENT");
+    deadLetterOf(
+        "k1",
+        bytes(intent("k1", LedgerStateMachineContract.CHARGE, ARGS).setArgumentsHash("").build()),
+        "INVALID_INTENT");
 
     assertThat(onlyReply().getError().getMessage()).contains("argumentsHash");
   }
 
   @Test
   void shouldDeadLetterReplyTopicOutsideTheAllowedPattern() {
-    deadLetterOf("k1", bytes(intent("k1", LedgerStateMachineContract.CHARGE, ARGS).setReplyTopic("__consumer_offsets").build()),
+    deadLetterOf(
+        "k1",
+        bytes(
+            intent("k1", LedgerStateMachineContract.CHARGE, ARGS)
+                .setReplyTopic("__consumer_offsets")
+                .build()),
         "INVALID_REPLY_TOPIC");
 
-    assertThat(onlyReply().getError().getCode()).as("answered on the default topic").isEqualTo("INVALID_REPLY_TOPIC");
+    assertThat(onlyReply().getError().getCode())
+        .as("answered on the default topic")
+        .isEqualTo("INVALID_REPLY_TOPIC");
   }
 
   @Test
@@ -163,12 +194,14 @@ abstract class BadIntentContract {
     deadLetterOf("k1", null, "MALFORMED_RECORD");
   }
 
-  /** The first of k0, k1, ... whose partition under Kafka's default partitioner, out of {@code of}, is or is not 0. */
+  /**
+   * The first of k0, k1, ... whose partition under Kafka's default partitioner, out of {@code of},
+   * is or is not 0.
+   */
   private static String keyIn(boolean partitionZero, int of) {
     for (int i = 0; ; i++) {
       String key = "k" + i;
-      boolean zero = Utils.toPositive(
-          Utils.murmur2(utf8(key))) % of == 0;
+      boolean zero = Utils.toPositive(Utils.murmur2(utf8(key))) % of == 0;
       if (zero == partitionZero) {
         return key;
       }
@@ -178,8 +211,12 @@ abstract class BadIntentContract {
   @Test
   void shouldDeadLetterAnIntentOutsideItsKeysPartitionNamingThePartitionerToSet() {
     ledger.close();
-    ledger = new LedgerDriver(url -> LedgerConfig.of(LedgerStateMachineContract.POLICIES, url).withIntentPartitions(4),
-        processingGuarantee(), stateDir.resolve("four-partitions"));
+    ledger =
+        new LedgerDriver(
+            url ->
+                LedgerConfig.of(LedgerStateMachineContract.POLICIES, url).withIntentPartitions(4),
+            processingGuarantee(),
+            stateDir.resolve("four-partitions"));
     String misplaced = keyIn(false, 4);
     String placed = keyIn(true, 4);
 
@@ -187,10 +224,16 @@ abstract class BadIntentContract {
     ledger.send(intent(misplaced, LedgerStateMachineContract.CHARGE, ARGS), T0);
     ledger.send(intent(placed, LedgerStateMachineContract.CHARGE, ARGS), T0);
 
-    assertThat(ledger.dispatches("payments").readValuesToList()).extracting(d -> d.getIdempotencyKey()).containsExactly(placed);
+    assertThat(ledger.dispatches("payments").readValuesToList())
+        .extracting(d -> d.getIdempotencyKey())
+        .containsExactly(placed);
     List<TestRecord<byte[], byte[]>> dead = ledger.deadLetterRecords();
-    assertThat(dead).singleElement().satisfies(letter ->
-        assertThat(header(letter.headers(), "effectledger.error.code")).isEqualTo("WRONG_PARTITION"));
+    assertThat(dead)
+        .singleElement()
+        .satisfies(
+            letter ->
+                assertThat(header(letter.headers(), "effectledger.error.code"))
+                    .isEqualTo("WRONG_PARTITION"));
     ToolResult reply = onlyReply();
     assertThat(reply.getIdempotencyKey()).isEqualTo(misplaced);
     assertThat(reply.getError().getMessage()).contains("partition 0").contains("of 4");
@@ -200,23 +243,37 @@ abstract class BadIntentContract {
   @Test
   void shouldDeadLetterAnArgumentsHashThatIsNotTheArgumentsHash() {
     String otherArguments = "{\"amount\":999999}";
-    deadLetterOf("k1", bytes(intent("k1", LedgerStateMachineContract.CHARGE, ARGS)
-        .setArgumentsHash(LedgerDriver.hashOf(otherArguments)).build()), "ARGUMENTS_HASH_MISMATCH");
+    deadLetterOf(
+        "k1",
+        bytes(
+            intent("k1", LedgerStateMachineContract.CHARGE, ARGS)
+                .setArgumentsHash(LedgerDriver.hashOf(otherArguments))
+                .build()),
+        "ARGUMENTS_HASH_MISMATCH");
 
     ToolResult reply = onlyReply();
-    assertThat(reply.getError().getMessage()).as("names the hash the arguments have").contains(LedgerDriver.hashOf(ARGS));
+    assertThat(reply.getError().getMessage())
+        .as("names the hash the arguments have")
+        .contains(LedgerDriver.hashOf(ARGS));
     assertThat(reply.getError().getCorrectiveAction()).contains("RFC 8785");
-    assertThat(ledger.entry("acme", "k1")).as("no entry for a key whose arguments cannot be trusted").isNull();
+    assertThat(ledger.entry("acme", "k1"))
+        .as("no entry for a key whose arguments cannot be trusted")
+        .isNull();
   }
 
   /** The ledger with CHARGE's key rules leaving out /note and requiring /amount. */
   private void restartWithKeyRules() {
     ledger.close();
     Map<String, ToolPolicy> tools = new HashMap<>(LedgerStateMachineContract.POLICIES.tools());
-    tools.computeIfPresent(LedgerStateMachineContract.CHARGE, (name, p) -> p.withKey(new ArgumentRules(List.of("/note"),
-        List.of("/amount"))));
+    tools.computeIfPresent(
+        LedgerStateMachineContract.CHARGE,
+        (name, p) -> p.withKey(new ArgumentRules(List.of("/note"), List.of("/amount"))));
     ToolPolicies policies = new ToolPolicies(tools, Optional.empty());
-    ledger = new LedgerDriver(url -> LedgerConfig.of(policies, url), processingGuarantee(), stateDir.resolve("key-rules"));
+    ledger =
+        new LedgerDriver(
+            url -> LedgerConfig.of(policies, url),
+            processingGuarantee(),
+            stateDir.resolve("key-rules"));
   }
 
   @Test
@@ -225,17 +282,29 @@ abstract class BadIntentContract {
     String worded = "{\"amount\":1,\"note\":\"refund, as asked\"}";
     String reworded = "{\"amount\":1,\"note\":\"as the customer asked\"}";
 
-    ledger.send(intent("k1", LedgerStateMachineContract.CHARGE, worded).setArgumentsHash(LedgerDriver.hashOf(ARGS_WITHOUT_NOTE))
-        .build(), T0);
-    ledger.send(intent("k1", LedgerStateMachineContract.CHARGE, reworded)
-        .setArgumentsHash(LedgerDriver.hashOf(ARGS_WITHOUT_NOTE)).build(), T0);
+    ledger.send(
+        intent("k1", LedgerStateMachineContract.CHARGE, worded)
+            .setArgumentsHash(LedgerDriver.hashOf(ARGS_WITHOUT_NOTE))
+            .build(),
+        T0);
+    ledger.send(
+        intent("k1", LedgerStateMachineContract.CHARGE, reworded)
+            .setArgumentsHash(LedgerDriver.hashOf(ARGS_WITHOUT_NOTE))
+            .build(),
+        T0);
     ledger.send(intent("k2", LedgerStateMachineContract.CHARGE, worded).build(), T0);
 
-    assertThat(ledger.dispatches("payments").readValuesToList()).as("the reworded retry is the same action")
-        .extracting(d -> d.getIdempotencyKey()).containsExactly("k1");
-    assertThat(ledger.deadLetterRecords()).singleElement().satisfies(letter ->
-        assertThat(header(letter.headers(), "effectledger.error.code")).as("hashed with the note that the rules leave out")
-            .isEqualTo("ARGUMENTS_HASH_MISMATCH"));
+    assertThat(ledger.dispatches("payments").readValuesToList())
+        .as("the reworded retry is the same action")
+        .extracting(d -> d.getIdempotencyKey())
+        .containsExactly("k1");
+    assertThat(ledger.deadLetterRecords())
+        .singleElement()
+        .satisfies(
+            letter ->
+                assertThat(header(letter.headers(), "effectledger.error.code"))
+                    .as("hashed with the note that the rules leave out")
+                    .isEqualTo("ARGUMENTS_HASH_MISMATCH"));
   }
 
   static final String ARGS_WITHOUT_NOTE = "{\"amount\":1}";
@@ -244,18 +313,31 @@ abstract class BadIntentContract {
   void shouldDeadLetterAnIntentWithoutAnArgumentTheToolsKeyRulesRequire() {
     restartWithKeyRules();
     String noAmount = "{\"note\":\"x\"}";
-    ledger.rawIntents.pipeInput(utf8("k1"), bytes(intent("k1", LedgerStateMachineContract.CHARGE, noAmount)
-        .setArgumentsHash(LedgerDriver.hashOf("{}")).build()), T0);
+    ledger.rawIntents.pipeInput(
+        utf8("k1"),
+        bytes(
+            intent("k1", LedgerStateMachineContract.CHARGE, noAmount)
+                .setArgumentsHash(LedgerDriver.hashOf("{}"))
+                .build()),
+        T0);
 
-    assertThat(ledger.deadLetterRecords()).singleElement().satisfies(letter ->
-        assertThat(header(letter.headers(), "effectledger.error.code")).isEqualTo("MISSING_REQUIRED_FIELD"));
+    assertThat(ledger.deadLetterRecords())
+        .singleElement()
+        .satisfies(
+            letter ->
+                assertThat(header(letter.headers(), "effectledger.error.code"))
+                    .isEqualTo("MISSING_REQUIRED_FIELD"));
     assertThat(onlyReply().getError().getMessage()).contains("/amount");
     assertThat(ledger.dispatches("payments").readValuesToList()).isEmpty();
   }
 
   @Test
   void shouldNotCheckTheArgumentsHashOfReadsWhichTheLedgerDoesNotKeep() {
-    ledger.send(intent("r1", LedgerStateMachineContract.LOOKUP, ARGS).setArgumentsHash("sha256:whatever").build(), T0);
+    ledger.send(
+        intent("r1", LedgerStateMachineContract.LOOKUP, ARGS)
+            .setArgumentsHash("sha256:whatever")
+            .build(),
+        T0);
 
     assertThat(ledger.dispatches("reads").readValuesToList()).hasSize(1);
     assertThat(ledger.deadLetterRecords()).isEmpty();

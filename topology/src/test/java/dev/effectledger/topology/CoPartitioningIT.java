@@ -16,10 +16,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @Tag("integration")
 class CoPartitioningIT {
 
-  @RegisterExtension static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+  @RegisterExtension
+  static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
 
   @Test
-  void shouldRefuseIntentsAndOutcomesWithDifferentPartitionCountsThenAcceptEqualOnes() throws Exception {
+  void shouldRefuseIntentsAndOutcomesWithDifferentPartitionCountsThenAcceptEqualOnes()
+      throws Exception {
     assertThatThrownBy(() -> CoPartitioning.verify(kafka.cluster().admin()))
         .as("missing topics")
         .isInstanceOf(IllegalStateException.class)
@@ -28,15 +30,24 @@ class CoPartitioningIT {
     kafka.createTopics(Map.of(Topics.INTENTS, 4, Topics.OUTCOMES, 2));
     assertThatThrownBy(() -> CoPartitioning.verify(kafka.cluster().admin()))
         .isInstanceOf(IllegalStateException.class)
-        .hasMessage("tool-intents has 4 partitions but tool-outcomes has 2: they must be co-partitioned (same"
-            + " count, keyed by idempotency key) so one task owns every event of a key. Recreate"
-            + " tool-outcomes with 4 partitions.");
+        .hasMessage(
+            "tool-intents has 4 partitions but tool-outcomes has 2: they must be co-partitioned (same"
+                + " count, keyed by idempotency key) so one task owns every event of a key. Recreate"
+                + " tool-outcomes with 4 partitions.");
 
-    kafka.cluster().admin().createPartitions(Map.of(Topics.OUTCOMES,
-        NewPartitions.increaseTo(4))).all().get();
+    kafka
+        .cluster()
+        .admin()
+        .createPartitions(Map.of(Topics.OUTCOMES, NewPartitions.increaseTo(4)))
+        .all()
+        .get();
     // The controller has accepted the new partitions; brokers learn of them a moment later, and
     // describeTopics answers from a broker's metadata cache.
-    await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-        assertThatCode(() -> CoPartitioning.verify(kafka.cluster().admin())).doesNotThrowAnyException());
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () ->
+                assertThatCode(() -> CoPartitioning.verify(kafka.cluster().admin()))
+                    .doesNotThrowAnyException());
   }
 }

@@ -20,8 +20,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
- * A stand-in downstream for the topology's tests: answers every committed dispatch with a
- * SUCCEEDED outcome. The real executor runtime is the connectors module's.
+ * A stand-in downstream for the topology's tests: answers every committed dispatch with a SUCCEEDED
+ * outcome. The real executor runtime is the connectors module's.
  */
 final class EchoExecutor implements AutoCloseable {
 
@@ -31,36 +31,47 @@ final class EchoExecutor implements AutoCloseable {
 
   EchoExecutor(String bootstrap, String registryUrl) {
     var registry = SchemaRegistries.forUrl(registryUrl);
-    KafkaConsumer<String, Dispatch> consumer = ItFixtures.committedReader(bootstrap, "echo-executor",
-        new RegistryAvroSerde<>(registry, Dispatch.class));
+    KafkaConsumer<String, Dispatch> consumer =
+        ItFixtures.committedReader(
+            bootstrap, "echo-executor", new RegistryAvroSerde<>(registry, Dispatch.class));
     Properties props = new Properties();
     props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-    KafkaProducer<String, Outcome> producer = new KafkaProducer<>(props, new StringSerializer(),
-        new RegistryAvroSerde<>(registry, Outcome.class));
+    KafkaProducer<String, Outcome> producer =
+        new KafkaProducer<>(
+            props, new StringSerializer(), new RegistryAvroSerde<>(registry, Outcome.class));
     consumer.subscribe(List.of(Topics.dispatch(ItFixtures.LANE)));
-    thread = new Thread(() -> {
-      try (consumer; producer) {
-        while (running.get()) {
-          for (ConsumerRecord<String, Dispatch> record : consumer.poll(Duration.ofMillis(200))) {
-            Dispatch d = record.value();
-            effects.incrementAndGet();
-            producer.send(new ProducerRecord<>(Topics.OUTCOMES, d.getIdempotencyKey(), Outcome.newBuilder()
-                .setIdempotencyKey(d.getIdempotencyKey())
-                .setTenant(d.getTenant())
-                .setTool(d.getTool())
-                .setAttempt(d.getAttempt())
-                .setStatus(OutcomeStatus.SUCCEEDED)
-                .setResultJson("{\"charge\":\"ch_" + d.getEffectKey() + "\"}")
-                .setEffectId("ch_" + d.getEffectKey())
-                .setCompletedAt(Instant.now())
-                .build()));
-          }
-          producer.flush();
-          consumer.commitSync();
-        }
-      }
-    }, "echo-executor");
+    thread =
+        new Thread(
+            () -> {
+              try (consumer;
+                  producer) {
+                while (running.get()) {
+                  for (ConsumerRecord<String, Dispatch> record :
+                      consumer.poll(Duration.ofMillis(200))) {
+                    Dispatch d = record.value();
+                    effects.incrementAndGet();
+                    producer.send(
+                        new ProducerRecord<>(
+                            Topics.OUTCOMES,
+                            d.getIdempotencyKey(),
+                            Outcome.newBuilder()
+                                .setIdempotencyKey(d.getIdempotencyKey())
+                                .setTenant(d.getTenant())
+                                .setTool(d.getTool())
+                                .setAttempt(d.getAttempt())
+                                .setStatus(OutcomeStatus.SUCCEEDED)
+                                .setResultJson("{\"charge\":\"ch_" + d.getEffectKey() + "\"}")
+                                .setEffectId("ch_" + d.getEffectKey())
+                                .setCompletedAt(Instant.now())
+                                .build()));
+                  }
+                  producer.flush();
+                  consumer.commitSync();
+                }
+              }
+            },
+            "echo-executor");
     thread.setDaemon(true);
     thread.start();
   }

@@ -1,5 +1,10 @@
 package dev.effectledger.topology;
 
+import dev.effectledger.policy.AmbiguityPolicy;
+import dev.effectledger.policy.InFlightPolicy;
+import dev.effectledger.policy.ToolClass;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.ToolIntent;
@@ -8,11 +13,6 @@ import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.testkit.TopicCollector;
-import dev.effectledger.policy.AmbiguityPolicy;
-import dev.effectledger.policy.InFlightPolicy;
-import dev.effectledger.policy.ToolClass;
-import dev.effectledger.policy.ToolPolicies;
-import dev.effectledger.policy.ToolPolicy;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -39,13 +39,30 @@ final class ItFixtures {
 
   /** A policy whose pending timeout never fires during a test, so every dispatch is a first one. */
   static ToolPolicies policies() {
-    return ToolPolicies.of(ToolPolicy.builder(TOOL, ToolClass.IRREVERSIBLE).window(Duration.ofDays(30)).pendingTimeout(Duration.ofMinutes(30)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.HOLD).lane(LANE).connector("http").maxAttempts(3).bypassAllowed(false).build());
+    return ToolPolicies.of(
+        ToolPolicy.builder(TOOL, ToolClass.IRREVERSIBLE)
+            .window(Duration.ofDays(30))
+            .pendingTimeout(Duration.ofMinutes(30))
+            .onInFlight(InFlightPolicy.COALESCE)
+            .onAmbiguous(AmbiguityPolicy.HOLD)
+            .lane(LANE)
+            .connector("http")
+            .maxAttempts(3)
+            .bypassAllowed(false)
+            .build());
   }
 
   static Map<String, Integer> topics(int partitions) {
     Map<String, Integer> topics = new HashMap<>();
-    for (String topic : List.of(Topics.INTENTS, Topics.OUTCOMES, Topics.RESULTS,
-        Topics.AUDIT, Topics.INTENTS_DLQ, Topics.OUTCOMES_DLQ, Topics.dispatch(LANE))) {
+    for (String topic :
+        List.of(
+            Topics.INTENTS,
+            Topics.OUTCOMES,
+            Topics.RESULTS,
+            Topics.AUDIT,
+            Topics.INTENTS_DLQ,
+            Topics.OUTCOMES_DLQ,
+            Topics.dispatch(LANE))) {
       topics.put(topic, partitions);
     }
     return topics;
@@ -83,11 +100,14 @@ final class ItFixtures {
     props.put(ProducerConfig.ACKS_CONFIG, "all");
     props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     props.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-    return new KafkaProducer<>(props, new StringSerializer(),
+    return new KafkaProducer<>(
+        props,
+        new StringSerializer(),
         new RegistryAvroSerde<>(SchemaRegistries.forUrl(registryUrl), ToolIntent.class));
   }
 
-  static <V> KafkaConsumer<String, V> committedReader(String bootstrap, String group, Deserializer<V> values) {
+  static <V> KafkaConsumer<String, V> committedReader(
+      String bootstrap, String group, Deserializer<V> values) {
     Properties props = new Properties();
     props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
@@ -98,12 +118,16 @@ final class ItFixtures {
   }
 
   static TopicCollector<ToolResult> results(String bootstrap, String registryUrl) {
-    return new TopicCollector<>(bootstrap, Topics.RESULTS,
+    return new TopicCollector<>(
+        bootstrap,
+        Topics.RESULTS,
         new RegistryAvroSerde<>(SchemaRegistries.forUrl(registryUrl), ToolResult.class));
   }
 
   static TopicCollector<Dispatch> dispatches(String bootstrap, String registryUrl) {
-    return new TopicCollector<>(bootstrap, Topics.dispatch(LANE),
+    return new TopicCollector<>(
+        bootstrap,
+        Topics.dispatch(LANE),
         new RegistryAvroSerde<>(SchemaRegistries.forUrl(registryUrl), Dispatch.class));
   }
 }

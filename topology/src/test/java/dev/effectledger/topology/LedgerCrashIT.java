@@ -3,10 +3,10 @@ package dev.effectledger.topology;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.effectledger.embedded.SchemaRegistryServer;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.testkit.KafkaClusterExtension;
-import dev.effectledger.embedded.SchemaRegistryServer;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -39,7 +39,8 @@ import org.junit.jupiter.api.io.TempDir;
 @Tag("integration")
 class LedgerCrashIT {
 
-  @RegisterExtension static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+  @RegisterExtension
+  static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
 
   private static final int KEYS = 2_000;
   private static final int SENDS_PER_KEY = 2;
@@ -66,35 +67,53 @@ class LedgerCrashIT {
       try (EchoExecutor executor = new EchoExecutor(bootstrap, registry.url());
           var results = ItFixtures.results(bootstrap, registry.url());
           var dispatches = ItFixtures.dispatches(bootstrap, registry.url());
-          KafkaProducer<String, ToolIntent> producer = ItFixtures.intentProducer(bootstrap, registry.url())) {
+          KafkaProducer<String, ToolIntent> producer =
+              ItFixtures.intentProducer(bootstrap, registry.url())) {
         Process ledger = startLedger(bootstrap, registry.url(), firstState, "a1");
-        CompletableFuture<Void> load = CompletableFuture.runAsync(() -> sendPaced(producer, sent, sends));
+        CompletableFuture<Void> load =
+            CompletableFuture.runAsync(() -> sendPaced(producer, sent, sends));
 
-        await().atMost(Duration.ofMinutes(2)).until(() -> sends.get() >= KEYS * SENDS_PER_KEY / 4 && dispatches.total() > 0);
+        await()
+            .atMost(Duration.ofMinutes(2))
+            .until(() -> sends.get() >= KEYS * SENDS_PER_KEY / 4 && dispatches.total() > 0);
         kill(ledger);
         ledger = startLedger(bootstrap, registry.url(), firstState, "a2");
 
-        await().atMost(Duration.ofMinutes(2)).until(() -> sends.get() >= KEYS * SENDS_PER_KEY * 3 / 5);
+        await()
+            .atMost(Duration.ofMinutes(2))
+            .until(() -> sends.get() >= KEYS * SENDS_PER_KEY * 3 / 5);
         kill(ledger);
         ledger = startLedger(bootstrap, registry.url(), emptyState, "b1");
 
         load.get(3, TimeUnit.MINUTES);
         int intents = KEYS * SENDS_PER_KEY;
-        await().atMost(Duration.ofMinutes(4)).pollInterval(Duration.ofSeconds(1)).until(() -> results.total() >= intents);
-        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10))
+        await()
+            .atMost(Duration.ofMinutes(4))
+            .pollInterval(Duration.ofSeconds(1))
+            .until(() -> results.total() >= intents);
+        await()
+            .during(Duration.ofSeconds(3))
+            .atMost(Duration.ofSeconds(10))
             .until(() -> results.total() == intents && dispatches.total() == KEYS);
         kill(ledger);
 
         assertThat(dispatches.byKey).hasSize(KEYS);
         assertThat(dispatches.byKey.values()).allSatisfy(ds -> assertThat(ds).hasSize(1));
         assertThat(executor.effects.get()).isEqualTo(KEYS);
-        sent.forEach((key, count) -> assertThat(results.byKey.get(key)).as("replies for %s", key).hasSize(count.get()));
+        sent.forEach(
+            (key, count) ->
+                assertThat(results.byKey.get(key)).as("replies for %s", key).hasSize(count.get()));
       }
     }
   }
 
-  /** Sends each key twice, the second time a few hundred sends later, at about 100 sends a second. */
-  private static void sendPaced(KafkaProducer<String, ToolIntent> producer, Map<String, AtomicInteger> sent, AtomicInteger sends) {
+  /**
+   * Sends each key twice, the second time a few hundred sends later, at about 100 sends a second.
+   */
+  private static void sendPaced(
+      KafkaProducer<String, ToolIntent> producer,
+      Map<String, AtomicInteger> sent,
+      AtomicInteger sends) {
     int lag = 300;
     for (int i = 0; i < KEYS + lag; i++) {
       if (i < KEYS) {
@@ -117,42 +136,63 @@ class LedgerCrashIT {
     producer.flush();
   }
 
-  private static void send(KafkaProducer<String, ToolIntent> producer, String key, int amount, Map<String, AtomicInteger> sent) {
+  private static void send(
+      KafkaProducer<String, ToolIntent> producer,
+      String key,
+      int amount,
+      Map<String, AtomicInteger> sent) {
     producer.send(new ProducerRecord<>(Topics.INTENTS, key, ItFixtures.intent(key, amount)));
     sent.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
   }
 
-  private Process startLedger(String bootstrap, String registryUrl, Path stateDir, String name) throws IOException, InterruptedException {
+  private Process startLedger(String bootstrap, String registryUrl, Path stateDir, String name)
+      throws IOException, InterruptedException {
     Path log = work.resolve("ledger-" + name + ".log");
-    Process process = new ProcessBuilder(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-Xmx512m",
-            "-cp", System.getProperty("java.class.path"),
-            LedgerProcessMain.class.getName(),
-            bootstrap, registryUrl, "crash-it", stateDir.toString())
-        .redirectErrorStream(true)
-        .start();
+    Process process =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx512m",
+                "-cp",
+                System.getProperty("java.class.path"),
+                LedgerProcessMain.class.getName(),
+                bootstrap,
+                registryUrl,
+                "crash-it",
+                stateDir.toString())
+            .redirectErrorStream(true)
+            .start();
     processes.add(process);
     CountDownLatch running = new CountDownLatch(1);
-    Thread pump = new Thread(() -> {
-      try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
-          var file = Files.newBufferedWriter(log)) {
-        for (String line; (line = out.readLine()) != null; ) {
-          file.write(line);
-          file.newLine();
-          file.flush();
-          if (line.equals("RUNNING")) {
-            running.countDown();
-          }
-        }
-      } catch (IOException e) {
-        // the process was killed; its output ends here
-      }
-    }, "ledger-" + name + "-output");
+    Thread pump =
+        new Thread(
+            () -> {
+              try (BufferedReader out =
+                      new BufferedReader(
+                          new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+                  var file = Files.newBufferedWriter(log)) {
+                for (String line; (line = out.readLine()) != null; ) {
+                  file.write(line);
+                  file.newLine();
+                  file.flush();
+                  if (line.equals("RUNNING")) {
+                    running.countDown();
+                  }
+                }
+              } catch (IOException e) {
+                // the process was killed; its output ends here
+              }
+            },
+            "ledger-" + name + "-output");
     pump.setDaemon(true);
     pump.start();
     if (!running.await(120, TimeUnit.SECONDS)) {
-      throw new AssertionError("ledger process " + name + " did not reach RUNNING; see " + log + ":\n" + Files.readString(log));
+      throw new AssertionError(
+          "ledger process "
+              + name
+              + " did not reach RUNNING; see "
+              + log
+              + ":\n"
+              + Files.readString(log));
     }
     return process;
   }

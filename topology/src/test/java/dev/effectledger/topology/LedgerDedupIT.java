@@ -34,7 +34,8 @@ import org.junit.jupiter.api.io.TempDir;
 @Tag("integration")
 class LedgerDedupIT {
 
-  @RegisterExtension static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+  @RegisterExtension
+  static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
 
   private static final int DISTINCT = 7_000;
   private static final int CONCURRENT_DUPLICATES = 1_500;
@@ -49,42 +50,69 @@ class LedgerDedupIT {
     kafka.createTopics(ItFixtures.topics(4));
     Map<String, AtomicInteger> sent = new ConcurrentHashMap<>();
 
-    try (KafkaStreams streams = new KafkaStreams(
-            LedgerTopology.build(LedgerConfig.of(ItFixtures.policies(), registry)),
-            ItFixtures.streamsProperties(kafka.bootstrapServers(), "dedup-it", stateDir));
+    try (KafkaStreams streams =
+            new KafkaStreams(
+                LedgerTopology.build(LedgerConfig.of(ItFixtures.policies(), registry)),
+                ItFixtures.streamsProperties(kafka.bootstrapServers(), "dedup-it", stateDir));
         EchoExecutor executor = new EchoExecutor(kafka.bootstrapServers(), registry);
         var results = ItFixtures.results(kafka.bootstrapServers(), registry);
         var dispatches = ItFixtures.dispatches(kafka.bootstrapServers(), registry);
-        KafkaProducer<String, ToolIntent> originals = ItFixtures.intentProducer(kafka.bootstrapServers(), registry);
-        KafkaProducer<String, ToolIntent> duplicates = ItFixtures.intentProducer(kafka.bootstrapServers(), registry)) {
+        KafkaProducer<String, ToolIntent> originals =
+            ItFixtures.intentProducer(kafka.bootstrapServers(), registry);
+        KafkaProducer<String, ToolIntent> duplicates =
+            ItFixtures.intentProducer(kafka.bootstrapServers(), registry)) {
       streams.start();
 
-      CompletableFuture<Void> first = CompletableFuture.runAsync(() -> send(originals, 0, DISTINCT, sent));
-      CompletableFuture<Void> concurrent = CompletableFuture.runAsync(() -> send(duplicates, 0, CONCURRENT_DUPLICATES, sent));
+      CompletableFuture<Void> first =
+          CompletableFuture.runAsync(() -> send(originals, 0, DISTINCT, sent));
+      CompletableFuture<Void> concurrent =
+          CompletableFuture.runAsync(() -> send(duplicates, 0, CONCURRENT_DUPLICATES, sent));
       CompletableFuture.allOf(first, concurrent).get();
-      await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(500)).until(() ->
-          results.byKey.size() == DISTINCT
-              && results.byKey.values().stream().allMatch(rs -> rs.stream().anyMatch(r -> r.getStatus() == ResultStatus.SUCCEEDED)));
+      await()
+          .atMost(Duration.ofMinutes(3))
+          .pollInterval(Duration.ofMillis(500))
+          .until(
+              () ->
+                  results.byKey.size() == DISTINCT
+                      && results.byKey.values().stream()
+                          .allMatch(
+                              rs ->
+                                  rs.stream()
+                                      .anyMatch(r -> r.getStatus() == ResultStatus.SUCCEEDED)));
 
       send(duplicates, DISTINCT - LATE_DUPLICATES, DISTINCT, sent);
       int intents = DISTINCT + CONCURRENT_DUPLICATES + LATE_DUPLICATES;
-      await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(500)).until(() -> results.total() >= intents);
+      await()
+          .atMost(Duration.ofMinutes(2))
+          .pollInterval(Duration.ofMillis(500))
+          .until(() -> results.total() >= intents);
       // Anything extra a broken ledger emitted would arrive within these seconds.
-      await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10))
+      await()
+          .during(Duration.ofSeconds(3))
+          .atMost(Duration.ofSeconds(10))
           .until(() -> results.total() == intents && dispatches.total() == DISTINCT);
 
       assertThat(dispatches.byKey).hasSize(DISTINCT);
       assertThat(dispatches.byKey.values()).allSatisfy(ds -> assertThat(ds).hasSize(1));
       assertThat(executor.effects.get()).isEqualTo(DISTINCT);
       assertThat(results.total()).isEqualTo(intents);
-      sent.forEach((key, count) -> assertThat(results.byKey.get(key)).as("replies for %s", key).hasSize(count.get()));
+      sent.forEach(
+          (key, count) ->
+              assertThat(results.byKey.get(key)).as("replies for %s", key).hasSize(count.get()));
       for (int i = DISTINCT - LATE_DUPLICATES; i < DISTINCT; i++) {
         List<ToolResult> replies = results.byKey.get("k" + i);
-        assertThat(replies.get(replies.size() - 1).getReplayed()).as("late duplicate of k%s is a replay", i).isTrue();
+        assertThat(replies.get(replies.size() - 1).getReplayed())
+            .as("late duplicate of k%s is a replay", i)
+            .isTrue();
       }
-      assertThat(results.byKey.values().stream().flatMap(List::stream).filter(ToolResult::getReplayed).count())
+      assertThat(
+              results.byKey.values().stream()
+                  .flatMap(List::stream)
+                  .filter(ToolResult::getReplayed)
+                  .count())
           .isGreaterThanOrEqualTo(LATE_DUPLICATES);
-      assertThat(dispatches.byKey.values().stream().flatMap(List::stream).map(Dispatch::getAttempt)).containsOnly(1);
+      assertThat(dispatches.byKey.values().stream().flatMap(List::stream).map(Dispatch::getAttempt))
+          .containsOnly(1);
     }
   }
 
@@ -94,23 +122,36 @@ class LedgerDedupIT {
    * printed: a CI run once lost the first batches of both producers (cause not seen), and the await
    * below then waited for replies to intents that were never written.
    */
-  private static void send(KafkaProducer<String, ToolIntent> producer, int from, int to, Map<String, AtomicInteger> sent) {
+  private static void send(
+      KafkaProducer<String, ToolIntent> producer,
+      int from,
+      int to,
+      Map<String, AtomicInteger> sent) {
     List<String> keys = IntStream.range(from, to).mapToObj(i -> "k" + i).toList();
     for (int round = 1; round <= 3 && !keys.isEmpty(); round++) {
       Map<String, Exception> failed = new ConcurrentHashMap<>();
       for (String key : keys) {
         int amount = 100 + Integer.parseInt(key.substring(1));
-        producer.send(new ProducerRecord<>(Topics.INTENTS, key, ItFixtures.intent(key, amount)), (metadata, error) -> {
-          if (error != null) {
-            failed.put(key, error);
-          } else {
-            sent.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
-          }
-        });
+        producer.send(
+            new ProducerRecord<>(Topics.INTENTS, key, ItFixtures.intent(key, amount)),
+            (metadata, error) -> {
+              if (error != null) {
+                failed.put(key, error);
+              } else {
+                sent.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+              }
+            });
       }
       producer.flush();
-      failed.values().stream().findFirst().ifPresent(e -> System.out.println(
-          "LedgerDedupIT: " + failed.size() + " intent(s) not taken in round, sending again; first cause: " + e));
+      failed.values().stream()
+          .findFirst()
+          .ifPresent(
+              e ->
+                  System.out.println(
+                      "LedgerDedupIT: "
+                          + failed.size()
+                          + " intent(s) not taken in round, sending again; first cause: "
+                          + e));
       keys = List.copyOf(failed.keySet());
     }
     assertThat(keys).as("intents the broker did not take after three rounds").isEmpty();

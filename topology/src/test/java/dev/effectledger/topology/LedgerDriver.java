@@ -48,15 +48,21 @@ final class LedgerDriver implements AutoCloseable {
   final TestOutputTopic<String, ToolResult> results;
   final TestOutputTopic<String, AuditEvent> audit;
   final TestOutputTopic<byte[], byte[]> deadLetters;
-  final RegistryAvroSerde<ToolIntent> intentSerde = new RegistryAvroSerde<>(registry, ToolIntent.class);
-  private final RegistryAvroSerde<Dispatch> dispatchSerde = new RegistryAvroSerde<>(registry, Dispatch.class);
+  final RegistryAvroSerde<ToolIntent> intentSerde =
+      new RegistryAvroSerde<>(registry, ToolIntent.class);
+  private final RegistryAvroSerde<Dispatch> dispatchSerde =
+      new RegistryAvroSerde<>(registry, Dispatch.class);
 
   LedgerDriver(LedgerConfigFactory configFactory, String guarantee, Path stateDir) {
-    this(configFactory, guarantee, stateDir, props -> { });
+    this(configFactory, guarantee, stateDir, props -> {});
   }
 
   /** With {@code extra} Streams settings on top of the test's. */
-  LedgerDriver(LedgerConfigFactory configFactory, String guarantee, Path stateDir, Consumer<Properties> extra) {
+  LedgerDriver(
+      LedgerConfigFactory configFactory,
+      String guarantee,
+      Path stateDir,
+      Consumer<Properties> extra) {
     LedgerConfig config = configFactory.create(registryUrl);
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, "ledger-test");
@@ -65,16 +71,39 @@ final class LedgerDriver implements AutoCloseable {
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
     props.put(PoisonRecordHandler.REGISTRY_URL_CONFIG, registryUrl);
     extra.accept(props);
-    driver = new TopologyTestDriver(LedgerTopology.build(config), LedgerTopology.streamsProperties(props), T0);
-    intents = driver.createInputTopic(Topics.INTENTS, new StringSerializer(), intentSerde, T0, Duration.ZERO);
-    rawIntents = driver.createInputTopic(Topics.INTENTS, new ByteArraySerializer(), new ByteArraySerializer(), T0, Duration.ZERO);
-    outcomes = driver.createInputTopic(Topics.OUTCOMES, new StringSerializer(),
-        new RegistryAvroSerde<>(registry, Outcome.class), T0, Duration.ZERO);
-    results = driver.createOutputTopic(Topics.RESULTS, new StringDeserializer(),
-        new RegistryAvroSerde<>(registry, ToolResult.class));
-    audit = driver.createOutputTopic(Topics.AUDIT, new StringDeserializer(),
-        new RegistryAvroSerde<>(registry, AuditEvent.class));
-    deadLetters = driver.createOutputTopic(Topics.INTENTS_DLQ, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    driver =
+        new TopologyTestDriver(
+            LedgerTopology.build(config), LedgerTopology.streamsProperties(props), T0);
+    intents =
+        driver.createInputTopic(
+            Topics.INTENTS, new StringSerializer(), intentSerde, T0, Duration.ZERO);
+    rawIntents =
+        driver.createInputTopic(
+            Topics.INTENTS,
+            new ByteArraySerializer(),
+            new ByteArraySerializer(),
+            T0,
+            Duration.ZERO);
+    outcomes =
+        driver.createInputTopic(
+            Topics.OUTCOMES,
+            new StringSerializer(),
+            new RegistryAvroSerde<>(registry, Outcome.class),
+            T0,
+            Duration.ZERO);
+    results =
+        driver.createOutputTopic(
+            Topics.RESULTS,
+            new StringDeserializer(),
+            new RegistryAvroSerde<>(registry, ToolResult.class));
+    audit =
+        driver.createOutputTopic(
+            Topics.AUDIT,
+            new StringDeserializer(),
+            new RegistryAvroSerde<>(registry, AuditEvent.class));
+    deadLetters =
+        driver.createOutputTopic(
+            Topics.INTENTS_DLQ, new ByteArrayDeserializer(), new ByteArrayDeserializer());
   }
 
   /** Builds the config once the driver knows its registry URL. */
@@ -87,7 +116,8 @@ final class LedgerDriver implements AutoCloseable {
   }
 
   TestOutputTopic<String, ToolResult> results(String topic) {
-    return driver.createOutputTopic(topic, new StringDeserializer(), new RegistryAvroSerde<>(registry, ToolResult.class));
+    return driver.createOutputTopic(
+        topic, new StringDeserializer(), new RegistryAvroSerde<>(registry, ToolResult.class));
   }
 
   KeyValueStore<String, LedgerEntry> store() {
@@ -110,7 +140,10 @@ final class LedgerDriver implements AutoCloseable {
         .setRequestedAt(T0);
   }
 
-  /** The arguments' hash as a client derives it (no key rules), or a stand-in for arguments that are not JSON. */
+  /**
+   * The arguments' hash as a client derives it (no key rules), or a stand-in for arguments that are
+   * not JSON.
+   */
   static String hashOf(String arguments) {
     try {
       return ArgumentsHash.of(arguments, List.of());
@@ -128,23 +161,32 @@ final class LedgerDriver implements AutoCloseable {
   }
 
   void outcome(Dispatch dispatch, OutcomeStatus status, String result, Instant at) {
-    outcome(dispatch, status, result, status == OutcomeStatus.SUCCEEDED ? "fx-" + dispatch.getEffectKey() : null, at);
+    outcome(
+        dispatch,
+        status,
+        result,
+        status == OutcomeStatus.SUCCEEDED ? "fx-" + dispatch.getEffectKey() : null,
+        at);
   }
 
   /** An executor's outcome for {@code dispatch} naming the downstream's {@code effectId}. */
-  void outcome(Dispatch dispatch, OutcomeStatus status, String result, String effectId, Instant at) {
-    outcomes.pipeInput(dispatch.getIdempotencyKey(), Outcome.newBuilder()
-        .setIdempotencyKey(dispatch.getIdempotencyKey())
-        .setTenant(dispatch.getTenant())
-        .setTool(dispatch.getTool())
-        .setAttempt(dispatch.getAttempt())
-        .setStatus(status)
-        .setResultJson(result)
-        .setEffectId(effectId)
-        .setEffectKey(dispatch.getEffectKey())
-        .setCompletedAt(at)
-        .setReplyTopic(dispatch.getReplyTopic())
-        .build(), at);
+  void outcome(
+      Dispatch dispatch, OutcomeStatus status, String result, String effectId, Instant at) {
+    outcomes.pipeInput(
+        dispatch.getIdempotencyKey(),
+        Outcome.newBuilder()
+            .setIdempotencyKey(dispatch.getIdempotencyKey())
+            .setTenant(dispatch.getTenant())
+            .setTool(dispatch.getTool())
+            .setAttempt(dispatch.getAttempt())
+            .setStatus(status)
+            .setResultJson(result)
+            .setEffectId(effectId)
+            .setEffectKey(dispatch.getEffectKey())
+            .setCompletedAt(at)
+            .setReplyTopic(dispatch.getReplyTopic())
+            .build(),
+        at);
   }
 
   List<AuditType> auditTypes() {
@@ -152,7 +194,9 @@ final class LedgerDriver implements AutoCloseable {
   }
 
   static String header(Headers headers, String name) {
-    return headers.lastHeader(name) == null ? null : new String(headers.lastHeader(name).value(), StandardCharsets.UTF_8);
+    return headers.lastHeader(name) == null
+        ? null
+        : new String(headers.lastHeader(name).value(), StandardCharsets.UTF_8);
   }
 
   List<TestRecord<byte[], byte[]>> deadLetterRecords() {

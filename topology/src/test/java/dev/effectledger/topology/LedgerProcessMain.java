@@ -18,19 +18,23 @@ public final class LedgerProcessMain {
 
   public static void main(String[] args) throws InterruptedException {
     String bootstrap = args[0];
-    try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+    try (Admin admin =
+        Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
       CoPartitioning.verify(admin);
     }
-    KafkaStreams streams = new KafkaStreams(
-        LedgerTopology.build(LedgerConfig.of(ItFixtures.policies(), args[1])),
-        ItFixtures.streamsProperties(bootstrap, args[2], Path.of(args[3])));
-    streams.setUncaughtExceptionHandler(e -> StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD);
-    streams.setStateListener((now, before) -> {
-      if (now == KafkaStreams.State.RUNNING) {
-        System.out.println("RUNNING");
-        System.out.flush();
-      }
-    });
+    KafkaStreams streams =
+        new KafkaStreams(
+            LedgerTopology.build(LedgerConfig.of(ItFixtures.policies(), args[1])),
+            ItFixtures.streamsProperties(bootstrap, args[2], Path.of(args[3])));
+    streams.setUncaughtExceptionHandler(
+        e -> StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD);
+    streams.setStateListener(
+        (now, before) -> {
+          if (now == KafkaStreams.State.RUNNING) {
+            System.out.println("RUNNING");
+            System.out.flush();
+          }
+        });
     streams.start();
     new CountDownLatch(1).await();
   }

@@ -4,6 +4,11 @@ import static dev.effectledger.topology.LedgerDriver.T0;
 import static dev.effectledger.topology.LedgerDriver.intent;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.effectledger.policy.AmbiguityPolicy;
+import dev.effectledger.policy.InFlightPolicy;
+import dev.effectledger.policy.ToolClass;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.AuditEvent;
 import dev.effectledger.schema.AuditType;
 import dev.effectledger.schema.Dispatch;
@@ -12,11 +17,6 @@ import dev.effectledger.schema.LedgerState;
 import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolResult;
-import dev.effectledger.policy.AmbiguityPolicy;
-import dev.effectledger.policy.InFlightPolicy;
-import dev.effectledger.policy.ToolClass;
-import dev.effectledger.policy.ToolPolicies;
-import dev.effectledger.policy.ToolPolicy;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -35,21 +35,58 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * One test per row of the ledger state machine in docs/architecture.md (the table names each test),
- * asserting dispatches, replies, audit events and the store. Subclasses run it under each processing
- * guarantee.
+ * asserting dispatches, replies, audit events and the store. Subclasses run it under each
+ * processing guarantee.
  */
 abstract class LedgerStateMachineContract {
 
-  static final String CHARGE = "charge_card";   // irreversible, hold, coalesce, bypass allowed
+  static final String CHARGE = "charge_card"; // irreversible, hold, coalesce, bypass allowed
   static final String TICKET = "create_ticket"; // write-idempotent, redispatch, max 2 attempts
-  static final String EMAIL = "send_email";     // write-non-idempotent, refuse in flight, no bypass
-  static final String LOOKUP = "lookup";        // read
+  static final String EMAIL = "send_email"; // write-non-idempotent, refuse in flight, no bypass
+  static final String LOOKUP = "lookup"; // read
 
-  static final ToolPolicies POLICIES = ToolPolicies.of(
-      ToolPolicy.builder(CHARGE, ToolClass.IRREVERSIBLE).window(Duration.ofDays(30)).pendingTimeout(Duration.ofMinutes(2)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.HOLD).lane("payments").connector("http").maxAttempts(3).bypassAllowed(true).build(),
-      ToolPolicy.builder(TICKET, ToolClass.WRITE_IDEMPOTENT).window(Duration.ofHours(1)).pendingTimeout(Duration.ofMinutes(1)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.REDISPATCH).lane("tickets").connector("http").maxAttempts(2).bypassAllowed(false).build(),
-      ToolPolicy.builder(EMAIL, ToolClass.WRITE_NON_IDEMPOTENT).window(Duration.ofDays(7)).pendingTimeout(Duration.ofMinutes(5)).onInFlight(InFlightPolicy.REFUSE).onAmbiguous(AmbiguityPolicy.HOLD).lane("messaging").connector("http").maxAttempts(3).bypassAllowed(false).build(),
-      ToolPolicy.builder(LOOKUP, ToolClass.READ).window(Duration.ZERO).pendingTimeout(Duration.ofMinutes(1)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.REDISPATCH).lane("reads").connector("http").maxAttempts(1).bypassAllowed(false).build());
+  static final ToolPolicies POLICIES =
+      ToolPolicies.of(
+          ToolPolicy.builder(CHARGE, ToolClass.IRREVERSIBLE)
+              .window(Duration.ofDays(30))
+              .pendingTimeout(Duration.ofMinutes(2))
+              .onInFlight(InFlightPolicy.COALESCE)
+              .onAmbiguous(AmbiguityPolicy.HOLD)
+              .lane("payments")
+              .connector("http")
+              .maxAttempts(3)
+              .bypassAllowed(true)
+              .build(),
+          ToolPolicy.builder(TICKET, ToolClass.WRITE_IDEMPOTENT)
+              .window(Duration.ofHours(1))
+              .pendingTimeout(Duration.ofMinutes(1))
+              .onInFlight(InFlightPolicy.COALESCE)
+              .onAmbiguous(AmbiguityPolicy.REDISPATCH)
+              .lane("tickets")
+              .connector("http")
+              .maxAttempts(2)
+              .bypassAllowed(false)
+              .build(),
+          ToolPolicy.builder(EMAIL, ToolClass.WRITE_NON_IDEMPOTENT)
+              .window(Duration.ofDays(7))
+              .pendingTimeout(Duration.ofMinutes(5))
+              .onInFlight(InFlightPolicy.REFUSE)
+              .onAmbiguous(AmbiguityPolicy.HOLD)
+              .lane("messaging")
+              .connector("http")
+              .maxAttempts(3)
+              .bypassAllowed(false)
+              .build(),
+          ToolPolicy.builder(LOOKUP, ToolClass.READ)
+              .window(Duration.ZERO)
+              .pendingTimeout(Duration.ofMinutes(1))
+              .onInFlight(InFlightPolicy.COALESCE)
+              .onAmbiguous(AmbiguityPolicy.REDISPATCH)
+              .lane("reads")
+              .connector("http")
+              .maxAttempts(1)
+              .bypassAllowed(false)
+              .build());
 
   static final String ARGS = "{\"amount\":1000,\"currency\":\"EUR\",\"to\":\"cus_1\"}";
 
@@ -63,13 +100,18 @@ abstract class LedgerStateMachineContract {
 
   @BeforeEach
   void start() {
-    LedgerObserver observer = new LedgerObserver() {
-      @Override
-      public void doubleEffect(String tool) {
-        doubleEffects.add(tool);
-      }
-    };
-    ledger = new LedgerDriver(url -> LedgerConfig.of(POLICIES, url).withObserver(observer), processingGuarantee(), stateDir);
+    LedgerObserver observer =
+        new LedgerObserver() {
+          @Override
+          public void doubleEffect(String tool) {
+            doubleEffects.add(tool);
+          }
+        };
+    ledger =
+        new LedgerDriver(
+            url -> LedgerConfig.of(POLICIES, url).withObserver(observer),
+            processingGuarantee(),
+            stateDir);
     payments = ledger.dispatches("payments");
     tickets = ledger.dispatches("tickets");
   }
@@ -132,14 +174,16 @@ abstract class LedgerStateMachineContract {
     assertThat(reply.getStatus()).isEqualTo(ResultStatus.REJECTED);
     assertThat(reply.getError().getCode()).isEqualTo("DUPLICATE_IN_FLIGHT");
     assertThat(reply.getError().getRetriable()).isTrue();
-    assertThat(ledger.auditTypes()).containsExactly(AuditType.DISPATCHED, AuditType.REFUSED_IN_FLIGHT);
+    assertThat(ledger.auditTypes())
+        .containsExactly(AuditType.DISPATCHED, AuditType.REFUSED_IN_FLIGHT);
   }
 
   @Test
   void shouldStoreResultAndReplyOnSuccess() {
     Dispatch dispatch = chargeDispatched("k1");
 
-    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{\"charge\":\"ch_1\"}", at(Duration.ofSeconds(2)));
+    ledger.outcome(
+        dispatch, OutcomeStatus.SUCCEEDED, "{\"charge\":\"ch_1\"}", at(Duration.ofSeconds(2)));
 
     ToolResult reply = ledger.results.readValue();
     assertThat(reply.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
@@ -193,7 +237,9 @@ abstract class LedgerStateMachineContract {
     ToolResult reply = ledger.results.readValue();
     assertThat(reply.getStatus()).isEqualTo(ResultStatus.UNKNOWN);
     assertThat(reply.getError().getCode()).isEqualTo("AMBIGUOUS_OUTCOME");
-    assertThat(payments.isEmpty()).as("an irreversible effect is never re-dispatched blind").isTrue();
+    assertThat(payments.isEmpty())
+        .as("an irreversible effect is never re-dispatched blind")
+        .isTrue();
     assertThat(ledger.entry("acme", "k1").getState()).isEqualTo(LedgerState.UNKNOWN);
     assertThat(ledger.auditTypes()).containsExactly(AuditType.DISPATCHED, AuditType.HELD_UNKNOWN);
   }
@@ -244,7 +290,8 @@ abstract class LedgerStateMachineContract {
   @Test
   void shouldDoNothingWhenThePendingTimeoutOfAnEntryCompletedBeforeItPasses() {
     Dispatch dispatch = chargeDispatched("k1");
-    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{\"id\":\"ch_1\"}", at(Duration.ofSeconds(5)));
+    ledger.outcome(
+        dispatch, OutcomeStatus.SUCCEEDED, "{\"id\":\"ch_1\"}", at(Duration.ofSeconds(5)));
     ledger.results.readValuesToList();
     ledger.audit.readValuesToList();
 
@@ -287,7 +334,8 @@ abstract class LedgerStateMachineContract {
   @Test
   void shouldReplayStoredResultForDuplicateAfterSuccess() {
     Dispatch dispatch = chargeDispatched("k1");
-    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{\"charge\":\"ch_1\"}", at(Duration.ofSeconds(2)));
+    ledger.outcome(
+        dispatch, OutcomeStatus.SUCCEEDED, "{\"charge\":\"ch_1\"}", at(Duration.ofSeconds(2)));
     ledger.results.readValue();
     ledger.audit.readValuesToList();
 
@@ -318,7 +366,8 @@ abstract class LedgerStateMachineContract {
   @Test
   void shouldRefuseKeyReusedWithOtherArgumentsWithoutRevealingResult() {
     Dispatch dispatch = chargeDispatched("k1");
-    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{\"charge\":\"ch_1\"}", at(Duration.ofSeconds(2)));
+    ledger.outcome(
+        dispatch, OutcomeStatus.SUCCEEDED, "{\"charge\":\"ch_1\"}", at(Duration.ofSeconds(2)));
     ledger.results.readValue();
     ledger.audit.readValuesToList();
 
@@ -348,11 +397,13 @@ abstract class LedgerStateMachineContract {
   @Test
   void shouldOnlyAuditLateOrDuplicateOutcomeOfSettledEntry() {
     Dispatch dispatch = chargeDispatched("k1");
-    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{\"charge\":\"ch_1\"}", at(Duration.ofSeconds(2)));
+    ledger.outcome(
+        dispatch, OutcomeStatus.SUCCEEDED, "{\"charge\":\"ch_1\"}", at(Duration.ofSeconds(2)));
     ledger.results.readValue();
     ledger.audit.readValuesToList();
 
-    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{\"charge\":\"ch_2\"}", at(Duration.ofSeconds(3)));
+    ledger.outcome(
+        dispatch, OutcomeStatus.SUCCEEDED, "{\"charge\":\"ch_2\"}", at(Duration.ofSeconds(3)));
     ledger.outcome(dispatch, OutcomeStatus.RETRYABLE, null, at(Duration.ofSeconds(4)));
 
     assertThat(ledger.results.isEmpty()).isTrue();
@@ -371,29 +422,38 @@ abstract class LedgerStateMachineContract {
     ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{}", "ch_2", at(Duration.ofSeconds(4)));
 
     List<AuditEvent> events = ledger.audit.readValuesToList();
-    assertThat(events).extracting(e -> e.getType(), e -> e.getCode(), e -> e.getEffectId()).containsExactly(
-        Tuple.tuple(AuditType.LATE_OUTCOME, "SUCCEEDED", "ch_1"),
-        Tuple.tuple(AuditType.LATE_OUTCOME, "DOUBLE_EFFECT", "ch_2"));
+    assertThat(events)
+        .extracting(e -> e.getType(), e -> e.getCode(), e -> e.getEffectId())
+        .containsExactly(
+            Tuple.tuple(AuditType.LATE_OUTCOME, "SUCCEEDED", "ch_1"),
+            Tuple.tuple(AuditType.LATE_OUTCOME, "DOUBLE_EFFECT", "ch_2"));
     assertThat(doubleEffects).containsExactly(CHARGE);
     assertThat(ledger.results.isEmpty()).isTrue();
-    assertThat(ledger.entry("acme", "k1").getEffectId()).as("the first effect stays the answer").isEqualTo("ch_1");
+    assertThat(ledger.entry("acme", "k1").getEffectId())
+        .as("the first effect stays the answer")
+        .isEqualTo("ch_1");
   }
 
   @Test
   void shouldNotTakeALateSuccessOfTheEffectKeyABypassReplacedForADoubleEffect() {
     Dispatch first = chargeDispatched("k1");
     ledger.outcome(first, OutcomeStatus.SUCCEEDED, "{}", "ch_1", at(Duration.ofSeconds(2)));
-    ledger.send(intent("k1", CHARGE, ARGS).setBypassApproval("ticket-42 approved by ops"), at(Duration.ofSeconds(3)));
+    ledger.send(
+        intent("k1", CHARGE, ARGS).setBypassApproval("ticket-42 approved by ops"),
+        at(Duration.ofSeconds(3)));
     Dispatch bypass = payments.readValue();
     ledger.outcome(bypass, OutcomeStatus.SUCCEEDED, "{}", "ch_2", at(Duration.ofSeconds(4)));
     ledger.audit.readValuesToList();
 
     ledger.outcome(first, OutcomeStatus.SUCCEEDED, "{}", "ch_1", at(Duration.ofSeconds(5)));
 
-    assertThat(ledger.audit.readValuesToList()).singleElement().satisfies(e -> {
-      assertThat(e.getType()).isEqualTo(AuditType.LATE_OUTCOME);
-      assertThat(e.getCode()).isEqualTo("SUCCEEDED");
-    });
+    assertThat(ledger.audit.readValuesToList())
+        .singleElement()
+        .satisfies(
+            e -> {
+              assertThat(e.getType()).isEqualTo(AuditType.LATE_OUTCOME);
+              assertThat(e.getCode()).isEqualTo("SUCCEEDED");
+            });
     assertThat(doubleEffects).isEmpty();
   }
 
@@ -449,7 +509,8 @@ abstract class LedgerStateMachineContract {
     ledger.send(intent("other", TICKET, ARGS), at(Duration.ofMinutes(70)));
     assertThat(ledger.entry("acme", "t2")).as("purged: its window ended at 62 min").isNull();
 
-    // t1's outcome arrives late, stamped 5 min: its window ends at 65 min, before the purge that ran at 70.
+    // t1's outcome arrives late, stamped 5 min: its window ends at 65 min, before the purge that
+    // ran at 70.
     ledger.outcome(lateOne, OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofMinutes(5)));
     assertThat(ledger.entry("acme", "t1").getState()).isEqualTo(LedgerState.SUCCEEDED);
     ledger.send(intent("other2", TICKET, ARGS), at(Duration.ofMinutes(80)));
@@ -457,7 +518,10 @@ abstract class LedgerStateMachineContract {
     assertThat(ledger.entry("acme", "t1")).isNull();
   }
 
-  /** A ticker that moves a second each time it is read: every punctuation's budget runs out after one scan. */
+  /**
+   * A ticker that moves a second each time it is read: every punctuation's budget runs out after
+   * one scan.
+   */
   private static LongSupplier aSecondPerRead() {
     long[] now = {0};
     return () -> now[0] += 1_000_000_000L;
@@ -465,7 +529,11 @@ abstract class LedgerStateMachineContract {
 
   private void restartWith(UnaryOperator<LedgerConfig> config, String dir) {
     ledger.close();
-    ledger = new LedgerDriver(url -> config.apply(LedgerConfig.of(POLICIES, url)), processingGuarantee(), stateDir.resolve(dir));
+    ledger =
+        new LedgerDriver(
+            url -> config.apply(LedgerConfig.of(POLICIES, url)),
+            processingGuarantee(),
+            stateDir.resolve(dir));
     tickets = ledger.dispatches("tickets");
     payments = ledger.dispatches("payments");
   }
@@ -489,7 +557,10 @@ abstract class LedgerStateMachineContract {
 
   @Test
   void shouldPurgeOnTheWallClockPunctuationWithoutWaitingForTheStreamTimeOne() {
-    restartWith(c -> c.withPunctuations(Duration.ofSeconds(1), Duration.ofDays(365), Duration.ofMillis(200)), "wall-clock-purge");
+    restartWith(
+        c ->
+            c.withPunctuations(Duration.ofSeconds(1), Duration.ofDays(365), Duration.ofMillis(200)),
+        "wall-clock-purge");
     List<String> keys = settledTickets(3, at(Duration.ofMinutes(1)));
     ledger.send(intent("tick", TICKET, ARGS), at(Duration.ofMinutes(62)));
     assertThat(remaining(keys)).as("the stream-time punctuation is a year away").hasSize(3);
@@ -508,14 +579,19 @@ abstract class LedgerStateMachineContract {
 
     ledger.driver.advanceWallClockTime(Duration.ofMinutes(2).plusSeconds(1));
 
-    assertThat(keys).allSatisfy(k -> assertThat(ledger.entry("acme", k).getState()).isEqualTo(LedgerState.UNKNOWN));
+    assertThat(keys)
+        .allSatisfy(
+            k -> assertThat(ledger.entry("acme", k).getState()).isEqualTo(LedgerState.UNKNOWN));
   }
 
   @Test
   void shouldPurgeEntriesSharingOneDeadlineAcrossPunctuationsWithoutSkippingAny() {
     ledger.close();
-    ledger = new LedgerDriver(url -> LedgerConfig.of(POLICIES, url).withBatchSize(2).withTicker(aSecondPerRead()),
-        processingGuarantee(), stateDir.resolve("two-per-punctuation"));
+    ledger =
+        new LedgerDriver(
+            url -> LedgerConfig.of(POLICIES, url).withBatchSize(2).withTicker(aSecondPerRead()),
+            processingGuarantee(),
+            stateDir.resolve("two-per-punctuation"));
     tickets = ledger.dispatches("tickets");
     List<String> keys = List.of("k1", "k2", "k3", "k4", "k5");
     for (String key : keys) {
@@ -532,10 +608,13 @@ abstract class LedgerStateMachineContract {
     assertThat(remaining(keys)).containsExactly("k3", "k4", "k5");
 
     // k1x completes late with the same deadline; its index key sorts before the next scan's start.
-    ledger.outcome(dispatched.get(keys.size()), OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofMinutes(1)));
+    ledger.outcome(
+        dispatched.get(keys.size()), OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofMinutes(1)));
     ledger.send(intent("tick2", TICKET, ARGS), at(Duration.ofMinutes(63)));
     assertThat(remaining(keys)).containsExactly("k4", "k5");
-    assertThat(ledger.entry("acme", "k1x")).as("purged before k4: its index key is smaller").isNull();
+    assertThat(ledger.entry("acme", "k1x"))
+        .as("purged before k4: its index key is smaller")
+        .isNull();
 
     ledger.send(intent("tick3", TICKET, ARGS), at(Duration.ofMinutes(64)));
     assertThat(remaining(keys)).isEmpty();
@@ -583,7 +662,8 @@ abstract class LedgerStateMachineContract {
     assertThat(replay.getStatus()).isEqualTo(ResultStatus.UNKNOWN);
     assertThat(replay.getReplayed()).isTrue();
 
-    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{\"charge\":\"ch_1\"}", at(Duration.ofSeconds(3)));
+    ledger.outcome(
+        dispatch, OutcomeStatus.SUCCEEDED, "{\"charge\":\"ch_1\"}", at(Duration.ofSeconds(3)));
     assertThat(ledger.results.readValue().getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
     assertThat(ledger.entry("acme", "k1").getState()).isEqualTo(LedgerState.SUCCEEDED);
   }
@@ -595,7 +675,9 @@ abstract class LedgerStateMachineContract {
     ledger.results.readValue();
 
     ledger.outcome(dispatch, OutcomeStatus.AMBIGUOUS, null, at(Duration.ofSeconds(2)));
-    assertThat(ledger.entry("acme", "k1").getState()).as("ambiguity is no evidence").isEqualTo(LedgerState.UNKNOWN);
+    assertThat(ledger.entry("acme", "k1").getState())
+        .as("ambiguity is no evidence")
+        .isEqualTo(LedgerState.UNKNOWN);
 
     ledger.outcome(dispatch, OutcomeStatus.RETRYABLE, null, at(Duration.ofSeconds(3)));
     assertThat(ledger.entry("acme", "k1")).isNull();
@@ -618,7 +700,8 @@ abstract class LedgerStateMachineContract {
     assertThat(reads).hasSize(2);
     assertThat(ledger.entry("acme", "r1")).isNull();
 
-    ledger.outcome(reads.get(0), OutcomeStatus.SUCCEEDED, "{\"name\":\"Ada\"}", at(Duration.ofSeconds(1)));
+    ledger.outcome(
+        reads.get(0), OutcomeStatus.SUCCEEDED, "{\"name\":\"Ada\"}", at(Duration.ofSeconds(1)));
     ToolResult reply = ledger.results.readValue();
     assertThat(reply.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
     assertThat(reply.getResultJson()).isEqualTo("{\"name\":\"Ada\"}");
@@ -630,7 +713,9 @@ abstract class LedgerStateMachineContract {
     ledger.send(intent("k1", CHARGE, ARGS), T0);
     ledger.send(intent("k1", CHARGE, "{\"other\":true}").setTenant("globex"), T0);
 
-    assertThat(payments.readValuesToList()).extracting(Dispatch::getTenant).containsExactly("acme", "globex");
+    assertThat(payments.readValuesToList())
+        .extracting(Dispatch::getTenant)
+        .containsExactly("acme", "globex");
     assertThat(ledger.entry("acme", "k1")).isNotNull();
     assertThat(ledger.entry("globex", "k1")).isNotNull();
     assertThat(ledger.results.isEmpty()).as("no conflict across tenants").isTrue();
@@ -651,9 +736,13 @@ abstract class LedgerStateMachineContract {
     Dispatch dispatch = chargeDispatched("k1");
     ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofSeconds(1)));
 
-    ledger.send(intent("k1", CHARGE, ARGS).setBypassApproval("ticket-42 approved by ops"), at(Duration.ofSeconds(2)));
+    ledger.send(
+        intent("k1", CHARGE, ARGS).setBypassApproval("ticket-42 approved by ops"),
+        at(Duration.ofSeconds(2)));
     Dispatch bypass = payments.readValue();
-    ledger.send(intent("k1", CHARGE, ARGS).setBypassApproval("ticket-42 approved by ops"), at(Duration.ofSeconds(3)));
+    ledger.send(
+        intent("k1", CHARGE, ARGS).setBypassApproval("ticket-42 approved by ops"),
+        at(Duration.ofSeconds(3)));
 
     assertThat(bypass.getEffectKey()).startsWith("k1~bypass-").isNotEqualTo("k1");
     assertThat(bypass.getAttempt()).isEqualTo(2);
@@ -679,7 +768,9 @@ abstract class LedgerStateMachineContract {
     ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofSeconds(1)));
     ledger.results.readValue();
 
-    ledger.send(intent("k1", CHARGE, ARGS).setReplyTopic("tool-results.agent-7"), at(Duration.ofSeconds(2)));
+    ledger.send(
+        intent("k1", CHARGE, ARGS).setReplyTopic("tool-results.agent-7"),
+        at(Duration.ofSeconds(2)));
 
     assertThat(ledger.results.isEmpty()).isTrue();
     assertThat(ledger.results("tool-results.agent-7").readValue().getReplayed()).isTrue();
@@ -690,11 +781,24 @@ abstract class LedgerStateMachineContract {
     // Written when the tool was still a write tool; it has since been reclassified as read.
     ledger.send(intent("r9", LOOKUP, "{\"id\":9}"), T0);
     ledger.dispatches("reads").readValuesToList();
-    LedgerEntry stored = LedgerEntry.newBuilder()
-        .setIdempotencyKey("r9").setTenant("acme").setRunId("run-1").setStepId("step-r9").setTool(LOOKUP).setEffectKey("r9")
-        .setArgumentsHash(intent("r9", LOOKUP, "{\"id\":9}").getArgumentsHash()).setArguments("").setState(LedgerState.SUCCEEDED)
-        .setAttempts(1).setFirstSeenAt(T0).setLastDispatchedAt(T0).setCompletedAt(T0).setResultJson("{\"charged\":true}")
-        .setEffectId("fx-r9").build();
+    LedgerEntry stored =
+        LedgerEntry.newBuilder()
+            .setIdempotencyKey("r9")
+            .setTenant("acme")
+            .setRunId("run-1")
+            .setStepId("step-r9")
+            .setTool(LOOKUP)
+            .setEffectKey("r9")
+            .setArgumentsHash(intent("r9", LOOKUP, "{\"id\":9}").getArgumentsHash())
+            .setArguments("")
+            .setState(LedgerState.SUCCEEDED)
+            .setAttempts(1)
+            .setFirstSeenAt(T0)
+            .setLastDispatchedAt(T0)
+            .setCompletedAt(T0)
+            .setResultJson("{\"charged\":true}")
+            .setEffectId("fx-r9")
+            .build();
     ledger.store().put("acme/r9", stored);
     ledger.results.readValuesToList();
 
@@ -708,8 +812,20 @@ abstract class LedgerStateMachineContract {
 
   @Test
   void shouldKeepEntriesOfAToolTheFileDoesNotNameUnderTheSafestTermsNotTheUnknownToolDefault() {
-    ToolPolicy lenient = ToolPolicy.builder("*", ToolClass.WRITE_IDEMPOTENT).window(Duration.ofHours(1)).pendingTimeout(Duration.ofMinutes(1)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.REDISPATCH).lane("tickets").connector("http").maxAttempts(3).bypassAllowed(false).build();
-    restartWith(c -> c.withPolicies(new ToolPolicies(POLICIES.tools(), Optional.of(lenient))), "unlisted-tool");
+    ToolPolicy lenient =
+        ToolPolicy.builder("*", ToolClass.WRITE_IDEMPOTENT)
+            .window(Duration.ofHours(1))
+            .pendingTimeout(Duration.ofMinutes(1))
+            .onInFlight(InFlightPolicy.COALESCE)
+            .onAmbiguous(AmbiguityPolicy.REDISPATCH)
+            .lane("tickets")
+            .connector("http")
+            .maxAttempts(3)
+            .bypassAllowed(false)
+            .build();
+    restartWith(
+        c -> c.withPolicies(new ToolPolicies(POLICIES.tools(), Optional.of(lenient))),
+        "unlisted-tool");
     ledger.send(intent("u1", "refund_card", ARGS), T0);
     ledger.send(intent("u2", "refund_card", ARGS), T0);
     List<Dispatch> dispatched = tickets.readValuesToList();
@@ -718,8 +834,15 @@ abstract class LedgerStateMachineContract {
     ledger.driver.advanceWallClockTime(Duration.ofMinutes(5).plusSeconds(1));
     ledger.send(intent("tick", TICKET, ARGS), at(Duration.ofHours(3)));
 
-    assertThat(tickets.readValuesToList()).extracting(Dispatch::getIdempotencyKey).as("u1 not re-dispatched").containsExactly("tick");
-    assertThat(ledger.entry("acme", "u1").getState()).as("held after the default pending timeout").isEqualTo(LedgerState.UNKNOWN);
-    assertThat(ledger.entry("acme", "u2")).as("kept past the unknown-tool window of 1 h: 30 days").isNotNull();
+    assertThat(tickets.readValuesToList())
+        .extracting(Dispatch::getIdempotencyKey)
+        .as("u1 not re-dispatched")
+        .containsExactly("tick");
+    assertThat(ledger.entry("acme", "u1").getState())
+        .as("held after the default pending timeout")
+        .isEqualTo(LedgerState.UNKNOWN);
+    assertThat(ledger.entry("acme", "u2"))
+        .as("kept past the unknown-tool window of 1 h: 30 days")
+        .isNotNull();
   }
 }

@@ -33,7 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
 @Tag("integration")
 class OutcomeDeadLetterIT {
 
-  @RegisterExtension static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+  @RegisterExtension
+  static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
 
   @TempDir Path stateDir;
 
@@ -44,24 +45,36 @@ class OutcomeDeadLetterIT {
     kafka.createTopics(ItFixtures.topics(1));
     Properties producerProps = new Properties();
     producerProps.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-    try (KafkaStreams streams = new KafkaStreams(
-            LedgerTopology.build(LedgerConfig.of(ItFixtures.policies(), registry)),
-            ItFixtures.streamsProperties(kafka.bootstrapServers(), "outcome-dlq-it", stateDir));
-        KafkaProducer<byte[], byte[]> raw = new KafkaProducer<>(producerProps, new ByteArraySerializer(), new ByteArraySerializer());
-        KafkaProducer<String, ToolIntent> intents = ItFixtures.intentProducer(kafka.bootstrapServers(), registry);
+    try (KafkaStreams streams =
+            new KafkaStreams(
+                LedgerTopology.build(LedgerConfig.of(ItFixtures.policies(), registry)),
+                ItFixtures.streamsProperties(
+                    kafka.bootstrapServers(), "outcome-dlq-it", stateDir));
+        KafkaProducer<byte[], byte[]> raw =
+            new KafkaProducer<>(
+                producerProps, new ByteArraySerializer(), new ByteArraySerializer());
+        KafkaProducer<String, ToolIntent> intents =
+            ItFixtures.intentProducer(kafka.bootstrapServers(), registry);
         var dispatches = ItFixtures.dispatches(kafka.bootstrapServers(), registry);
-        KafkaConsumer<String, byte[]> dlq = ItFixtures.committedReader(kafka.bootstrapServers(), "dlq-reader", new ByteArrayDeserializer())) {
+        KafkaConsumer<String, byte[]> dlq =
+            ItFixtures.committedReader(
+                kafka.bootstrapServers(), "dlq-reader", new ByteArrayDeserializer())) {
       streams.start();
 
       raw.send(new ProducerRecord<>(Topics.OUTCOMES, "k1".getBytes(), new byte[] {9, 9})).get();
-      intents.send(new ProducerRecord<>(Topics.INTENTS, "after", ItFixtures.intent("after", 1))).get();
+      intents
+          .send(new ProducerRecord<>(Topics.INTENTS, "after", ItFixtures.intent("after", 1)))
+          .get();
 
       dlq.subscribe(List.of(Topics.OUTCOMES_DLQ));
       List<ConsumerRecord<String, byte[]>> letters = new ArrayList<>();
-      await().atMost(Duration.ofSeconds(60)).until(() -> {
-        dlq.poll(Duration.ofMillis(200)).forEach(letters::add);
-        return !letters.isEmpty();
-      });
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(
+              () -> {
+                dlq.poll(Duration.ofMillis(200)).forEach(letters::add);
+                return !letters.isEmpty();
+              });
       assertThat(letters.get(0).value()).isEqualTo(new byte[] {9, 9});
       assertThat(letters.get(0).headers().lastHeader("__streams.errors.exception")).isNotNull();
       await().atMost(Duration.ofSeconds(60)).until(() -> dispatches.byKey.containsKey("after"));

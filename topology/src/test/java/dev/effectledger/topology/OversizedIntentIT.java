@@ -38,14 +38,15 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * tool-intents accepts records far above a producer's default max.request.size (1 MiB): a 2 MB
- * intent is dead-lettered cut to what can be produced, with its size and digest, answered
- * REJECTED, and the partition goes on serving the next intent. (A dead letter copying the whole
- * value was refused by the ledger's producer, failed the task, and wedged the partition.)
+ * intent is dead-lettered cut to what can be produced, with its size and digest, answered REJECTED,
+ * and the partition goes on serving the next intent. (A dead letter copying the whole value was
+ * refused by the ledger's producer, failed the task, and wedged the partition.)
  */
 @Tag("integration")
 class OversizedIntentIT {
 
-  @RegisterExtension static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+  @RegisterExtension
+  static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
 
   @TempDir Path stateDir;
 
@@ -55,39 +56,61 @@ class OversizedIntentIT {
     String registry = "mock://oversized-it";
     kafka.createTopics(ItFixtures.topics(1));
     ConfigResource intentsTopic = new ConfigResource(ConfigResource.Type.TOPIC, Topics.INTENTS);
-    kafka.cluster().admin().incrementalAlterConfigs(Map.of(intentsTopic, List.of(new AlterConfigOp(
-        new ConfigEntry(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, Integer.toString(4 << 20)), AlterConfigOp.OpType.SET))))
-        .all().get(30, TimeUnit.SECONDS);
+    kafka
+        .cluster()
+        .admin()
+        .incrementalAlterConfigs(
+            Map.of(
+                intentsTopic,
+                List.of(
+                    new AlterConfigOp(
+                        new ConfigEntry(
+                            TopicConfig.MAX_MESSAGE_BYTES_CONFIG, Integer.toString(4 << 20)),
+                        AlterConfigOp.OpType.SET))))
+        .all()
+        .get(30, TimeUnit.SECONDS);
     Properties bigProducer = new Properties();
     bigProducer.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     bigProducer.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 4 << 20);
     String huge = "{\"blob\":\"" + "x".repeat(2_000_000) + "\"}";
-    try (KafkaStreams streams = new KafkaStreams(LedgerTopology.build(LedgerConfig.of(ItFixtures.policies(), registry)),
-            ItFixtures.streamsProperties(kafka.bootstrapServers(), "oversized-it", stateDir));
-        KafkaProducer<String, ToolIntent> intents = new KafkaProducer<>(bigProducer, new StringSerializer(),
-            new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry),
-                ToolIntent.class));
+    try (KafkaStreams streams =
+            new KafkaStreams(
+                LedgerTopology.build(LedgerConfig.of(ItFixtures.policies(), registry)),
+                ItFixtures.streamsProperties(kafka.bootstrapServers(), "oversized-it", stateDir));
+        KafkaProducer<String, ToolIntent> intents =
+            new KafkaProducer<>(
+                bigProducer,
+                new StringSerializer(),
+                new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), ToolIntent.class));
         var dispatches = ItFixtures.dispatches(kafka.bootstrapServers(), registry);
         var results = ItFixtures.results(kafka.bootstrapServers(), registry);
-        KafkaConsumer<String, byte[]> dlq = ItFixtures.committedReader(kafka.bootstrapServers(), "dlq-reader", new ByteArrayDeserializer())) {
+        KafkaConsumer<String, byte[]> dlq =
+            ItFixtures.committedReader(
+                kafka.bootstrapServers(), "dlq-reader", new ByteArrayDeserializer())) {
       streams.start();
       ToolIntent big = ItFixtures.intent("big", 1);
       big.setArguments(huge);
       intents.send(new ProducerRecord<>(Topics.INTENTS, "big", big)).get();
-      intents.send(new ProducerRecord<>(Topics.INTENTS, "after", ItFixtures.intent("after", 1))).get();
+      intents
+          .send(new ProducerRecord<>(Topics.INTENTS, "after", ItFixtures.intent("after", 1)))
+          .get();
 
       await().atMost(Duration.ofSeconds(60)).until(() -> dispatches.byKey.containsKey("after"));
       dlq.subscribe(List.of(Topics.INTENTS_DLQ));
       List<ConsumerRecord<String, byte[]>> letters = new ArrayList<>();
-      await().atMost(Duration.ofSeconds(30)).until(() -> {
-        dlq.poll(Duration.ofMillis(200)).forEach(letters::add);
-        return !letters.isEmpty();
-      });
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () -> {
+                dlq.poll(Duration.ofMillis(200)).forEach(letters::add);
+                return !letters.isEmpty();
+              });
       ConsumerRecord<String, byte[]> letter = letters.get(0);
       assertThat(letter.value()).hasSize(DeadLetters.MAX_VALUE_BYTES);
       assertThat(header(letter, DeadLetters.CODE)).isEqualTo("ARGUMENTS_TOO_LARGE");
       assertThat(header(letter, DeadLetters.VALUE_TRUNCATED)).isEqualTo("true");
-      assertThat(Integer.parseInt(header(letter, DeadLetters.VALUE_BYTES))).isGreaterThan(2_000_000);
+      assertThat(Integer.parseInt(header(letter, DeadLetters.VALUE_BYTES)))
+          .isGreaterThan(2_000_000);
       assertThat(header(letter, DeadLetters.VALUE_SHA256)).hasSize(64);
       assertThat(header(letter, DeadLetters.SOURCE_OFFSET)).isEqualTo("0");
       await().atMost(Duration.ofSeconds(30)).until(() -> results.byKey.containsKey("big"));

@@ -44,7 +44,9 @@ public final class ChaosAgent {
   private final Set<String> answered = ConcurrentHashMap.newKeySet();
   private final BufferedWriter answers;
 
-  private ChaosAgent(int agent, List<Action> actions, String bootstrap, String registry, Path answersFile) throws IOException {
+  private ChaosAgent(
+      int agent, List<Action> actions, String bootstrap, String registry, Path answersFile)
+      throws IOException {
     this.agent = agent;
     this.actions = actions;
     this.bootstrap = bootstrap;
@@ -57,13 +59,21 @@ public final class ChaosAgent {
         }
       }
     }
-    this.answers = Files.newBufferedWriter(answersFile, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+    this.answers =
+        Files.newBufferedWriter(
+            answersFile,
+            StandardCharsets.UTF_8,
+            StandardOpenOption.CREATE,
+            StandardOpenOption.APPEND);
   }
 
   public static void main(String[] args) throws Exception {
     int agent = Integer.parseInt(args[0]);
-    ChaosWorkload workload = new ChaosWorkload(Integer.parseInt(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]));
-    ChaosAgent chaosAgent = new ChaosAgent(agent, workload.actions(agent), args[4], args[5], Path.of(args[6]));
+    ChaosWorkload workload =
+        new ChaosWorkload(
+            Integer.parseInt(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]));
+    ChaosAgent chaosAgent =
+        new ChaosAgent(agent, workload.actions(agent), args[4], args[5], Path.of(args[6]));
     System.exit(chaosAgent.run());
   }
 
@@ -89,16 +99,26 @@ public final class ChaosAgent {
         ToolCall call = ToolCall.of(step, ChaosWorkload.TOOL, action.arguments());
         CompletableFuture<CallResult> first = c.invoke(call);
         CompletableFuture<CallResult> resent = c.invoke(call);
-        CompletableFuture<CallResult> reemitted = action.index() % 3 == 0
-            ? c.invoke(ToolCall.of(step, ChaosWorkload.TOOL, action.reformatted()))
-            : CompletableFuture.completedFuture(null);
+        CompletableFuture<CallResult> reemitted =
+            action.index() % 3 == 0
+                ? c.invoke(ToolCall.of(step, ChaosWorkload.TOOL, action.reformatted()))
+                : CompletableFuture.completedFuture(null);
         // A call made on a client the agent has dropped fails: that step is asked again later.
-        CompletableFuture<CallResult> wrapped = first.thenCompose(r -> r instanceof CallResult.StillRunning running ? c.attach(running)
-            : CompletableFuture.completedFuture(r)).exceptionally(e -> null);
-        pending.add(CompletableFuture.allOf(wrapped, resent, reemitted).whenComplete((r, e) -> {
-          inFlight.release();
-          record(step, wrapped.getNow(null));
-        }));
+        CompletableFuture<CallResult> wrapped =
+            first
+                .thenCompose(
+                    r ->
+                        r instanceof CallResult.StillRunning running
+                            ? c.attach(running)
+                            : CompletableFuture.completedFuture(r))
+                .exceptionally(e -> null);
+        pending.add(
+            CompletableFuture.allOf(wrapped, resent, reemitted)
+                .whenComplete(
+                    (r, e) -> {
+                      inFlight.release();
+                      record(step, wrapped.getNow(null));
+                    }));
         sentOnThisClient++;
       }
       if (sentOnThisClient >= 100) {
@@ -115,20 +135,29 @@ public final class ChaosAgent {
         }
       }
     }
-    CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).exceptionally(e -> null).join();
+    CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new))
+        .exceptionally(e -> null)
+        .join();
     client.close();
     for (int round = 0; round < REPLAY_ROUNDS && answered.size() < total; round++) {
-      System.out.printf("agent %d: replaying %d unanswered steps (round %d)%n", agent, total - answered.size(), round + 1);
+      System.out.printf(
+          "agent %d: replaying %d unanswered steps (round %d)%n",
+          agent, total - answered.size(), round + 1);
       try (ToolCallClient replay = newClient()) {
         List<CompletableFuture<?>> asks = new ArrayList<>();
         for (Action action : actions) {
           for (StepContext step : action.steps()) {
             if (!answered.contains(step.stepId())) {
-              asks.add(replay.invoke(ToolCall.of(step, ChaosWorkload.TOOL, action.arguments())).thenAccept(r -> record(step, r)));
+              asks.add(
+                  replay
+                      .invoke(ToolCall.of(step, ChaosWorkload.TOOL, action.arguments()))
+                      .thenAccept(r -> record(step, r)));
             }
           }
         }
-        CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new)).exceptionally(e -> null).join();
+        CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new))
+            .exceptionally(e -> null)
+            .join();
       }
       if (answered.size() < total) {
         sleep(Duration.ofSeconds(2)); // held keys wait for the reconciler's next pass
@@ -145,10 +174,12 @@ public final class ChaosAgent {
    */
   /** Writes a step's final answer (not still running, not held) once, as its status name. */
   private void record(StepContext step, CallResult result) {
-    String status = result instanceof CallResult.Succeeded ? "SUCCEEDED"
-        : result instanceof CallResult.Failed ? "FAILED"
-        : result instanceof CallResult.Rejected ? "REJECTED"
-        : null;
+    String status =
+        result instanceof CallResult.Succeeded
+            ? "SUCCEEDED"
+            : result instanceof CallResult.Failed
+                ? "FAILED"
+                : result instanceof CallResult.Rejected ? "REJECTED" : null;
     if (status == null || !answered.add(step.stepId())) {
       return;
     }
@@ -171,7 +202,11 @@ public final class ChaosAgent {
   }
 
   private ToolCallClient newClient() {
-    return ToolCallClient.builder().bootstrapServers(bootstrap).schemaRegistryUrl(registry)
-        .keyRules(ChaosWorkload.TOOL, ChaosWorkload.RULES).timeout(Duration.ofSeconds(45)).build();
+    return ToolCallClient.builder()
+        .bootstrapServers(bootstrap)
+        .schemaRegistryUrl(registry)
+        .keyRules(ChaosWorkload.TOOL, ChaosWorkload.RULES)
+        .timeout(Duration.ofSeconds(45))
+        .build();
   }
 }

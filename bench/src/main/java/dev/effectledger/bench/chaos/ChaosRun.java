@@ -56,24 +56,26 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * The chaos harness: every moving part as its own OS process (Kafka: a 3-broker KRaft cluster, or
  * one broker with its data on disk; the Schema Registry endpoints; a payment API; processors;
  * executors; agents), a seeded schedule of kill -9s and broker faults while the agents work, then
- * quiescence and the checks: effects per logical action exactly as meant, every step answered,
- * no key PENDING or UNKNOWN, no double effect seen by the ledger, ledger and downstream in
- * agreement. In the key-ignoring mode the payment API acts on every request, so any dispatch
- * performed twice shows as a second effect.
+ * quiescence and the checks: effects per logical action exactly as meant, every step answered, no
+ * key PENDING or UNKNOWN, no double effect seen by the ledger, ledger and downstream in agreement.
+ * In the key-ignoring mode the payment API acts on every request, so any dispatch performed twice
+ * shows as a second effect.
  *
  * <p>What it exercises, because a class of bugs escaped a gentler version: executors running 32
- * effects at once on a payment API that answers some calls slowly (effects finish out of order,
- * so committed outcomes sit above a partition's committed offset), an executor killed only while
- * many effects are in flight, the fault mix of a misbehaving payment API, and a single-broker
- * deployment killed with -9. Processes that exit on their own are restarted, as a supervisor
- * would.
+ * effects at once on a payment API that answers some calls slowly (effects finish out of order, so
+ * committed outcomes sit above a partition's committed offset), an executor killed only while many
+ * effects are in flight, the fault mix of a misbehaving payment API, and a single-broker deployment
+ * killed with -9. Processes that exit on their own are restarted, as a supervisor would.
  */
 public final class ChaosRun {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String PAYMENTS = "payments";
 
-  /** The payment API's faults: shares of keys, on their first request (see {@code effectledger downstream --help}). */
+  /**
+   * The payment API's faults: shares of keys, on their first request (see {@code effectledger
+   * downstream --help}).
+   */
   public static final String FAULT_MIX = "503=5,hang=3,reset=3,500=3,slow=5";
 
   /**
@@ -82,8 +84,20 @@ public final class ChaosRun {
    * {@code maxFaults} bounds the schedule (0: faults until the agents are done): when faults come
    * faster than the pipeline recovers, nothing finishes, so a short run stops faulting after a few.
    */
-  public record Options(int agents, int actionsPerAgent, int processors, int executors, boolean ignoreKeys, boolean singleBroker,
-      int executorConcurrency, String faultMix, long seed, Duration minGap, Duration maxGap, int partitions, int maxFaults,
+  public record Options(
+      int agents,
+      int actionsPerAgent,
+      int processors,
+      int executors,
+      boolean ignoreKeys,
+      boolean singleBroker,
+      int executorConcurrency,
+      String faultMix,
+      long seed,
+      Duration minGap,
+      Duration maxGap,
+      int partitions,
+      int maxFaults,
       Path dir) {
 
     public int actions() {
@@ -94,32 +108,66 @@ public final class ChaosRun {
   /**
    * What the run saw. {@code brokerFaults}: broker stops (3 brokers) or kill -9s (one broker);
    * {@code inFlightAtExecutorKills}: requests in progress at the payment API at each executor kill;
-   * {@code selfExits}: processors and executors that exited on their own and were restarted;
-   * {@code doubleEffects}: actions with more effects than meant; {@code doubleEffectAudits}: what the
+   * {@code selfExits}: processors and executors that exited on their own and were restarted; {@code
+   * doubleEffects}: actions with more effects than meant; {@code doubleEffectAudits}: what the
    * ledger flagged as DOUBLE_EFFECT.
    */
-  public record Result(int actions, int steps, int processKills, int agentKills, int brokerFaults, List<Integer> inFlightAtExecutorKills,
-      int selfExits, long effects, int doubleEffects, int answered, long intents, long replies, int heldUnknown,
-      long doubleEffectAudits, ToolReport reconciliation, long seconds, List<String> violations) {
+  public record Result(
+      int actions,
+      int steps,
+      int processKills,
+      int agentKills,
+      int brokerFaults,
+      List<Integer> inFlightAtExecutorKills,
+      int selfExits,
+      long effects,
+      int doubleEffects,
+      int answered,
+      long intents,
+      long replies,
+      int heldUnknown,
+      long doubleEffectAudits,
+      ToolReport reconciliation,
+      long seconds,
+      List<String> violations) {
 
     public String summary() {
-      return String.format("chaos: %d actions (%d steps), %d process kills (executors killed with %s requests in flight),"
+      return String.format(
+          "chaos: %d actions (%d steps), %d process kills (executors killed with %s requests in flight),"
               + " %d agent kills, %d broker faults, %d restarts after a process exited on its own, %d effects, %d actions with"
               + " more effects than meant, %d of %d steps answered, %d intents and %d replies, %d keys held as UNKNOWN on the"
-              + " way, %d double effects audited by the ledger, reconciler %s, %d s, %d violation(s)", actions, steps, processKills,
-          inFlightAtExecutorKills, agentKills, brokerFaults, selfExits, effects, doubleEffects, answered, steps, intents, replies,
-          heldUnknown, doubleEffectAudits, reconciliation, seconds, violations.size());
+              + " way, %d double effects audited by the ledger, reconciler %s, %d s, %d violation(s)",
+          actions,
+          steps,
+          processKills,
+          inFlightAtExecutorKills,
+          agentKills,
+          brokerFaults,
+          selfExits,
+          effects,
+          doubleEffects,
+          answered,
+          steps,
+          intents,
+          replies,
+          heldUnknown,
+          doubleEffectAudits,
+          reconciliation,
+          seconds,
+          violations.size());
     }
   }
 
   /** How long every processor may take to answer /readyz again after a fault. */
   private static final Duration RECOVERY_LIMIT = Duration.ofSeconds(180);
+
   /** How long reading a topic to its end may take when the run takes stock. */
   private static final Duration READ_LIMIT = Duration.ofMinutes(5);
 
   private final Options options;
   private final ChaosWorkload workload;
-  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
   private int downstreamPort;
 
   public ChaosRun(Options options) {
@@ -140,29 +188,73 @@ public final class ChaosRun {
     OutputStream brokerControl = null;
     String bootstrap;
     if (options.singleBroker()) {
-      processes.jar("registry", "256m", "broker", "--registry-only", "--registry-port", Integer.toString(registryPort)).start()
+      processes
+          .jar(
+              "registry",
+              "256m",
+              "broker",
+              "--registry-only",
+              "--registry-port",
+              Integer.toString(registryPort))
+          .start()
           .awaitLine("schema.registry.url=", Duration.ofSeconds(60));
-      cluster = processes.jar("broker", "1g", "broker", "--data-dir", options.dir().resolve("kafka").toString(),
-          "--port", Integer.toString(Processes.freePort()), "--controller-port", Integer.toString(Processes.freePort()), "--no-registry").start();
+      cluster =
+          processes
+              .jar(
+                  "broker",
+                  "1g",
+                  "broker",
+                  "--data-dir",
+                  options.dir().resolve("kafka").toString(),
+                  "--port",
+                  Integer.toString(Processes.freePort()),
+                  "--controller-port",
+                  Integer.toString(Processes.freePort()),
+                  "--no-registry")
+              .start();
       bootstrap = cluster.awaitLine("bootstrap.servers=", Duration.ofSeconds(120));
       say("one broker (data in " + options.dir().resolve("kafka") + ") up at " + bootstrap);
     } else {
-      cluster = processes.jar("cluster", "1g", "broker", "--brokers", "3", "--registry-port", Integer.toString(registryPort),
-          "--control-stdin").start();
+      cluster =
+          processes
+              .jar(
+                  "cluster",
+                  "1g",
+                  "broker",
+                  "--brokers",
+                  "3",
+                  "--registry-port",
+                  Integer.toString(registryPort),
+                  "--control-stdin")
+              .start();
       brokerControl = cluster.process().getOutputStream();
       bootstrap = cluster.awaitLine("bootstrap.servers=", Duration.ofSeconds(120));
       say("cluster of 3 brokers up at " + bootstrap);
     }
     String registry = "http://127.0.0.1:" + registryPort;
     downstreamPort = Processes.freePort();
-    List<String> downstreamArgs = new ArrayList<>(List.of("downstream", "--port", Integer.toString(downstreamPort),
-        "--hang", "12s", "--slow", "1s", "--fault-mix", options.faultMix(), "--seed", Long.toString(options.seed())));
+    List<String> downstreamArgs =
+        new ArrayList<>(
+            List.of(
+                "downstream",
+                "--port",
+                Integer.toString(downstreamPort),
+                "--hang",
+                "12s",
+                "--slow",
+                "1s",
+                "--fault-mix",
+                options.faultMix(),
+                "--seed",
+                Long.toString(options.seed())));
     if (options.ignoreKeys()) {
       downstreamArgs.add("--ignore-keys");
     }
     processes.jar("downstream", "512m", downstreamArgs.toArray(String[]::new)).start();
     String url = "http://127.0.0.1:" + downstreamPort + "/charges";
-    Files.writeString(options.dir().resolve("tools.yaml"), """
+    Files.writeString(
+        options.dir().resolve("tools.yaml"),
+        """
         tools:
           charge_card:
             class: irreversible
@@ -172,28 +264,62 @@ public final class ChaosRun {
             retry: {maxAttempts: 10, base: 100ms, cap: 2s}
             key: {ignore: [/reason], require: [/amount, /to]}
             settings: {url: "%1$s", timeout: 2s, honoursKeys: %2$s, effectIdPointer: /id, lookupUrl: "%1$s?key={key}"}
-        """.formatted(url, !options.ignoreKeys()));
-    String common = String.join("\n", "bootstrap.servers=" + bootstrap, "schema.registry.url=" + registry, "tools.file=tools.yaml",
-        "session.timeout.ms=6000", "heartbeat.interval.ms=1000");
+        """
+            .formatted(url, !options.ignoreKeys()));
+    String common =
+        String.join(
+            "\n",
+            "bootstrap.servers=" + bootstrap,
+            "schema.registry.url=" + registry,
+            "tools.file=tools.yaml",
+            "session.timeout.ms=6000",
+            "heartbeat.interval.ms=1000");
     List<Node> processors = new ArrayList<>();
     int[] ports = new int[options.processors()];
     for (int i = 0; i < options.processors(); i++) {
       ports[i] = Processes.freePort();
       int replication = options.singleBroker() ? 1 : 3;
       int minIsr = options.singleBroker() ? 1 : 2;
-      Files.writeString(options.dir().resolve("processor-" + i + ".properties"), String.join("\n", common, "application.id=chaos",
-          "state.dir=" + options.dir().resolve("state-" + i), "http.port=" + ports[i], "topics.create=true",
-          "topics.partitions=" + options.partitions(), "topics.replication=" + replication, "topics.min.insync.replicas=" + minIsr,
-          "replication.factor=" + replication, "topic.min.insync.replicas=" + minIsr, "num.standby.replicas=1",
-          "group.instance.id=processor-" + i) + "\n");
-      processors.add(processes.jar("processor-" + i, "512m", "processor", "--config", "processor-" + i + ".properties"));
+      Files.writeString(
+          options.dir().resolve("processor-" + i + ".properties"),
+          String.join(
+                  "\n",
+                  common,
+                  "application.id=chaos",
+                  "state.dir=" + options.dir().resolve("state-" + i),
+                  "http.port=" + ports[i],
+                  "topics.create=true",
+                  "topics.partitions=" + options.partitions(),
+                  "topics.replication=" + replication,
+                  "topics.min.insync.replicas=" + minIsr,
+                  "replication.factor=" + replication,
+                  "topic.min.insync.replicas=" + minIsr,
+                  "num.standby.replicas=1",
+                  "group.instance.id=processor-" + i)
+              + "\n");
+      processors.add(
+          processes.jar(
+              "processor-" + i, "512m", "processor", "--config", "processor-" + i + ".properties"));
     }
     List<Node> executors = new ArrayList<>();
     for (int i = 0; i < options.executors(); i++) {
-      Files.writeString(options.dir().resolve("executor-" + i + ".properties"), common + "\nexecutor.concurrency="
-          + options.executorConcurrency() + "\nexecutor.instance.id=executor-" + i + "\n");
-      executors.add(processes.jar("executor-" + i, "384m", "executor", "--config", "executor-" + i + ".properties",
-          "--lanes", PAYMENTS));
+      Files.writeString(
+          options.dir().resolve("executor-" + i + ".properties"),
+          common
+              + "\nexecutor.concurrency="
+              + options.executorConcurrency()
+              + "\nexecutor.instance.id=executor-"
+              + i
+              + "\n");
+      executors.add(
+          processes.jar(
+              "executor-" + i,
+              "384m",
+              "executor",
+              "--config",
+              "executor-" + i + ".properties",
+              "--lanes",
+              PAYMENTS));
     }
     processors.get(0).start();
     Processes.awaitReady(ports[0], Duration.ofSeconds(180));
@@ -208,23 +334,47 @@ public final class ChaosRun {
     Properties kafka = new Properties();
     kafka.put("bootstrap.servers", bootstrap);
     ToolPolicies policies = new ToolPolicyLoader().load(options.dir().resolve("tools.yaml"));
-    try (Reconciler reconciler = new Reconciler(kafka, registry, Connectors.forLanes(policies, List.of(PAYMENTS), Clock.systemUTC()),
-        Duration.ofSeconds(10), Clock.systemUTC())) {
+    try (Reconciler reconciler =
+        new Reconciler(
+            kafka,
+            registry,
+            Connectors.forLanes(policies, List.of(PAYMENTS), Clock.systemUTC()),
+            Duration.ofSeconds(10),
+            Clock.systemUTC())) {
       List<ToolReport> passes = Collections.synchronizedList(new ArrayList<>());
       var reconciling = Executors.newSingleThreadScheduledExecutor();
-      reconciling.scheduleWithFixedDelay(() -> {
-        try {
-          passes.add(reconciler.reconcileOnce().tool(ChaosWorkload.TOOL));
-        } catch (RuntimeException e) {
-          say("reconciliation pass failed, next in 5 s: " + e);
-        }
-      }, 5, 5, TimeUnit.SECONDS);
+      reconciling.scheduleWithFixedDelay(
+          () -> {
+            try {
+              passes.add(reconciler.reconcileOnce().tool(ChaosWorkload.TOOL));
+            } catch (RuntimeException e) {
+              say("reconciliation pass failed, next in 5 s: " + e);
+            }
+          },
+          5,
+          5,
+          TimeUnit.SECONDS);
       List<Node> agents = new ArrayList<>();
       for (int a = 0; a < options.agents(); a++) {
-        agents.add(processes.node("agent-" + a, List.of(Processes.java(), "-Xmx512m", "-XX:+UseSerialGC", "-cp",
-            Processes.absoluteClassPath(),
-            ChaosAgent.class.getName(), Integer.toString(a), Integer.toString(options.agents()),
-            Integer.toString(options.actionsPerAgent()), "50", bootstrap, registry, "answers-" + a + ".txt")).start());
+        agents.add(
+            processes
+                .node(
+                    "agent-" + a,
+                    List.of(
+                        Processes.java(),
+                        "-Xmx512m",
+                        "-XX:+UseSerialGC",
+                        "-cp",
+                        Processes.absoluteClassPath(),
+                        ChaosAgent.class.getName(),
+                        Integer.toString(a),
+                        Integer.toString(options.agents()),
+                        Integer.toString(options.actionsPerAgent()),
+                        "50",
+                        bootstrap,
+                        registry,
+                        "answers-" + a + ".txt"))
+                .start());
       }
       say(options.agents() + " agents started, " + options.actions() + " actions");
 
@@ -237,7 +387,9 @@ public final class ChaosRun {
       List<Node> supervised = new ArrayList<>(processors);
       supervised.addAll(executors);
       if (options.singleBroker()) {
-        supervised.add(cluster); // a broker that exits on its own is started again, as its service manager would
+        supervised.add(
+            cluster); // a broker that exits on its own is started again, as its service manager
+        // would
       }
       Random schedule = new Random(options.seed() + 1);
       awaitFirstAnswers(50, Duration.ofMinutes(3)); // faults hit a flowing pipeline, not its start
@@ -251,23 +403,39 @@ public final class ChaosRun {
           if (!finished.contains(agent) && !agent.killing() && !agent.alive()) {
             finished.add(agent);
             if (agent.process().exitValue() != 0) {
-              violations.add(agent.name() + " exited " + agent.process().exitValue() + " with steps unanswered (see " + agent.name()
-                  + ".log)");
+              violations.add(
+                  agent.name()
+                      + " exited "
+                      + agent.process().exitValue()
+                      + " with steps unanswered (see "
+                      + agent.name()
+                      + ".log)");
             }
           }
         }
         superviseExits(supervised, selfExits);
         if (System.nanoTime() >= nextReport) {
-          say(String.format("%d s: %d of %d steps answered, %d process kills, %d agent kills, %d broker faults, %d restarts after exits",
-              TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started), answered(), steps(), processKills.get(),
-              agentKills.get(), brokerFaults.get(), selfExits.get()));
+          say(
+              String.format(
+                  "%d s: %d of %d steps answered, %d process kills, %d agent kills, %d broker faults, %d restarts after exits",
+                  TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started),
+                  answered(),
+                  steps(),
+                  processKills.get(),
+                  agentKills.get(),
+                  brokerFaults.get(),
+                  selfExits.get()));
           nextReport = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
         }
-        if (System.nanoTime() < nextFault || finished.size() == agents.size()
-            || options.maxFaults() > 0 && processKills.get() + agentKills.get() + brokerFaults.get() >= options.maxFaults()) {
+        if (System.nanoTime() < nextFault
+            || finished.size() == agents.size()
+            || options.maxFaults() > 0
+                && processKills.get() + agentKills.get() + brokerFaults.get()
+                    >= options.maxFaults()) {
           continue;
         }
-        int pick = faults++ % 4; // processor, executor, agent, broker in turn; victims and gaps seeded
+        int pick =
+            faults++ % 4; // processor, executor, agent, broker in turn; victims and gaps seeded
         if (pick == 0) {
           Node victim = processors.get(schedule.nextInt(processors.size()));
           victim.kill();
@@ -320,18 +488,47 @@ public final class ChaosRun {
       int[] doubled = new int[1];
       long effects = check(violations, ports[0], report, doubled);
       if (audits.doubleEffects() > 0) {
-        violations.add("the ledger audited " + audits.doubleEffects() + " double effect(s) (LATE_OUTCOME with code DOUBLE_EFFECT)");
+        violations.add(
+            "the ledger audited "
+                + audits.doubleEffects()
+                + " double effect(s) (LATE_OUTCOME with code DOUBLE_EFFECT)");
       }
       Map<String, Long> intents = countByKey(kafka, Topics.INTENTS);
       Map<String, Long> replies = countByKey(kafka, Topics.RESULTS);
-      List<String> unanswered = intents.entrySet().stream().filter(e -> replies.getOrDefault(e.getKey(), 0L) < e.getValue())
-          .map(e -> e.getKey() + ": " + e.getValue() + " intents, " + replies.getOrDefault(e.getKey(), 0L) + " replies").toList();
+      List<String> unanswered =
+          intents.entrySet().stream()
+              .filter(e -> replies.getOrDefault(e.getKey(), 0L) < e.getValue())
+              .map(
+                  e ->
+                      e.getKey()
+                          + ": "
+                          + e.getValue()
+                          + " intents, "
+                          + replies.getOrDefault(e.getKey(), 0L)
+                          + " replies")
+              .toList();
       unanswered.stream().limit(20).forEach(u -> violations.add("intents without a reply: " + u));
       long intentCount = intents.values().stream().mapToLong(Long::longValue).sum();
       long replyCount = replies.values().stream().mapToLong(Long::longValue).sum();
-      Result result = new Result(options.actions(), steps(), processKills.get(), agentKills.get(), brokerFaults.get(),
-          List.copyOf(inFlightAtKills), selfExits.get(), effects, doubled[0], answered(), intentCount, replyCount, held.size(),
-          audits.doubleEffects(), report, TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started), List.copyOf(violations));
+      Result result =
+          new Result(
+              options.actions(),
+              steps(),
+              processKills.get(),
+              agentKills.get(),
+              brokerFaults.get(),
+              List.copyOf(inFlightAtKills),
+              selfExits.get(),
+              effects,
+              doubled[0],
+              answered(),
+              intentCount,
+              replyCount,
+              held.size(),
+              audits.doubleEffects(),
+              report,
+              TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started),
+              List.copyOf(violations));
       say(result.summary());
       violations.stream().limit(50).forEach(v -> say("VIOLATION " + v));
       return result;
@@ -342,10 +539,17 @@ public final class ChaosRun {
    * The checks: effects per action exactly as meant (no exception: a second effect is a broken
    * promise whatever the ledger held), answers, no key left PENDING or UNKNOWN, reconciliation.
    */
-  private long check(List<String> violations, int processorPort, ToolReport report, int[] doubled) throws Exception {
-    Map<String, Integer> effects = JSON.readValue(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-            + downstreamPort + "/effects")).build(), HttpResponse.BodyHandlers.ofString()).body(),
-        new TypeReference<Map<String, Integer>>() {});
+  private long check(List<String> violations, int processorPort, ToolReport report, int[] doubled)
+      throws Exception {
+    Map<String, Integer> effects =
+        JSON.readValue(
+            http.send(
+                    HttpRequest.newBuilder(
+                            URI.create("http://127.0.0.1:" + downstreamPort + "/effects"))
+                        .build(),
+                    HttpResponse.BodyHandlers.ofString())
+                .body(),
+            new TypeReference<Map<String, Integer>>() {});
     List<String> keys = new ArrayList<>();
     List<String> wrong = new ArrayList<>();
     for (Action action : workload.all()) {
@@ -359,13 +563,26 @@ public final class ChaosRun {
         doubled[0]++;
       }
       if (sum != action.steps().size()) {
-        wrong.add("agent-" + action.agent() + "/action-" + action.index() + " (" + action.key(action.steps().get(0)) + "): "
-            + sum + " effects, meant " + action.steps().size());
+        wrong.add(
+            "agent-"
+                + action.agent()
+                + "/action-"
+                + action.index()
+                + " ("
+                + action.key(action.steps().get(0))
+                + "): "
+                + sum
+                + " effects, meant "
+                + action.steps().size());
       }
     }
     wrong.stream().limit(20).forEach(violations::add);
     if (wrong.size() > 20) {
-      violations.add((wrong.size() - 20) + " more actions with effects other than meant (" + doubled[0] + " of all with more)");
+      violations.add(
+          (wrong.size() - 20)
+              + " more actions with effects other than meant ("
+              + doubled[0]
+              + " of all with more)");
     }
     if (answered() != steps()) {
       violations.add((steps() - answered()) + " steps have no final answer");
@@ -376,13 +593,22 @@ public final class ChaosRun {
       violations.add((stuck.size() - 20) + " more ledger entries not final");
     }
     if (report.missingEffect() > 0) {
-      violations.add("reconciler: " + report.missingEffect() + " completed keys without their effect downstream");
+      violations.add(
+          "reconciler: "
+              + report.missingEffect()
+              + " completed keys without their effect downstream");
     }
     if (report.heldUnresolved() > 0) {
-      violations.add("reconciler: " + report.heldUnresolved() + " keys held as UNKNOWN it could not resolve");
+      violations.add(
+          "reconciler: " + report.heldUnresolved() + " keys held as UNKNOWN it could not resolve");
     }
     if (report.confirmed() < keys.size()) {
-      violations.add("reconciler confirmed " + report.confirmed() + " effects of " + keys.size() + " completed keys");
+      violations.add(
+          "reconciler confirmed "
+              + report.confirmed()
+              + " effects of "
+              + keys.size()
+              + " completed keys");
     }
     return effects.values().stream().mapToLong(Integer::longValue).sum();
   }
@@ -394,18 +620,31 @@ public final class ChaosRun {
     List<CompletableFuture<?>> asks = new ArrayList<>();
     for (String key : keys) {
       window.acquireUninterruptibly();
-      asks.add(http.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/keys/" + ChaosWorkload.TENANT
-              + "/" + key)).timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString())
-          .whenComplete((response, error) -> {
-            window.release();
-            if (error != null) {
-              stuck.add(key + ": not asked (" + error + ")");
-            } else if (response.body().contains("\"state\":\"PENDING\"") || response.body().contains("\"state\":\"UNKNOWN\"")) {
-              stuck.add(key + ": " + response.body());
-            } else if (response.statusCode() != 200) {
-              stuck.add(key + ": HTTP " + response.statusCode() + " " + response.body());
-            }
-          }));
+      asks.add(
+          http.sendAsync(
+                  HttpRequest.newBuilder(
+                          URI.create(
+                              "http://127.0.0.1:"
+                                  + port
+                                  + "/v1/keys/"
+                                  + ChaosWorkload.TENANT
+                                  + "/"
+                                  + key))
+                      .timeout(Duration.ofSeconds(30))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString())
+              .whenComplete(
+                  (response, error) -> {
+                    window.release();
+                    if (error != null) {
+                      stuck.add(key + ": not asked (" + error + ")");
+                    } else if (response.body().contains("\"state\":\"PENDING\"")
+                        || response.body().contains("\"state\":\"UNKNOWN\"")) {
+                      stuck.add(key + ": " + response.body());
+                    } else if (response.statusCode() != 200) {
+                      stuck.add(key + ": HTTP " + response.statusCode() + " " + response.body());
+                    }
+                  }));
     }
     CompletableFuture.allOf(asks.toArray(CompletableFuture[]::new)).exceptionally(e -> null).join();
     return stuck;
@@ -417,16 +656,24 @@ public final class ChaosRun {
     props.putAll(kafka);
     props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     Map<String, Long> counts = new HashMap<>();
-    try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
-        new ByteArrayDeserializer())) {
-      if (!TopicReads.wholeTopic(consumer, topic, READ_LIMIT, record -> counts.merge(String.valueOf(record.key()), 1L, Long::sum))) {
-        throw new IllegalStateException("could not read " + topic + " to its end within " + READ_LIMIT);
+    try (KafkaConsumer<String, byte[]> consumer =
+        new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer())) {
+      if (!TopicReads.wholeTopic(
+          consumer,
+          topic,
+          READ_LIMIT,
+          record -> counts.merge(String.valueOf(record.key()), 1L, Long::sum))) {
+        throw new IllegalStateException(
+            "could not read " + topic + " to its end within " + READ_LIMIT);
       }
     }
     return counts;
   }
 
-  /** What tool-audit says: keys the ledger held as UNKNOWN at some point, and the double effects it saw. */
+  /**
+   * What tool-audit says: keys the ledger held as UNKNOWN at some point, and the double effects it
+   * saw.
+   */
   private record AuditFacts(Set<String> held, long doubleEffects) {}
 
   private static AuditFacts audits(Properties kafka, String registry) {
@@ -435,19 +682,29 @@ public final class ChaosRun {
     props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     Set<String> held = new HashSet<>();
     AtomicLong doubles = new AtomicLong();
-    try (KafkaConsumer<String, AuditEvent> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
-        new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), AuditEvent.class))) {
-      boolean read = TopicReads.wholeTopic(consumer, Topics.AUDIT, READ_LIMIT, record -> {
-        AuditEvent event = record.value();
-        if (event != null && event.getType() == AuditType.HELD_UNKNOWN) {
-          held.add(event.getIdempotencyKey());
-        } else if (event != null && event.getType() == AuditType.LATE_OUTCOME
-            && ErrorCode.DOUBLE_EFFECT.name().equals(event.getCode())) {
-          doubles.incrementAndGet();
-        }
-      });
+    try (KafkaConsumer<String, AuditEvent> consumer =
+        new KafkaConsumer<>(
+            props,
+            new StringDeserializer(),
+            new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), AuditEvent.class))) {
+      boolean read =
+          TopicReads.wholeTopic(
+              consumer,
+              Topics.AUDIT,
+              READ_LIMIT,
+              record -> {
+                AuditEvent event = record.value();
+                if (event != null && event.getType() == AuditType.HELD_UNKNOWN) {
+                  held.add(event.getIdempotencyKey());
+                } else if (event != null
+                    && event.getType() == AuditType.LATE_OUTCOME
+                    && ErrorCode.DOUBLE_EFFECT.name().equals(event.getCode())) {
+                  doubles.incrementAndGet();
+                }
+              });
       if (!read) {
-        throw new IllegalStateException("could not read " + Topics.AUDIT + " to its end within " + READ_LIMIT);
+        throw new IllegalStateException(
+            "could not read " + Topics.AUDIT + " to its end within " + READ_LIMIT);
       }
     }
     return new AuditFacts(held, doubles.get());
@@ -457,7 +714,13 @@ public final class ChaosRun {
   private void superviseExits(List<Node> supervised, AtomicInteger selfExits) throws IOException {
     for (Node node : supervised) {
       if (!node.killing() && node.process() != null && !node.alive()) {
-        say(node.name() + " exited on its own with status " + node.process().exitValue() + "; restarting it (see " + node.log() + ")");
+        say(
+            node.name()
+                + " exited on its own with status "
+                + node.process().exitValue()
+                + "; restarting it (see "
+                + node.log()
+                + ")");
         selfExits.incrementAndGet();
         node.restart();
       }
@@ -473,14 +736,25 @@ public final class ChaosRun {
     say(answered() + " steps answered; faults start");
   }
 
-  /** Waits until the payment API has at least {@code wanted} requests in progress, or {@code limit}; returns how many it had. */
+  /**
+   * Waits until the payment API has at least {@code wanted} requests in progress, or {@code limit};
+   * returns how many it had.
+   */
   private int awaitEffectsInFlight(int wanted, Duration limit) throws InterruptedException {
     long deadline = System.nanoTime() + limit.toNanos();
     int seen = 0;
     while (System.nanoTime() < deadline) {
       try {
-        seen = Integer.parseInt(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + downstreamPort + "/inflight"))
-            .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString()).body().trim());
+        seen =
+            Integer.parseInt(
+                http.send(
+                        HttpRequest.newBuilder(
+                                URI.create("http://127.0.0.1:" + downstreamPort + "/inflight"))
+                            .timeout(Duration.ofSeconds(2))
+                            .build(),
+                        HttpResponse.BodyHandlers.ofString())
+                    .body()
+                    .trim());
       } catch (IOException | NumberFormatException e) {
         seen = 0;
       }
@@ -496,12 +770,18 @@ public final class ChaosRun {
     ToolReport total = last;
     synchronized (passes) {
       for (ToolReport p : passes) {
-        total = new ToolReport(total.confirmed() + p.confirmed(), total.missingEffect() + p.missingEffect(),
-            total.heldFoundEffect() + p.heldFoundEffect(), total.heldNoEffect() + p.heldNoEffect(),
-            p.heldUnresolved() > 0 ? total.heldUnresolved() : total.heldUnresolved(), total.effectWithoutEntry() + p.effectWithoutEntry());
+        total =
+            new ToolReport(
+                total.confirmed() + p.confirmed(),
+                total.missingEffect() + p.missingEffect(),
+                total.heldFoundEffect() + p.heldFoundEffect(),
+                total.heldNoEffect() + p.heldNoEffect(),
+                p.heldUnresolved() > 0 ? total.heldUnresolved() : total.heldUnresolved(),
+                total.effectWithoutEntry() + p.effectWithoutEntry());
       }
     }
-    return total; // unresolved holds count from the last pass only: earlier ones may have been resolved since
+    return total; // unresolved holds count from the last pass only: earlier ones may have been
+    // resolved since
   }
 
   /**
@@ -509,7 +789,8 @@ public final class ChaosRun {
    * offsets of the topics they read are the same in two readings 3 s apart. (Lag never reaches 0
    * under transactions: the last commit marker sits after the committed position.)
    */
-  private void awaitQuiescence(Properties kafka, List<Node> supervised, AtomicInteger selfExits) throws Exception {
+  private void awaitQuiescence(Properties kafka, List<Node> supervised, AtomicInteger selfExits)
+      throws Exception {
     try (Admin admin = Admin.create(kafka)) {
       Map<TopicPartition, Long> previous = Map.of();
       long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
@@ -530,14 +811,24 @@ public final class ChaosRun {
     Map<TopicPartition, Long> positions = new HashMap<>();
     Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
     for (String group : List.of("chaos", "effectledger-executor")) {
-      admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS).forEach((tp, o) -> {
-        if (o != null) {
-          positions.put(new TopicPartition(group + ":" + tp.topic(), tp.partition()), o.offset());
-          latest.put(tp, OffsetSpec.latest());
-        }
-      });
+      admin
+          .listConsumerGroupOffsets(group)
+          .partitionsToOffsetAndMetadata()
+          .get(30, TimeUnit.SECONDS)
+          .forEach(
+              (tp, o) -> {
+                if (o != null) {
+                  positions.put(
+                      new TopicPartition(group + ":" + tp.topic(), tp.partition()), o.offset());
+                  latest.put(tp, OffsetSpec.latest());
+                }
+              });
     }
-    admin.listOffsets(latest).all().get(30, TimeUnit.SECONDS).forEach((tp, info) -> positions.put(tp, info.offset()));
+    admin
+        .listOffsets(latest)
+        .all()
+        .get(30, TimeUnit.SECONDS)
+        .forEach((tp, info) -> positions.put(tp, info.offset()));
     return positions;
   }
 
@@ -551,8 +842,13 @@ public final class ChaosRun {
       Path file = options.dir().resolve("answers-" + a + ".txt");
       try {
         if (Files.exists(file)) {
-          n += (int) Files.readAllLines(file).stream().filter(l -> l.indexOf('\t') > 0).map(l -> l.substring(0, l.indexOf('\t')))
-              .distinct().count();
+          n +=
+              (int)
+                  Files.readAllLines(file).stream()
+                      .filter(l -> l.indexOf('\t') > 0)
+                      .map(l -> l.substring(0, l.indexOf('\t')))
+                      .distinct()
+                      .count();
         }
       } catch (IOException e) {
         say("could not read " + file + ": " + e.getMessage());
@@ -569,10 +865,11 @@ public final class ChaosRun {
 
   /**
    * Waits until every processor is ready again. A processor still not ready after {@link
-   * #RECOVERY_LIMIT} ends the run with the end of its log: the ledger did not come back from a fault,
-   * and every later figure would only measure the outage.
+   * #RECOVERY_LIMIT} ends the run with the end of its log: the ledger did not come back from a
+   * fault, and every later figure would only measure the outage.
    */
-  private void awaitRecovery(int[] ports, List<Node> processors, List<Node> supervised, AtomicInteger selfExits, int fault)
+  private void awaitRecovery(
+      int[] ports, List<Node> processors, List<Node> supervised, AtomicInteger selfExits, int fault)
       throws Exception {
     long deadline = System.nanoTime() + RECOVERY_LIMIT.toNanos();
     for (int i = 0; i < ports.length; i++) {
@@ -582,21 +879,30 @@ public final class ChaosRun {
       }
       if (!Processes.ready(ports[i])) {
         Node late = processors.get(i);
-        throw new IllegalStateException(late.name() + " not ready " + RECOVERY_LIMIT.toSeconds() + " s after fault " + fault
-            + " (" + (late.alive() ? "running" : "exited") + "); the end of " + late.log() + ":\n  "
-            + String.join("\n  ", tail(late.log(), 15)));
+        throw new IllegalStateException(
+            late.name()
+                + " not ready "
+                + RECOVERY_LIMIT.toSeconds()
+                + " s after fault "
+                + fault
+                + " ("
+                + (late.alive() ? "running" : "exited")
+                + "); the end of "
+                + late.log()
+                + ":\n  "
+                + String.join("\n  ", tail(late.log(), 15)));
       }
     }
   }
 
   /** The last {@code count} lines of a log, stack frames left out. */
   private static List<String> tail(Path log, int count) throws IOException {
-    List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8).stream()
-        .filter(line -> !line.startsWith("\tat ") && !line.startsWith("\t... ")).toList();
+    List<String> lines =
+        Files.readAllLines(log, StandardCharsets.UTF_8).stream()
+            .filter(line -> !line.startsWith("\tat ") && !line.startsWith("\t... "))
+            .toList();
     return lines.subList(Math.max(0, lines.size() - count), lines.size());
   }
-
-
 
   private static void say(String message) {
     System.out.println(message);

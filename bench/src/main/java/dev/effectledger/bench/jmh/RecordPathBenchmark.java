@@ -12,8 +12,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
-import java.util.List;
 import java.util.Comparator;
+import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -38,8 +38,8 @@ import org.rocksdb.WriteOptions;
 /**
  * The pieces of one intent's path through the ledger, each alone: decoding and encoding the Avro
  * records (Schema Registry wire format), deriving a key (JCS canonical JSON and SHA-256), and the
- * RocksDB point operations behind the ledger store (a get that misses, a get that hits, a put),
- * on a database of one million entries. Run with {@code bench/run jmh}.
+ * RocksDB point operations behind the ledger store (a get that misses, a get that hits, a put), on
+ * a database of one million entries. Run with {@code bench/run jmh}.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -70,19 +70,39 @@ public class RecordPathBenchmark {
     var registry = SchemaRegistries.forUrl("mock://jmh");
     intentSerde = new RegistryAvroSerde<>(registry, ToolIntent.class);
     dispatchSerde = new RegistryAvroSerde<>(registry, Dispatch.class);
-    intent = ToolIntent.newBuilder().setIdempotencyKey("v1:Ay6vcdvkjNaRRwCg7qviGud7K3re8XOqCEd9H2jphGs").setTenant("acme")
-        .setRunId("run-1").setStepId("step-1").setTool("charge_card").setArguments("{\"amount\":1200,\"to\":\"cus_42\",\"reason\":\"r\"}")
-        .setArgumentsHash(ArgumentsHash.of("{\"amount\":1200,\"to\":\"cus_42\",\"reason\":\"r\"}", List.of())).setRequestedAt(Instant.now()).build();
+    intent =
+        ToolIntent.newBuilder()
+            .setIdempotencyKey("v1:Ay6vcdvkjNaRRwCg7qviGud7K3re8XOqCEd9H2jphGs")
+            .setTenant("acme")
+            .setRunId("run-1")
+            .setStepId("step-1")
+            .setTool("charge_card")
+            .setArguments("{\"amount\":1200,\"to\":\"cus_42\",\"reason\":\"r\"}")
+            .setArgumentsHash(
+                ArgumentsHash.of("{\"amount\":1200,\"to\":\"cus_42\",\"reason\":\"r\"}", List.of()))
+            .setRequestedAt(Instant.now())
+            .build();
     intentBytes = intentSerde.serialize("tool-intents", intent);
-    dispatch = Dispatch.newBuilder().setIdempotencyKey(intent.getIdempotencyKey()).setEffectKey(intent.getIdempotencyKey())
-        .setTenant("acme").setRunId("run-1").setStepId("step-1").setTool("charge_card").setLane("payments")
-        .setArguments(intent.getArguments()).setAttempt(1).setDispatchedAt(Instant.now()).build();
+    dispatch =
+        Dispatch.newBuilder()
+            .setIdempotencyKey(intent.getIdempotencyKey())
+            .setEffectKey(intent.getIdempotencyKey())
+            .setTenant("acme")
+            .setRunId("run-1")
+            .setStepId("step-1")
+            .setTool("charge_card")
+            .setLane("payments")
+            .setArguments(intent.getArguments())
+            .setAttempt(1)
+            .setDispatchedAt(Instant.now())
+            .build();
     step = new StepContext("acme", "run-1", "step-1", "customer:42");
     rules = KeyRules.builder().ignore("/reason").require("/amount", "/to").build();
     RocksDB.loadLibrary();
     dir = Files.createTempDirectory("jmh-rocksdb");
     options = new Options().setCreateIfMissing(true);
-    writeOptions = new WriteOptions().setDisableWAL(true); // Kafka Streams writes RocksDB without its WAL
+    writeOptions =
+        new WriteOptions().setDisableWAL(true); // Kafka Streams writes RocksDB without its WAL
     db = RocksDB.open(options, dir.toString());
     value = new byte[200];
     ThreadLocalRandom.current().nextBytes(value);

@@ -24,8 +24,21 @@ class ChaosRunIT {
   @TempDir Path dir;
 
   private ChaosRun.Options options(boolean ignoreKeys, boolean singleBroker) {
-    return new ChaosRun.Options(4, 500, 2, 2, ignoreKeys, singleBroker, 32, ChaosRun.FAULT_MIX, SEED, Duration.ofSeconds(3),
-        Duration.ofSeconds(5), 4, 8, dir);
+    return new ChaosRun.Options(
+        4,
+        500,
+        2,
+        2,
+        ignoreKeys,
+        singleBroker,
+        32,
+        ChaosRun.FAULT_MIX,
+        SEED,
+        Duration.ofSeconds(3),
+        Duration.ofSeconds(5),
+        4,
+        8,
+        dir);
   }
 
   @Test
@@ -36,9 +49,13 @@ class ChaosRunIT {
     assertThat(result.violations()).isEmpty();
     assertFaultsHappened(result);
     assertThat(result.answered()).isEqualTo(result.steps()).isEqualTo(2_040);
-    assertThat(result.effects()).as("one effect per step: 2,000 actions, 40 of them meant twice").isEqualTo(2_040);
+    assertThat(result.effects())
+        .as("one effect per step: 2,000 actions, 40 of them meant twice")
+        .isEqualTo(2_040);
     assertThat(result.reconciliation().confirmed()).isEqualTo(2_040);
-    assertThat(result.intents()).as("the four retry layers sent more than one intent per step").isGreaterThan(2 * 2_040);
+    assertThat(result.intents())
+        .as("the four retry layers sent more than one intent per step")
+        .isGreaterThan(2 * 2_040);
     assertThat(result.replies()).isGreaterThanOrEqualTo(result.intents());
   }
 
@@ -52,7 +69,8 @@ class ChaosRunIT {
 
   @Test
   @Timeout(600)
-  void shouldNeverRepeatAnEffectOnAPaymentApiThatIgnoresKeysWhenItsOnlyBrokerIsKilled() throws Exception {
+  void shouldNeverRepeatAnEffectOnAPaymentApiThatIgnoresKeysWhenItsOnlyBrokerIsKilled()
+      throws Exception {
     ChaosRun.Result result = new ChaosRun(options(true, true)).run();
 
     assertNoEffectRepeated(result);
@@ -62,15 +80,24 @@ class ChaosRunIT {
     assertThat(result.violations()).isEmpty();
     assertFaultsHappened(result);
     assertThat(result.doubleEffects()).isZero();
-    assertThat(result.effects()).as("no second effect, although the API would have taken one").isEqualTo(2_040);
-    assertThat(result.heldUnknown()).as("effects that may have happened were held, not guessed").isPositive();
-    assertThat(result.reconciliation().heldFoundEffect()).as("and resolved by the reconciler's lookup").isPositive();
+    assertThat(result.effects())
+        .as("no second effect, although the API would have taken one")
+        .isEqualTo(2_040);
+    assertThat(result.heldUnknown())
+        .as("effects that may have happened were held, not guessed")
+        .isPositive();
+    assertThat(result.reconciliation().heldFoundEffect())
+        .as("and resolved by the reconciler's lookup")
+        .isPositive();
     assertThat(result.reconciliation().heldUnresolved()).isZero();
   }
 
   private static void assertFaultsHappened(ChaosRun.Result result) {
-    assertThat(result.processKills()).as("processors and executors killed").isGreaterThanOrEqualTo(2);
-    assertThat(result.inFlightAtExecutorKills()).as("an executor killed with many effects in flight")
+    assertThat(result.processKills())
+        .as("processors and executors killed")
+        .isGreaterThanOrEqualTo(2);
+    assertThat(result.inFlightAtExecutorKills())
+        .as("an executor killed with many effects in flight")
         .anySatisfy(n -> assertThat(n).isGreaterThanOrEqualTo(8));
     assertThat(result.agentKills()).as("agents killed and replayed").isGreaterThanOrEqualTo(1);
     assertThat(result.brokerFaults()).as("broker faults").isGreaterThanOrEqualTo(1);

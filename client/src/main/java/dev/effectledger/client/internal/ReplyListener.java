@@ -12,9 +12,9 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -39,7 +39,8 @@ public final class ReplyListener implements AutoCloseable {
 
   private final KafkaConsumer<String, ToolResult> consumer;
   private final String topic;
-  private final Map<String, List<CompletableFuture<ToolResult>>> waiting = new ConcurrentHashMap<>();
+  private final Map<String, List<CompletableFuture<ToolResult>>> waiting =
+      new ConcurrentHashMap<>();
   private final LinkedBlockingQueue<Watch> watches = new LinkedBlockingQueue<>();
   private final Set<TopicPartition> assigned = ConcurrentHashMap.newKeySet();
   private final Thread thread;
@@ -66,10 +67,12 @@ public final class ReplyListener implements AutoCloseable {
   }
 
   public void forget(String key, CompletableFuture<ToolResult> result) {
-    waiting.computeIfPresent(key, (k, list) -> {
-      list.remove(result);
-      return list.isEmpty() ? null : list;
-    });
+    waiting.computeIfPresent(
+        key,
+        (k, list) -> {
+          list.remove(result);
+          return list.isEmpty() ? null : list;
+        });
   }
 
   /** Completes once the partition is read from a position no later reply can precede. */
@@ -147,7 +150,8 @@ public final class ReplyListener implements AutoCloseable {
 
   private static boolean isInFlightNotice(ToolResult result) {
     return result.getStatus() == ResultStatus.IN_FLIGHT
-        || result.getStatus() == ResultStatus.REJECTED && result.getError() != null
+        || result.getStatus() == ResultStatus.REJECTED
+            && result.getError() != null
             && ErrorCode.DUPLICATE_IN_FLIGHT.name().equals(result.getError().getCode());
   }
 

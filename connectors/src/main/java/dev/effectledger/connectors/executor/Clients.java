@@ -21,16 +21,26 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * @param producer the transactional producer of outcomes, effect records and journal markers
  * @param journalReader opens the attempt-journal reader of the given lanes
  */
-record Clients(Consumer<byte[], byte[]> consumer, Producer<byte[], byte[]> producer,
+record Clients(
+    Consumer<byte[], byte[]> consumer,
+    Producer<byte[], byte[]> producer,
     Function<List<String>, JournalReader> journalReader) {
 
-  /** The transaction timeout unless the settings name one: short, so a killed executor's open transaction ends soon. */
+  /**
+   * The transaction timeout unless the settings name one: short, so a killed executor's open
+   * transaction ends soon.
+   */
   static final Duration TRANSACTION_TIMEOUT = Duration.ofSeconds(10);
 
   /** Real clients for {@code config}, the producer under {@code transactionalId}. */
   static Clients kafka(ExecutorConfig config, String transactionalId) {
-    return new Clients(new KafkaConsumer<>(consumerProps(config), new ByteArrayDeserializer(), new ByteArrayDeserializer()),
-        new KafkaProducer<>(producerProps(config, transactionalId), new ByteArraySerializer(), new ByteArraySerializer()),
+    return new Clients(
+        new KafkaConsumer<>(
+            consumerProps(config), new ByteArrayDeserializer(), new ByteArrayDeserializer()),
+        new KafkaProducer<>(
+            producerProps(config, transactionalId),
+            new ByteArraySerializer(),
+            new ByteArraySerializer()),
         lanes -> JournalReader.open(config.kafka(), lanes));
   }
 
@@ -41,7 +51,8 @@ record Clients(Consumer<byte[], byte[]> consumer, Producer<byte[], byte[]> produ
     props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     props.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-    props.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, config.concurrency() * 4); // one backlog per poll
+    props.putIfAbsent(
+        ConsumerConfig.MAX_POLL_RECORDS_CONFIG, config.concurrency() * 4); // one backlog per poll
     if (config.instanceId() != null) {
       props.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, config.instanceId());
     }
@@ -55,7 +66,8 @@ record Clients(Consumer<byte[], byte[]> consumer, Producer<byte[], byte[]> produ
     props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
     props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     props.put(ProducerConfig.ACKS_CONFIG, "all");
-    props.putIfAbsent(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, (int) TRANSACTION_TIMEOUT.toMillis());
+    props.putIfAbsent(
+        ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, (int) TRANSACTION_TIMEOUT.toMillis());
     return props;
   }
 }

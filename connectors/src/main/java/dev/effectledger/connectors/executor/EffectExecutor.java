@@ -63,43 +63,58 @@ import org.slf4j.LoggerFactory;
  * <p>A connector whose downstream cannot take a repeat (it ignores keys and is not transactional)
  * is never run twice for one dispatch: the {@link AttemptJournal} records each start before the
  * effect and keeps it until the partition's committed offset has passed the dispatch, so a
- * redelivered dispatch that was started is answered from a lookup or as AMBIGUOUS (which the
- * ledger holds for the reconciler), and one whose outcome is already committed is skipped. On such
- * a connector only the first attempt of a key runs: a re-dispatch follows an attempt that may
- * have acted, and is answered the same way.
+ * redelivered dispatch that was started is answered from a lookup or as AMBIGUOUS (which the ledger
+ * holds for the reconciler), and one whose outcome is already committed is skipped. On such a
+ * connector only the first attempt of a key runs: a re-dispatch follows an attempt that may have
+ * acted, and is answered the same way.
  *
- * <p>Every transaction commits the offsets of every partition read, with the group's generation,
- * so an executor that lost its partitions can commit nothing, and cannot start an effect.
+ * <p>Every transaction commits the offsets of every partition read, with the group's generation, so
+ * an executor that lost its partitions can commit nothing, and cannot start an effect.
  */
 public final class EffectExecutor implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(EffectExecutor.class);
+
   /** The longest the poll loop blocks when nothing is running or waiting to be committed. */
   private static final Duration IDLE_WAIT = Duration.ofMillis(50);
+
   /** Unfinished dispatches per unit of concurrency at which the consumer is paused. */
   private static final int BACKLOG_PER_WORKER = 4;
+
   /** How much longer than the shutdown deadline close() waits for the poll thread. */
   private static final Duration JOIN_SLACK = Duration.ofSeconds(30);
+
   /** How long the producer may take to close after the last commit. */
   private static final Duration PRODUCER_CLOSE = Duration.ofSeconds(5);
-  /** How long an assignment waits for a killed owner's transaction to end before reading the journal. */
+
+  /**
+   * How long an assignment waits for a killed owner's transaction to end before reading the
+   * journal.
+   */
   private static final Duration STABLE_OFFSETS_WAIT = Duration.ofMinutes(2);
 
   /**
    * A finished dispatch, handed from a worker to the poll thread: what to publish for it and, on a
-   * journalled lane, its marker and whether its effect provably did not happen (a null marker
-   * means nothing to journal: another lane, or an outcome committed before).
+   * journalled lane, its marker and whether its effect provably did not happen (a null marker means
+   * nothing to journal: another lane, or an outcome committed before).
    */
-  private record Finished(TopicPartition tp, long offset, int epoch, List<ProducerRecord<byte[], byte[]>> records, String marker,
+  private record Finished(
+      TopicPartition tp,
+      long offset,
+      int epoch,
+      List<ProducerRecord<byte[], byte[]>> records,
+      String marker,
       boolean noEffect) {
 
-    static Finished unjournalled(TopicPartition tp, long offset, int epoch, List<ProducerRecord<byte[], byte[]>> records) {
+    static Finished unjournalled(
+        TopicPartition tp, long offset, int epoch, List<ProducerRecord<byte[], byte[]>> records) {
       return new Finished(tp, offset, epoch, records, null, false);
     }
   }
 
   /** A dispatch whose start must be journalled before its effect runs. */
-  private record Journalled(TopicPartition tp, long offset, int epoch, Dispatch dispatch, String marker) {}
+  private record Journalled(
+      TopicPartition tp, long offset, int epoch, Dispatch dispatch, String marker) {}
 
   private final ExecutorConfig config;
   private final Map<String, Connector> connectors;
@@ -113,38 +128,62 @@ public final class EffectExecutor implements AutoCloseable {
   private final Thread pollThread;
   private final OffsetTracker tracker = new OffsetTracker();
   private final LinkedBlockingQueue<Finished> finished = new LinkedBlockingQueue<>();
+
   /** Finished dispatches whose outcomes go into the next transaction. */
   private final List<Finished> toCommit = new ArrayList<>();
+
   private final Map<TopicPartition, Integer> epochs = new ConcurrentHashMap<>();
+
   /** Both null when no tool on these lanes needs start markers. */
   private final AttemptJournal journal;
+
   private final JournalReader journalReader;
   private final Set<String> journalledTopics;
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
   private volatile boolean running = true;
   private volatile boolean halted;
+
   /** Set once the final commit is done: what still runs is abandoned, never published. */
   private volatile boolean abandoning;
+
   private boolean paused;
   private long lastCommitMs;
 
-  private EffectExecutor(ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies, Clock clock, Sleeper sleeper,
-      Clients clients, String transactionalId) {
+  private EffectExecutor(
+      ExecutorConfig config,
+      Map<String, Connector> connectors,
+      ToolPolicies policies,
+      Clock clock,
+      Sleeper sleeper,
+      Clients clients,
+      String transactionalId) {
     this.config = config;
     this.connectors = Map.copyOf(connectors);
     this.policies = policies;
     this.clock = clock;
     SchemaRegistry registry = SchemaRegistries.forUrl(config.schemaRegistryUrl());
     this.dispatchSerde = new RegistryAvroSerde<>(registry, Dispatch.class);
-    this.performer = new EffectPerformer(this.connectors, policies,
-        new Invoker(sleeper, () -> ThreadLocalRandom.current().nextDouble()), new RegistryAvroSerde<>(registry, Outcome.class), clock);
+    this.performer =
+        new EffectPerformer(
+            this.connectors,
+            policies,
+            new Invoker(sleeper, () -> ThreadLocalRandom.current().nextDouble()),
+            new RegistryAvroSerde<>(registry, Outcome.class),
+            clock);
     this.consumer = clients.consumer();
     this.producer = clients.producer();
-    List<String> journalledLanes = config.lanes().stream().filter(lane -> policies.tools().values().stream()
-        .anyMatch(p -> p.lane().equals(lane) && needsJournal(p.name()))).toList();
-    this.journalledTopics = journalledLanes.stream().map(Topics::dispatch).collect(Collectors.toSet());
+    List<String> journalledLanes =
+        config.lanes().stream()
+            .filter(
+                lane ->
+                    policies.tools().values().stream()
+                        .anyMatch(p -> p.lane().equals(lane) && needsJournal(p.name())))
+            .toList();
+    this.journalledTopics =
+        journalledLanes.stream().map(Topics::dispatch).collect(Collectors.toSet());
     this.journal = journalledLanes.isEmpty() ? null : new AttemptJournal(transactionalId);
-    this.journalReader = journalledLanes.isEmpty() ? null : clients.journalReader().apply(journalledLanes);
+    this.journalReader =
+        journalledLanes.isEmpty() ? null : clients.journalReader().apply(journalledLanes);
     this.workers = new KeyOrderedRunner(config.concurrency(), "effect-worker", () -> halted);
     this.pollThread = new Thread(this::run, "executor-poll-" + String.join(",", config.lanes()));
   }
@@ -156,44 +195,70 @@ public final class EffectExecutor implements AutoCloseable {
    * @throws IllegalStateException naming each irreversible tool whose connector neither honours
    *     keys nor is transactional nor can look effects up, or that has no connector
    */
-  public static EffectExecutor start(ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies,
-      Clock clock, Sleeper sleeper) {
+  public static EffectExecutor start(
+      ExecutorConfig config,
+      Map<String, Connector> connectors,
+      ToolPolicies policies,
+      Clock clock,
+      Sleeper sleeper) {
     String transactionalId = config.transactionalId();
-    return start(config, connectors, policies, clock, sleeper, Clients.kafka(config, transactionalId), transactionalId);
+    return start(
+        config,
+        connectors,
+        policies,
+        clock,
+        sleeper,
+        Clients.kafka(config, transactionalId),
+        transactionalId);
   }
 
-  static EffectExecutor start(ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies, Clock clock,
-      Sleeper sleeper, Clients clients, String transactionalId) {
+  static EffectExecutor start(
+      ExecutorConfig config,
+      Map<String, Connector> connectors,
+      ToolPolicies policies,
+      Clock clock,
+      Sleeper sleeper,
+      Clients clients,
+      String transactionalId) {
     refuseUnsafeIrreversibleTools(config, connectors, policies);
-    EffectExecutor executor = new EffectExecutor(config, connectors, policies, clock, sleeper, clients, transactionalId);
-    // With a stable transactional id this fences the killed predecessor and aborts its open transaction.
+    EffectExecutor executor =
+        new EffectExecutor(config, connectors, policies, clock, sleeper, clients, transactionalId);
+    // With a stable transactional id this fences the killed predecessor and aborts its open
+    // transaction.
     executor.producer.initTransactions();
-    executor.consumer.subscribe(config.lanes().stream().map(Topics::dispatch).toList(), executor.new Rebalance());
+    executor.consumer.subscribe(
+        config.lanes().stream().map(Topics::dispatch).toList(), executor.new Rebalance());
     executor.pollThread.start();
     return executor;
   }
 
-  public static EffectExecutor start(ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies) {
+  public static EffectExecutor start(
+      ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies) {
     return start(config, connectors, policies, Clock.systemUTC(), Sleeper.REAL);
   }
 
-  static void refuseUnsafeIrreversibleTools(ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies) {
+  static void refuseUnsafeIrreversibleTools(
+      ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies) {
     List<String> unsafe = new ArrayList<>();
     for (ToolPolicy policy : policies.tools().values()) {
       if (policy.toolClass() != ToolClass.IRREVERSIBLE || !config.lanes().contains(policy.lane())) {
         continue;
       }
       Connector connector = connectors.get(policy.name());
-      if (connector == null || !connector.capabilities().safeToRepeat() && !connector.capabilities().supportsLookup()) {
+      if (connector == null
+          || !connector.capabilities().safeToRepeat()
+              && !connector.capabilities().supportsLookup()) {
         unsafe.add(policy.name());
       }
     }
     if (!unsafe.isEmpty()) {
-      throw new IllegalStateException("Refusing to start: irreversible tool(s) " + unsafe
-          + " have a connector that neither honours keys nor is transactional nor can look an effect up by key, so an"
-          + " effect that may have happened could never be resolved. Use a connector whose downstream dedups the key"
-          + " (e.g. http with honoursKeys: true against an Idempotency-Key API), jdbc, kafka, or give it a lookup"
-          + " (http lookupUrl).");
+      throw new IllegalStateException(
+          "Refusing to start: irreversible tool(s) "
+              + unsafe
+              + " have a connector that neither honours keys nor is transactional nor can look an effect up by key, so an"
+              + " effect that may have happened could never be resolved. Use a connector whose downstream dedups the key"
+              + " (e.g. http with honoursKeys: true against an Idempotency-Key API), jdbc, kafka, or give it a lookup"
+              + " (http lookupUrl).");
     }
   }
 
@@ -248,7 +313,8 @@ public final class EffectExecutor implements AutoCloseable {
         }
         applyBackpressure();
         List<Journalled> toJournal = new ArrayList<>();
-        for (ConsumerRecord<byte[], byte[]> record : consumer.poll(paused ? Duration.ZERO : nextWait())) {
+        for (ConsumerRecord<byte[], byte[]> record :
+            consumer.poll(paused ? Duration.ZERO : nextWait())) {
           start(record, toJournal);
         }
         if (!toJournal.isEmpty()) {
@@ -259,14 +325,21 @@ public final class EffectExecutor implements AutoCloseable {
         finishRunning(tracker::pending);
         commit();
       }
-    } catch (ProducerFencedException | FencedInstanceIdException | OutOfOrderSequenceException | AuthorizationException e) {
+    } catch (ProducerFencedException
+        | FencedInstanceIdException
+        | OutOfOrderSequenceException
+        | AuthorizationException e) {
       failure.set(e);
-      log.error("Executor stopped: {}. Another executor took its instance id or transactional id (a restart of it, or"
-          + " two executors configured with one executor.instance.id), or it lacks ACLs; restart it once the cause is"
-          + " fixed.", e.toString());
+      log.error(
+          "Executor stopped: {}. Another executor took its instance id or transactional id (a restart of it, or"
+              + " two executors configured with one executor.instance.id), or it lacks ACLs; restart it once the cause is"
+              + " fixed.",
+          e.toString());
     } catch (RuntimeException e) {
       failure.set(e);
-      log.error("Executor stopped on an unexpected error; restart it. Uncommitted dispatches will be redelivered.", e);
+      log.error(
+          "Executor stopped on an unexpected error; restart it. Uncommitted dispatches will be redelivered.",
+          e);
     } finally {
       abandoning = true;
       workers.shutdownNow();
@@ -294,18 +367,26 @@ public final class EffectExecutor implements AutoCloseable {
         throw new SerializationException("dispatch record has no value");
       }
     } catch (SerializationException e) {
-      finished.add(Finished.unjournalled(tp, record.offset(), epoch, List.of(EffectPerformer.undecodable(record, e))));
+      finished.add(
+          Finished.unjournalled(
+              tp, record.offset(), epoch, List.of(EffectPerformer.undecodable(record, e))));
       return;
     }
     if (journal == null || !needsJournal(dispatch.getTool())) {
-      workers.run(dispatch.getEffectKey(),
-          () -> finished.add(Finished.unjournalled(tp, record.offset(), epoch, performer.perform(dispatch).records())));
+      workers.run(
+          dispatch.getEffectKey(),
+          () ->
+              finished.add(
+                  Finished.unjournalled(
+                      tp, record.offset(), epoch, performer.perform(dispatch).records())));
       return;
     }
     String marker = AttemptJournal.marker(dispatch.getEffectKey(), dispatch.getAttempt());
     AttemptJournal.Verdict verdict = journal.verdict(tp, marker, record.offset());
     if (verdict == AttemptJournal.Verdict.RUN && dispatch.getAttempt() > 1) {
-      verdict = AttemptJournal.Verdict.STARTED_BEFORE; // a re-dispatch follows an attempt that may have acted
+      verdict =
+          AttemptJournal.Verdict
+              .STARTED_BEFORE; // a re-dispatch follows an attempt that may have acted
     }
     switch (verdict) {
       case RUN -> {
@@ -313,12 +394,18 @@ public final class EffectExecutor implements AutoCloseable {
         toJournal.add(new Journalled(tp, record.offset(), epoch, dispatch, marker));
       }
       case ANSWERED -> finished.add(Finished.unjournalled(tp, record.offset(), epoch, List.of()));
-      case STARTED_BEFORE -> workers.run(dispatch.getEffectKey(),
-          () -> finished.add(journalled(tp, record.offset(), epoch, marker, performer.startedBefore(dispatch))));
+      case STARTED_BEFORE ->
+          workers.run(
+              dispatch.getEffectKey(),
+              () ->
+                  finished.add(
+                      journalled(
+                          tp, record.offset(), epoch, marker, performer.startedBefore(dispatch))));
     }
   }
 
-  private static Finished journalled(TopicPartition tp, long offset, int epoch, String marker, EffectPerformer.Answer answer) {
+  private static Finished journalled(
+      TopicPartition tp, long offset, int epoch, String marker, EffectPerformer.Answer answer) {
     return new Finished(tp, offset, epoch, answer.records(), marker, answer.noEffect());
   }
 
@@ -333,15 +420,20 @@ public final class EffectExecutor implements AutoCloseable {
       return;
     }
     for (Journalled j : dispatches) {
-      workers.run(j.dispatch().getEffectKey(),
-          () -> finished.add(journalled(j.tp(), j.offset(), j.epoch(), j.marker(), performer.perform(j.dispatch()))));
+      workers.run(
+          j.dispatch().getEffectKey(),
+          () ->
+              finished.add(
+                  journalled(
+                      j.tp(), j.offset(), j.epoch(), j.marker(), performer.perform(j.dispatch()))));
     }
   }
 
   /** Moves finished effects from the workers into the next transaction. */
   private void drainFinished(Duration wait) {
     try {
-      Finished first = wait.isZero() ? finished.poll() : finished.poll(wait.toMillis(), TimeUnit.MILLISECONDS);
+      Finished first =
+          wait.isZero() ? finished.poll() : finished.poll(wait.toMillis(), TimeUnit.MILLISECONDS);
       for (Finished f = first; f != null; f = finished.poll()) {
         if (f.epoch() == epochs.getOrDefault(f.tp(), 0) && tracker.finished(f.tp(), f.offset())) {
           toCommit.add(f);
@@ -372,8 +464,12 @@ public final class EffectExecutor implements AutoCloseable {
       return true;
     }
     Map<TopicPartition, OffsetAndMetadata> offsets = tracker.watermarks();
-    List<ProducerRecord<byte[], byte[]>> journalRecords = journal == null ? List.of() : journal.records(
-        offsets.entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().offset())));
+    List<ProducerRecord<byte[], byte[]>> journalRecords =
+        journal == null
+            ? List.of()
+            : journal.records(
+                offsets.entrySet().stream()
+                    .collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().offset())));
     try {
       producer.beginTransaction();
       toCommit.forEach(f -> f.records().forEach(producer::send));
@@ -385,7 +481,9 @@ public final class EffectExecutor implements AutoCloseable {
     } catch (ProducerFencedException | OutOfOrderSequenceException | AuthorizationException e) {
       throw e;
     } catch (KafkaException e) {
-      log.warn("Commit failed ({}); aborting and re-reading from the last committed offsets", e.toString());
+      log.warn(
+          "Commit failed ({}); aborting and re-reading from the last committed offsets",
+          e.toString());
       producer.abortTransaction();
       rewind();
       return false;
@@ -398,7 +496,9 @@ public final class EffectExecutor implements AutoCloseable {
     return true;
   }
 
-  /** After an aborted transaction: drop all work in flight and read again from committed offsets. */
+  /**
+   * After an aborted transaction: drop all work in flight and read again from committed offsets.
+   */
   private void rewind() {
     toCommit.clear();
     if (journal != null) {
@@ -449,8 +549,10 @@ public final class EffectExecutor implements AutoCloseable {
       drainFinished(Duration.ofMillis(20));
     }
     if (pending.getAsInt() > 0) {
-      log.warn("Abandoning {} effect(s) still running after {}; their dispatches will be redelivered",
-          pending.getAsInt(), config.shutdownDeadline());
+      log.warn(
+          "Abandoning {} effect(s) still running after {}; their dispatches will be redelivered",
+          pending.getAsInt(),
+          config.shutdownDeadline());
     }
   }
 
@@ -468,7 +570,8 @@ public final class EffectExecutor implements AutoCloseable {
     @Override
     public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
       paused = false;
-      List<TopicPartition> journalled = partitions.stream().filter(tp -> journalledTopics.contains(tp.topic())).toList();
+      List<TopicPartition> journalled =
+          partitions.stream().filter(tp -> journalledTopics.contains(tp.topic())).toList();
       if (journal != null && !journalled.isEmpty()) {
         // Waits until no transaction holds a pending offset commit for these partitions: every
         // transaction that wrote a start marker for them did, so it has committed or aborted.

@@ -24,8 +24,8 @@ import java.util.regex.Pattern;
  *     in its group (a pod or host name), or null. With one, the executor is a static member of its
  *     group ({@code group.instance.id}) and its transactional id is {@code <groupId>-<instanceId>},
  *     so a restarted executor takes its partitions back without a rebalance and fences its killed
- *     predecessor at once, aborting the transaction that was left open. Without one, a restart is
- *     a new member: its predecessor's partitions wait for {@code session.timeout.ms} and
+ *     predecessor at once, aborting the transaction that was left open. Without one, a restart is a
+ *     new member: its predecessor's partitions wait for {@code session.timeout.ms} and
  *     read_committed readers for its {@code transaction.timeout.ms}.
  */
 public record ExecutorConfig(
@@ -57,41 +57,98 @@ public record ExecutorConfig(
       throw new IllegalArgumentException("commitInterval must be positive, was " + commitInterval);
     }
     if (shutdownDeadline.isNegative()) {
-      throw new IllegalArgumentException("shutdownDeadline must not be negative, was " + shutdownDeadline);
+      throw new IllegalArgumentException(
+          "shutdownDeadline must not be negative, was " + shutdownDeadline);
     }
     if (instanceId != null && !VALID_ID.matcher(instanceId).matches()) {
-      throw new IllegalArgumentException("instanceId '" + instanceId + "' must be 1-200 of A-Z a-z 0-9 . _ -");
+      throw new IllegalArgumentException(
+          "instanceId '" + instanceId + "' must be 1-200 of A-Z a-z 0-9 . _ -");
     }
   }
 
   /** Defaults: 32 effects at once, commits every 100 ms, 30 s to finish on shutdown. */
   public static ExecutorConfig of(Properties kafka, List<String> lanes, String schemaRegistryUrl) {
-    return new ExecutorConfig(kafka, "effectledger-executor", lanes, 32, Duration.ofMillis(100),
-        Duration.ofSeconds(30), schemaRegistryUrl, "effectledger-executor", null);
+    return new ExecutorConfig(
+        kafka,
+        "effectledger-executor",
+        lanes,
+        32,
+        Duration.ofMillis(100),
+        Duration.ofSeconds(30),
+        schemaRegistryUrl,
+        "effectledger-executor",
+        null);
   }
 
   public ExecutorConfig withGroupId(String group) {
-    return new ExecutorConfig(kafka, group, lanes, concurrency, commitInterval, shutdownDeadline, schemaRegistryUrl, transactionalIdPrefix, instanceId);
+    return new ExecutorConfig(
+        kafka,
+        group,
+        lanes,
+        concurrency,
+        commitInterval,
+        shutdownDeadline,
+        schemaRegistryUrl,
+        transactionalIdPrefix,
+        instanceId);
   }
 
   public ExecutorConfig withConcurrency(int effects) {
-    return new ExecutorConfig(kafka, groupId, lanes, effects, commitInterval, shutdownDeadline, schemaRegistryUrl, transactionalIdPrefix, instanceId);
+    return new ExecutorConfig(
+        kafka,
+        groupId,
+        lanes,
+        effects,
+        commitInterval,
+        shutdownDeadline,
+        schemaRegistryUrl,
+        transactionalIdPrefix,
+        instanceId);
   }
 
   public ExecutorConfig withCommitInterval(Duration interval) {
-    return new ExecutorConfig(kafka, groupId, lanes, concurrency, interval, shutdownDeadline, schemaRegistryUrl, transactionalIdPrefix, instanceId);
+    return new ExecutorConfig(
+        kafka,
+        groupId,
+        lanes,
+        concurrency,
+        interval,
+        shutdownDeadline,
+        schemaRegistryUrl,
+        transactionalIdPrefix,
+        instanceId);
   }
 
   public ExecutorConfig withInstanceId(String id) {
-    return new ExecutorConfig(kafka, groupId, lanes, concurrency, commitInterval, shutdownDeadline, schemaRegistryUrl, transactionalIdPrefix, id);
+    return new ExecutorConfig(
+        kafka,
+        groupId,
+        lanes,
+        concurrency,
+        commitInterval,
+        shutdownDeadline,
+        schemaRegistryUrl,
+        transactionalIdPrefix,
+        id);
   }
 
   /** The transactional id for this start: stable with an instance id, random without. */
   public String transactionalId() {
-    return instanceId != null ? groupId + "-" + instanceId : transactionalIdPrefix + "-" + UUID.randomUUID();
+    return instanceId != null
+        ? groupId + "-" + instanceId
+        : transactionalIdPrefix + "-" + UUID.randomUUID();
   }
 
   public ExecutorConfig withShutdownDeadline(Duration deadline) {
-    return new ExecutorConfig(kafka, groupId, lanes, concurrency, commitInterval, deadline, schemaRegistryUrl, transactionalIdPrefix, instanceId);
+    return new ExecutorConfig(
+        kafka,
+        groupId,
+        lanes,
+        concurrency,
+        commitInterval,
+        deadline,
+        schemaRegistryUrl,
+        transactionalIdPrefix,
+        instanceId);
   }
 }

@@ -30,15 +30,16 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Calls an HTTP API once per effect with the key in a header (default {@code Idempotency-Key}),
- * and classifies the answer: connection refused and 429/503 had no effect (retryable, honouring
- * {@code Retry-After}); a timeout or a connection lost after sending, and 500/502/504, may have
- * acted (ambiguous); other 4xx are poison (failed).
+ * Calls an HTTP API once per effect with the key in a header (default {@code Idempotency-Key}), and
+ * classifies the answer: connection refused and 429/503 had no effect (retryable, honouring {@code
+ * Retry-After}); a timeout or a connection lost after sending, and 500/502/504, may have acted
+ * (ambiguous); other 4xx are poison (failed).
  */
 public final class HttpConnector implements Connector {
 
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final Pattern PLACEHOLDER = Pattern.compile("\\{(key|idempotencyKey|tenant|tool|arg:[^}]*)}");
+  private static final Pattern PLACEHOLDER =
+      Pattern.compile("\\{(key|idempotencyKey|tenant|tool|arg:[^}]*)}");
   private static final Set<String> BODY_METHODS = Set.of("POST", "PUT", "PATCH");
 
   private final HttpConnectorSettings settings;
@@ -48,10 +49,11 @@ public final class HttpConnector implements Connector {
   public HttpConnector(HttpConnectorSettings settings, Clock clock) {
     this.settings = settings;
     this.clock = clock;
-    this.http = HttpClient.newBuilder()
-        .connectTimeout(settings.connectTimeout())
-        .followRedirects(HttpClient.Redirect.NEVER)
-        .build();
+    this.http =
+        HttpClient.newBuilder()
+            .connectTimeout(settings.connectTimeout())
+            .followRedirects(HttpClient.Redirect.NEVER)
+            .build();
   }
 
   @Override
@@ -61,15 +63,17 @@ public final class HttpConnector implements Connector {
 
   @Override
   public EffectOutcome execute(EffectRequest request) {
-    HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(expand(settings.urlTemplate(), request)))
-        .timeout(settings.timeout())
-        .header(settings.keyHeader(), request.effectKey());
+    HttpRequest.Builder builder =
+        HttpRequest.newBuilder(URI.create(expand(settings.urlTemplate(), request)))
+            .timeout(settings.timeout())
+            .header(settings.keyHeader(), request.effectKey());
     settings.headers().forEach(builder::header);
     if (request.traceId() != null) {
       builder.header("X-Trace-Id", request.traceId());
     }
     if (BODY_METHODS.contains(settings.method())) {
-      builder.header("Content-Type", "application/json")
+      builder
+          .header("Content-Type", "application/json")
           .method(settings.method(), HttpRequest.BodyPublishers.ofString(request.arguments()));
     } else {
       builder.method(settings.method(), HttpRequest.BodyPublishers.noBody());
@@ -78,13 +82,17 @@ public final class HttpConnector implements Connector {
     try {
       response = http.send(builder.build(), HttpResponse.BodyHandlers.ofString());
     } catch (HttpConnectTimeoutException e) {
-      return new EffectOutcome.Retryable("CONNECT_TIMEOUT", "could not connect within " + settings.connectTimeout());
+      return new EffectOutcome.Retryable(
+          "CONNECT_TIMEOUT", "could not connect within " + settings.connectTimeout());
     } catch (ConnectException e) {
-      return new EffectOutcome.Retryable("CONNECTION_REFUSED", "could not connect: " + e.getMessage());
+      return new EffectOutcome.Retryable(
+          "CONNECTION_REFUSED", "could not connect: " + e.getMessage());
     } catch (HttpTimeoutException e) {
-      return new EffectOutcome.Ambiguous("TIMEOUT", "no answer within " + settings.timeout() + " after sending");
+      return new EffectOutcome.Ambiguous(
+          "TIMEOUT", "no answer within " + settings.timeout() + " after sending");
     } catch (IOException e) {
-      return new EffectOutcome.Ambiguous("CONNECTION_LOST", "connection lost after sending: " + e.getMessage());
+      return new EffectOutcome.Ambiguous(
+          "CONNECTION_LOST", "connection lost after sending: " + e.getMessage());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return new EffectOutcome.Ambiguous("INTERRUPTED", "interrupted while waiting for the answer");
@@ -100,10 +108,14 @@ public final class HttpConnector implements Connector {
         JsonNode body = parse(response.body());
         yield new EffectOutcome.Succeeded(body.toString(), effectId(response, body));
       }
-      case FAILED -> new EffectOutcome.Failed(code, "the downstream refused the request with " + status);
-      case RETRYABLE -> new EffectOutcome.Retryable(code, "the downstream answered " + status + " without acting",
-          retryAfter(response));
-      case AMBIGUOUS -> new EffectOutcome.Ambiguous(code, "the downstream answered " + status + "; it may have acted");
+      case FAILED ->
+          new EffectOutcome.Failed(code, "the downstream refused the request with " + status);
+      case RETRYABLE ->
+          new EffectOutcome.Retryable(
+              code, "the downstream answered " + status + " without acting", retryAfter(response));
+      case AMBIGUOUS ->
+          new EffectOutcome.Ambiguous(
+              code, "the downstream answered " + status + "; it may have acted");
     };
   }
 
@@ -113,10 +125,12 @@ public final class HttpConnector implements Connector {
       return Lookup.unsupported();
     }
     String url = settings.lookupUrlTemplate().replace("{key}", encode(effectKey));
-    HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(url)).timeout(settings.timeout()).GET();
+    HttpRequest.Builder builder =
+        HttpRequest.newBuilder(URI.create(url)).timeout(settings.timeout()).GET();
     settings.headers().forEach(builder::header);
     try {
-      HttpResponse<String> response = http.send(builder.build(), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> response =
+          http.send(builder.build(), HttpResponse.BodyHandlers.ofString());
       if (response.statusCode() == 404) {
         return Lookup.notFound();
       }
@@ -180,13 +194,14 @@ public final class HttpConnector implements Connector {
     StringBuilder out = new StringBuilder();
     while (m.find()) {
       String name = m.group(1);
-      String value = switch (name) {
-        case "key" -> request.effectKey();
-        case "idempotencyKey" -> request.idempotencyKey();
-        case "tenant" -> request.tenant();
-        case "tool" -> request.tool();
-        default -> argument(request.arguments(), name.substring("arg:".length()));
-      };
+      String value =
+          switch (name) {
+            case "key" -> request.effectKey();
+            case "idempotencyKey" -> request.idempotencyKey();
+            case "tenant" -> request.tenant();
+            case "tool" -> request.tool();
+            default -> argument(request.arguments(), name.substring("arg:".length()));
+          };
       m.appendReplacement(out, Matcher.quoteReplacement(encode(value)));
     }
     m.appendTail(out);

@@ -40,8 +40,19 @@ public record HttpConnectorSettings(
     String lookupUrlTemplate,
     StatusMapping statuses) {
 
-  private static final List<String> FIELDS = List.of("url", "method", "headers", "keyHeader", "timeout",
-      "connectTimeout", "honoursKeys", "effectIdPointer", "effectIdHeader", "lookupUrl", "statuses");
+  private static final List<String> FIELDS =
+      List.of(
+          "url",
+          "method",
+          "headers",
+          "keyHeader",
+          "timeout",
+          "connectTimeout",
+          "honoursKeys",
+          "effectIdPointer",
+          "effectIdHeader",
+          "lookupUrl",
+          "statuses");
   private static final Set<String> METHODS = Set.of("GET", "POST", "PUT", "PATCH", "DELETE");
 
   public HttpConnectorSettings {
@@ -58,7 +69,8 @@ public record HttpConnectorSettings(
     }
     String method = s.text("method", "POST").toUpperCase(Locale.ROOT);
     if (!METHODS.contains(method)) {
-      s.problem("method", "'" + method + "' is not allowed; allowed: DELETE, GET, PATCH, POST, PUT");
+      s.problem(
+          "method", "'" + method + "' is not allowed; allowed: DELETE, GET, PATCH, POST, PUT");
     }
     Map<String, String> headers = new LinkedHashMap<>();
     JsonNode headerNode = s.object("headers");
@@ -72,20 +84,37 @@ public record HttpConnectorSettings(
     Map<Integer, StatusMapping.Kind> overrides = new HashMap<>();
     JsonNode statusNode = s.object("statuses");
     if (statusNode != null) {
-      statusNode.properties().forEach(e -> {
-        try {
-          int status = Integer.parseInt(e.getKey());
-          overrides.put(status, StatusMapping.Kind.valueOf(e.getValue().asText().toUpperCase(Locale.ROOT)));
-        } catch (IllegalArgumentException bad) {
-          s.problem("statuses." + e.getKey(), "'" + e.getValue().asText()
-              + "' is not allowed; map a status code to succeeded, failed, retryable or ambiguous");
-        }
-      });
+      statusNode
+          .properties()
+          .forEach(
+              e -> {
+                try {
+                  int status = Integer.parseInt(e.getKey());
+                  overrides.put(
+                      status,
+                      StatusMapping.Kind.valueOf(e.getValue().asText().toUpperCase(Locale.ROOT)));
+                } catch (IllegalArgumentException bad) {
+                  s.problem(
+                      "statuses." + e.getKey(),
+                      "'"
+                          + e.getValue().asText()
+                          + "' is not allowed; map a status code to succeeded, failed, retryable or ambiguous");
+                }
+              });
     }
-    HttpConnectorSettings settings = new HttpConnectorSettings(url, method, headers,
-        s.text("keyHeader", "Idempotency-Key"), s.duration("timeout", Duration.ofSeconds(10)),
-        s.duration("connectTimeout", Duration.ofSeconds(2)), s.bool("honoursKeys", false), pointer,
-        s.text("effectIdHeader", null), s.text("lookupUrl", null), new StatusMapping(overrides));
+    HttpConnectorSettings settings =
+        new HttpConnectorSettings(
+            url,
+            method,
+            headers,
+            s.text("keyHeader", "Idempotency-Key"),
+            s.duration("timeout", Duration.ofSeconds(10)),
+            s.duration("connectTimeout", Duration.ofSeconds(2)),
+            s.bool("honoursKeys", false),
+            pointer,
+            s.text("effectIdHeader", null),
+            s.text("lookupUrl", null),
+            new StatusMapping(overrides));
     s.check();
     return settings;
   }

@@ -3,8 +3,8 @@ package dev.effectledger.connectors.http;
 import java.util.Map;
 
 /**
- * How an HTTP status is classified. The defaults are safe: only statuses that prove the request
- * had no effect are retryable, and any 5xx but 503 may have acted.
+ * How an HTTP status is classified. The defaults are safe: only statuses that prove the request had
+ * no effect are retryable, and any 5xx but 503 may have acted.
  */
 public final class StatusMapping {
 

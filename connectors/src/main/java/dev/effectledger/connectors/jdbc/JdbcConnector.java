@@ -70,13 +70,24 @@ public final class JdbcConnector implements Connector {
   }
 
   private void createDedupTable() {
-    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement()) {
       c.setAutoCommit(true);
-      s.execute("CREATE TABLE IF NOT EXISTS " + settings.dedupTable() + " (effect_key text PRIMARY KEY,"
-          + " tool text NOT NULL, result text, effect_id text, created_at timestamptz NOT NULL DEFAULT now())");
+      s.execute(
+          "CREATE TABLE IF NOT EXISTS "
+              + settings.dedupTable()
+              + " (effect_key text PRIMARY KEY,"
+              + " tool text NOT NULL, result text, effect_id text, created_at timestamptz NOT NULL DEFAULT now())");
     } catch (SQLException e) {
-      throw new IllegalStateException("Cannot create dedup table " + settings.dedupTable() + " at " + settings.url()
-          + ": " + e.getMessage() + ". Check the JDBC url, user and CREATE privilege.", e);
+      throw new IllegalStateException(
+          "Cannot create dedup table "
+              + settings.dedupTable()
+              + " at "
+              + settings.url()
+              + ": "
+              + e.getMessage()
+              + ". Check the JDBC url, user and CREATE privilege.",
+          e);
     }
   }
 
@@ -116,8 +127,11 @@ public final class JdbcConnector implements Connector {
 
   /** Inserts the dedup row; false when the key already has one (committed by an earlier run). */
   private boolean claim(Connection c, EffectRequest request) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + settings.dedupTable()
-        + " (effect_key, tool) VALUES (?, ?) ON CONFLICT (effect_key) DO NOTHING")) {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "INSERT INTO "
+                + settings.dedupTable()
+                + " (effect_key, tool) VALUES (?, ?) ON CONFLICT (effect_key) DO NOTHING")) {
       ps.setString(1, request.effectKey());
       ps.setString(2, request.tool());
       return ps.executeUpdate() == 1;
@@ -146,8 +160,11 @@ public final class JdbcConnector implements Connector {
   }
 
   private void record(Connection c, String key, EffectOutcome.Succeeded done) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("UPDATE " + settings.dedupTable()
-        + " SET result = ?, effect_id = ? WHERE effect_key = ?")) {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE "
+                + settings.dedupTable()
+                + " SET result = ?, effect_id = ? WHERE effect_key = ?")) {
       ps.setString(1, done.resultJson());
       ps.setString(2, done.effectId());
       ps.setString(3, key);
@@ -158,9 +175,11 @@ public final class JdbcConnector implements Connector {
   private EffectOutcome stored(Connection c, String key) throws SQLException {
     Lookup lookup = read(c, key);
     if (lookup.status() != Lookup.Status.FOUND) {
-      return new EffectOutcome.Retryable("DEDUP_ROW_VANISHED", "the dedup row for the key was removed concurrently");
+      return new EffectOutcome.Retryable(
+          "DEDUP_ROW_VANISHED", "the dedup row for the key was removed concurrently");
     }
-    return new EffectOutcome.Succeeded(lookup.resultJson() == null ? "null" : lookup.resultJson(), lookup.effectId());
+    return new EffectOutcome.Succeeded(
+        lookup.resultJson() == null ? "null" : lookup.resultJson(), lookup.effectId());
   }
 
   @Override
@@ -176,7 +195,8 @@ public final class JdbcConnector implements Connector {
   @Override
   public Optional<Set<String>> effectKeys() {
     try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement("SELECT effect_key FROM " + settings.dedupTable())) {
+        PreparedStatement ps =
+            c.prepareStatement("SELECT effect_key FROM " + settings.dedupTable())) {
       c.setAutoCommit(true);
       Set<String> keys = new HashSet<>();
       try (ResultSet rs = ps.executeQuery()) {
@@ -191,8 +211,9 @@ public final class JdbcConnector implements Connector {
   }
 
   private Lookup read(Connection c, String key) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT effect_id, result FROM " + settings.dedupTable()
-        + " WHERE effect_key = ?")) {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT effect_id, result FROM " + settings.dedupTable() + " WHERE effect_key = ?")) {
       ps.setString(1, key);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? Lookup.found(rs.getString(1), rs.getString(2)) : Lookup.notFound();
@@ -200,7 +221,8 @@ public final class JdbcConnector implements Connector {
     }
   }
 
-  private static void bind(PreparedStatement ps, int index, String pointer, JsonNode arguments) throws SQLException {
+  private static void bind(PreparedStatement ps, int index, String pointer, JsonNode arguments)
+      throws SQLException {
     JsonNode value = arguments.at(JsonPointer.compile(pointer));
     if (value.isMissingNode()) {
       throw new MissingArgument("argument " + pointer + " is missing");

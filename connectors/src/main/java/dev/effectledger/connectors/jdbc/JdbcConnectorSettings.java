@@ -21,9 +21,16 @@ import java.util.regex.Pattern;
  * </pre>
  */
 public record JdbcConnectorSettings(
-    String url, String user, String password, String statement, List<String> parameters, String dedupTable, int poolSize) {
+    String url,
+    String user,
+    String password,
+    String statement,
+    List<String> parameters,
+    String dedupTable,
+    int poolSize) {
 
-  private static final List<String> FIELDS = List.of("url", "user", "password", "statement", "parameters", "dedupTable", "poolSize");
+  private static final List<String> FIELDS =
+      List.of("url", "user", "password", "statement", "parameters", "dedupTable", "poolSize");
   private static final Pattern TABLE = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
 
   public JdbcConnectorSettings {
@@ -37,19 +44,22 @@ public record JdbcConnectorSettings(
     if (url != null && !url.startsWith("jdbc:")) {
       s.problem("url", "'" + url + "' must start with jdbc:");
     }
-    String statement = s.requiredText("statement", "give the SQL of the effect with ? for each parameter");
+    String statement =
+        s.requiredText("statement", "give the SQL of the effect with ? for each parameter");
     List<String> parameters = new ArrayList<>();
     JsonNode list = node.get("parameters");
     if (list != null) {
       if (!list.isArray()) {
         s.problem("parameters", "must be a list of JSON pointers");
       } else {
-        list.forEach(p -> {
-          if (!p.asText().startsWith("/")) {
-            s.problem("parameters", "'" + p.asText() + "' is not a JSON pointer; start it with /");
-          }
-          parameters.add(p.asText());
-        });
+        list.forEach(
+            p -> {
+              if (!p.asText().startsWith("/")) {
+                s.problem(
+                    "parameters", "'" + p.asText() + "' is not a JSON pointer; start it with /");
+              }
+              parameters.add(p.asText());
+            });
       }
     }
     String table = s.text("dedupTable", "effect_ledger_dedup");
@@ -60,12 +70,20 @@ public record JdbcConnectorSettings(
     JsonNode pool = node.get("poolSize");
     if (pool != null) {
       if (!pool.isIntegralNumber() || pool.asInt() < 1) {
-        s.problem("poolSize", "'" + pool.asText() + "' is not allowed; use a whole number of at least 1");
+        s.problem(
+            "poolSize", "'" + pool.asText() + "' is not allowed; use a whole number of at least 1");
       } else {
         poolSize = pool.asInt();
       }
     }
     s.check();
-    return new JdbcConnectorSettings(url, s.text("user", null), s.text("password", null), statement, parameters, table, poolSize);
+    return new JdbcConnectorSettings(
+        url,
+        s.text("user", null),
+        s.text("password", null),
+        statement,
+        parameters,
+        table,
+        poolSize);
   }
 }

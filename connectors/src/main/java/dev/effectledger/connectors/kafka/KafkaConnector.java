@@ -28,8 +28,12 @@ public final class KafkaConnector implements Connector {
 
   @Override
   public EffectOutcome execute(EffectRequest request) {
-    EffectRecord record = new EffectRecord(topic, request.effectKey().getBytes(StandardCharsets.UTF_8),
-        request.arguments().getBytes(StandardCharsets.UTF_8));
-    return new EffectOutcome.Succeeded("{\"topic\":\"" + topic + "\"}", topic + "/" + request.effectKey(), List.of(record));
+    EffectRecord record =
+        new EffectRecord(
+            topic,
+            request.effectKey().getBytes(StandardCharsets.UTF_8),
+            request.arguments().getBytes(StandardCharsets.UTF_8));
+    return new EffectOutcome.Succeeded(
+        "{\"topic\":\"" + topic + "\"}", topic + "/" + request.effectKey(), List.of(record));
   }
 }

@@ -36,18 +36,25 @@ public final class LogConnector implements Connector {
 
   @Override
   public EffectOutcome execute(EffectRequest request) {
-    ObjectNode line = JSON.createObjectNode()
-        .put("key", request.effectKey())
-        .put("tenant", request.tenant())
-        .put("tool", request.tool())
-        .put("at", clock.instant().toString());
+    ObjectNode line =
+        JSON.createObjectNode()
+            .put("key", request.effectKey())
+            .put("tenant", request.tenant())
+            .put("tool", request.tool())
+            .put("at", clock.instant().toString());
     try {
       line.set("arguments", JSON.readTree(request.arguments()));
       synchronized (this) {
-        Files.writeString(file, line + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        Files.writeString(
+            file,
+            line + "\n",
+            StandardCharsets.UTF_8,
+            StandardOpenOption.CREATE,
+            StandardOpenOption.APPEND);
       }
     } catch (IOException e) {
-      return new EffectOutcome.Retryable("LOG_WRITE_FAILED", "could not append to " + file + ": " + e.getMessage());
+      return new EffectOutcome.Retryable(
+          "LOG_WRITE_FAILED", "could not append to " + file + ": " + e.getMessage());
     }
     return new EffectOutcome.Succeeded("{\"logged\":true}", null);
   }

@@ -41,11 +41,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Compares the ledger with the downstreams. It follows tool-audit to learn each key's latest
- * state, asks each tool's connector {@link Connector#lookup} about completed and UNKNOWN keys, and
- * for UNKNOWN keys publishes the resolving outcome to tool-outcomes: SUCCEEDED when the effect is
- * found (the ledger completes the key), RETRYABLE when it provably is not (the ledger releases it).
- * Runs on demand ({@link #reconcileOnce}) or on a schedule ({@link #every}).
+ * Compares the ledger with the downstreams. It follows tool-audit to learn each key's latest state,
+ * asks each tool's connector {@link Connector#lookup} about completed and UNKNOWN keys, and for
+ * UNKNOWN keys publishes the resolving outcome to tool-outcomes: SUCCEEDED when the effect is found
+ * (the ledger completes the key), RETRYABLE when it provably is not (the ledger releases it). Runs
+ * on demand ({@link #reconcileOnce}) or on a schedule ({@link #every}).
  *
  * <p>Keys held for less than {@code minAge} are left alone: a request still in flight downstream
  * could yet act, and "not found" would be a guess.
@@ -53,11 +53,26 @@ import org.slf4j.LoggerFactory;
 public final class Reconciler implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(Reconciler.class);
-  /** How long a pass may take to read the audit topic to its end before it reconciles what it read. */
+
+  /**
+   * How long a pass may take to read the audit topic to its end before it reconciles what it read.
+   */
   private static final Duration CATCH_UP_LIMIT = Duration.ofSeconds(60);
-  /** Audit types that move an entry; the rest (replays, conflicts, late outcomes) leave it as it was. */
-  private static final Set<AuditType> STATE_CHANGES = EnumSet.of(AuditType.DISPATCHED, AuditType.REDISPATCHED,
-      AuditType.COMPLETED, AuditType.FAILED, AuditType.RELEASED, AuditType.HELD_UNKNOWN, AuditType.EXPIRED, AuditType.BYPASSED);
+
+  /**
+   * Audit types that move an entry; the rest (replays, conflicts, late outcomes) leave it as it
+   * was.
+   */
+  private static final Set<AuditType> STATE_CHANGES =
+      EnumSet.of(
+          AuditType.DISPATCHED,
+          AuditType.REDISPATCHED,
+          AuditType.COMPLETED,
+          AuditType.FAILED,
+          AuditType.RELEASED,
+          AuditType.HELD_UNKNOWN,
+          AuditType.EXPIRED,
+          AuditType.BYPASSED);
 
   private final Map<String, Connector> connectors;
   private final Duration minAge;
@@ -68,7 +83,12 @@ public final class Reconciler implements AutoCloseable {
   private final Map<String, Boolean> confirmed = new HashMap<>();
   private ScheduledExecutorService schedule;
 
-  public Reconciler(Properties kafka, String schemaRegistryUrl, Map<String, Connector> connectors, Duration minAge, Clock clock) {
+  public Reconciler(
+      Properties kafka,
+      String schemaRegistryUrl,
+      Map<String, Connector> connectors,
+      Duration minAge,
+      Clock clock) {
     this.connectors = Map.copyOf(connectors);
     this.minAge = minAge;
     this.clock = clock;
@@ -77,12 +97,20 @@ public final class Reconciler implements AutoCloseable {
     consumerProps.putAll(kafka);
     consumerProps.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     consumerProps.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    this.audit = new KafkaConsumer<>(consumerProps, new StringDeserializer(), new RegistryAvroSerde<>(registry, AuditEvent.class));
+    this.audit =
+        new KafkaConsumer<>(
+            consumerProps,
+            new StringDeserializer(),
+            new RegistryAvroSerde<>(registry, AuditEvent.class));
     Properties producerProps = new Properties();
     producerProps.putAll(kafka);
     producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
     producerProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-    this.producer = new KafkaProducer<>(producerProps, new StringSerializer(), new RegistryAvroSerde<>(registry, Outcome.class));
+    this.producer =
+        new KafkaProducer<>(
+            producerProps,
+            new StringSerializer(),
+            new RegistryAvroSerde<>(registry, Outcome.class));
     List<TopicPartition> partitions = new ArrayList<>();
     for (PartitionInfo p : audit.partitionsFor(Topics.AUDIT)) {
       partitions.add(new TopicPartition(Topics.AUDIT, p.partition()));
@@ -113,9 +141,15 @@ public final class Reconciler implements AutoCloseable {
         if (lookup.status() == Lookup.Status.FOUND || lookup.status() == Lookup.Status.NOT_FOUND) {
           confirmed.put(e.getKey(), Boolean.TRUE);
           boolean found = lookup.status() == Lookup.Status.FOUND;
-          byTool.merge(event.getTool(), new ToolReport(found ? 1 : 0, found ? 0 : 1, 0, 0, 0), ToolReport::plus);
+          byTool.merge(
+              event.getTool(),
+              new ToolReport(found ? 1 : 0, found ? 0 : 1, 0, 0, 0),
+              ToolReport::plus);
           if (!found) {
-            log.warn("Ledger says key {} of tool {} completed, but the downstream has no effect for it", event.getIdempotencyKey(), event.getTool());
+            log.warn(
+                "Ledger says key {} of tool {} completed, but the downstream has no effect for it",
+                event.getIdempotencyKey(),
+                event.getTool());
           }
         }
       }
@@ -125,46 +159,64 @@ public final class Reconciler implements AutoCloseable {
     return new Report(byTool);
   }
 
-  /** Effects a downstream lists under a key the audit log never named (needs audit retention to cover them). */
+  /**
+   * Effects a downstream lists under a key the audit log never named (needs audit retention to
+   * cover them).
+   */
   private void countEffectsWithoutEntry(Map<String, ToolReport> byTool) {
     Set<String> known = new HashSet<>();
-    latest.values().forEach(e -> {
-      known.add(effectKey(e));
-      known.add(e.getIdempotencyKey());
-    });
-    connectors.forEach((tool, connector) -> connector.effectKeys().ifPresent(keys -> {
-      long orphans = keys.stream().filter(k -> !known.contains(k)).count();
-      if (orphans > 0) {
-        log.warn("{} effect(s) of tool {} have no ledger entry", orphans, tool);
-      }
-      byTool.merge(tool, new ToolReport(0, 0, 0, 0, 0, (int) orphans), ToolReport::plus);
-    }));
+    latest
+        .values()
+        .forEach(
+            e -> {
+              known.add(effectKey(e));
+              known.add(e.getIdempotencyKey());
+            });
+    connectors.forEach(
+        (tool, connector) ->
+            connector
+                .effectKeys()
+                .ifPresent(
+                    keys -> {
+                      long orphans = keys.stream().filter(k -> !known.contains(k)).count();
+                      if (orphans > 0) {
+                        log.warn("{} effect(s) of tool {} have no ledger entry", orphans, tool);
+                      }
+                      byTool.merge(
+                          tool, new ToolReport(0, 0, 0, 0, 0, (int) orphans), ToolReport::plus);
+                    }));
   }
 
-  private ToolReport resolve(Connector connector, AuditEvent held, List<ProducerRecord<String, Outcome>> out) {
+  private ToolReport resolve(
+      Connector connector, AuditEvent held, List<ProducerRecord<String, Outcome>> out) {
     Lookup lookup = connector.lookup(effectKey(held));
-    Outcome.Builder outcome = Outcome.newBuilder()
-        .setIdempotencyKey(held.getIdempotencyKey())
-        .setTenant(held.getTenant())
-        .setTool(held.getTool())
-        .setAttempt(held.getAttempt())
-        .setEffectKey(effectKey(held))
-        .setCompletedAt(clock.instant());
+    Outcome.Builder outcome =
+        Outcome.newBuilder()
+            .setIdempotencyKey(held.getIdempotencyKey())
+            .setTenant(held.getTenant())
+            .setTool(held.getTool())
+            .setAttempt(held.getAttempt())
+            .setEffectKey(effectKey(held))
+            .setCompletedAt(clock.instant());
     switch (lookup.status()) {
       case FOUND -> {
-        outcome.setStatus(OutcomeStatus.SUCCEEDED)
+        outcome
+            .setStatus(OutcomeStatus.SUCCEEDED)
             .setResultJson(lookup.resultJson() == null ? "null" : lookup.resultJson())
             .setEffectId(lookup.effectId());
         out.add(new ProducerRecord<>(Topics.OUTCOMES, held.getIdempotencyKey(), outcome.build()));
         return new ToolReport(0, 0, 1, 0, 0);
       }
       case NOT_FOUND -> {
-        outcome.setStatus(OutcomeStatus.RETRYABLE).setError(ErrorInfo.newBuilder()
-            .setCode("RECONCILED_NO_EFFECT")
-            .setMessage("the downstream has no effect for the key")
-            .setRetriable(true)
-            .setCorrectiveAction("Send the intent again; it will run once.")
-            .build());
+        outcome
+            .setStatus(OutcomeStatus.RETRYABLE)
+            .setError(
+                ErrorInfo.newBuilder()
+                    .setCode("RECONCILED_NO_EFFECT")
+                    .setMessage("the downstream has no effect for the key")
+                    .setRetriable(true)
+                    .setCorrectiveAction("Send the intent again; it will run once.")
+                    .build());
         out.add(new ProducerRecord<>(Topics.OUTCOMES, held.getIdempotencyKey(), outcome.build()));
         return new ToolReport(0, 0, 0, 1, 0);
       }
@@ -181,7 +233,8 @@ public final class Reconciler implements AutoCloseable {
       try {
         send.get();
       } catch (ExecutionException e) {
-        throw new IllegalStateException("Could not publish a reconciliation outcome; run the reconciler again", e.getCause());
+        throw new IllegalStateException(
+            "Could not publish a reconciliation outcome; run the reconciler again", e.getCause());
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new IllegalStateException("Interrupted while publishing reconciliation outcomes", e);
@@ -190,14 +243,21 @@ public final class Reconciler implements AutoCloseable {
   }
 
   private void catchUp() {
-    boolean caughtUp = TopicReads.toEnd(audit, audit.assignment(), CATCH_UP_LIMIT, record -> {
-      AuditEvent event = record.value();
-      if (event != null && STATE_CHANGES.contains(event.getType())) {
-        latest.put(LedgerStore.key(event.getTenant(), event.getIdempotencyKey()), event);
-      }
-    });
+    boolean caughtUp =
+        TopicReads.toEnd(
+            audit,
+            audit.assignment(),
+            CATCH_UP_LIMIT,
+            record -> {
+              AuditEvent event = record.value();
+              if (event != null && STATE_CHANGES.contains(event.getType())) {
+                latest.put(LedgerStore.key(event.getTenant(), event.getIdempotencyKey()), event);
+              }
+            });
     if (!caughtUp) {
-      log.warn("The audit topic was not read to its end within {}; this pass reconciles what was read", CATCH_UP_LIMIT);
+      log.warn(
+          "The audit topic was not read to its end within {}; this pass reconciles what was read",
+          CATCH_UP_LIMIT);
     }
   }
 
@@ -208,13 +268,17 @@ public final class Reconciler implements AutoCloseable {
   /** Runs {@link #reconcileOnce} every {@code interval} on a thread of its own until closed. */
   public synchronized Reconciler every(Duration interval) {
     schedule = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "reconciler"));
-    schedule.scheduleWithFixedDelay(() -> {
-      try {
-        log.info("Reconciliation: {}", reconcileOnce());
-      } catch (RuntimeException e) {
-        log.warn("Reconciliation failed; will try again in {}: {}", interval, e.toString());
-      }
-    }, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
+    schedule.scheduleWithFixedDelay(
+        () -> {
+          try {
+            log.info("Reconciliation: {}", reconcileOnce());
+          } catch (RuntimeException e) {
+            log.warn("Reconciliation failed; will try again in {}: {}", interval, e.toString());
+          }
+        },
+        interval.toMillis(),
+        interval.toMillis(),
+        TimeUnit.MILLISECONDS);
     return this;
   }
 

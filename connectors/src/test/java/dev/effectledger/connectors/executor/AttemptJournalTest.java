@@ -24,7 +24,9 @@ class AttemptJournalTest {
     journal.assigned(P0);
   }
 
-  /** One transaction committing the partition at {@code offset}: its journal records, then commit. */
+  /**
+   * One transaction committing the partition at {@code offset}: its journal records, then commit.
+   */
   private List<ProducerRecord<byte[], byte[]>> commitAt(long offset) {
     List<ProducerRecord<byte[], byte[]>> records = journal.records(Map.of(P0, offset));
     journal.committed();
@@ -42,11 +44,14 @@ class AttemptJournalTest {
     journal.start(P0, "k#1", 5);
     List<ProducerRecord<byte[], byte[]>> records = commitAt(5);
 
-    assertThat(records).singleElement().satisfies(r -> {
-      assertThat(r.topic()).isEqualTo(JOURNAL.topic());
-      assertThat(r.partition()).isEqualTo(0);
-      assertThat(value(r)).isEqualTo("started 5 executor-1");
-    });
+    assertThat(records)
+        .singleElement()
+        .satisfies(
+            r -> {
+              assertThat(r.topic()).isEqualTo(JOURNAL.topic());
+              assertThat(r.partition()).isEqualTo(0);
+              assertThat(value(r)).isEqualTo("started 5 executor-1");
+            });
     assertThat(journal.verdict(P0, "k#1", 5)).isEqualTo(Verdict.STARTED_BEFORE);
   }
 
@@ -60,7 +65,9 @@ class AttemptJournalTest {
 
     assertThat(records).extracting(AttemptJournalTest::value).containsExactly("answered 7 effect");
     assertThat(journal.verdict(P0, "k#1", 7)).isEqualTo(Verdict.ANSWERED);
-    assertThat(journal.verdict(P0, "k#1", 9)).as("another dispatch of the attempt").isEqualTo(Verdict.STARTED_BEFORE);
+    assertThat(journal.verdict(P0, "k#1", 9))
+        .as("another dispatch of the attempt")
+        .isEqualTo(Verdict.STARTED_BEFORE);
   }
 
   @Test
@@ -72,10 +79,13 @@ class AttemptJournalTest {
 
     List<ProducerRecord<byte[], byte[]>> records = commitAt(8);
 
-    assertThat(records).singleElement().satisfies(r -> {
-      assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo("k#1");
-      assertThat(r.value()).isNull();
-    });
+    assertThat(records)
+        .singleElement()
+        .satisfies(
+            r -> {
+              assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo("k#1");
+              assertThat(r.value()).isNull();
+            });
     assertThat(journal.live(P0)).isZero();
     assertThat(journal.verdict(P0, "k#1", 7)).isEqualTo(Verdict.RUN);
   }
@@ -98,7 +108,9 @@ class AttemptJournalTest {
     journal.records(Map.of(P0, 7L));
     journal.aborted();
 
-    assertThat(journal.verdict(P0, "k#1", 7)).as("the outcome did not commit").isEqualTo(Verdict.STARTED_BEFORE);
+    assertThat(journal.verdict(P0, "k#1", 7))
+        .as("the outcome did not commit")
+        .isEqualTo(Verdict.STARTED_BEFORE);
     journal.start(P0, "other#1", 9);
     journal.aborted();
     assertThat(journal.verdict(P0, "other#1", 9)).isEqualTo(Verdict.RUN);
@@ -147,10 +159,14 @@ class AttemptJournalTest {
 
     assertThat(journal.verdict(P0, "a#1", 4)).isEqualTo(Verdict.STARTED_BEFORE);
     assertThat(journal.verdict(P0, "b#1", 5)).isEqualTo(Verdict.ANSWERED);
-    assertThat(journal.verdict(P0, "c#1", 6)).as("a marker of the first release").isEqualTo(Verdict.STARTED_BEFORE);
+    assertThat(journal.verdict(P0, "c#1", 6))
+        .as("a marker of the first release")
+        .isEqualTo(Verdict.STARTED_BEFORE);
     assertThat(journal.verdict(P0, "d#1", 6)).isEqualTo(Verdict.RUN);
     assertThat(journal.unanswered(P0)).isEqualTo(2);
-    assertThat(commitAt(100)).as("the first release's marker has no offset to pass").hasSize(2)
+    assertThat(commitAt(100))
+        .as("the first release's marker has no offset to pass")
+        .hasSize(2)
         .noneMatch(r -> new String(r.key(), StandardCharsets.UTF_8).equals("c#1"));
   }
 

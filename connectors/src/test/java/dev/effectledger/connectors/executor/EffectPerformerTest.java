@@ -38,13 +38,27 @@ import org.junit.jupiter.api.Test;
 class EffectPerformerTest {
 
   private static final Instant NOW = Instant.parse("2026-11-23T10:00:00Z");
-  private static final ToolPolicies POLICIES = ToolPolicies.of(ToolPolicy.builder("charge", ToolClass.IRREVERSIBLE).window(Duration.ofDays(30)).pendingTimeout(Duration.ofMinutes(2)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.HOLD).lane("payments").connector("http").maxAttempts(1).bypassAllowed(false).build());
+  private static final ToolPolicies POLICIES =
+      ToolPolicies.of(
+          ToolPolicy.builder("charge", ToolClass.IRREVERSIBLE)
+              .window(Duration.ofDays(30))
+              .pendingTimeout(Duration.ofMinutes(2))
+              .onInFlight(InFlightPolicy.COALESCE)
+              .onAmbiguous(AmbiguityPolicy.HOLD)
+              .lane("payments")
+              .connector("http")
+              .maxAttempts(1)
+              .bypassAllowed(false)
+              .build());
   private static final Capabilities KEYLESS_WITH_LOOKUP = new Capabilities(false, false, true);
 
-  private final RegistryAvroSerde<Outcome> outcomes = new RegistryAvroSerde<>(SchemaRegistries.forUrl("mock://performer"),
-      Outcome.class);
+  private final RegistryAvroSerde<Outcome> outcomes =
+      new RegistryAvroSerde<>(SchemaRegistries.forUrl("mock://performer"), Outcome.class);
 
-  /** A connector answering with {@code answer}, looking effects up with {@code lookup}, recording the keys it ran. */
+  /**
+   * A connector answering with {@code answer}, looking effects up with {@code lookup}, recording
+   * the keys it ran.
+   */
   private static final class Fake implements Connector {
     final Function<EffectRequest, EffectOutcome> answer;
     final Function<String, Lookup> lookup;
@@ -73,17 +87,32 @@ class EffectPerformerTest {
   }
 
   private EffectPerformer performer(Connector connector) {
-    return new EffectPerformer(connector == null ? Map.of() : Map.of("charge", connector), POLICIES,
-        new Invoker(duration -> {}, () -> 0.0), outcomes, new FakeClock(NOW));
+    return new EffectPerformer(
+        connector == null ? Map.of() : Map.of("charge", connector),
+        POLICIES,
+        new Invoker(duration -> {}, () -> 0.0),
+        outcomes,
+        new FakeClock(NOW));
   }
 
   private static Dispatch dispatch(int attempt) {
-    return Dispatch.newBuilder().setIdempotencyKey("k1").setEffectKey("k1").setTenant("acme").setRunId("run-1").setStepId("step-1").setTool("charge")
-        .setLane("payments").setArguments("{\"amount\":1}").setAttempt(attempt).setDispatchedAt(NOW).build();
+    return Dispatch.newBuilder()
+        .setIdempotencyKey("k1")
+        .setEffectKey("k1")
+        .setTenant("acme")
+        .setRunId("run-1")
+        .setStepId("step-1")
+        .setTool("charge")
+        .setLane("payments")
+        .setArguments("{\"amount\":1}")
+        .setAttempt(attempt)
+        .setDispatchedAt(NOW)
+        .build();
   }
 
   private Outcome outcomeIn(List<ProducerRecord<byte[], byte[]>> records) {
-    List<ProducerRecord<byte[], byte[]>> found = records.stream().filter(r -> r.topic().equals(Topics.OUTCOMES)).toList();
+    List<ProducerRecord<byte[], byte[]>> found =
+        records.stream().filter(r -> r.topic().equals(Topics.OUTCOMES)).toList();
     assertThat(found).as("exactly one outcome per answer").hasSize(1);
     assertThat(new String(found.get(0).key(), StandardCharsets.UTF_8)).isEqualTo("k1");
     return outcomes.deserialize(Topics.OUTCOMES, found.get(0).value());
@@ -91,14 +120,23 @@ class EffectPerformerTest {
 
   @Test
   void shouldPublishTheSuccessWithItsEffectRecordsBeforeTheOutcome() {
-    EffectRecord effect = new EffectRecord("payments-ledger", "k1".getBytes(StandardCharsets.UTF_8), "{}".getBytes(StandardCharsets.UTF_8));
-    Fake connector = new Fake(r -> new EffectOutcome.Succeeded("{\"id\":\"ch_1\"}", "ch_1", List.of(effect)), k -> Lookup.notFound());
+    EffectRecord effect =
+        new EffectRecord(
+            "payments-ledger",
+            "k1".getBytes(StandardCharsets.UTF_8),
+            "{}".getBytes(StandardCharsets.UTF_8));
+    Fake connector =
+        new Fake(
+            r -> new EffectOutcome.Succeeded("{\"id\":\"ch_1\"}", "ch_1", List.of(effect)),
+            k -> Lookup.notFound());
 
     EffectPerformer.Answer answer = performer(connector).perform(dispatch(1));
 
     assertThat(connector.ran).containsExactly("k1");
     assertThat(answer.noEffect()).isFalse();
-    assertThat(answer.records()).extracting(ProducerRecord::topic).containsExactly("payments-ledger", Topics.OUTCOMES);
+    assertThat(answer.records())
+        .extracting(ProducerRecord::topic)
+        .containsExactly("payments-ledger", Topics.OUTCOMES);
     Outcome outcome = outcomeIn(answer.records());
     assertThat(outcome.getStatus()).isEqualTo(OutcomeStatus.SUCCEEDED);
     assertThat(outcome.getEffectId()).isEqualTo("ch_1");
@@ -109,16 +147,33 @@ class EffectPerformerTest {
   @Test
   void shouldMapEachFailureKindToItsStatusAndRetriability() {
     record Case(EffectOutcome answer, OutcomeStatus status, boolean retriable, boolean noEffect) {}
-    for (Case c : List.of(new Case(new EffectOutcome.Failed("DECLINED", "card declined"), OutcomeStatus.FAILED, false, false),
-        new Case(new EffectOutcome.Retryable("UNAVAILABLE", "503"), OutcomeStatus.RETRYABLE, true, true),
-        new Case(new EffectOutcome.Ambiguous("TIMEOUT", "no answer"), OutcomeStatus.AMBIGUOUS, false, false))) {
-      EffectPerformer.Answer answer = performer(new Fake(r -> c.answer(), k -> Lookup.notFound())).perform(dispatch(1));
+    for (Case c :
+        List.of(
+            new Case(
+                new EffectOutcome.Failed("DECLINED", "card declined"),
+                OutcomeStatus.FAILED,
+                false,
+                false),
+            new Case(
+                new EffectOutcome.Retryable("UNAVAILABLE", "503"),
+                OutcomeStatus.RETRYABLE,
+                true,
+                true),
+            new Case(
+                new EffectOutcome.Ambiguous("TIMEOUT", "no answer"),
+                OutcomeStatus.AMBIGUOUS,
+                false,
+                false))) {
+      EffectPerformer.Answer answer =
+          performer(new Fake(r -> c.answer(), k -> Lookup.notFound())).perform(dispatch(1));
 
       Outcome outcome = outcomeIn(answer.records());
       assertThat(outcome.getStatus()).isEqualTo(c.status());
       assertThat(outcome.getError().getCode()).isEqualTo(c.answer().code());
       assertThat(outcome.getError().getRetriable()).isEqualTo(c.retriable());
-      assertThat(answer.noEffect()).as("only a retryable answer proves no effect").isEqualTo(c.noEffect());
+      assertThat(answer.noEffect())
+          .as("only a retryable answer proves no effect")
+          .isEqualTo(c.noEffect());
     }
   }
 
@@ -136,24 +191,38 @@ class EffectPerformerTest {
   @Test
   void shouldReplaceAnOversizedResultByAMarkerAndDeadLetterItCut() {
     String big = "\"" + "x".repeat(EffectPerformer.MAX_RESULT_BYTES + 10) + "\"";
-    Fake connector = new Fake(r -> new EffectOutcome.Succeeded(big, "ch_big", List.of()), k -> Lookup.notFound());
+    Fake connector =
+        new Fake(
+            r -> new EffectOutcome.Succeeded(big, "ch_big", List.of()), k -> Lookup.notFound());
 
     EffectPerformer.Answer answer = performer(connector).perform(dispatch(1));
 
-    ProducerRecord<byte[], byte[]> letter = answer.records().stream().filter(r -> r.topic().equals(Topics.DISPATCH_DLQ))
-        .findFirst().orElseThrow();
+    ProducerRecord<byte[], byte[]> letter =
+        answer.records().stream()
+            .filter(r -> r.topic().equals(Topics.DISPATCH_DLQ))
+            .findFirst()
+            .orElseThrow();
     assertThat(letter.value()).hasSize(DeadLetters.MAX_VALUE_BYTES);
-    assertThat(new String(letter.headers().lastHeader(DeadLetters.CODE).value(), StandardCharsets.UTF_8))
+    assertThat(
+            new String(
+                letter.headers().lastHeader(DeadLetters.CODE).value(), StandardCharsets.UTF_8))
         .isEqualTo("RESULT_TOO_LARGE");
     Outcome outcome = outcomeIn(answer.records());
-    assertThat(outcome.getStatus()).as("the effect happened; the key still completes").isEqualTo(OutcomeStatus.SUCCEEDED);
-    assertThat(outcome.getResultJson()).contains("RESULT_TOO_LARGE").contains(DeadLetters.sha256(big.getBytes(StandardCharsets.UTF_8)));
+    assertThat(outcome.getStatus())
+        .as("the effect happened; the key still completes")
+        .isEqualTo(OutcomeStatus.SUCCEEDED);
+    assertThat(outcome.getResultJson())
+        .contains("RESULT_TOO_LARGE")
+        .contains(DeadLetters.sha256(big.getBytes(StandardCharsets.UTF_8)));
     assertThat(outcome.getEffectId()).isEqualTo("ch_big");
   }
 
   @Test
   void shouldNeverRunADispatchStartedBeforeButAnswerItByLookup() {
-    Fake found = new Fake(r -> new EffectOutcome.Succeeded("{}", "again", List.of()), k -> Lookup.found("ch_1", "{\"id\":\"ch_1\"}"));
+    Fake found =
+        new Fake(
+            r -> new EffectOutcome.Succeeded("{}", "again", List.of()),
+            k -> Lookup.found("ch_1", "{\"id\":\"ch_1\"}"));
 
     Outcome outcome = outcomeIn(performer(found).startedBefore(dispatch(1)).records());
 
@@ -164,10 +233,15 @@ class EffectPerformerTest {
 
   @Test
   void shouldHoldADispatchStartedBeforeThatLookupCannotFindAndNameWhy() {
-    Fake notFound = new Fake(r -> new EffectOutcome.Succeeded("{}", "again", List.of()), k -> Lookup.notFound());
-    Fake failing = new Fake(r -> new EffectOutcome.Succeeded("{}", "again", List.of()), k -> {
-      throw new IllegalStateException("lookup down");
-    });
+    Fake notFound =
+        new Fake(
+            r -> new EffectOutcome.Succeeded("{}", "again", List.of()), k -> Lookup.notFound());
+    Fake failing =
+        new Fake(
+            r -> new EffectOutcome.Succeeded("{}", "again", List.of()),
+            k -> {
+              throw new IllegalStateException("lookup down");
+            });
 
     Outcome redelivered = outcomeIn(performer(notFound).startedBefore(dispatch(1)).records());
     Outcome redispatched = outcomeIn(performer(notFound).startedBefore(dispatch(2)).records());
@@ -175,7 +249,9 @@ class EffectPerformerTest {
 
     assertThat(notFound.ran).isEmpty();
     assertThat(failing.ran).isEmpty();
-    assertThat(List.of(redelivered, redispatched, lookupFailed)).extracting(Outcome::getStatus).containsOnly(OutcomeStatus.AMBIGUOUS);
+    assertThat(List.of(redelivered, redispatched, lookupFailed))
+        .extracting(Outcome::getStatus)
+        .containsOnly(OutcomeStatus.AMBIGUOUS);
     assertThat(redelivered.getError().getCode()).isEqualTo("STARTED_BEFORE_REDELIVERY");
     assertThat(redispatched.getError().getCode()).isEqualTo("REDISPATCH_NOT_REPEATABLE");
     assertThat(lookupFailed.getError().getMessage()).contains("UNAVAILABLE");
@@ -183,15 +259,27 @@ class EffectPerformerTest {
 
   @Test
   void shouldDeadLetterAnUndecodableDispatchAsItCameWithItsCoordinates() {
-    ConsumerRecord<byte[], byte[]> record = new ConsumerRecord<>(Topics.dispatch("payments"), 3, 42L,
-        "k1".getBytes(StandardCharsets.UTF_8), new byte[] {9, 9, 9});
+    ConsumerRecord<byte[], byte[]> record =
+        new ConsumerRecord<>(
+            Topics.dispatch("payments"),
+            3,
+            42L,
+            "k1".getBytes(StandardCharsets.UTF_8),
+            new byte[] {9, 9, 9});
 
-    ProducerRecord<byte[], byte[]> letter = EffectPerformer.undecodable(record, new IllegalArgumentException("not avro"));
+    ProducerRecord<byte[], byte[]> letter =
+        EffectPerformer.undecodable(record, new IllegalArgumentException("not avro"));
 
     assertThat(letter.topic()).isEqualTo(Topics.DISPATCH_DLQ);
     assertThat(letter.value()).containsExactly(9, 9, 9);
-    assertThat(new String(letter.headers().lastHeader(DeadLetters.SOURCE_OFFSET).value(), StandardCharsets.UTF_8)).isEqualTo("42");
-    assertThat(new String(letter.headers().lastHeader(DeadLetters.CODE).value(), StandardCharsets.UTF_8))
+    assertThat(
+            new String(
+                letter.headers().lastHeader(DeadLetters.SOURCE_OFFSET).value(),
+                StandardCharsets.UTF_8))
+        .isEqualTo("42");
+    assertThat(
+            new String(
+                letter.headers().lastHeader(DeadLetters.CODE).value(), StandardCharsets.UTF_8))
         .isEqualTo("UNDECODABLE_DISPATCH");
   }
 }

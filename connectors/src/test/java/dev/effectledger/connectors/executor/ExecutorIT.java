@@ -11,6 +11,7 @@ import dev.effectledger.connectors.EffectOutcome;
 import dev.effectledger.connectors.EffectRequest;
 import dev.effectledger.connectors.Fixtures;
 import dev.effectledger.connectors.kafka.KafkaConnector;
+import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.policy.AmbiguityPolicy;
 import dev.effectledger.policy.InFlightPolicy;
 import dev.effectledger.policy.ToolClass;
@@ -18,7 +19,6 @@ import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
-import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import dev.effectledger.testkit.TopicCollector;
 import java.time.Clock;
@@ -45,7 +45,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @Timeout(180)
 class ExecutorIT {
 
-  @RegisterExtension static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+  @RegisterExtension
+  static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static int run;
@@ -79,17 +80,37 @@ class ExecutorIT {
   }
 
   private ToolPolicies chargeOn(String url, boolean honoursKeys, String timeout) throws Exception {
-    return ToolPolicies.of(ToolPolicy.builder("charge", ToolClass.WRITE_IDEMPOTENT).window(Duration.ofHours(1)).pendingTimeout(Duration.ofMinutes(5)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.REDISPATCH).lane(lane).connector("http").maxAttempts(3).bypassAllowed(false).build()
-        .withSettings("http", JSON.readTree("{\"url\":\"" + url + "\",\"timeout\":\"" + timeout + "\",\"honoursKeys\":" + honoursKeys
-            + ",\"effectIdPointer\":\"/id\"}")));
+    return ToolPolicies.of(
+        ToolPolicy.builder("charge", ToolClass.WRITE_IDEMPOTENT)
+            .window(Duration.ofHours(1))
+            .pendingTimeout(Duration.ofMinutes(5))
+            .onInFlight(InFlightPolicy.COALESCE)
+            .onAmbiguous(AmbiguityPolicy.REDISPATCH)
+            .lane(lane)
+            .connector("http")
+            .maxAttempts(3)
+            .bypassAllowed(false)
+            .build()
+            .withSettings(
+                "http",
+                JSON.readTree(
+                    "{\"url\":\""
+                        + url
+                        + "\",\"timeout\":\""
+                        + timeout
+                        + "\",\"honoursKeys\":"
+                        + honoursKeys
+                        + ",\"effectIdPointer\":\"/id\"}")));
   }
 
   private ExecutorConfig config() {
-    return ExecutorConfig.of(Fixtures.kafka(kafka.bootstrapServers()), List.of(lane), registry).withGroupId("executors-" + lane);
+    return ExecutorConfig.of(Fixtures.kafka(kafka.bootstrapServers()), List.of(lane), registry)
+        .withGroupId("executors-" + lane);
   }
 
   private EffectExecutor start(ToolPolicies policies, ExecutorConfig config) {
-    return EffectExecutor.start(config, Connectors.forLanes(policies, List.of(lane), Clock.systemUTC()), policies);
+    return EffectExecutor.start(
+        config, Connectors.forLanes(policies, List.of(lane), Clock.systemUTC()), policies);
   }
 
   private List<String> keys(int n) {
@@ -97,33 +118,47 @@ class ExecutorIT {
   }
 
   private void dispatch(List<String> keys, String tool) {
-    Fixtures.send(kafka.bootstrapServers(), registry,
+    Fixtures.send(
+        kafka.bootstrapServers(),
+        registry,
         keys.stream().map(k -> Fixtures.dispatch(k, tool, lane, "{\"amount\":100}")).toList());
   }
 
   private void awaitOutcomes(List<String> keys) {
-    await().atMost(Duration.ofSeconds(90)).until(() -> keys.stream().allMatch(outcomes.byKey::containsKey));
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .until(() -> keys.stream().allMatch(outcomes.byKey::containsKey));
   }
 
   @Test
   void shouldRunEffectsOfOnePartitionConcurrentlyAndPublishOneOutcomeEach() throws Exception {
     downstream.latency(Duration.ofMillis(200));
     List<String> keys = keys(64);
-    try (EffectExecutor executor = start(chargeOn(downstream.url(), true), config().withConcurrency(16))) {
+    try (EffectExecutor executor =
+        start(chargeOn(downstream.url(), true), config().withConcurrency(16))) {
       dispatch(keys, "charge");
       awaitOutcomes(keys);
-      await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(5))
+      await()
+          .during(Duration.ofSeconds(1))
+          .atMost(Duration.ofSeconds(5))
           .until(() -> keys.stream().allMatch(k -> outcomes.byKey.get(k).size() == 1));
     }
 
-    assertThat(downstream.maxConcurrent()).as("effects of one partition ran side by side").isGreaterThan(4);
-    assertThat(keys).allSatisfy(k -> {
-      assertThat(downstream.effects(k)).isEqualTo(1);
-      assertThat(outcomes.byKey.get(k)).singleElement().satisfies(o -> {
-        assertThat(o.getStatus()).isEqualTo(OutcomeStatus.SUCCEEDED);
-        assertThat(o.getEffectId()).startsWith("ch_");
-      });
-    });
+    assertThat(downstream.maxConcurrent())
+        .as("effects of one partition ran side by side")
+        .isGreaterThan(4);
+    assertThat(keys)
+        .allSatisfy(
+            k -> {
+              assertThat(downstream.effects(k)).isEqualTo(1);
+              assertThat(outcomes.byKey.get(k))
+                  .singleElement()
+                  .satisfies(
+                      o -> {
+                        assertThat(o.getStatus()).isEqualTo(OutcomeStatus.SUCCEEDED);
+                        assertThat(o.getEffectId()).startsWith("ch_");
+                      });
+            });
   }
 
   @Test
@@ -134,27 +169,55 @@ class ExecutorIT {
     dispatch(keys, "charge");
     await().atMost(Duration.ofSeconds(60)).until(() -> downstream.totalEffects() == keys.size());
     crashed.halt();
-    assertThat(keys).as("nothing was committed before the crash").noneMatch(outcomes.byKey::containsKey);
+    assertThat(keys)
+        .as("nothing was committed before the crash")
+        .noneMatch(outcomes.byKey::containsKey);
 
     try (EffectExecutor restarted = start(policies, config())) {
       awaitOutcomes(keys);
     }
 
-    assertThat(keys).allSatisfy(k -> {
-      assertThat(downstream.requests(k)).as("redelivered and run again").isEqualTo(2);
-      assertThat(downstream.effects(k)).as("the downstream deduped the key").isEqualTo(1);
-      assertThat(outcomes.byKey.get(k)).singleElement().extracting(Outcome::getStatus).isEqualTo(OutcomeStatus.SUCCEEDED);
-    });
+    assertThat(keys)
+        .allSatisfy(
+            k -> {
+              assertThat(downstream.requests(k)).as("redelivered and run again").isEqualTo(2);
+              assertThat(downstream.effects(k)).as("the downstream deduped the key").isEqualTo(1);
+              assertThat(outcomes.byKey.get(k))
+                  .singleElement()
+                  .extracting(Outcome::getStatus)
+                  .isEqualTo(OutcomeStatus.SUCCEEDED);
+            });
   }
 
-  private ToolPolicies chargeOnKeyIgnoringApi(ToolClass toolClass, boolean lookup) throws Exception {
+  private ToolPolicies chargeOnKeyIgnoringApi(ToolClass toolClass, boolean lookup)
+      throws Exception {
     return chargeOnKeyIgnoringApi(toolClass, lookup, "1s");
   }
 
-  private ToolPolicies chargeOnKeyIgnoringApi(ToolClass toolClass, boolean lookup, String timeout) throws Exception {
-    return ToolPolicies.of(ToolPolicy.builder("charge", toolClass).window(Duration.ofHours(1)).pendingTimeout(Duration.ofMinutes(5)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.HOLD).lane(lane).connector("http").maxAttempts(3).bypassAllowed(false).build()
-        .withSettings("http", JSON.readTree("{\"url\":\"" + downstream.url() + "\",\"timeout\":\"" + timeout + "\",\"honoursKeys\":false,"
-            + "\"effectIdPointer\":\"/id\"" + (lookup ? ",\"lookupUrl\":\"" + downstream.url() + "?key={key}\"" : "") + "}")));
+  private ToolPolicies chargeOnKeyIgnoringApi(ToolClass toolClass, boolean lookup, String timeout)
+      throws Exception {
+    return ToolPolicies.of(
+        ToolPolicy.builder("charge", toolClass)
+            .window(Duration.ofHours(1))
+            .pendingTimeout(Duration.ofMinutes(5))
+            .onInFlight(InFlightPolicy.COALESCE)
+            .onAmbiguous(AmbiguityPolicy.HOLD)
+            .lane(lane)
+            .connector("http")
+            .maxAttempts(3)
+            .bypassAllowed(false)
+            .build()
+            .withSettings(
+                "http",
+                JSON.readTree(
+                    "{\"url\":\""
+                        + downstream.url()
+                        + "\",\"timeout\":\""
+                        + timeout
+                        + "\",\"honoursKeys\":false,"
+                        + "\"effectIdPointer\":\"/id\""
+                        + (lookup ? ",\"lookupUrl\":\"" + downstream.url() + "?key={key}\"" : "")
+                        + "}")));
   }
 
   @Test
@@ -166,20 +229,29 @@ class ExecutorIT {
     dispatch(keys, "charge");
     await().atMost(Duration.ofSeconds(60)).until(() -> downstream.totalEffects() == keys.size());
     crashed.halt();
-    assertThat(keys).as("nothing was committed before the crash").noneMatch(outcomes.byKey::containsKey);
+    assertThat(keys)
+        .as("nothing was committed before the crash")
+        .noneMatch(outcomes.byKey::containsKey);
 
     try (EffectExecutor restarted = start(policies, config())) {
       awaitOutcomes(keys);
     }
 
-    assertThat(keys).allSatisfy(k -> {
-      assertThat(downstream.requests(k)).as("journalled as started: not sent again").isEqualTo(1);
-      assertThat(downstream.effects(k)).isEqualTo(1);
-      assertThat(outcomes.byKey.get(k)).singleElement().satisfies(o -> {
-        assertThat(o.getStatus()).isEqualTo(OutcomeStatus.SUCCEEDED);
-        assertThat(o.getEffectId()).as("found by lookup").startsWith("ch_");
-      });
-    });
+    assertThat(keys)
+        .allSatisfy(
+            k -> {
+              assertThat(downstream.requests(k))
+                  .as("journalled as started: not sent again")
+                  .isEqualTo(1);
+              assertThat(downstream.effects(k)).isEqualTo(1);
+              assertThat(outcomes.byKey.get(k))
+                  .singleElement()
+                  .satisfies(
+                      o -> {
+                        assertThat(o.getStatus()).isEqualTo(OutcomeStatus.SUCCEEDED);
+                        assertThat(o.getEffectId()).as("found by lookup").startsWith("ch_");
+                      });
+            });
   }
 
   /**
@@ -187,7 +259,8 @@ class ExecutorIT {
    * (before it acts) while the nine after it answer and their outcomes commit: effects finished out
    * of order, with the partition's committed offset (the low watermark) still at the first.
    */
-  private record OutOfOrder(ToolPolicies policies, EffectExecutor first, String held, List<String> answered) {}
+  private record OutOfOrder(
+      ToolPolicies policies, EffectExecutor first, String held, List<String> answered) {}
 
   private OutOfOrder tenDispatchesTheFirstHeld(ExecutorConfig config) throws Exception {
     downstream.honoursKeys(false);
@@ -197,24 +270,38 @@ class ExecutorIT {
     EffectExecutor first = start(policies, config);
     dispatch(keys, "charge");
     awaitOutcomes(keys.subList(1, keys.size()));
-    assertThat(outcomes.byKey).as("the first dispatch is still running").doesNotContainKey(keys.get(0));
+    assertThat(outcomes.byKey)
+        .as("the first dispatch is still running")
+        .doesNotContainKey(keys.get(0));
     return new OutOfOrder(policies, first, keys.get(0), keys.subList(1, keys.size()));
   }
 
-  /** The next owner answers the held dispatch without running it, then the held request acts once. */
+  /**
+   * The next owner answers the held dispatch without running it, then the held request acts once.
+   */
   private void answerTheHeldOneAndLetItAct(OutOfOrder run) {
     awaitOutcomes(List.of(run.held()));
     downstream.releaseHeld(run.held());
-    await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(20)).until(() -> downstream.effects(run.held()) == 1);
+    await()
+        .during(Duration.ofSeconds(2))
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> downstream.effects(run.held()) == 1);
   }
 
   private void assertNothingRanTwice(OutOfOrder run) {
-    assertThat(run.answered()).allSatisfy(k -> {
-      assertThat(downstream.effects(k)).as("effects of %s", k).isEqualTo(1);
-      assertThat(outcomes.byKey.get(k)).as("outcomes of %s", k).singleElement()
-          .extracting(Outcome::getStatus).isEqualTo(OutcomeStatus.SUCCEEDED);
-    });
-    assertThat(outcomes.byKey.get(run.held())).as("the started one is not run again: held, not guessed").singleElement()
+    assertThat(run.answered())
+        .allSatisfy(
+            k -> {
+              assertThat(downstream.effects(k)).as("effects of %s", k).isEqualTo(1);
+              assertThat(outcomes.byKey.get(k))
+                  .as("outcomes of %s", k)
+                  .singleElement()
+                  .extracting(Outcome::getStatus)
+                  .isEqualTo(OutcomeStatus.SUCCEEDED);
+            });
+    assertThat(outcomes.byKey.get(run.held()))
+        .as("the started one is not run again: held, not guessed")
+        .singleElement()
         .satisfies(o -> assertThat(o.getError().getCode()).isEqualTo("STARTED_BEFORE_REDELIVERY"));
     assertThat(downstream.requests(run.held())).isEqualTo(1);
   }
@@ -238,10 +325,13 @@ class ExecutorIT {
    * must stop without committing, and the second must not repeat what the first answered.
    */
   @Test
-  void shouldNotRunAgainAnsweredEffectsWhenAnExecutorWithTheSameInstanceIdFencesALiveOne() throws Exception {
-    OutOfOrder run = tenDispatchesTheFirstHeld(config().withConcurrency(16).withInstanceId("executor-a"));
+  void shouldNotRunAgainAnsweredEffectsWhenAnExecutorWithTheSameInstanceIdFencesALiveOne()
+      throws Exception {
+    OutOfOrder run =
+        tenDispatchesTheFirstHeld(config().withConcurrency(16).withInstanceId("executor-a"));
 
-    try (EffectExecutor successor = start(run.policies(), config().withConcurrency(16).withInstanceId("executor-a"))) {
+    try (EffectExecutor successor =
+        start(run.policies(), config().withConcurrency(16).withInstanceId("executor-a"))) {
       await().atMost(Duration.ofSeconds(60)).until(() -> !run.first().isRunning());
       answerTheHeldOneAndLetItAct(run);
     } finally {
@@ -253,7 +343,8 @@ class ExecutorIT {
   }
 
   @Test
-  void shouldHoldAStartedEffectAsAmbiguousWhenTheKeyIgnoringDownstreamCannotBeAsked() throws Exception {
+  void shouldHoldAStartedEffectAsAmbiguousWhenTheKeyIgnoringDownstreamCannotBeAsked()
+      throws Exception {
     downstream.honoursKeys(false);
     List<String> keys = keys(10);
     ToolPolicies policies = chargeOnKeyIgnoringApi(ToolClass.WRITE_NON_IDEMPOTENT, false);
@@ -266,32 +357,48 @@ class ExecutorIT {
       awaitOutcomes(keys);
       // Completed effects leave no live marker: a third owner runs nothing and holds nothing.
     }
-    assertThat(keys).allSatisfy(k -> {
-      assertThat(downstream.requests(k)).isEqualTo(1);
-      assertThat(outcomes.byKey.get(k)).singleElement().satisfies(o -> {
-        assertThat(o.getStatus()).isEqualTo(OutcomeStatus.AMBIGUOUS);
-        assertThat(o.getError().getCode()).isEqualTo("STARTED_BEFORE_REDELIVERY");
-      });
-    });
+    assertThat(keys)
+        .allSatisfy(
+            k -> {
+              assertThat(downstream.requests(k)).isEqualTo(1);
+              assertThat(outcomes.byKey.get(k))
+                  .singleElement()
+                  .satisfies(
+                      o -> {
+                        assertThat(o.getStatus()).isEqualTo(OutcomeStatus.AMBIGUOUS);
+                        assertThat(o.getError().getCode()).isEqualTo("STARTED_BEFORE_REDELIVERY");
+                      });
+            });
 
     // A re-dispatch (attempt 2) follows an attempt that may have acted: never run on this
     // downstream. The key dispatched afresh as attempt 1 (the reconciler found no effect and the
     // ledger released it) runs: the markers of answered dispatches were cleared once passed.
-    Fixtures.send(kafka.bootstrapServers(), registry, List.of(
-        Fixtures.dispatch(keys.get(0), "charge", lane, "{\"amount\":100}", 2),
-        Fixtures.dispatch(keys.get(1), "charge", lane, "{\"amount\":100}", 1)));
+    Fixtures.send(
+        kafka.bootstrapServers(),
+        registry,
+        List.of(
+            Fixtures.dispatch(keys.get(0), "charge", lane, "{\"amount\":100}", 2),
+            Fixtures.dispatch(keys.get(1), "charge", lane, "{\"amount\":100}", 1)));
     try (EffectExecutor third = start(policies, config())) {
-      await().atMost(Duration.ofSeconds(60)).until(() -> outcomes.byKey.get(keys.get(0)).size() == 2
-          && outcomes.byKey.get(keys.get(1)).size() == 2);
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(
+              () ->
+                  outcomes.byKey.get(keys.get(0)).size() == 2
+                      && outcomes.byKey.get(keys.get(1)).size() == 2);
     }
-    assertThat(outcomes.byKey.get(keys.get(0)).get(1)).satisfies(o -> {
-      assertThat(o.getStatus()).isEqualTo(OutcomeStatus.AMBIGUOUS);
-      assertThat(o.getError().getCode()).isEqualTo("REDISPATCH_NOT_REPEATABLE");
-    });
+    assertThat(outcomes.byKey.get(keys.get(0)).get(1))
+        .satisfies(
+            o -> {
+              assertThat(o.getStatus()).isEqualTo(OutcomeStatus.AMBIGUOUS);
+              assertThat(o.getError().getCode()).isEqualTo("REDISPATCH_NOT_REPEATABLE");
+            });
     assertThat(downstream.requests(keys.get(0))).isEqualTo(1);
-    assertThat(outcomes.byKey.get(keys.get(1)).get(1).getStatus()).isEqualTo(OutcomeStatus.SUCCEEDED);
+    assertThat(outcomes.byKey.get(keys.get(1)).get(1).getStatus())
+        .isEqualTo(OutcomeStatus.SUCCEEDED);
     assertThat(downstream.requests(keys.get(1))).isEqualTo(2);
-    assertThat(keys.subList(2, keys.size())).allSatisfy(k -> assertThat(downstream.requests(k)).isEqualTo(1));
+    assertThat(keys.subList(2, keys.size()))
+        .allSatisfy(k -> assertThat(downstream.requests(k)).isEqualTo(1));
   }
 
   @Test
@@ -301,13 +408,17 @@ class ExecutorIT {
     ToolPolicies policies = chargeOn(downstream.url(), true);
     EffectExecutor executor = start(policies, config().withConcurrency(8));
     dispatch(keys, "charge");
-    await().atMost(Duration.ofSeconds(60)).until(() -> keys.stream().allMatch(k -> downstream.requests(k) == 1));
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> keys.stream().allMatch(k -> downstream.requests(k) == 1));
 
     executor.close();
 
     awaitOutcomes(keys);
     try (EffectExecutor next = start(policies, config())) {
-      await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10))
+      await()
+          .during(Duration.ofSeconds(3))
+          .atMost(Duration.ofSeconds(10))
           .until(() -> keys.stream().allMatch(k -> downstream.requests(k) == 1));
     }
   }
@@ -317,42 +428,57 @@ class ExecutorIT {
     downstream.latency(Duration.ofSeconds(4));
     List<String> keys = keys(4);
     ToolPolicies policies = chargeOn(downstream.url(), true, "30s");
-    EffectExecutor executor = start(policies, config().withConcurrency(4).withShutdownDeadline(Duration.ofMillis(200)));
+    EffectExecutor executor =
+        start(policies, config().withConcurrency(4).withShutdownDeadline(Duration.ofMillis(200)));
     dispatch(keys, "charge");
-    await().atMost(Duration.ofSeconds(60)).until(() -> keys.stream().allMatch(k -> downstream.requests(k) == 1));
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> keys.stream().allMatch(k -> downstream.requests(k) == 1));
 
     executor.close();
     assertThat(keys).as("abandoned: no outcome committed").noneMatch(outcomes.byKey::containsKey);
 
     // The abandoned requests still act downstream; the next owner's run then finds them done.
-    await().atMost(Duration.ofSeconds(30)).until(() -> keys.stream().allMatch(k -> downstream.effects(k) == 1));
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> keys.stream().allMatch(k -> downstream.effects(k) == 1));
     downstream.latency(Duration.ZERO);
     try (EffectExecutor next = start(policies, config())) {
       awaitOutcomes(keys);
     }
-    assertThat(keys).allSatisfy(k -> {
-      assertThat(downstream.requests(k)).as("run again by the next owner").isGreaterThanOrEqualTo(2);
-      assertThat(downstream.effects(k)).isEqualTo(1);
-    });
+    assertThat(keys)
+        .allSatisfy(
+            k -> {
+              assertThat(downstream.requests(k))
+                  .as("run again by the next owner")
+                  .isGreaterThanOrEqualTo(2);
+              assertThat(downstream.effects(k)).isEqualTo(1);
+            });
   }
 
   @Test
   void shouldDeadLetterUndecodableDispatchAndKeepRunning() throws Exception {
-    try (var dlq = new TopicCollector<>(kafka.bootstrapServers(), "tool-dispatch.dlq", new ByteArrayDeserializer());
+    try (var dlq =
+            new TopicCollector<>(
+                kafka.bootstrapServers(), "tool-dispatch.dlq", new ByteArrayDeserializer());
         EffectExecutor executor = start(chargeOn(downstream.url(), true), config())) {
       var props = Fixtures.kafka(kafka.bootstrapServers());
-      try (var raw = new KafkaProducer<>(props,
-          new StringSerializer(), new ByteArraySerializer())) {
-        raw.send(new ProducerRecord<>("tool-dispatch." + lane, lane + "-bad", new byte[] {1, 2, 3}));
+      try (var raw =
+          new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())) {
+        raw.send(
+            new ProducerRecord<>("tool-dispatch." + lane, lane + "-bad", new byte[] {1, 2, 3}));
       }
       List<String> keys = keys(1);
       dispatch(keys, "charge");
 
       awaitOutcomes(keys);
       await().atMost(Duration.ofSeconds(30)).until(() -> dlq.byKey.containsKey(lane + "-bad"));
-      var letter = dlq.records.stream().filter(r -> r.key().equals(lane + "-bad")).findFirst().orElseThrow();
-      assertThat(new String(letter.headers().lastHeader("effectledger.error.code").value())).isEqualTo("UNDECODABLE_DISPATCH");
-      assertThat(new String(letter.headers().lastHeader("effectledger.source.offset").value())).isEqualTo("0");
+      var letter =
+          dlq.records.stream().filter(r -> r.key().equals(lane + "-bad")).findFirst().orElseThrow();
+      assertThat(new String(letter.headers().lastHeader("effectledger.error.code").value()))
+          .isEqualTo("UNDECODABLE_DISPATCH");
+      assertThat(new String(letter.headers().lastHeader("effectledger.source.offset").value()))
+          .isEqualTo("0");
       assertThat(executor.isRunning()).isTrue();
     }
   }
@@ -360,27 +486,35 @@ class ExecutorIT {
   @Test
   void shouldTurnConnectorExceptionIntoAmbiguousOutcomeAndKeepRunning() throws Exception {
     ToolPolicies policies = chargeOn(downstream.url(), true);
-    Connector throwing = new Connector() {
-      @Override
-      public Capabilities capabilities() {
-        return new Capabilities(false, false, false);
-      }
+    Connector throwing =
+        new Connector() {
+          @Override
+          public Capabilities capabilities() {
+            return new Capabilities(false, false, false);
+          }
 
-      @Override
-      public EffectOutcome execute(EffectRequest request) {
-        throw new IllegalStateException("bug in connector");
-      }
-    };
+          @Override
+          public EffectOutcome execute(EffectRequest request) {
+            throw new IllegalStateException("bug in connector");
+          }
+        };
     List<String> keys = keys(3);
-    try (EffectExecutor executor = EffectExecutor.start(config(), Map.of("charge", throwing), policies)) {
+    try (EffectExecutor executor =
+        EffectExecutor.start(config(), Map.of("charge", throwing), policies)) {
       dispatch(keys, "charge");
       awaitOutcomes(keys);
       assertThat(executor.isRunning()).isTrue();
     }
-    assertThat(keys).allSatisfy(k -> assertThat(outcomes.byKey.get(k)).singleElement().satisfies(o -> {
-      assertThat(o.getStatus()).isEqualTo(OutcomeStatus.AMBIGUOUS);
-      assertThat(o.getError().getCode()).isEqualTo("CONNECTOR_ERROR");
-    }));
+    assertThat(keys)
+        .allSatisfy(
+            k ->
+                assertThat(outcomes.byKey.get(k))
+                    .singleElement()
+                    .satisfies(
+                        o -> {
+                          assertThat(o.getStatus()).isEqualTo(OutcomeStatus.AMBIGUOUS);
+                          assertThat(o.getError().getCode()).isEqualTo("CONNECTOR_ERROR");
+                        }));
   }
 
   /**
@@ -391,52 +525,89 @@ class ExecutorIT {
   @Test
   void shouldPublishAMarkerForAResultTooLargeToProduceAndDeadLetterItCut() throws Exception {
     String huge = "{\"blob\":\"" + "y".repeat(2_000_000) + "\"}";
-    Connector verbose = new Connector() {
-      @Override
-      public Capabilities capabilities() {
-        return new Capabilities(true, false, false);
-      }
+    Connector verbose =
+        new Connector() {
+          @Override
+          public Capabilities capabilities() {
+            return new Capabilities(true, false, false);
+          }
 
-      @Override
-      public EffectOutcome execute(EffectRequest request) {
-        return new EffectOutcome.Succeeded(request.effectKey().endsWith("k0") ? huge : "{}", "fx-" + request.effectKey());
-      }
-    };
+          @Override
+          public EffectOutcome execute(EffectRequest request) {
+            return new EffectOutcome.Succeeded(
+                request.effectKey().endsWith("k0") ? huge : "{}", "fx-" + request.effectKey());
+          }
+        };
     List<String> keys = keys(2);
-    try (var dlq = new TopicCollector<>(kafka.bootstrapServers(), "tool-dispatch.dlq", new ByteArrayDeserializer());
-        EffectExecutor executor = EffectExecutor.start(config(), Map.of("charge", verbose), chargeOn(downstream.url(), true))) {
+    try (var dlq =
+            new TopicCollector<>(
+                kafka.bootstrapServers(), "tool-dispatch.dlq", new ByteArrayDeserializer());
+        EffectExecutor executor =
+            EffectExecutor.start(
+                config(), Map.of("charge", verbose), chargeOn(downstream.url(), true))) {
       dispatch(keys, "charge");
       awaitOutcomes(keys);
       await().atMost(Duration.ofSeconds(30)).until(() -> dlq.byKey.containsKey(keys.get(0)));
-      var letter = dlq.records.stream().filter(r -> r.key().equals(keys.get(0))).findFirst().orElseThrow();
-      assertThat(new String(letter.headers().lastHeader("effectledger.error.code").value())).isEqualTo("RESULT_TOO_LARGE");
+      var letter =
+          dlq.records.stream().filter(r -> r.key().equals(keys.get(0))).findFirst().orElseThrow();
+      assertThat(new String(letter.headers().lastHeader("effectledger.error.code").value()))
+          .isEqualTo("RESULT_TOO_LARGE");
       assertThat(letter.value()).hasSize(256 * 1024);
       assertThat(executor.isRunning()).isTrue();
     }
-    assertThat(outcomes.byKey.get(keys.get(0))).singleElement().satisfies(o -> {
-      assertThat(o.getStatus()).isEqualTo(OutcomeStatus.SUCCEEDED);
-      assertThat(o.getResultJson()).startsWith("{\"effectledger\":\"RESULT_TOO_LARGE\",\"bytes\":20000").contains("\"sha256\":\"");
-      assertThat(o.getEffectId()).isEqualTo("fx-" + keys.get(0));
-    });
-    assertThat(outcomes.byKey.get(keys.get(1))).singleElement().extracting(Outcome::getResultJson).isEqualTo("{}");
+    assertThat(outcomes.byKey.get(keys.get(0)))
+        .singleElement()
+        .satisfies(
+            o -> {
+              assertThat(o.getStatus()).isEqualTo(OutcomeStatus.SUCCEEDED);
+              assertThat(o.getResultJson())
+                  .startsWith("{\"effectledger\":\"RESULT_TOO_LARGE\",\"bytes\":20000")
+                  .contains("\"sha256\":\"");
+              assertThat(o.getEffectId()).isEqualTo("fx-" + keys.get(0));
+            });
+    assertThat(outcomes.byKey.get(keys.get(1)))
+        .singleElement()
+        .extracting(Outcome::getResultJson)
+        .isEqualTo("{}");
   }
 
   @Test
   void shouldPublishKafkaEffectExactlyOnceAcrossCrash() throws Exception {
-    ToolPolicies policies = ToolPolicies.of(ToolPolicy.builder("publish", ToolClass.IRREVERSIBLE).window(Duration.ofDays(30)).pendingTimeout(Duration.ofMinutes(5)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.HOLD).lane(lane).connector("kafka").maxAttempts(3).bypassAllowed(false).build());
+    ToolPolicies policies =
+        ToolPolicies.of(
+            ToolPolicy.builder("publish", ToolClass.IRREVERSIBLE)
+                .window(Duration.ofDays(30))
+                .pendingTimeout(Duration.ofMinutes(5))
+                .onInFlight(InFlightPolicy.COALESCE)
+                .onAmbiguous(AmbiguityPolicy.HOLD)
+                .lane(lane)
+                .connector("kafka")
+                .maxAttempts(3)
+                .bypassAllowed(false)
+                .build());
     List<String> keys = keys(30);
-    try (var effects = new TopicCollector<>(kafka.bootstrapServers(), "effects", new StringDeserializer())) {
-      EffectExecutor crashed = EffectExecutor.start(config().withCommitInterval(Duration.ofSeconds(30)),
-          Map.of("publish", new KafkaConnector("effects")), policies);
+    try (var effects =
+        new TopicCollector<>(kafka.bootstrapServers(), "effects", new StringDeserializer())) {
+      EffectExecutor crashed =
+          EffectExecutor.start(
+              config().withCommitInterval(Duration.ofSeconds(30)),
+              Map.of("publish", new KafkaConnector("effects")),
+              policies);
       dispatch(keys, "publish");
       await().atMost(Duration.ofSeconds(60)).until(() -> crashed.effectsRun() >= keys.size());
       crashed.halt();
-      try (EffectExecutor restarted = EffectExecutor.start(config(), Map.of("publish", new KafkaConnector("effects")), policies)) {
+      try (EffectExecutor restarted =
+          EffectExecutor.start(
+              config(), Map.of("publish", new KafkaConnector("effects")), policies)) {
         awaitOutcomes(keys);
-        await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(20))
+        await()
+            .during(Duration.ofSeconds(2))
+            .atMost(Duration.ofSeconds(20))
             .until(() -> keys.stream().allMatch(effects.byKey::containsKey));
       }
-      assertThat(keys).allSatisfy(k -> assertThat(effects.byKey.get(k)).as("effect records for %s", k).hasSize(1));
+      assertThat(keys)
+          .allSatisfy(
+              k -> assertThat(effects.byKey.get(k)).as("effect records for %s", k).hasSize(1));
     }
   }
 }

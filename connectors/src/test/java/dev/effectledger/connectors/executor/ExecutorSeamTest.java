@@ -37,21 +37,34 @@ import org.junit.jupiter.api.Test;
 /**
  * The executor's hardest paths with its Kafka clients replaced by mocks over a {@link
  * SimulatedCluster} (a consumer after a crash or a rewind reads exactly what was committed): the
- * invariant that a dispatch whose effect may have happened is never performed again on a
- * downstream that ignores keys, through out-of-order completion, a crash, an aborted transaction,
- * a revocation and a fenced producer.
+ * invariant that a dispatch whose effect may have happened is never performed again on a downstream
+ * that ignores keys, through out-of-order completion, a crash, an aborted transaction, a revocation
+ * and a fenced producer.
  */
 class ExecutorSeamTest {
 
   private static final String LANE = "payments";
   private static final TopicPartition DISPATCH = new TopicPartition("tool-dispatch." + LANE, 0);
   private static final String REGISTRY = "mock://executor-seams";
-  private static final ToolPolicies POLICIES = ToolPolicies.of(ToolPolicy.builder("charge", ToolClass.IRREVERSIBLE).window(Duration.ofDays(30)).pendingTimeout(Duration.ofMinutes(5)).onInFlight(InFlightPolicy.COALESCE).onAmbiguous(AmbiguityPolicy.HOLD).lane(LANE).connector("http").maxAttempts(3).bypassAllowed(false).build());
+  private static final ToolPolicies POLICIES =
+      ToolPolicies.of(
+          ToolPolicy.builder("charge", ToolClass.IRREVERSIBLE)
+              .window(Duration.ofDays(30))
+              .pendingTimeout(Duration.ofMinutes(5))
+              .onInFlight(InFlightPolicy.COALESCE)
+              .onAmbiguous(AmbiguityPolicy.HOLD)
+              .lane(LANE)
+              .connector("http")
+              .maxAttempts(3)
+              .bypassAllowed(false)
+              .build());
 
   private final SimulatedCluster cluster = new SimulatedCluster();
   private final GatedConnector downstream = new GatedConnector();
-  private final RegistryAvroSerde<Dispatch> dispatches = new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), Dispatch.class);
-  private final RegistryAvroSerde<Outcome> outcomes = new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), Outcome.class);
+  private final RegistryAvroSerde<Dispatch> dispatches =
+      new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), Dispatch.class);
+  private final RegistryAvroSerde<Outcome> outcomes =
+      new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), Outcome.class);
   private final List<EffectExecutor> started = new ArrayList<>();
 
   @AfterEach
@@ -59,15 +72,34 @@ class ExecutorSeamTest {
     started.forEach(EffectExecutor::halt);
   }
 
-  /** An executor over the cluster, given the dispatch partition by a rebalance on its first poll. */
-  private EffectExecutor executor(LogProducer producer, Duration shutdownDeadline, LogConsumer consumer) {
-    ExecutorConfig config = ExecutorConfig.of(new Properties(), List.of(LANE), REGISTRY).withConcurrency(16)
-        .withShutdownDeadline(shutdownDeadline);
+  /**
+   * An executor over the cluster, given the dispatch partition by a rebalance on its first poll.
+   */
+  private EffectExecutor executor(
+      LogProducer producer, Duration shutdownDeadline, LogConsumer consumer) {
+    ExecutorConfig config =
+        ExecutorConfig.of(new Properties(), List.of(LANE), REGISTRY)
+            .withConcurrency(16)
+            .withShutdownDeadline(shutdownDeadline);
     LogConsumer journal = new LogConsumer(cluster);
-    EffectExecutor executor = EffectExecutor.start(config, Map.of("charge", downstream), POLICIES, Clock.systemUTC(), d -> { },
-        new Clients(consumer, producer, lanes -> new JournalReader(journal,
-            partitions -> partitions.stream().collect(Collectors.toMap(tp -> tp, cluster::end)),
-            Duration.ofSeconds(10), () -> { })), "executor-under-test");
+    EffectExecutor executor =
+        EffectExecutor.start(
+            config,
+            Map.of("charge", downstream),
+            POLICIES,
+            Clock.systemUTC(),
+            d -> {},
+            new Clients(
+                consumer,
+                producer,
+                lanes ->
+                    new JournalReader(
+                        journal,
+                        partitions ->
+                            partitions.stream().collect(Collectors.toMap(tp -> tp, cluster::end)),
+                        Duration.ofSeconds(10),
+                        () -> {})),
+            "executor-under-test");
     consumer.schedulePollTask(() -> consumer.assignFromGroup(List.of(DISPATCH)));
     started.add(executor);
     return executor;
@@ -80,20 +112,36 @@ class ExecutorSeamTest {
   private List<String> dispatchKeys(int n) {
     List<String> keys = IntStream.range(0, n).mapToObj(i -> "k" + i).toList();
     for (String key : keys) {
-      Dispatch d = Dispatch.newBuilder().setIdempotencyKey(key).setEffectKey(key).setTenant("acme").setRunId("run")
-          .setStepId(key).setTool("charge").setLane(LANE).setArguments("{}").setAttempt(1).setDispatchedAt(Instant.now()).build();
-      cluster.append(DISPATCH.topic(), 0, key.getBytes(), dispatches.serialize(DISPATCH.topic(), d));
+      Dispatch d =
+          Dispatch.newBuilder()
+              .setIdempotencyKey(key)
+              .setEffectKey(key)
+              .setTenant("acme")
+              .setRunId("run")
+              .setStepId(key)
+              .setTool("charge")
+              .setLane(LANE)
+              .setArguments("{}")
+              .setAttempt(1)
+              .setDispatchedAt(Instant.now())
+              .build();
+      cluster.append(
+          DISPATCH.topic(), 0, key.getBytes(), dispatches.serialize(DISPATCH.topic(), d));
     }
     return keys;
   }
 
   private List<Outcome> outcomes(String key) {
-    return cluster.records("tool-outcomes").stream().filter(r -> new String(r.key()).equals(key))
-        .map(r -> outcomes.deserialize("tool-outcomes", r.value())).toList();
+    return cluster.records("tool-outcomes").stream()
+        .filter(r -> new String(r.key()).equals(key))
+        .map(r -> outcomes.deserialize("tool-outcomes", r.value()))
+        .toList();
   }
 
   private void awaitOutcomes(List<String> keys) {
-    await().atMost(Duration.ofSeconds(30)).until(() -> keys.stream().noneMatch(k -> outcomes(k).isEmpty()));
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> keys.stream().noneMatch(k -> outcomes(k).isEmpty()));
   }
 
   @Test
@@ -102,20 +150,28 @@ class ExecutorSeamTest {
     downstream.hold("k0");
     EffectExecutor first = executor(new LogProducer(cluster));
     awaitOutcomes(keys.subList(1, 10));
-    assertThat(cluster.committed(Set.of(DISPATCH))).as("the low watermark is the held dispatch")
+    assertThat(cluster.committed(Set.of(DISPATCH)))
+        .as("the low watermark is the held dispatch")
         .containsEntry(DISPATCH, new OffsetAndMetadata(0));
     first.halt();
 
     executor(new LogProducer(cluster));
     awaitOutcomes(List.of("k0"));
-    await().atMost(Duration.ofSeconds(10)).until(() -> cluster.compacted("tool-attempts." + LANE).isEmpty());
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> cluster.compacted("tool-attempts." + LANE).isEmpty());
 
-    assertThat(keys).allSatisfy(k -> assertThat(downstream.calls(k)).as("calls of %s", k).isEqualTo(1));
-    assertThat(keys.subList(1, 10)).allSatisfy(k -> assertThat(outcomes(k)).as("outcomes of %s", k).hasSize(1));
-    assertThat(outcomes("k0")).singleElement().satisfies(o -> {
-      assertThat(o.getStatus()).isEqualTo(OutcomeStatus.AMBIGUOUS);
-      assertThat(o.getError().getCode()).isEqualTo("STARTED_BEFORE_REDELIVERY");
-    });
+    assertThat(keys)
+        .allSatisfy(k -> assertThat(downstream.calls(k)).as("calls of %s", k).isEqualTo(1));
+    assertThat(keys.subList(1, 10))
+        .allSatisfy(k -> assertThat(outcomes(k)).as("outcomes of %s", k).hasSize(1));
+    assertThat(outcomes("k0"))
+        .singleElement()
+        .satisfies(
+            o -> {
+              assertThat(o.getStatus()).isEqualTo(OutcomeStatus.AMBIGUOUS);
+              assertThat(o.getError().getCode()).isEqualTo("STARTED_BEFORE_REDELIVERY");
+            });
     assertThat(cluster.committed(Set.of(DISPATCH)).get(DISPATCH).offset()).isEqualTo(10);
   }
 
@@ -127,12 +183,18 @@ class ExecutorSeamTest {
     executor(producer);
     awaitOutcomes(keys);
 
-    assertThat(keys).allSatisfy(k -> {
-      assertThat(downstream.calls(k)).as("calls of %s", k).isEqualTo(1);
-      assertThat(outcomes(k)).as("outcomes of %s", k).singleElement()
-          .extracting(Outcome::getStatus).isEqualTo(OutcomeStatus.SUCCEEDED);
-    });
-    assertThat(keys).as("some outcomes came from a lookup after the abort")
+    assertThat(keys)
+        .allSatisfy(
+            k -> {
+              assertThat(downstream.calls(k)).as("calls of %s", k).isEqualTo(1);
+              assertThat(outcomes(k))
+                  .as("outcomes of %s", k)
+                  .singleElement()
+                  .extracting(Outcome::getStatus)
+                  .isEqualTo(OutcomeStatus.SUCCEEDED);
+            });
+    assertThat(keys)
+        .as("some outcomes came from a lookup after the abort")
         .anyMatch(k -> "fx_found".equals(outcomes(k).get(0).getEffectId()));
   }
 
@@ -151,9 +213,14 @@ class ExecutorSeamTest {
     downstream.release("k0");
 
     assertThat(first.isRunning()).isTrue();
-    assertThat(keys).allSatisfy(k -> assertThat(downstream.calls(k)).as("calls of %s", k).isEqualTo(1));
-    assertThat(keys.subList(1, 10)).allSatisfy(k -> assertThat(outcomes(k)).as("outcomes of %s", k).hasSize(1));
-    assertThat(outcomes("k0")).singleElement().extracting(Outcome::getStatus).isEqualTo(OutcomeStatus.AMBIGUOUS);
+    assertThat(keys)
+        .allSatisfy(k -> assertThat(downstream.calls(k)).as("calls of %s", k).isEqualTo(1));
+    assertThat(keys.subList(1, 10))
+        .allSatisfy(k -> assertThat(outcomes(k)).as("outcomes of %s", k).hasSize(1));
+    assertThat(outcomes("k0"))
+        .singleElement()
+        .extracting(Outcome::getStatus)
+        .isEqualTo(OutcomeStatus.AMBIGUOUS);
   }
 
   @Test
@@ -172,10 +239,16 @@ class ExecutorSeamTest {
 
     executor(new LogProducer(cluster));
     awaitOutcomes(List.of("k0"));
-    assertThat(keys).allSatisfy(k -> assertThat(downstream.calls(k)).as("calls of %s", k).isEqualTo(1));
-    assertThat(outcomes("k0")).singleElement().satisfies(o -> {
-      assertThat(o.getStatus()).as("found by lookup: the fenced run acted").isEqualTo(OutcomeStatus.SUCCEEDED);
-      assertThat(o.getEffectId()).isEqualTo("fx_found");
-    });
+    assertThat(keys)
+        .allSatisfy(k -> assertThat(downstream.calls(k)).as("calls of %s", k).isEqualTo(1));
+    assertThat(outcomes("k0"))
+        .singleElement()
+        .satisfies(
+            o -> {
+              assertThat(o.getStatus())
+                  .as("found by lookup: the fenced run acted")
+                  .isEqualTo(OutcomeStatus.SUCCEEDED);
+              assertThat(o.getEffectId()).isEqualTo("fx_found");
+            });
   }
 }

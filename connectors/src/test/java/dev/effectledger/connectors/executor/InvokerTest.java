@@ -10,9 +10,9 @@ import dev.effectledger.connectors.EffectRequest;
 import dev.effectledger.connectors.executor.internal.Invoker;
 import dev.effectledger.connectors.http.HttpConnector;
 import dev.effectledger.connectors.http.HttpConnectorSettings;
-import dev.effectledger.policy.RetryPolicy;
 import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.embedded.CountingDownstream.Fault;
+import dev.effectledger.policy.RetryPolicy;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -24,8 +24,10 @@ import org.junit.jupiter.api.Test;
 
 class InvokerTest {
 
-  private static final RetryPolicy RETRY = new RetryPolicy(4, Duration.ofMillis(100), Duration.ofSeconds(5), 0.0);
-  private static final EffectRequest REQUEST = new EffectRequest("k1", "k1", "acme", "charge", "{}", 1, null);
+  private static final RetryPolicy RETRY =
+      new RetryPolicy(4, Duration.ofMillis(100), Duration.ofSeconds(5), 0.0);
+  private static final EffectRequest REQUEST =
+      new EffectRequest("k1", "k1", "acme", "charge", "{}", 1, null);
 
   private final List<Duration> sleeps = new ArrayList<>();
   private final Invoker invoker = new Invoker(sleeps::add, () -> 0.0);
@@ -62,18 +64,28 @@ class InvokerTest {
 
   @Test
   void shouldRetryRetryableWithSameKeyAndExponentialBackoff() {
-    var connector = new Scripted(UNKEYED, new EffectOutcome.Retryable("HTTP_503", "x"),
-        new EffectOutcome.Retryable("HTTP_503", "x"), new EffectOutcome.Succeeded("{}", "ch_1"));
+    var connector =
+        new Scripted(
+            UNKEYED,
+            new EffectOutcome.Retryable("HTTP_503", "x"),
+            new EffectOutcome.Retryable("HTTP_503", "x"),
+            new EffectOutcome.Succeeded("{}", "ch_1"));
 
-    assertThat(invoker.invoke(connector, REQUEST, RETRY)).isInstanceOf(EffectOutcome.Succeeded.class);
+    assertThat(invoker.invoke(connector, REQUEST, RETRY))
+        .isInstanceOf(EffectOutcome.Succeeded.class);
     assertThat(connector.keys).containsExactly("k1", "k1", "k1");
     assertThat(sleeps).containsExactly(Duration.ofMillis(100), Duration.ofMillis(200));
   }
 
   @Test
   void shouldReturnRetryableWhenAttemptsAreSpent() {
-    var connector = new Scripted(UNKEYED, new EffectOutcome.Retryable("A", "x"), new EffectOutcome.Retryable("B", "x"),
-        new EffectOutcome.Retryable("C", "x"), new EffectOutcome.Retryable("D", "x"));
+    var connector =
+        new Scripted(
+            UNKEYED,
+            new EffectOutcome.Retryable("A", "x"),
+            new EffectOutcome.Retryable("B", "x"),
+            new EffectOutcome.Retryable("C", "x"),
+            new EffectOutcome.Retryable("D", "x"));
 
     assertThat(invoker.invoke(connector, REQUEST, RETRY).code()).isEqualTo("D");
     assertThat(connector.keys).hasSize(4);
@@ -89,7 +101,11 @@ class InvokerTest {
 
   @Test
   void shouldRetryAmbiguousOnlyWhereTheKeyIsHonoured() {
-    var keyed = new Scripted(KEYED, new EffectOutcome.Ambiguous("TIMEOUT", "x"), new EffectOutcome.Succeeded("{}", "ch_1"));
+    var keyed =
+        new Scripted(
+            KEYED,
+            new EffectOutcome.Ambiguous("TIMEOUT", "x"),
+            new EffectOutcome.Succeeded("{}", "ch_1"));
     var unkeyed = new Scripted(UNKEYED, new EffectOutcome.Ambiguous("TIMEOUT", "x"));
 
     assertThat(invoker.invoke(keyed, REQUEST, RETRY)).isInstanceOf(EffectOutcome.Succeeded.class);
@@ -99,18 +115,27 @@ class InvokerTest {
 
   @Test
   void shouldStayAmbiguousWhenRetriesAfterAnAmbiguousCallRunOut() {
-    var connector = new Scripted(KEYED, new EffectOutcome.Ambiguous("TIMEOUT", "x"), new EffectOutcome.Retryable("HTTP_409", "x"),
-        new EffectOutcome.Retryable("HTTP_409", "x"), new EffectOutcome.Retryable("HTTP_409", "x"));
+    var connector =
+        new Scripted(
+            KEYED,
+            new EffectOutcome.Ambiguous("TIMEOUT", "x"),
+            new EffectOutcome.Retryable("HTTP_409", "x"),
+            new EffectOutcome.Retryable("HTTP_409", "x"),
+            new EffectOutcome.Retryable("HTTP_409", "x"));
 
     assertThat(invoker.invoke(connector, REQUEST, RETRY))
         .as("the first call may still act: the key must not be released")
-        .isInstanceOfSatisfying(EffectOutcome.Ambiguous.class, a -> assertThat(a.code()).isEqualTo("TIMEOUT"));
+        .isInstanceOfSatisfying(
+            EffectOutcome.Ambiguous.class, a -> assertThat(a.code()).isEqualTo("TIMEOUT"));
   }
 
   @Test
   void shouldWaitAtLeastRetryAfter() {
-    var connector = new Scripted(UNKEYED, new EffectOutcome.Retryable("HTTP_429", "x", Optional.of(Duration.ofSeconds(2))),
-        new EffectOutcome.Succeeded("{}", null));
+    var connector =
+        new Scripted(
+            UNKEYED,
+            new EffectOutcome.Retryable("HTTP_429", "x", Optional.of(Duration.ofSeconds(2))),
+            new EffectOutcome.Succeeded("{}", null));
 
     invoker.invoke(connector, REQUEST, RETRY);
 
@@ -119,9 +144,13 @@ class InvokerTest {
 
   @Test
   void shouldStopRetryingWhenRetryAfterExceedsTheCap() {
-    var connector = new Scripted(UNKEYED, new EffectOutcome.Retryable("HTTP_503", "x", Optional.of(Duration.ofMinutes(5))));
+    var connector =
+        new Scripted(
+            UNKEYED,
+            new EffectOutcome.Retryable("HTTP_503", "x", Optional.of(Duration.ofMinutes(5))));
 
-    assertThat(invoker.invoke(connector, REQUEST, RETRY)).isInstanceOf(EffectOutcome.Retryable.class);
+    assertThat(invoker.invoke(connector, REQUEST, RETRY))
+        .isInstanceOf(EffectOutcome.Retryable.class);
     assertThat(sleeps).isEmpty();
   }
 
@@ -130,14 +159,23 @@ class InvokerTest {
     var connector = new Scripted(UNKEYED, new IllegalStateException("boom"));
 
     assertThat(invoker.invoke(connector, REQUEST, RETRY))
-        .isInstanceOfSatisfying(EffectOutcome.Ambiguous.class, a -> assertThat(a.code()).isEqualTo("CONNECTOR_ERROR"));
+        .isInstanceOfSatisfying(
+            EffectOutcome.Ambiguous.class, a -> assertThat(a.code()).isEqualTo("CONNECTOR_ERROR"));
   }
 
   @Test
   void shouldCollapseTimeoutRetryIntoOneEffectAtKeyHonouringDownstream() throws Exception {
     try (CountingDownstream downstream = CountingDownstream.start(Duration.ofSeconds(1))) {
-      var connector = new HttpConnector(HttpConnectorSettings.from("charge", new ObjectMapper()
-          .readTree("{\"url\":\"" + downstream.url() + "\",\"timeout\":\"300ms\",\"honoursKeys\":true}")), Clock.systemUTC());
+      var connector =
+          new HttpConnector(
+              HttpConnectorSettings.from(
+                  "charge",
+                  new ObjectMapper()
+                      .readTree(
+                          "{\"url\":\""
+                              + downstream.url()
+                              + "\",\"timeout\":\"300ms\",\"honoursKeys\":true}")),
+              Clock.systemUTC());
       downstream.inject("k1", Fault.HANG_AFTER_EFFECT);
 
       EffectOutcome outcome = invoker.invoke(connector, REQUEST, RETRY);
@@ -150,12 +188,17 @@ class InvokerTest {
 
   @Test
   void shouldNotRepeatAmbiguousCallToDownstreamThatIgnoresKeys() throws Exception {
-    try (CountingDownstream downstream = CountingDownstream.start(Duration.ofSeconds(1)).honoursKeys(false)) {
-      var connector = new HttpConnector(HttpConnectorSettings.from("charge", new ObjectMapper()
-          .readTree("{\"url\":\"" + downstream.url() + "\"}")), Clock.systemUTC());
+    try (CountingDownstream downstream =
+        CountingDownstream.start(Duration.ofSeconds(1)).honoursKeys(false)) {
+      var connector =
+          new HttpConnector(
+              HttpConnectorSettings.from(
+                  "charge", new ObjectMapper().readTree("{\"url\":\"" + downstream.url() + "\"}")),
+              Clock.systemUTC());
       downstream.inject("k1", Fault.ERROR_AFTER_EFFECT);
 
-      assertThat(invoker.invoke(connector, REQUEST, RETRY)).isInstanceOf(EffectOutcome.Ambiguous.class);
+      assertThat(invoker.invoke(connector, REQUEST, RETRY))
+          .isInstanceOf(EffectOutcome.Ambiguous.class);
       assertThat(downstream.requests("k1")).isEqualTo(1);
       assertThat(downstream.effects("k1")).isEqualTo(1);
     }

@@ -26,15 +26,19 @@ class KeyOrderedRunnerTest {
     CountDownLatch release = new CountDownLatch(1);
     List<String> done = new CopyOnWriteArrayList<>();
 
-    runner.run("a", () -> {
-      hold(release);
-      done.add("a1");
-    });
+    runner.run(
+        "a",
+        () -> {
+          hold(release);
+          done.add("a1");
+        });
     runner.run("a", () -> done.add("a2"));
     runner.run("b", () -> done.add("b1"));
 
     await().atMost(Duration.ofSeconds(5)).until(() -> done.contains("b1"));
-    assertThat(done).as("b ran while a's first task was held; a's second waited for it").containsExactly("b1");
+    assertThat(done)
+        .as("b ran while a's first task was held; a's second waited for it")
+        .containsExactly("b1");
     release.countDown();
     await().atMost(Duration.ofSeconds(5)).until(() -> done.size() == 3);
     assertThat(done).containsExactly("b1", "a1", "a2");
@@ -45,9 +49,11 @@ class KeyOrderedRunnerTest {
   void shouldRunTheNextTaskOfAKeyWhoseTaskFailed() {
     List<String> done = new CopyOnWriteArrayList<>();
 
-    runner.run("a", () -> {
-      throw new IllegalStateException("connector bug");
-    });
+    runner.run(
+        "a",
+        () -> {
+          throw new IllegalStateException("connector bug");
+        });
     runner.run("a", () -> done.add("a2"));
 
     await().atMost(Duration.ofSeconds(5)).until(() -> done.contains("a2"));

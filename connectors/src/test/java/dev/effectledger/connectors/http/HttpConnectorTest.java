@@ -30,8 +30,14 @@ class HttpConnectorTest {
   @BeforeEach
   void start() throws IOException {
     downstream = CountingDownstream.start(Duration.ofSeconds(2));
-    connector = connector("{\"url\":\"" + downstream.url() + "\",\"timeout\":\"400ms\",\"honoursKeys\":true,"
-        + "\"effectIdPointer\":\"/id\",\"lookupUrl\":\"" + downstream.url() + "?key={key}\"}");
+    connector =
+        connector(
+            "{\"url\":\""
+                + downstream.url()
+                + "\",\"timeout\":\"400ms\",\"honoursKeys\":true,"
+                + "\"effectIdPointer\":\"/id\",\"lookupUrl\":\""
+                + downstream.url()
+                + "?key={key}\"}");
   }
 
   @AfterEach
@@ -52,10 +58,13 @@ class HttpConnectorTest {
   void shouldSucceedOnceAndReadEffectIdFromBody() {
     EffectOutcome outcome = connector.execute(request("k1", ARGS));
 
-    assertThat(outcome).isInstanceOfSatisfying(EffectOutcome.Succeeded.class, s -> {
-      assertThat(s.effectId()).startsWith("ch_");
-      assertThat(s.resultJson()).contains("\"key\":\"k1\"");
-    });
+    assertThat(outcome)
+        .isInstanceOfSatisfying(
+            EffectOutcome.Succeeded.class,
+            s -> {
+              assertThat(s.effectId()).startsWith("ch_");
+              assertThat(s.resultJson()).contains("\"key\":\"k1\"");
+            });
     assertThat(downstream.effects("k1")).isEqualTo(1);
   }
 
@@ -73,10 +82,13 @@ class HttpConnectorTest {
   void shouldClassify503BeforeEffectAsRetryableWithRetryAfter() {
     downstream.inject("k1", Fault.UNAVAILABLE_BEFORE_EFFECT);
 
-    assertThat(connector.execute(request("k1", ARGS))).isInstanceOfSatisfying(EffectOutcome.Retryable.class, r -> {
-      assertThat(r.code()).isEqualTo("HTTP_503");
-      assertThat(r.retryAfter()).contains(Duration.ZERO);
-    });
+    assertThat(connector.execute(request("k1", ARGS)))
+        .isInstanceOfSatisfying(
+            EffectOutcome.Retryable.class,
+            r -> {
+              assertThat(r.code()).isEqualTo("HTTP_503");
+              assertThat(r.retryAfter()).contains(Duration.ZERO);
+            });
     assertThat(downstream.effects("k1")).isZero();
   }
 
@@ -92,7 +104,8 @@ class HttpConnectorTest {
     downstream.inject("k1", Fault.HANG_AFTER_EFFECT);
 
     assertThat(connector.execute(request("k1", ARGS)))
-        .isInstanceOfSatisfying(EffectOutcome.Ambiguous.class, a -> assertThat(a.code()).isEqualTo("TIMEOUT"));
+        .isInstanceOfSatisfying(
+            EffectOutcome.Ambiguous.class, a -> assertThat(a.code()).isEqualTo("TIMEOUT"));
     assertThat(downstream.effects("k1")).isEqualTo(1);
   }
 
@@ -101,7 +114,8 @@ class HttpConnectorTest {
     downstream.inject("k1", Fault.DROP_AFTER_EFFECT);
 
     assertThat(connector.execute(request("k1", ARGS)))
-        .isInstanceOfSatisfying(EffectOutcome.Ambiguous.class, a -> assertThat(a.code()).isEqualTo("CONNECTION_LOST"));
+        .isInstanceOfSatisfying(
+            EffectOutcome.Ambiguous.class, a -> assertThat(a.code()).isEqualTo("CONNECTION_LOST"));
     assertThat(downstream.effects("k1")).isEqualTo(1);
   }
 
@@ -110,12 +124,17 @@ class HttpConnectorTest {
     downstream.inject("k1", Fault.ERROR_AFTER_EFFECT);
 
     assertThat(connector.execute(request("k1", ARGS)))
-        .isInstanceOfSatisfying(EffectOutcome.Ambiguous.class, a -> assertThat(a.code()).isEqualTo("HTTP_500"));
+        .isInstanceOfSatisfying(
+            EffectOutcome.Ambiguous.class, a -> assertThat(a.code()).isEqualTo("HTTP_500"));
   }
 
   @Test
   void shouldWaitForSlowSuccess() throws IOException {
-    HttpConnector patient = connector("{\"url\":\"" + downstream.url() + "\",\"timeout\":\"2s\",\"effectIdPointer\":\"/id\"}");
+    HttpConnector patient =
+        connector(
+            "{\"url\":\""
+                + downstream.url()
+                + "\",\"timeout\":\"2s\",\"effectIdPointer\":\"/id\"}");
     downstream.inject("k1", Fault.SLOW_SUCCESS);
 
     assertThat(patient.execute(request("k1", ARGS))).isInstanceOf(EffectOutcome.Succeeded.class);
@@ -126,7 +145,8 @@ class HttpConnectorTest {
     downstream.inject("k1", Fault.CONFLICT_IN_PROGRESS);
 
     assertThat(connector.execute(request("k1", ARGS)))
-        .isInstanceOfSatisfying(EffectOutcome.Retryable.class, r -> assertThat(r.code()).isEqualTo("HTTP_409"));
+        .isInstanceOfSatisfying(
+            EffectOutcome.Retryable.class, r -> assertThat(r.code()).isEqualTo("HTTP_409"));
     assertThat(downstream.effects("k1")).isZero();
   }
 
@@ -135,7 +155,8 @@ class HttpConnectorTest {
     connector.execute(request("k1", ARGS));
 
     assertThat(connector.execute(request("k1", "{\"amount\":5}")))
-        .isInstanceOfSatisfying(EffectOutcome.Failed.class, f -> assertThat(f.code()).isEqualTo("HTTP_422"));
+        .isInstanceOfSatisfying(
+            EffectOutcome.Failed.class, f -> assertThat(f.code()).isEqualTo("HTTP_422"));
     assertThat(downstream.effects("k1")).isEqualTo(1);
   }
 
@@ -148,12 +169,15 @@ class HttpConnectorTest {
     HttpConnector refused = connector("{\"url\":\"http://127.0.0.1:" + closedPort + "/charges\"}");
 
     assertThat(refused.execute(request("k1", ARGS)))
-        .isInstanceOfSatisfying(EffectOutcome.Retryable.class, r -> assertThat(r.code()).isEqualTo("CONNECTION_REFUSED"));
+        .isInstanceOfSatisfying(
+            EffectOutcome.Retryable.class,
+            r -> assertThat(r.code()).isEqualTo("CONNECTION_REFUSED"));
   }
 
   @Test
   void shouldApplyConfiguredStatusOverrides() throws IOException {
-    HttpConnector strict = connector("{\"url\":\"" + downstream.url() + "\",\"statuses\":{\"409\":\"failed\"}}");
+    HttpConnector strict =
+        connector("{\"url\":\"" + downstream.url() + "\",\"statuses\":{\"409\":\"failed\"}}");
     downstream.inject("k1", Fault.CONFLICT_IN_PROGRESS);
 
     assertThat(strict.execute(request("k1", ARGS))).isInstanceOf(EffectOutcome.Failed.class);
@@ -171,20 +195,27 @@ class HttpConnectorTest {
   @Test
   void shouldDeclareKeyHonouringOnlyWhenConfigured() throws IOException {
     assertThat(connector.capabilities().honoursKeys()).isTrue();
-    assertThat(connector("{\"url\":\"" + downstream.url() + "\"}").capabilities().safeToRepeat()).isFalse();
+    assertThat(connector("{\"url\":\"" + downstream.url() + "\"}").capabilities().safeToRepeat())
+        .isFalse();
   }
 
   @Test
   void shouldExpandUrlTemplateWithEncodedValues() {
-    String url = HttpConnector.expand("http://h/t/{tenant}/c/{arg:/customer/id}?k={key}",
-        new EffectRequest("k 1/x", "k", "acme", "charge", "{\"customer\":{\"id\":\"cus 7\"}}", 1, null));
+    String url =
+        HttpConnector.expand(
+            "http://h/t/{tenant}/c/{arg:/customer/id}?k={key}",
+            new EffectRequest(
+                "k 1/x", "k", "acme", "charge", "{\"customer\":{\"id\":\"cus 7\"}}", 1, null));
 
     assertThat(url).isEqualTo("http://h/t/acme/c/cus%207?k=k%201%2Fx");
   }
 
   @Test
   void shouldListEverySettingsProblem() {
-    assertThatThrownBy(() -> connector("{\"method\":\"FETCH\",\"timeout\":\"soon\",\"statuses\":{\"409\":\"maybe\"},\"colour\":1}"))
+    assertThatThrownBy(
+            () ->
+                connector(
+                    "{\"method\":\"FETCH\",\"timeout\":\"soon\",\"statuses\":{\"409\":\"maybe\"},\"colour\":1}"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("tools.charge.settings.url: missing")
         .hasMessageContaining("tools.charge.settings.method: 'FETCH' is not allowed")

@@ -11,10 +11,26 @@ class StatusMappingTest {
 
   @ParameterizedTest(name = "{0} -> {1}")
   @CsvSource({
-      "200, SUCCEEDED", "201, SUCCEEDED", "204, SUCCEEDED",
-      "400, FAILED", "401, FAILED", "403, FAILED", "404, FAILED", "422, FAILED",
-      "408, RETRYABLE", "409, RETRYABLE", "425, RETRYABLE", "429, RETRYABLE", "503, RETRYABLE",
-      "500, AMBIGUOUS", "502, AMBIGUOUS", "504, AMBIGUOUS", "599, AMBIGUOUS", "302, AMBIGUOUS", "101, AMBIGUOUS"})
+    "200, SUCCEEDED",
+    "201, SUCCEEDED",
+    "204, SUCCEEDED",
+    "400, FAILED",
+    "401, FAILED",
+    "403, FAILED",
+    "404, FAILED",
+    "422, FAILED",
+    "408, RETRYABLE",
+    "409, RETRYABLE",
+    "425, RETRYABLE",
+    "429, RETRYABLE",
+    "503, RETRYABLE",
+    "500, AMBIGUOUS",
+    "502, AMBIGUOUS",
+    "504, AMBIGUOUS",
+    "599, AMBIGUOUS",
+    "302, AMBIGUOUS",
+    "101, AMBIGUOUS"
+  })
   void shouldClassifySafelyByDefault(int status, Kind expected) {
     assertThat(new StatusMapping(Map.of()).classify(status)).isEqualTo(expected);
   }

@@ -40,38 +40,62 @@ class JdbcConnectorTest {
 
   @BeforeEach
   void freshTables() throws SQLException {
-    sql("DROP TABLE IF EXISTS refunds; DROP TABLE IF EXISTS effect_ledger_dedup;"
-        + " CREATE TABLE refunds (id serial PRIMARY KEY, customer text NOT NULL, amount bigint NOT NULL CHECK (amount > 0))");
-    connector = new JdbcConnector(new JdbcConnectorSettings(postgres.getJdbcUrl("postgres", "postgres"), "postgres", null,
-        "INSERT INTO refunds (customer, amount) VALUES (?, ?) RETURNING id", List.of("/customer", "/amount"),
-        "effect_ledger_dedup", 4), db);
+    sql(
+        "DROP TABLE IF EXISTS refunds; DROP TABLE IF EXISTS effect_ledger_dedup;"
+            + " CREATE TABLE refunds (id serial PRIMARY KEY, customer text NOT NULL, amount bigint NOT NULL CHECK (amount > 0))");
+    connector =
+        new JdbcConnector(
+            new JdbcConnectorSettings(
+                postgres.getJdbcUrl("postgres", "postgres"),
+                "postgres",
+                null,
+                "INSERT INTO refunds (customer, amount) VALUES (?, ?) RETURNING id",
+                List.of("/customer", "/amount"),
+                "effect_ledger_dedup",
+                4),
+            db);
   }
 
   private static void sql(String statements) throws SQLException {
-    try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = db.getConnection();
+        Statement s = c.createStatement()) {
       s.execute(statements);
     }
   }
 
   private static int count(String query) throws SQLException {
-    try (Connection c = db.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(query)) {
+    try (Connection c = db.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(query)) {
       rs.next();
       return rs.getInt(1);
     }
   }
 
   private static EffectRequest refund(String key, String customer, long amount) {
-    return new EffectRequest(key, key, "acme", "record_refund",
-        "{\"customer\":\"" + customer + "\",\"amount\":" + amount + "}", 1, null);
+    return new EffectRequest(
+        key,
+        key,
+        "acme",
+        "record_refund",
+        "{\"customer\":\"" + customer + "\",\"amount\":" + amount + "}",
+        1,
+        null);
   }
 
   @Test
   void shouldRunStatementAndDedupRowInOneTransaction() throws SQLException {
     EffectOutcome outcome = connector.execute(refund("k1", "cus_1", 500));
 
-    assertThat(outcome).isInstanceOfSatisfying(EffectOutcome.Succeeded.class, s -> assertThat(s.effectId()).isEqualTo("1"));
-    assertThat(count("SELECT count(*) FROM refunds WHERE customer = 'cus_1' AND amount = 500")).isEqualTo(1);
-    assertThat(count("SELECT count(*) FROM effect_ledger_dedup WHERE effect_key = 'k1' AND effect_id = '1'")).isEqualTo(1);
+    assertThat(outcome)
+        .isInstanceOfSatisfying(
+            EffectOutcome.Succeeded.class, s -> assertThat(s.effectId()).isEqualTo("1"));
+    assertThat(count("SELECT count(*) FROM refunds WHERE customer = 'cus_1' AND amount = 500"))
+        .isEqualTo(1);
+    assertThat(
+            count(
+                "SELECT count(*) FROM effect_ledger_dedup WHERE effect_key = 'k1' AND effect_id = '1'"))
+        .isEqualTo(1);
   }
 
   @Test
@@ -87,20 +111,26 @@ class JdbcConnectorTest {
   @Test
   void shouldActOnceForConcurrentRunsOfOneKey() throws Exception {
     CountDownLatch go = new CountDownLatch(1);
-    List<CompletableFuture<EffectOutcome>> runs = IntStream.range(0, 8)
-        .mapToObj(i -> CompletableFuture.supplyAsync(() -> {
-          try {
-            go.await();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-          return connector.execute(refund("k1", "cus_1", 500));
-        }))
-        .toList();
+    List<CompletableFuture<EffectOutcome>> runs =
+        IntStream.range(0, 8)
+            .mapToObj(
+                i ->
+                    CompletableFuture.supplyAsync(
+                        () -> {
+                          try {
+                            go.await();
+                          } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                          }
+                          return connector.execute(refund("k1", "cus_1", 500));
+                        }))
+            .toList();
     go.countDown();
 
-    assertThat(runs).allSatisfy(r -> assertThat(r.get()).isInstanceOf(EffectOutcome.Succeeded.class));
-    assertThat(runs.stream().map(r -> ((EffectOutcome.Succeeded) r.join()).effectId()).distinct()).hasSize(1);
+    assertThat(runs)
+        .allSatisfy(r -> assertThat(r.get()).isInstanceOf(EffectOutcome.Succeeded.class));
+    assertThat(runs.stream().map(r -> ((EffectOutcome.Succeeded) r.join()).effectId()).distinct())
+        .hasSize(1);
     assertThat(count("SELECT count(*) FROM refunds")).isEqualTo(1);
   }
 
@@ -108,16 +138,26 @@ class JdbcConnectorTest {
   void shouldFailWithoutEffectOrDedupRowWhenStatementIsRefused() throws SQLException {
     EffectOutcome outcome = connector.execute(refund("k1", "cus_1", -5));
 
-    assertThat(outcome).isInstanceOfSatisfying(EffectOutcome.Failed.class, f -> assertThat(f.code()).isEqualTo("SQLSTATE_23514"));
-    assertThat(count("SELECT count(*) FROM effect_ledger_dedup")).as("the key is not spent").isZero();
-    assertThat(connector.execute(refund("k1", "cus_1", 5))).isInstanceOf(EffectOutcome.Succeeded.class);
+    assertThat(outcome)
+        .isInstanceOfSatisfying(
+            EffectOutcome.Failed.class, f -> assertThat(f.code()).isEqualTo("SQLSTATE_23514"));
+    assertThat(count("SELECT count(*) FROM effect_ledger_dedup"))
+        .as("the key is not spent")
+        .isZero();
+    assertThat(connector.execute(refund("k1", "cus_1", 5)))
+        .isInstanceOf(EffectOutcome.Succeeded.class);
   }
 
   @Test
   void shouldFailWhenAParameterIsMissingFromArguments() {
-    EffectOutcome outcome = connector.execute(new EffectRequest("k1", "k1", "acme", "record_refund", "{\"customer\":\"c\"}", 1, null));
+    EffectOutcome outcome =
+        connector.execute(
+            new EffectRequest(
+                "k1", "k1", "acme", "record_refund", "{\"customer\":\"c\"}", 1, null));
 
-    assertThat(outcome).isInstanceOfSatisfying(EffectOutcome.Failed.class, f -> assertThat(f.message()).contains("/amount"));
+    assertThat(outcome)
+        .isInstanceOfSatisfying(
+            EffectOutcome.Failed.class, f -> assertThat(f.message()).contains("/amount"));
   }
 
   @Test
@@ -134,8 +174,10 @@ class JdbcConnectorTest {
 
     assertThat(JdbcConnector.classify(lost, false)).isInstanceOf(EffectOutcome.Retryable.class);
     assertThat(JdbcConnector.classify(lost, true)).isInstanceOf(EffectOutcome.Ambiguous.class);
-    assertThat(JdbcConnector.classify(new SQLException("serialization", "40001"), false)).isInstanceOf(EffectOutcome.Retryable.class);
-    assertThat(JdbcConnector.classify(new SQLException("syntax", "42601"), false)).isInstanceOf(EffectOutcome.Failed.class);
+    assertThat(JdbcConnector.classify(new SQLException("serialization", "40001"), false))
+        .isInstanceOf(EffectOutcome.Retryable.class);
+    assertThat(JdbcConnector.classify(new SQLException("syntax", "42601"), false))
+        .isInstanceOf(EffectOutcome.Failed.class);
     assertThat(connector.capabilities().safeToRepeat()).isTrue();
   }
 }

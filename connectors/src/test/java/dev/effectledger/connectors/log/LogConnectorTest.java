@@ -24,8 +24,11 @@ class LogConnectorTest {
     connector.execute(new EffectRequest("k1", "k1", "acme", "note", "{\"text\":\"hi\"}", 1, null));
     connector.execute(new EffectRequest("k1", "k1", "acme", "note", "{\"text\":\"hi\"}", 1, null));
 
-    assertThat(Files.readAllLines(file)).hasSize(2).first().isEqualTo(
-        "{\"key\":\"k1\",\"tenant\":\"acme\",\"tool\":\"note\",\"at\":\"2026-01-01T00:00:00Z\",\"arguments\":{\"text\":\"hi\"}}");
+    assertThat(Files.readAllLines(file))
+        .hasSize(2)
+        .first()
+        .isEqualTo(
+            "{\"key\":\"k1\",\"tenant\":\"acme\",\"tool\":\"note\",\"at\":\"2026-01-01T00:00:00Z\",\"arguments\":{\"text\":\"hi\"}}");
     assertThat(connector.capabilities().safeToRepeat()).isFalse();
   }
 
@@ -34,6 +37,7 @@ class LogConnectorTest {
     var connector = new LogConnector(dir.resolve("missing-dir/effects.jsonl"), Clock.systemUTC());
 
     assertThat(connector.execute(new EffectRequest("k1", "k1", "acme", "note", "{}", 1, null)))
-        .isInstanceOfSatisfying(EffectOutcome.Retryable.class, r -> assertThat(r.code()).isEqualTo("LOG_WRITE_FAILED"));
+        .isInstanceOfSatisfying(
+            EffectOutcome.Retryable.class, r -> assertThat(r.code()).isEqualTo("LOG_WRITE_FAILED"));
   }
 }

@@ -59,7 +59,8 @@ public final class AvroBinarySerde<T extends SpecificRecord>
     try {
       return reader.read(null, DecoderFactory.get().binaryDecoder(bytes, null));
     } catch (IOException | RuntimeException e) {
-      throw new SerializationException("Could not decode " + schema.getName() + " from " + topic, e);
+      throw new SerializationException(
+          "Could not decode " + schema.getName() + " from " + topic, e);
     }
   }
 

@@ -63,7 +63,10 @@ public final class HttpSchemaRegistry implements SchemaRegistry {
     int id = answer.path("id").asInt(-1);
     if (id < 0) {
       throw new SchemaRegistryException(
-          "Schema Registry at " + baseUri + " answered registration under " + subject
+          "Schema Registry at "
+              + baseUri
+              + " answered registration under "
+              + subject
               + " without an id",
           false);
     }
@@ -96,8 +99,13 @@ public final class HttpSchemaRegistry implements SchemaRegistry {
       response = http.send(request, HttpResponse.BodyHandlers.ofString());
     } catch (IOException e) {
       throw new SchemaRegistryException(
-          "Could not " + what + ": Schema Registry at " + baseUri + " is unreachable ("
-              + e.getMessage() + "); check schema.registry.url",
+          "Could not "
+              + what
+              + ": Schema Registry at "
+              + baseUri
+              + " is unreachable ("
+              + e.getMessage()
+              + "); check schema.registry.url",
           e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -109,8 +117,14 @@ public final class HttpSchemaRegistry implements SchemaRegistry {
       String message = json.path("message").asText(response.body());
       boolean notFound = response.statusCode() == 404;
       throw new SchemaRegistryException(
-          "Could not " + what + ": Schema Registry answered HTTP " + response.statusCode()
-              + " error_code " + errorCode + ": " + message,
+          "Could not "
+              + what
+              + ": Schema Registry answered HTTP "
+              + response.statusCode()
+              + " error_code "
+              + errorCode
+              + ": "
+              + message,
           notFound);
     }
     return json;

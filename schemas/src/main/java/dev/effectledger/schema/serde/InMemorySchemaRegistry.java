@@ -1,9 +1,9 @@
 package dev.effectledger.schema.serde;
 
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.ArrayList;
 import org.apache.avro.Schema;
 
 /**

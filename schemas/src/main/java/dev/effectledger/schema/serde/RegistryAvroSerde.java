@@ -20,8 +20,8 @@ import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serializer;
 
 /**
- * Serde of one generated Avro record type in the Schema Registry wire format: magic byte {@code
- * 0}, 4-byte big-endian schema id, Avro binary. The serializer registers the record's schema under
+ * Serde of one generated Avro record type in the Schema Registry wire format: magic byte {@code 0},
+ * 4-byte big-endian schema id, Avro binary. The serializer registers the record's schema under
  * {@code <topic>-value}; the deserializer resolves the writer's schema by id against the record's
  * own schema, so older and newer compatible writers are read.
  *
@@ -76,7 +76,9 @@ public final class RegistryAvroSerde<T extends SpecificRecord>
     if (bytes.length < HEADER_LENGTH || bytes[0] != MAGIC_BYTE) {
       throw new WireFormatException(
           WireFormatException.Reason.MALFORMED,
-          "Record on " + topic + " is not in the Schema Registry wire format (expected magic byte 0"
+          "Record on "
+              + topic
+              + " is not in the Schema Registry wire format (expected magic byte 0"
               + " and a 4-byte schema id)");
     }
     int id = ByteBuffer.wrap(bytes, 1, 4).getInt();
@@ -85,13 +87,16 @@ public final class RegistryAvroSerde<T extends SpecificRecord>
       reader = readersById.computeIfAbsent(id, this::readerFor);
     } catch (SchemaRegistryException e) {
       throw new WireFormatException(
-          e.isNotFound() ? WireFormatException.Reason.UNKNOWN_SCHEMA_ID : WireFormatException.Reason.REGISTRY_UNAVAILABLE,
+          e.isNotFound()
+              ? WireFormatException.Reason.UNKNOWN_SCHEMA_ID
+              : WireFormatException.Reason.REGISTRY_UNAVAILABLE,
           "Record on " + topic + " names schema id " + id + ": " + e.getMessage(),
           e);
     }
     try {
       BinaryDecoder decoder =
-          DecoderFactory.get().binaryDecoder(bytes, HEADER_LENGTH, bytes.length - HEADER_LENGTH, null);
+          DecoderFactory.get()
+              .binaryDecoder(bytes, HEADER_LENGTH, bytes.length - HEADER_LENGTH, null);
       T value = reader.read(null, decoder);
       if (!decoder.isEnd()) {
         throw new IOException((bytes.length - HEADER_LENGTH) + "-byte body has trailing bytes");
@@ -100,8 +105,14 @@ public final class RegistryAvroSerde<T extends SpecificRecord>
     } catch (IOException | RuntimeException e) {
       throw new WireFormatException(
           WireFormatException.Reason.MALFORMED,
-          "Record on " + topic + " with schema id " + id + " is not a valid "
-              + readerSchema.getName() + ": " + e.getMessage(),
+          "Record on "
+              + topic
+              + " with schema id "
+              + id
+              + " is not a valid "
+              + readerSchema.getName()
+              + ": "
+              + e.getMessage(),
           e);
     }
   }

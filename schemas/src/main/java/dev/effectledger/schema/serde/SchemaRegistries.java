@@ -32,6 +32,8 @@ public final class SchemaRegistries {
       return new HttpSchemaRegistry(URI.create(url));
     }
     throw new IllegalArgumentException(
-        "schema.registry.url '" + url + "' is not supported: give http(s)://host:port or mock://<scope>");
+        "schema.registry.url '"
+            + url
+            + "' is not supported: give http(s)://host:port or mock://<scope>");
   }
 }

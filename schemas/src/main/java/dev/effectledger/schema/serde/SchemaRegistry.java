@@ -3,8 +3,8 @@ package dev.effectledger.schema.serde;
 import org.apache.avro.Schema;
 
 /**
- * The two Schema Registry operations the serdes need. Implementations cache: both calls are made
- * on the hot path of every serializer and deserializer.
+ * The two Schema Registry operations the serdes need. Implementations cache: both calls are made on
+ * the hot path of every serializer and deserializer.
  */
 public interface SchemaRegistry {
 

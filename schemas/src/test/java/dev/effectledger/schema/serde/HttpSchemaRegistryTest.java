@@ -50,8 +50,12 @@ class HttpSchemaRegistryTest {
   }
 
   private void register(HttpExchange exchange) throws IOException {
-    requests.add(exchange.getRequestMethod() + " " + exchange.getRequestURI().getRawPath()
-        + " " + exchange.getRequestHeaders().getFirst("Content-Type"));
+    requests.add(
+        exchange.getRequestMethod()
+            + " "
+            + exchange.getRequestURI().getRawPath()
+            + " "
+            + exchange.getRequestHeaders().getFirst("Content-Type"));
     JsonNode body = JSON.readTree(exchange.getRequestBody());
     String schema = body.path("schema").asText();
     if (schema.isEmpty()) {
@@ -65,7 +69,8 @@ class HttpSchemaRegistryTest {
 
   private void fetch(HttpExchange exchange) throws IOException {
     requests.add(exchange.getRequestMethod() + " " + exchange.getRequestURI().getRawPath());
-    int id = Integer.parseInt(exchange.getRequestURI().getPath().substring("/schemas/ids/".length()));
+    int id =
+        Integer.parseInt(exchange.getRequestURI().getPath().substring("/schemas/ids/".length()));
     String schema = schemas.get(id);
     if (schema == null) {
       answer(exchange, 404, "{\"error_code\":40403,\"message\":\"Schema " + id + " not found\"}");
@@ -111,7 +116,8 @@ class HttpSchemaRegistryTest {
     var registry = new HttpSchemaRegistry(uri());
 
     assertThatThrownBy(() -> registry.schemaById(5))
-        .isInstanceOfSatisfying(SchemaRegistryException.class, e -> assertThat(e.isNotFound()).isTrue())
+        .isInstanceOfSatisfying(
+            SchemaRegistryException.class, e -> assertThat(e.isNotFound()).isTrue())
         .hasMessageContaining("40403")
         .hasMessageContaining("Schema 5 not found");
   }
@@ -120,7 +126,13 @@ class HttpSchemaRegistryTest {
   void shouldServeTheSerdeEndToEnd() {
     var writer = new RegistryAvroSerde<>(new HttpSchemaRegistry(uri()), ErrorInfo.class);
     var reader = new RegistryAvroSerde<>(new HttpSchemaRegistry(uri()), ErrorInfo.class);
-    ErrorInfo error = ErrorInfo.newBuilder().setCode("C").setMessage("m").setRetriable(false).setCorrectiveAction("a").build();
+    ErrorInfo error =
+        ErrorInfo.newBuilder()
+            .setCode("C")
+            .setMessage("m")
+            .setRetriable(false)
+            .setCorrectiveAction("a")
+            .build();
 
     assertThat(reader.deserialize("t", writer.serialize("t", error))).isEqualTo(error);
   }

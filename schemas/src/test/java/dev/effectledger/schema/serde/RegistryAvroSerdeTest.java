@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.effectledger.schema.ErrorInfo;
 import dev.effectledger.schema.ToolIntent;
+import java.io.ByteArrayOutputStream;
 import java.time.Instant;
 import java.util.Arrays;
 import org.apache.avro.Schema;
@@ -14,7 +15,6 @@ import org.apache.avro.generic.GenericDatumWriter;
 import org.apache.avro.generic.GenericRecord;
 import org.apache.avro.io.BinaryEncoder;
 import org.apache.avro.io.EncoderFactory;
-import java.io.ByteArrayOutputStream;
 import org.junit.jupiter.api.Test;
 
 class RegistryAvroSerdeTest {
@@ -148,7 +148,10 @@ class RegistryAvroSerdeTest {
     var registry = new InMemorySchemaRegistry();
     int id = registry.register("tool-intents-value", older);
     GenericRecord record = new GenericData.Record(older);
-    for (String field : new String[] {"idempotencyKey", "tenant", "runId", "stepId", "tool", "arguments", "argumentsHash"}) {
+    for (String field :
+        new String[] {
+          "idempotencyKey", "tenant", "runId", "stepId", "tool", "arguments", "argumentsHash"
+        }) {
       record.put(field, field + "-value");
     }
     record.put("requestedAt", 7L);
@@ -157,7 +160,9 @@ class RegistryAvroSerdeTest {
     BinaryEncoder encoder = EncoderFactory.get().directBinaryEncoder(out, null);
     new GenericDatumWriter<GenericRecord>(older).write(record, encoder);
 
-    ToolIntent read = new RegistryAvroSerde<>(registry, ToolIntent.class).deserialize("tool-intents", out.toByteArray());
+    ToolIntent read =
+        new RegistryAvroSerde<>(registry, ToolIntent.class)
+            .deserialize("tool-intents", out.toByteArray());
 
     assertThat(read.getTool()).isEqualTo("tool-value");
     assertThat(read.getBusinessScope()).isEmpty();

@@ -10,12 +10,14 @@ class SchemaRegistriesTest {
   @Test
   void shouldShareOneInMemoryRegistryPerMockScope() {
     assertThat(SchemaRegistries.forUrl("mock://a")).isSameAs(SchemaRegistries.forUrl("mock://a"));
-    assertThat(SchemaRegistries.forUrl("mock://a")).isNotSameAs(SchemaRegistries.forUrl("mock://b"));
+    assertThat(SchemaRegistries.forUrl("mock://a"))
+        .isNotSameAs(SchemaRegistries.forUrl("mock://b"));
   }
 
   @Test
   void shouldUseRestClientForHttpUrls() {
-    assertThat(SchemaRegistries.forUrl("http://127.0.0.1:8081")).isInstanceOf(HttpSchemaRegistry.class);
+    assertThat(SchemaRegistries.forUrl("http://127.0.0.1:8081"))
+        .isInstanceOf(HttpSchemaRegistry.class);
   }
 
   @Test

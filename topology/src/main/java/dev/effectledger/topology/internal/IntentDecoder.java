@@ -6,17 +6,17 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.ArgumentsHash;
+import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.WireFormatException;
-import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.topology.LedgerConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.regex.Pattern;
 import org.apache.kafka.common.errors.SerializationException;
-import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.errors.StreamsException;
 
 /**
@@ -46,7 +46,10 @@ final class IntentDecoder {
     this.verifyHash = config.verifyArgumentsHash();
   }
 
-  /** The record at {@code partition} of tool-intents (negative when unknown) as an intent or a named rejection. */
+  /**
+   * The record at {@code partition} of tool-intents (negative when unknown) as an intent or a named
+   * rejection.
+   */
   DecodedIntent decode(byte[] rawKey, byte[] rawValue, int partition) {
     String recordKey = rawKey == null ? null : new String(rawKey, StandardCharsets.UTF_8);
     String replyKey = recordKey == null || recordKey.isEmpty() ? null : recordKey;
@@ -61,47 +64,88 @@ final class IntentDecoder {
         // Not bad input: fail the task so it retries rather than dead-lettering a good intent.
         throw new StreamsException("Schema Registry unavailable while reading an intent", e);
       }
-      ErrorCode code = e.reason() == WireFormatException.Reason.UNKNOWN_SCHEMA_ID
-          ? ErrorCode.UNKNOWN_SCHEMA_ID : ErrorCode.MALFORMED_RECORD;
+      ErrorCode code =
+          e.reason() == WireFormatException.Reason.UNKNOWN_SCHEMA_ID
+              ? ErrorCode.UNKNOWN_SCHEMA_ID
+              : ErrorCode.MALFORMED_RECORD;
       return invalid(code, e.getMessage(), replyKey, null);
     } catch (SerializationException e) {
       return invalid(ErrorCode.MALFORMED_RECORD, e.getMessage(), replyKey, null);
     }
     String replyTopic = intent.getReplyTopic() == null ? Topics.RESULTS : intent.getReplyTopic();
     if (!replyTopics.matcher(replyTopic).matches()) {
-      return new DecodedIntent.Invalid(ErrorCode.INVALID_REPLY_TOPIC,
+      return new DecodedIntent.Invalid(
+          ErrorCode.INVALID_REPLY_TOPIC,
           "replyTopic '" + replyTopic + "' does not match " + replyTopics.pattern(),
-          keyOf(intent, replyKey), intent.getTenant(), intent.getTool(), Topics.RESULTS);
+          keyOf(intent, replyKey),
+          intent.getTenant(),
+          intent.getTool(),
+          Topics.RESULTS);
     }
     String key = intent.getIdempotencyKey();
     if (recordKey == null || recordKey.isEmpty() || key.isEmpty()) {
-      return new DecodedIntent.Invalid(ErrorCode.MISSING_KEY,
-          recordKey == null || recordKey.isEmpty() ? "record has no key" : "intent has an empty idempotencyKey",
-          keyOf(intent, replyKey), intent.getTenant(), intent.getTool(), replyTopic);
+      return new DecodedIntent.Invalid(
+          ErrorCode.MISSING_KEY,
+          recordKey == null || recordKey.isEmpty()
+              ? "record has no key"
+              : "intent has an empty idempotencyKey",
+          keyOf(intent, replyKey),
+          intent.getTenant(),
+          intent.getTool(),
+          replyTopic);
     }
     if (!recordKey.equals(key)) {
-      return new DecodedIntent.Invalid(ErrorCode.KEY_MISMATCH,
-          "record key differs from the intent's idempotencyKey", key, intent.getTenant(), intent.getTool(), replyTopic);
+      return new DecodedIntent.Invalid(
+          ErrorCode.KEY_MISMATCH,
+          "record key differs from the intent's idempotencyKey",
+          key,
+          intent.getTenant(),
+          intent.getTool(),
+          replyTopic);
     }
-    int expected = partitions > 0 && partition >= 0 ? Utils.toPositive(Utils.murmur2(rawKey)) % partitions : partition;
+    int expected =
+        partitions > 0 && partition >= 0
+            ? Utils.toPositive(Utils.murmur2(rawKey)) % partitions
+            : partition;
     if (expected != partition) {
-      return new DecodedIntent.Invalid(ErrorCode.WRONG_PARTITION, "the intent is in partition " + partition + " of "
-          + Topics.INTENTS + ", but Kafka's default partitioner puts its key in partition " + expected + " of "
-          + partitions, key, intent.getTenant(), intent.getTool(), replyTopic);
+      return new DecodedIntent.Invalid(
+          ErrorCode.WRONG_PARTITION,
+          "the intent is in partition "
+              + partition
+              + " of "
+              + Topics.INTENTS
+              + ", but Kafka's default partitioner puts its key in partition "
+              + expected
+              + " of "
+              + partitions,
+          key,
+          intent.getTenant(),
+          intent.getTool(),
+          replyTopic);
     }
     String missing = missingField(intent);
     if (missing != null) {
-      return new DecodedIntent.Invalid(ErrorCode.INVALID_INTENT, missing, key, intent.getTenant(), intent.getTool(), replyTopic);
+      return new DecodedIntent.Invalid(
+          ErrorCode.INVALID_INTENT, missing, key, intent.getTenant(), intent.getTool(), replyTopic);
     }
     byte[] arguments = intent.getArguments().getBytes(StandardCharsets.UTF_8);
     if (arguments.length > maxArgumentsBytes) {
-      return new DecodedIntent.Invalid(ErrorCode.ARGUMENTS_TOO_LARGE,
+      return new DecodedIntent.Invalid(
+          ErrorCode.ARGUMENTS_TOO_LARGE,
           "arguments are " + arguments.length + " bytes; the limit is " + maxArgumentsBytes,
-          key, intent.getTenant(), intent.getTool(), replyTopic);
+          key,
+          intent.getTenant(),
+          intent.getTool(),
+          replyTopic);
     }
     if (!isJson(arguments)) {
-      return new DecodedIntent.Invalid(ErrorCode.ARGUMENTS_NOT_JSON, "arguments are not one JSON value",
-          key, intent.getTenant(), intent.getTool(), replyTopic);
+      return new DecodedIntent.Invalid(
+          ErrorCode.ARGUMENTS_NOT_JSON,
+          "arguments are not one JSON value",
+          key,
+          intent.getTenant(),
+          intent.getTool(),
+          replyTopic);
     }
     ToolPolicy policy = policies.forTool(intent.getTool()).orElse(null);
     if (verifyHash && policy != null && policy.isLedgered()) {
@@ -119,30 +163,57 @@ final class IntentDecoder {
    * that go through the ledger: the hash is what tells a retry from a reused key, and a wrong one
    * would let a key carry other arguments unnoticed.
    */
-  private static DecodedIntent.Invalid checkArguments(ToolIntent intent, ToolPolicy policy, String key, String replyTopic) {
+  private static DecodedIntent.Invalid checkArguments(
+      ToolIntent intent, ToolPolicy policy, String key, String replyTopic) {
     JsonNode arguments;
     String expected;
     try {
       arguments = ArgumentsHash.parse(intent.getArguments());
       expected = ArgumentsHash.of(arguments, policy.key().ignore());
     } catch (IllegalArgumentException e) {
-      return new DecodedIntent.Invalid(ErrorCode.ARGUMENTS_NOT_JSON, e.getMessage(), key, intent.getTenant(), intent.getTool(),
+      return new DecodedIntent.Invalid(
+          ErrorCode.ARGUMENTS_NOT_JSON,
+          e.getMessage(),
+          key,
+          intent.getTenant(),
+          intent.getTool(),
           replyTopic);
     }
     for (String pointer : policy.key().require()) {
       JsonNode value = arguments.at(pointer);
       if (value.isMissingNode() || value.isNull()) {
-        return new DecodedIntent.Invalid(ErrorCode.MISSING_REQUIRED_FIELD, "tool '" + intent.getTool() + "' needs argument "
-            + pointer + " to tell one action from another", key, intent.getTenant(), intent.getTool(), replyTopic);
+        return new DecodedIntent.Invalid(
+            ErrorCode.MISSING_REQUIRED_FIELD,
+            "tool '"
+                + intent.getTool()
+                + "' needs argument "
+                + pointer
+                + " to tell one action from another",
+            key,
+            intent.getTenant(),
+            intent.getTool(),
+            replyTopic);
       }
     }
     if (expected.equals(intent.getArgumentsHash())) {
       return null;
     }
-    String rules = policy.key().ignore().isEmpty() ? "" : " once " + policy.key().ignore() + " are left out";
-    return new DecodedIntent.Invalid(ErrorCode.ARGUMENTS_HASH_MISMATCH, "argumentsHash " + intent.getArgumentsHash()
-        + " is not the arguments' hash: they hash to " + expected + rules + " (tool '" + intent.getTool() + "')", key,
-        intent.getTenant(), intent.getTool(), replyTopic);
+    String rules =
+        policy.key().ignore().isEmpty() ? "" : " once " + policy.key().ignore() + " are left out";
+    return new DecodedIntent.Invalid(
+        ErrorCode.ARGUMENTS_HASH_MISMATCH,
+        "argumentsHash "
+            + intent.getArgumentsHash()
+            + " is not the arguments' hash: they hash to "
+            + expected
+            + rules
+            + " (tool '"
+            + intent.getTool()
+            + "')",
+        key,
+        intent.getTenant(),
+        intent.getTool(),
+        replyTopic);
   }
 
   private static String keyOf(ToolIntent intent, String recordKey) {
@@ -178,7 +249,9 @@ final class IntentDecoder {
     }
   }
 
-  private static DecodedIntent invalid(ErrorCode code, String message, String key, String replyTopic) {
-    return new DecodedIntent.Invalid(code, message, key, "", "", replyTopic == null ? Topics.RESULTS : replyTopic);
+  private static DecodedIntent invalid(
+      ErrorCode code, String message, String key, String replyTopic) {
+    return new DecodedIntent.Invalid(
+        code, message, key, "", "", replyTopic == null ? Topics.RESULTS : replyTopic);
   }
 }

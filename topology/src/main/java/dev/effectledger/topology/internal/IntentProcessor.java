@@ -1,33 +1,33 @@
 package dev.effectledger.topology.internal;
 
+import dev.effectledger.policy.InFlightPolicy;
+import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.AuditType;
+import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerState;
 import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.ToolIntent;
-import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.topology.LedgerConfig;
-import dev.effectledger.policy.InFlightPolicy;
-import dev.effectledger.policy.ToolPolicy;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.Optional;
 import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.state.KeyValueStore;
-import org.apache.kafka.common.utils.Bytes;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Decides what each intent does: first sight dispatches, a duplicate is answered from the ledger, a
- * reused key is refused, and anything unreadable is dead-lettered with a reply. Also owns the task's
- * punctuations: pending timeouts (wall clock) and expiry (stream time).
+ * reused key is refused, and anything unreadable is dead-lettered with a reply. Also owns the
+ * task's punctuations: pending timeouts (wall clock) and expiry (stream time).
  */
 public final class IntentProcessor implements Processor<byte[], byte[], Object, Object> {
 
@@ -48,9 +48,17 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
     this.context = context;
     KeyValueStore<String, LedgerEntry> entries = context.getStateStore(LedgerStore.NAME);
     KeyValueStore<Bytes, byte[]> deadlines = context.getStateStore(LedgerStore.DEADLINES);
-    actions = new LedgerActions(new Ledger(entries, deadlines), new Outputs(context, config.observer()), config, context);
-    actions.ledger().reindexExpiryIfChanged(config.policies().windowFingerprint(), actions::expiresAt);
-    context.schedule(config.pendingCheckInterval(), PunctuationType.WALL_CLOCK_TIME, actions::onWallClock);
+    actions =
+        new LedgerActions(
+            new Ledger(entries, deadlines),
+            new Outputs(context, config.observer()),
+            config,
+            context);
+    actions
+        .ledger()
+        .reindexExpiryIfChanged(config.policies().windowFingerprint(), actions::expiresAt);
+    context.schedule(
+        config.pendingCheckInterval(), PunctuationType.WALL_CLOCK_TIME, actions::onWallClock);
     context.schedule(config.purgeInterval(), PunctuationType.STREAM_TIME, actions::onStreamTime);
   }
 
@@ -69,13 +77,19 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
   private void decide(ToolIntent intent, String replyTopic, long now) {
     Optional<ToolPolicy> policy = config.policies().forTool(intent.getTool());
     if (policy.isEmpty()) {
-      refuse(intent, replyTopic, ErrorCode.UNKNOWN_TOOL, "tool '" + intent.getTool() + "' has no policy", now);
+      refuse(
+          intent,
+          replyTopic,
+          ErrorCode.UNKNOWN_TOOL,
+          "tool '" + intent.getTool() + "' has no policy",
+          now);
       return;
     }
     // A key with a live entry is answered from it whatever the tool's class is now: a tool since
     // reclassified as read, or removed and admitted by a read unknownTool, must not pass a retry of
     // a completed effect straight through.
-    LedgerEntry entry = actions.liveEntry(LedgerStore.key(intent.getTenant(), intent.getIdempotencyKey()), now);
+    LedgerEntry entry =
+        actions.liveEntry(LedgerStore.key(intent.getTenant(), intent.getIdempotencyKey()), now);
     if (entry != null) {
       answerKnownKey(intent, entry, replyTopic, now);
     } else if (!policy.get().isLedgered()) {
@@ -88,7 +102,12 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
   private void answerKnownKey(ToolIntent intent, LedgerEntry entry, String replyTopic, long now) {
     ToolPolicy policy = actions.policyOf(intent.getTool());
     if (!entry.getArgumentsHash().equals(intent.getArgumentsHash())) {
-      refuse(intent, replyTopic, ErrorCode.IDEMPOTENCY_KEY_REUSED, "the key was first used with other arguments", now);
+      refuse(
+          intent,
+          replyTopic,
+          ErrorCode.IDEMPOTENCY_KEY_REUSED,
+          "the key was first used with other arguments",
+          now);
     } else if (isNewBypass(intent, entry)) {
       bypass(intent, entry, policy, replyTopic, now);
     } else {
@@ -104,55 +123,116 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
       actions.outputs().reply(Replies.of(entry, false), replyTopic, now);
       actions.audit(entry, AuditType.IN_FLIGHT, null, now);
     } else {
-      actions.outputs().reply(Replies.rejected(entry.getIdempotencyKey(), entry.getTenant(), entry.getTool(),
-          ErrorCode.DUPLICATE_IN_FLIGHT.toError("attempt " + entry.getAttempts() + " is still in flight"),
-          entry.getFirstSeenAt().toEpochMilli()), replyTopic, now);
+      actions
+          .outputs()
+          .reply(
+              Replies.rejected(
+                  entry.getIdempotencyKey(),
+                  entry.getTenant(),
+                  entry.getTool(),
+                  ErrorCode.DUPLICATE_IN_FLIGHT.toError(
+                      "attempt " + entry.getAttempts() + " is still in flight"),
+                  entry.getFirstSeenAt().toEpochMilli()),
+              replyTopic,
+              now);
       actions.audit(entry, AuditType.REFUSED_IN_FLIGHT, ErrorCode.DUPLICATE_IN_FLIGHT.name(), now);
     }
   }
 
-  /** An approved second execution of a settled key, under a fresh effect key the downstream has not seen. */
-  private void bypass(ToolIntent intent, LedgerEntry entry, ToolPolicy policy, String replyTopic, long now) {
+  /**
+   * An approved second execution of a settled key, under a fresh effect key the downstream has not
+   * seen.
+   */
+  private void bypass(
+      ToolIntent intent, LedgerEntry entry, ToolPolicy policy, String replyTopic, long now) {
     if (!policy.bypassAllowed()) {
-      refuse(intent, replyTopic, ErrorCode.BYPASS_NOT_ALLOWED, "tool '" + intent.getTool() + "' does not allow bypass", now);
+      refuse(
+          intent,
+          replyTopic,
+          ErrorCode.BYPASS_NOT_ALLOWED,
+          "tool '" + intent.getTool() + "' does not allow bypass",
+          now);
       return;
     }
     actions.audit(entry, AuditType.BYPASSED, null, now);
-    actions.start(intent, policy, replyTopic, bypassEffectKey(intent), entry.getAttempts() + 1, now);
+    actions.start(
+        intent, policy, replyTopic, bypassEffectKey(intent), entry.getAttempts() + 1, now);
   }
 
   private static boolean isNewBypass(ToolIntent intent, LedgerEntry entry) {
     String approval = intent.getBypassApproval();
-    return approval != null && !approval.isEmpty() && entry.getState() != LedgerState.PENDING
+    return approval != null
+        && !approval.isEmpty()
+        && entry.getState() != LedgerState.PENDING
         && !bypassEffectKey(intent).equals(entry.getEffectKey());
   }
 
   private static String bypassEffectKey(ToolIntent intent) {
     try {
-      byte[] digest = MessageDigest.getInstance("SHA-256")
-          .digest(intent.getBypassApproval().getBytes(StandardCharsets.UTF_8));
+      byte[] digest =
+          MessageDigest.getInstance("SHA-256")
+              .digest(intent.getBypassApproval().getBytes(StandardCharsets.UTF_8));
       return intent.getIdempotencyKey() + "~bypass-" + HexFormat.of().formatHex(digest, 0, 8);
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-256 is required of every JVM", e);
     }
   }
 
-  private void refuse(ToolIntent intent, String replyTopic, ErrorCode code, String message, long now) {
-    actions.outputs().reply(Replies.rejected(intent.getIdempotencyKey(), intent.getTenant(), intent.getTool(),
-        code.toError(message), now), replyTopic, now);
-    actions.outputs().audit(intent.getIdempotencyKey(), intent.getTenant(), intent.getTool(),
-        code == ErrorCode.IDEMPOTENCY_KEY_REUSED ? AuditType.CONFLICT : AuditType.REJECTED, null, 0, code.name(), now);
+  private void refuse(
+      ToolIntent intent, String replyTopic, ErrorCode code, String message, long now) {
+    actions
+        .outputs()
+        .reply(
+            Replies.rejected(
+                intent.getIdempotencyKey(),
+                intent.getTenant(),
+                intent.getTool(),
+                code.toError(message),
+                now),
+            replyTopic,
+            now);
+    actions
+        .outputs()
+        .audit(
+            intent.getIdempotencyKey(),
+            intent.getTenant(),
+            intent.getTool(),
+            code == ErrorCode.IDEMPOTENCY_KEY_REUSED ? AuditType.CONFLICT : AuditType.REJECTED,
+            null,
+            0,
+            code.name(),
+            now);
   }
 
   private void deadLetter(Record<byte[], byte[]> record, DecodedIntent.Invalid invalid) {
     log.warn("Dead-lettering an intent: {} for key {}", invalid.code(), invalid.key());
     long now = record.timestamp();
-    actions.outputs().deadLetter(record.key(), record.value(), invalid.code(), invalid.message(), now);
+    actions
+        .outputs()
+        .deadLetter(record.key(), record.value(), invalid.code(), invalid.message(), now);
     if (invalid.key() != null) {
-      actions.outputs().reply(Replies.rejected(invalid.key(), invalid.tenant(), invalid.tool(),
-          invalid.code().toError(invalid.message()), now), invalid.replyTopic(), now);
-      actions.outputs().audit(invalid.key(), invalid.tenant(), invalid.tool(), AuditType.REJECTED, null, 0,
-          invalid.code().name(), now);
+      actions
+          .outputs()
+          .reply(
+              Replies.rejected(
+                  invalid.key(),
+                  invalid.tenant(),
+                  invalid.tool(),
+                  invalid.code().toError(invalid.message()),
+                  now),
+              invalid.replyTopic(),
+              now);
+      actions
+          .outputs()
+          .audit(
+              invalid.key(),
+              invalid.tenant(),
+              invalid.tool(),
+              AuditType.REJECTED,
+              null,
+              0,
+              invalid.code().name(),
+              now);
     }
   }
 }

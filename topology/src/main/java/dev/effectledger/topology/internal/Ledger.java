@@ -20,8 +20,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * <p>The index holds {@code [kind][deadline, 8 bytes big-endian][store key]}, so RocksDB keeps it
  * sorted by deadline within each kind and finding what is due is one range scan that touches only
  * due entries. Index entries may go stale (an entry completed before its pending deadline, a window
- * changed); whoever reads one re-checks the entry against the current policy, so a stale index entry
- * costs one lookup and is never wrong.
+ * changed); whoever reads one re-checks the entry against the current policy, so a stale index
+ * entry costs one lookup and is never wrong.
  *
  * <p>Taken index entries are deleted, and RocksDB keeps their tombstones until a compaction; a scan
  * from the start of a kind would step over every one of them at each punctuation, a cost that grows
@@ -31,10 +31,10 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * lowers it. A key, not a deadline: many entries can share one deadline.
  *
  * <p>For the same reason an entry that completes, is released or held before its pending deadline
- * keeps its pending index entry until that deadline: deleting it then would leave a tombstone
- * ahead of the wall-clock scan, which starts at now and would step over every such tombstone each
- * second (a profile of the 10-million-key bench found that scan's seeks the stream threads' largest
- * cost). The stale entry is taken at its deadline, costs one lookup and is skipped.
+ * keeps its pending index entry until that deadline: deleting it then would leave a tombstone ahead
+ * of the wall-clock scan, which starts at now and would step over every such tombstone each second
+ * (a profile of the 10-million-key bench found that scan's seeks the stream threads' largest cost).
+ * The stale entry is taken at its deadline, costs one lookup and is skipped.
  */
 final class Ledger {
 
@@ -115,7 +115,8 @@ final class Ledger {
       }
     }
     taken.forEach(deadlines::delete);
-    // Full: what is left starts just after the last key taken. Else everything due at `now` is taken.
+    // Full: what is left starts just after the last key taken. Else everything due at `now` is
+    // taken.
     Bytes next = due.size() >= max ? justAfter(taken.get(taken.size() - 1)) : to;
     if (next.compareTo(from) > 0) {
       deadlines.put(scanFromKey(kind), next.get());

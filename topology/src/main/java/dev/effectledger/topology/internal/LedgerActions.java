@@ -1,21 +1,21 @@
 package dev.effectledger.topology.internal;
 
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.AuditType;
 import dev.effectledger.schema.DeadLetters;
 import dev.effectledger.schema.Dispatch;
+import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerState;
 import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.ToolIntent;
-import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerObserver;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import dev.effectledger.policy.ToolPolicies;
-import dev.effectledger.policy.ToolPolicy;
 import java.time.Instant;
 import java.util.List;
 import java.util.function.LongSupplier;
@@ -61,8 +61,9 @@ final class LedgerActions {
    * its policy. Any other tool (removed from the file, only ever admitted by {@code unknownTool},
    * or reclassified as read since its entries were written) keeps its entries under the safest
    * terms, never the unknown-tool default's or a read class's: those may have no window or a short
-   * one, which would purge a completed effect early, or re-dispatch a pending one. The safest terms: the longest window (30 days, or the unknown-tool window when
-   * longer), and a silent dispatch is held, never re-dispatched.
+   * one, which would purge a completed effect early, or re-dispatch a pending one. The safest
+   * terms: the longest window (30 days, or the unknown-tool window when longer), and a silent
+   * dispatch is held, never re-dispatched.
    */
   ToolPolicy policyOf(String tool) {
     return policies.forEntryOf(tool);
@@ -78,23 +79,30 @@ final class LedgerActions {
     return entry;
   }
 
-  void start(ToolIntent intent, ToolPolicy policy, String replyTopic, String effectKey, int attempt, long now) {
-    LedgerEntry entry = LedgerEntry.newBuilder()
-        .setIdempotencyKey(intent.getIdempotencyKey())
-        .setTenant(intent.getTenant())
-        .setRunId(intent.getRunId())
-        .setStepId(intent.getStepId())
-        .setTool(intent.getTool())
-        .setEffectKey(effectKey)
-        .setArgumentsHash(intent.getArgumentsHash())
-        .setArguments(intent.getArguments())
-        .setState(LedgerState.PENDING)
-        .setAttempts(attempt - 1)
-        .setFirstSeenAt(Instant.ofEpochMilli(now))
-        .setLastDispatchedAt(Instant.ofEpochMilli(wallClock()))
-        .setReplyTopic(replyTopic)
-        .setTraceId(intent.getTraceId())
-        .build();
+  void start(
+      ToolIntent intent,
+      ToolPolicy policy,
+      String replyTopic,
+      String effectKey,
+      int attempt,
+      long now) {
+    LedgerEntry entry =
+        LedgerEntry.newBuilder()
+            .setIdempotencyKey(intent.getIdempotencyKey())
+            .setTenant(intent.getTenant())
+            .setRunId(intent.getRunId())
+            .setStepId(intent.getStepId())
+            .setTool(intent.getTool())
+            .setEffectKey(effectKey)
+            .setArgumentsHash(intent.getArgumentsHash())
+            .setArguments(intent.getArguments())
+            .setState(LedgerState.PENDING)
+            .setAttempts(attempt - 1)
+            .setFirstSeenAt(Instant.ofEpochMilli(now))
+            .setLastDispatchedAt(Instant.ofEpochMilli(wallClock()))
+            .setReplyTopic(replyTopic)
+            .setTraceId(intent.getTraceId())
+            .build();
     dispatch(entry, policy, AuditType.DISPATCHED, now);
   }
 
@@ -111,40 +119,52 @@ final class LedgerActions {
     String storeKey = storeKey(entry);
     ledger.put(entry);
     ledger.index(Ledger.Deadline.PENDING, wallNow + policy.pendingTimeout().toMillis(), storeKey);
-    outputs.dispatch(Dispatch.newBuilder()
-        .setIdempotencyKey(entry.getIdempotencyKey())
-        .setEffectKey(entry.getEffectKey())
-        .setTenant(entry.getTenant())
-        .setRunId(entry.getRunId())
-        .setStepId(entry.getStepId())
-        .setTool(entry.getTool())
-        .setLane(policy.lane())
-        .setArguments(entry.getArguments())
-        .setAttempt(entry.getAttempts())
-        .setDispatchedAt(Instant.ofEpochMilli(wallNow))
-        .setReplyTopic(entry.getReplyTopic())
-        .setTraceId(entry.getTraceId())
-        .build(), now);
+    outputs.dispatch(
+        Dispatch.newBuilder()
+            .setIdempotencyKey(entry.getIdempotencyKey())
+            .setEffectKey(entry.getEffectKey())
+            .setTenant(entry.getTenant())
+            .setRunId(entry.getRunId())
+            .setStepId(entry.getStepId())
+            .setTool(entry.getTool())
+            .setLane(policy.lane())
+            .setArguments(entry.getArguments())
+            .setAttempt(entry.getAttempts())
+            .setDispatchedAt(Instant.ofEpochMilli(wallNow))
+            .setReplyTopic(entry.getReplyTopic())
+            .setTraceId(entry.getTraceId())
+            .build(),
+        now);
     audit(entry, audit, null, now);
   }
 
   /** A read tool: straight to its lane, no entry, no dedup. */
   void passThrough(ToolIntent intent, ToolPolicy policy, String replyTopic, long now) {
-    outputs.dispatch(Dispatch.newBuilder()
-        .setIdempotencyKey(intent.getIdempotencyKey())
-        .setEffectKey(intent.getIdempotencyKey())
-        .setTenant(intent.getTenant())
-        .setRunId(intent.getRunId())
-        .setStepId(intent.getStepId())
-        .setTool(intent.getTool())
-        .setLane(policy.lane())
-        .setArguments(intent.getArguments())
-        .setAttempt(1)
-        .setDispatchedAt(Instant.ofEpochMilli(wallClock()))
-        .setReplyTopic(replyTopic)
-        .setTraceId(intent.getTraceId())
-        .build(), now);
-    outputs.audit(intent.getIdempotencyKey(), intent.getTenant(), intent.getTool(), AuditType.PASS_THROUGH, null, 1, null, now);
+    outputs.dispatch(
+        Dispatch.newBuilder()
+            .setIdempotencyKey(intent.getIdempotencyKey())
+            .setEffectKey(intent.getIdempotencyKey())
+            .setTenant(intent.getTenant())
+            .setRunId(intent.getRunId())
+            .setStepId(intent.getStepId())
+            .setTool(intent.getTool())
+            .setLane(policy.lane())
+            .setArguments(intent.getArguments())
+            .setAttempt(1)
+            .setDispatchedAt(Instant.ofEpochMilli(wallClock()))
+            .setReplyTopic(replyTopic)
+            .setTraceId(intent.getTraceId())
+            .build(),
+        now);
+    outputs.audit(
+        intent.getIdempotencyKey(),
+        intent.getTenant(),
+        intent.getTool(),
+        AuditType.PASS_THROUGH,
+        null,
+        1,
+        null,
+        now);
   }
 
   /** SUCCEEDED or FAILED: store the answer, reply, and start the window. */
@@ -153,11 +173,17 @@ final class LedgerActions {
     boolean succeeded = outcome.getStatus() == OutcomeStatus.SUCCEEDED;
     entry.setState(succeeded ? LedgerState.SUCCEEDED : LedgerState.FAILED);
     entry.setResultJson(bounded(outcome.getResultJson()));
-    entry.setError(succeeded ? null : ErrorCode.EFFECT_FAILED.toError(Replies.detail(outcome, "the downstream refused the request")));
+    entry.setError(
+        succeeded
+            ? null
+            : ErrorCode.EFFECT_FAILED.toError(
+                Replies.detail(outcome, "the downstream refused the request")));
     entry.setEffectId(outcome.getEffectId());
     entry.setCompletedAt(Instant.ofEpochMilli(now));
     entry.setArguments("");
-    observer.settled(entry.getTool(), Duration.ofMillis(Math.max(0, wallClock() - entry.getLastDispatchedAt().toEpochMilli())));
+    observer.settled(
+        entry.getTool(),
+        Duration.ofMillis(Math.max(0, wallClock() - entry.getLastDispatchedAt().toEpochMilli())));
     ledger.put(entry);
     ledger.index(Ledger.Deadline.EXPIRY, now + policy.window().toMillis(), storeKey);
     outputs.reply(Replies.of(entry, false), entry.getReplyTopic(), now);
@@ -174,8 +200,13 @@ final class LedgerActions {
       return resultJson; // at most 4 UTF-8 bytes a char: certainly small enough
     }
     byte[] bytes = resultJson.getBytes(StandardCharsets.UTF_8);
-    return bytes.length <= DeadLetters.MAX_VALUE_BYTES ? resultJson
-        : "{\"effectledger\":\"RESULT_TOO_LARGE\",\"bytes\":" + bytes.length + ",\"sha256\":\"" + DeadLetters.sha256(bytes) + "\"}";
+    return bytes.length <= DeadLetters.MAX_VALUE_BYTES
+        ? resultJson
+        : "{\"effectledger\":\"RESULT_TOO_LARGE\",\"bytes\":"
+            + bytes.length
+            + ",\"sha256\":\""
+            + DeadLetters.sha256(bytes)
+            + "\"}";
   }
 
   /** RETRYABLE after the executor's last try: no effect happened, so forget the key. */
@@ -183,8 +214,15 @@ final class LedgerActions {
     String storeKey = storeKey(entry);
     ledger.remove(storeKey);
     outputs.reply(Replies.released(entry, outcome), entry.getReplyTopic(), now);
-    outputs.audit(entry.getIdempotencyKey(), entry.getTenant(), entry.getTool(), AuditType.RELEASED, null,
-        entry.getAttempts(), ErrorCode.RETRIES_EXHAUSTED.name(), now);
+    outputs.audit(
+        entry.getIdempotencyKey(),
+        entry.getTenant(),
+        entry.getTool(),
+        AuditType.RELEASED,
+        null,
+        entry.getAttempts(),
+        ErrorCode.RETRIES_EXHAUSTED.name(),
+        now);
   }
 
   /** The effect may have happened: UNKNOWN, never purged, until reconciled. */
@@ -198,13 +236,29 @@ final class LedgerActions {
 
   void expire(String storeKey, LedgerEntry entry, long now) {
     ledger.remove(storeKey);
-    outputs.audit(entry.getIdempotencyKey(), entry.getTenant(), entry.getTool(), AuditType.EXPIRED, null,
-        entry.getAttempts(), null, now);
+    outputs.audit(
+        entry.getIdempotencyKey(),
+        entry.getTenant(),
+        entry.getTool(),
+        AuditType.EXPIRED,
+        null,
+        entry.getAttempts(),
+        null,
+        now);
   }
 
   void audit(LedgerEntry entry, AuditType type, String code, long now) {
-    outputs.audit(entry.getIdempotencyKey(), entry.getEffectKey(), entry.getEffectId(), entry.getTenant(), entry.getTool(),
-        type, entry.getState(), entry.getAttempts(), code, now);
+    outputs.audit(
+        entry.getIdempotencyKey(),
+        entry.getEffectKey(),
+        entry.getEffectId(),
+        entry.getTenant(),
+        entry.getTool(),
+        type,
+        entry.getState(),
+        entry.getAttempts(),
+        code,
+        now);
   }
 
   /**
@@ -244,8 +298,11 @@ final class LedgerActions {
     } else if (policy.mayRedispatchAfter(entry.getAttempts())) {
       redispatch(entry, policy, wallNow);
     } else {
-      hold(entry, ErrorCode.PENDING_TIMEOUT,
-          "no outcome within " + policy.pendingTimeout() + " after attempt " + entry.getAttempts(), wallNow);
+      hold(
+          entry,
+          ErrorCode.PENDING_TIMEOUT,
+          "no outcome within " + policy.pendingTimeout() + " after attempt " + entry.getAttempts(),
+          wallNow);
     }
   }
 

@@ -1,15 +1,15 @@
 package dev.effectledger.topology.internal;
 
+import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.AuditType;
+import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerState;
 import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
-import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.topology.LedgerConfig;
-import dev.effectledger.policy.ToolPolicy;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -37,7 +37,12 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
   public void init(ProcessorContext<Object, Object> context) {
     KeyValueStore<String, LedgerEntry> entries = context.getStateStore(LedgerStore.NAME);
     KeyValueStore<Bytes, byte[]> deadlines = context.getStateStore(LedgerStore.DEADLINES);
-    actions = new LedgerActions(new Ledger(entries, deadlines), new Outputs(context, config.observer()), config, context);
+    actions =
+        new LedgerActions(
+            new Ledger(entries, deadlines),
+            new Outputs(context, config.observer()),
+            config,
+            context);
   }
 
   @Override
@@ -47,9 +52,12 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
       return;
     }
     long now = record.timestamp();
-    LedgerEntry entry = actions.ledger().get(LedgerStore.key(outcome.getTenant(), outcome.getIdempotencyKey()));
-    if (entry == null && config.policies().forTool(outcome.getTool()).map(p -> !p.isLedgered()).orElse(false)) {
-      String replyTopic = outcome.getReplyTopic() == null ? Topics.RESULTS : outcome.getReplyTopic();
+    LedgerEntry entry =
+        actions.ledger().get(LedgerStore.key(outcome.getTenant(), outcome.getIdempotencyKey()));
+    if (entry == null
+        && config.policies().forTool(outcome.getTool()).map(p -> !p.isLedgered()).orElse(false)) {
+      String replyTopic =
+          outcome.getReplyTopic() == null ? Topics.RESULTS : outcome.getReplyTopic();
       actions.outputs().reply(Replies.passThrough(outcome, now), replyTopic, now);
       return;
     }
@@ -74,8 +82,11 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
     } else if (policy.mayRedispatchAfter(entry.getAttempts())) {
       actions.redispatch(entry, policy, now);
     } else {
-      actions.hold(entry, ErrorCode.AMBIGUOUS_OUTCOME,
-          Replies.detail(outcome, "the effect may have happened"), now);
+      actions.hold(
+          entry,
+          ErrorCode.AMBIGUOUS_OUTCOME,
+          Replies.detail(outcome, "the effect may have happened"),
+          now);
     }
   }
 
@@ -86,7 +97,8 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
   private void reconcile(LedgerEntry entry, ToolPolicy policy, Outcome outcome, long now) {
     if (isDefinitive(outcome)) {
       actions.complete(entry, policy, outcome, now);
-    } else if (outcome.getStatus() == OutcomeStatus.RETRYABLE && outcome.getAttempt() == entry.getAttempts()) {
+    } else if (outcome.getStatus() == OutcomeStatus.RETRYABLE
+        && outcome.getAttempt() == entry.getAttempts()) {
       actions.release(entry, outcome, now);
     } else {
       late(outcome, entry, now);
@@ -94,31 +106,50 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
   }
 
   private static boolean isDefinitive(Outcome outcome) {
-    return outcome.getStatus() == OutcomeStatus.SUCCEEDED || outcome.getStatus() == OutcomeStatus.FAILED;
+    return outcome.getStatus() == OutcomeStatus.SUCCEEDED
+        || outcome.getStatus() == OutcomeStatus.FAILED;
   }
 
   private void late(Outcome outcome, LedgerEntry entry, long now) {
     boolean doubleEffect = isSecondEffect(outcome, entry);
     if (doubleEffect) {
-      log.error("Key {} of tool {} succeeded with effect {} and now reports effect {} for effect key {}: the action took"
-          + " effect twice downstream. Reconcile it with the downstream; check that its executors run this release.",
-          outcome.getIdempotencyKey(), outcome.getTool(), entry.getEffectId(), outcome.getEffectId(), entry.getEffectKey());
+      log.error(
+          "Key {} of tool {} succeeded with effect {} and now reports effect {} for effect key {}: the action took"
+              + " effect twice downstream. Reconcile it with the downstream; check that its executors run this release.",
+          outcome.getIdempotencyKey(),
+          outcome.getTool(),
+          entry.getEffectId(),
+          outcome.getEffectId(),
+          entry.getEffectKey());
       config.observer().doubleEffect(outcome.getTool());
     }
-    actions.outputs().audit(outcome.getIdempotencyKey(), outcome.getEffectKey(), outcome.getEffectId(), outcome.getTenant(),
-        outcome.getTool(), AuditType.LATE_OUTCOME, entry == null ? null : entry.getState(), outcome.getAttempt(),
-        doubleEffect ? ErrorCode.DOUBLE_EFFECT.name() : outcome.getStatus().name(), now);
+    actions
+        .outputs()
+        .audit(
+            outcome.getIdempotencyKey(),
+            outcome.getEffectKey(),
+            outcome.getEffectId(),
+            outcome.getTenant(),
+            outcome.getTool(),
+            AuditType.LATE_OUTCOME,
+            entry == null ? null : entry.getState(),
+            outcome.getAttempt(),
+            doubleEffect ? ErrorCode.DOUBLE_EFFECT.name() : outcome.getStatus().name(),
+            now);
   }
 
   /**
-   * A success naming another effect id than the one the key succeeded with, for the same effect
-   * key (a bypass runs under another): evidence that the action acted twice, not a routine
-   * duplicate (a redelivered dispatch answered by the downstream's dedup or a lookup names the
-   * same effect).
+   * A success naming another effect id than the one the key succeeded with, for the same effect key
+   * (a bypass runs under another): evidence that the action acted twice, not a routine duplicate (a
+   * redelivered dispatch answered by the downstream's dedup or a lookup names the same effect).
    */
   private static boolean isSecondEffect(Outcome outcome, LedgerEntry entry) {
-    return entry != null && entry.getState() == LedgerState.SUCCEEDED && outcome.getStatus() == OutcomeStatus.SUCCEEDED
-        && entry.getEffectId() != null && outcome.getEffectId() != null && !entry.getEffectId().equals(outcome.getEffectId())
+    return entry != null
+        && entry.getState() == LedgerState.SUCCEEDED
+        && outcome.getStatus() == OutcomeStatus.SUCCEEDED
+        && entry.getEffectId() != null
+        && outcome.getEffectId() != null
+        && !entry.getEffectId().equals(outcome.getEffectId())
         && (outcome.getEffectKey() == null || outcome.getEffectKey().equals(entry.getEffectKey()));
   }
 }

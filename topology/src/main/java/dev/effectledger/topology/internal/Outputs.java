@@ -4,9 +4,9 @@ import dev.effectledger.schema.AuditEvent;
 import dev.effectledger.schema.AuditType;
 import dev.effectledger.schema.DeadLetters;
 import dev.effectledger.schema.Dispatch;
+import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.LedgerState;
 import dev.effectledger.schema.ToolResult;
-import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.topology.LedgerObserver;
 import java.nio.charset.StandardCharsets;
@@ -42,52 +42,90 @@ final class Outputs {
   }
 
   void dispatch(Dispatch dispatch, long timestamp) {
-    context.forward(new Record<>(dispatch.getIdempotencyKey(), dispatch, timestamp, new RecordHeaders()), DISPATCH_SINK);
+    context.forward(
+        new Record<>(dispatch.getIdempotencyKey(), dispatch, timestamp, new RecordHeaders()),
+        DISPATCH_SINK);
   }
 
   void reply(ToolResult result, String replyTopic, long timestamp) {
-    Headers headers = new RecordHeaders().add(REPLY_TOPIC_HEADER, replyTopic.getBytes(StandardCharsets.UTF_8));
-    context.forward(new Record<>(result.getIdempotencyKey(), result, timestamp, headers), RESULTS_SINK);
+    Headers headers =
+        new RecordHeaders().add(REPLY_TOPIC_HEADER, replyTopic.getBytes(StandardCharsets.UTF_8));
+    context.forward(
+        new Record<>(result.getIdempotencyKey(), result, timestamp, headers), RESULTS_SINK);
   }
 
-  void audit(String key, String tenant, String tool, AuditType type, LedgerState state, int attempt, String code, long timestamp) {
+  void audit(
+      String key,
+      String tenant,
+      String tool,
+      AuditType type,
+      LedgerState state,
+      int attempt,
+      String code,
+      long timestamp) {
     audit(key, null, tenant, tool, type, state, attempt, code, timestamp);
   }
 
-  void audit(String key, String effectKey, String tenant, String tool, AuditType type, LedgerState state, int attempt,
-      String code, long timestamp) {
+  void audit(
+      String key,
+      String effectKey,
+      String tenant,
+      String tool,
+      AuditType type,
+      LedgerState state,
+      int attempt,
+      String code,
+      long timestamp) {
     audit(key, effectKey, null, tenant, tool, type, state, attempt, code, timestamp);
   }
 
-  void audit(String key, String effectKey, String effectId, String tenant, String tool, AuditType type, LedgerState state,
-      int attempt, String code, long timestamp) {
-    AuditEvent event = AuditEvent.newBuilder()
-        .setIdempotencyKey(key)
-        .setTenant(tenant)
-        .setTool(tool)
-        .setType(type)
-        .setState(state)
-        .setAttempt(attempt)
-        .setAt(Instant.ofEpochMilli(timestamp))
-        .setCode(code)
-        .setEffectKey(effectKey)
-        .setEffectId(effectId)
-        .build();
+  void audit(
+      String key,
+      String effectKey,
+      String effectId,
+      String tenant,
+      String tool,
+      AuditType type,
+      LedgerState state,
+      int attempt,
+      String code,
+      long timestamp) {
+    AuditEvent event =
+        AuditEvent.newBuilder()
+            .setIdempotencyKey(key)
+            .setTenant(tenant)
+            .setTool(tool)
+            .setType(type)
+            .setState(state)
+            .setAttempt(attempt)
+            .setAt(Instant.ofEpochMilli(timestamp))
+            .setCode(code)
+            .setEffectKey(effectKey)
+            .setEffectId(effectId)
+            .build();
     observer.decided(tool, type);
     context.forward(new Record<>(key, event, timestamp, new RecordHeaders()), AUDIT_SINK);
   }
 
   /**
-   * The raw record, with headers naming why and where it came from; a value too large to produce
-   * is cut, with its size and digest ({@link DeadLetters}), and so is a key.
+   * The raw record, with headers naming why and where it came from; a value too large to produce is
+   * cut, with its size and digest ({@link DeadLetters}), and so is a key.
    */
   void deadLetter(byte[] key, byte[] value, ErrorCode code, String message, long timestamp) {
     RecordMetadata source = context.recordMetadata().orElse(null);
-    Headers headers = DeadLetters.headers(code.name(), message, source == null ? null : source.topic(),
-        source == null ? -1 : source.partition(), source == null ? -1 : source.offset());
-    byte[] boundedKey = key == null || key.length <= DeadLetters.MAX_VALUE_BYTES ? key
-        : Arrays.copyOf(key, DeadLetters.MAX_VALUE_BYTES);
-    context.forward(new Record<>(boundedKey, DeadLetters.bounded(value, headers), timestamp, headers), DLQ_SINK);
+    Headers headers =
+        DeadLetters.headers(
+            code.name(),
+            message,
+            source == null ? null : source.topic(),
+            source == null ? -1 : source.partition(),
+            source == null ? -1 : source.offset());
+    byte[] boundedKey =
+        key == null || key.length <= DeadLetters.MAX_VALUE_BYTES
+            ? key
+            : Arrays.copyOf(key, DeadLetters.MAX_VALUE_BYTES);
+    context.forward(
+        new Record<>(boundedKey, DeadLetters.bounded(value, headers), timestamp, headers),
+        DLQ_SINK);
   }
-
 }

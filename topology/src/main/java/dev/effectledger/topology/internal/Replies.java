@@ -1,12 +1,12 @@
 package dev.effectledger.topology.internal;
 
+import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.ErrorInfo;
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolResult;
-import dev.effectledger.schema.ErrorCode;
 import java.time.Instant;
 
 /** Builds replies. A reply never carries arguments; only a matching key sees a stored result. */
@@ -16,12 +16,13 @@ final class Replies {
 
   /** The entry's current answer: its result, its error, or that it is in flight. */
   static ToolResult of(LedgerEntry entry, boolean replayed) {
-    ResultStatus status = switch (entry.getState()) {
-      case PENDING -> ResultStatus.IN_FLIGHT;
-      case SUCCEEDED -> ResultStatus.SUCCEEDED;
-      case FAILED -> ResultStatus.FAILED;
-      case UNKNOWN -> ResultStatus.UNKNOWN;
-    };
+    ResultStatus status =
+        switch (entry.getState()) {
+          case PENDING -> ResultStatus.IN_FLIGHT;
+          case SUCCEEDED -> ResultStatus.SUCCEEDED;
+          case FAILED -> ResultStatus.FAILED;
+          case UNKNOWN -> ResultStatus.UNKNOWN;
+        };
     return ToolResult.newBuilder()
         .setIdempotencyKey(entry.getIdempotencyKey())
         .setTenant(entry.getTenant())
@@ -38,7 +39,8 @@ final class Replies {
   }
 
   /** A refusal that reveals nothing stored under the key. */
-  static ToolResult rejected(String key, String tenant, String tool, ErrorInfo error, long firstSeenAt) {
+  static ToolResult rejected(
+      String key, String tenant, String tool, ErrorInfo error, long firstSeenAt) {
     return ToolResult.newBuilder()
         .setIdempotencyKey(key)
         .setTenant(tenant)
@@ -53,7 +55,9 @@ final class Replies {
   static ToolResult released(LedgerEntry entry, Outcome outcome) {
     return ToolResult.newBuilder(of(entry, false))
         .setStatus(ResultStatus.FAILED)
-        .setError(ErrorCode.RETRIES_EXHAUSTED.toError(detail(outcome, "retries exhausted without effect")))
+        .setError(
+            ErrorCode.RETRIES_EXHAUSTED.toError(
+                detail(outcome, "retries exhausted without effect")))
         .setCompletedAt(outcome.getCompletedAt())
         .build();
   }
@@ -61,10 +65,12 @@ final class Replies {
   /** The answer to a read tool's outcome, which has no ledger entry. */
   static ToolResult passThrough(Outcome outcome, long firstSeenAt) {
     boolean succeeded = outcome.getStatus() == OutcomeStatus.SUCCEEDED;
-    ErrorInfo error = succeeded ? null
-        : outcome.getStatus() == OutcomeStatus.FAILED
-            ? ErrorCode.EFFECT_FAILED.toError(detail(outcome, "the read failed"))
-            : ErrorCode.RETRIES_EXHAUSTED.toError(detail(outcome, "the read did not complete"));
+    ErrorInfo error =
+        succeeded
+            ? null
+            : outcome.getStatus() == OutcomeStatus.FAILED
+                ? ErrorCode.EFFECT_FAILED.toError(detail(outcome, "the read failed"))
+                : ErrorCode.RETRIES_EXHAUSTED.toError(detail(outcome, "the read did not complete"));
     return ToolResult.newBuilder()
         .setIdempotencyKey(outcome.getIdempotencyKey())
         .setTenant(outcome.getTenant())
@@ -81,6 +87,8 @@ final class Replies {
 
   /** The executor's own error message when it sent one, else {@code fallback}. */
   static String detail(Outcome outcome, String fallback) {
-    return outcome.getError() == null ? fallback : outcome.getError().getCode() + ": " + outcome.getError().getMessage();
+    return outcome.getError() == null
+        ? fallback
+        : outcome.getError().getCode() + ": " + outcome.getError().getMessage();
   }
 }

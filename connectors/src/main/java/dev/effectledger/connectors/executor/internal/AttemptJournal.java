@@ -22,32 +22,32 @@ import org.apache.kafka.common.TopicPartition;
  * <h2>The invariant</h2>
  *
  * For every dispatch at offset {@code o} of partition {@code p} whose effect may have happened, a
- * marker is live for as long as the group's committed offset of {@code p} is at or below {@code
- * o}, that is for as long as the dispatch can be delivered again:
+ * marker is live for as long as the group's committed offset of {@code p} is at or below {@code o},
+ * that is for as long as the dispatch can be delivered again:
  *
  * <ol>
  *   <li>a <em>started</em> marker is committed, with the consumer offsets and the group's
  *       generation (so a fenced executor cannot start anything), before the effect runs;
  *   <li>the outcome's transaction turns it into an <em>answered</em> marker, not a tombstone:
- *       effects finish out of order and a partition's offsets commit only at its low watermark,
- *       so a dispatch answered above the watermark is still delivered again after a crash;
+ *       effects finish out of order and a partition's offsets commit only at its low watermark, so
+ *       a dispatch answered above the watermark is still delivered again after a crash;
  *   <li>its tombstone goes into the transaction that commits an offset above the dispatch, after
  *       which nobody reads the dispatch again.
  * </ol>
  *
- * A dispatch read again meets one of three {@link Verdict verdicts}: no marker, run it; answered
- * at this very offset, its outcome is committed, so nothing is done again; anything else, it may
- * have acted, so it is answered from a lookup or as ambiguous, never run again.
+ * A dispatch read again meets one of three {@link Verdict verdicts}: no marker, run it; answered at
+ * this very offset, its outcome is committed, so nothing is done again; anything else, it may have
+ * acted, so it is answered from a lookup or as ambiguous, never run again.
  *
  * <p>Two dispatches can share a marker (the ledger under at-least-once can emit one attempt twice;
  * a key released after a provably effect-free attempt is dispatched again as attempt 1). A marker
- * therefore keeps the highest offset of the dispatches it covers, and only a marker for exactly
- * one answered dispatch says "answered".
+ * therefore keeps the highest offset of the dispatches it covers, and only a marker for exactly one
+ * answered dispatch says "answered".
  *
- * <p>Marker keys are {@code <effect key>#<attempt>}; values are {@code started <offset> <owner>}
- * or {@code answered <offset> effect|none}. A value written by the first release (the owner
- * alone) reads as started at an unknown offset and is never tombstoned by an offset. Used by the
- * poll thread only.
+ * <p>Marker keys are {@code <effect key>#<attempt>}; values are {@code started <offset> <owner>} or
+ * {@code answered <offset> effect|none}. A value written by the first release (the owner alone)
+ * reads as started at an unknown offset and is never tombstoned by an offset. Used by the poll
+ * thread only.
  */
 public final class AttemptJournal {
 
@@ -63,11 +63,15 @@ public final class AttemptJournal {
 
   private static final long UNKNOWN_OFFSET = -1;
 
-  /** A live marker: the highest offset it covers, and whether that dispatch's outcome is committed. */
+  /**
+   * A live marker: the highest offset it covers, and whether that dispatch's outcome is committed.
+   */
   private record Marker(long offset, boolean answered, boolean noEffect) {
 
     String value(String owner) {
-      return answered ? "answered " + offset + (noEffect ? " none" : " effect") : "started " + offset + " " + owner;
+      return answered
+          ? "answered " + offset + (noEffect ? " none" : " effect")
+          : "started " + offset + " " + owner;
     }
   }
 
@@ -97,8 +101,10 @@ public final class AttemptJournal {
 
   private final String owner;
   private final Map<TopicPartition, Markers> partitions = new HashMap<>();
+
   /** Changes in the open transaction, by partition and key; an empty value is a tombstone. */
   private final Map<TopicPartition, Map<String, Optional<Marker>>> staged = new LinkedHashMap<>();
+
   private final List<Answer> answers = new ArrayList<>();
 
   /** A journal whose start markers name {@code owner} (the executor's transactional id). */
@@ -116,12 +122,14 @@ public final class AttemptJournal {
 
   /** The journal topic partition of a dispatch partition. */
   public static TopicPartition journalPartition(TopicPartition dispatch) {
-    return new TopicPartition(Topics.attempts(Topics.laneOfDispatch(dispatch.topic())), dispatch.partition());
+    return new TopicPartition(
+        Topics.attempts(Topics.laneOfDispatch(dispatch.topic())), dispatch.partition());
   }
 
   /** The dispatch partition a journal partition belongs to. */
   public static TopicPartition dispatchPartition(TopicPartition journal) {
-    return new TopicPartition(Topics.dispatch(Topics.laneOfAttempts(journal.topic())), journal.partition());
+    return new TopicPartition(
+        Topics.dispatch(Topics.laneOfAttempts(journal.topic())), journal.partition());
   }
 
   /** What the dispatch at {@code offset} of {@code dispatch} with marker {@code key} must do. */
@@ -142,7 +150,10 @@ public final class AttemptJournal {
   /** Stages a start marker; the effect may run once the transaction carrying it commits. */
   public void start(TopicPartition dispatch, String key, long offset) {
     Marker current = current(dispatch, key);
-    stage(dispatch, key, new Marker(current == null ? offset : Math.max(offset, current.offset()), false, false));
+    stage(
+        dispatch,
+        key,
+        new Marker(current == null ? offset : Math.max(offset, current.offset()), false, false));
   }
 
   /** Records that the dispatch's outcome goes into the next transaction. */
@@ -152,49 +163,62 @@ public final class AttemptJournal {
 
   /**
    * The journal records of the transaction that commits {@code committing} (the offset each
-   * partition commits): the start markers staged, the answers recorded since the last
-   * transaction, and tombstones for every marker below its partition's committed offset. One record
-   * per marker, its final state in the transaction.
+   * partition commits): the start markers staged, the answers recorded since the last transaction,
+   * and tombstones for every marker below its partition's committed offset. One record per marker,
+   * its final state in the transaction.
    */
   public List<ProducerRecord<byte[], byte[]>> records(Map<TopicPartition, Long> committing) {
     for (Answer a : answers) {
       Marker current = current(a.dispatch(), a.key());
-      stage(a.dispatch(), a.key(), current == null || current.offset() == a.offset()
-          ? new Marker(a.offset(), true, a.noEffect())
-          : new Marker(Math.max(a.offset(), current.offset()), false, false));
+      stage(
+          a.dispatch(),
+          a.key(),
+          current == null || current.offset() == a.offset()
+              ? new Marker(a.offset(), true, a.noEffect())
+              : new Marker(Math.max(a.offset(), current.offset()), false, false));
     }
     answers.clear();
-    committing.forEach((tp, committed) -> {
-      List<String> below = new ArrayList<>();
-      Markers markers = partitions.get(tp);
-      if (markers != null) {
-        below.addAll(markers.byOffset.headMap(committed).values());
-      }
-      staged.getOrDefault(tp, Map.of()).forEach((key, marker) -> {
-        if (marker.isPresent() && marker.get().offset() >= 0 && marker.get().offset() < committed) {
-          below.add(key);
-        }
-      });
-      for (String key : below) {
-        Marker current = current(tp, key);
-        if (current != null && current.offset() >= 0 && current.offset() < committed) {
-          staged.computeIfAbsent(tp, t -> new LinkedHashMap<>()).put(key, Optional.empty());
-        }
-      }
-    });
+    committing.forEach(
+        (tp, committed) -> {
+          List<String> below = new ArrayList<>();
+          Markers markers = partitions.get(tp);
+          if (markers != null) {
+            below.addAll(markers.byOffset.headMap(committed).values());
+          }
+          staged
+              .getOrDefault(tp, Map.of())
+              .forEach(
+                  (key, marker) -> {
+                    if (marker.isPresent()
+                        && marker.get().offset() >= 0
+                        && marker.get().offset() < committed) {
+                      below.add(key);
+                    }
+                  });
+          for (String key : below) {
+            Marker current = current(tp, key);
+            if (current != null && current.offset() >= 0 && current.offset() < committed) {
+              staged.computeIfAbsent(tp, t -> new LinkedHashMap<>()).put(key, Optional.empty());
+            }
+          }
+        });
     List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
-    staged.forEach((tp, changes) -> changes.forEach((key, marker) -> records.add(record(tp, key, marker))));
+    staged.forEach(
+        (tp, changes) -> changes.forEach((key, marker) -> records.add(record(tp, key, marker))));
     return records;
   }
 
   /** The transaction carrying the staged records committed. */
   public void committed() {
-    staged.forEach((tp, changes) -> {
-      Markers markers = partitions.get(tp);
-      if (markers != null) {
-        changes.forEach((key, marker) -> marker.ifPresentOrElse(m -> markers.put(key, m), () -> markers.remove(key)));
-      }
-    });
+    staged.forEach(
+        (tp, changes) -> {
+          Markers markers = partitions.get(tp);
+          if (markers != null) {
+            changes.forEach(
+                (key, marker) ->
+                    marker.ifPresentOrElse(m -> markers.put(key, m), () -> markers.remove(key)));
+          }
+        });
     staged.clear();
   }
 
@@ -226,7 +250,9 @@ public final class AttemptJournal {
   /** Committed markers of the partition whose dispatch was started and not answered. */
   public int unanswered(TopicPartition dispatch) {
     Markers markers = partitions.get(dispatch);
-    return markers == null ? 0 : (int) markers.byKey.values().stream().filter(m -> !m.answered()).count();
+    return markers == null
+        ? 0
+        : (int) markers.byKey.values().stream().filter(m -> !m.answered()).count();
   }
 
   /** Committed markers of the partition, answered or not. */
@@ -236,10 +262,11 @@ public final class AttemptJournal {
   }
 
   public void forget(Collection<TopicPartition> dispatchPartitions) {
-    dispatchPartitions.forEach(tp -> {
-      partitions.remove(tp);
-      staged.remove(tp);
-    });
+    dispatchPartitions.forEach(
+        tp -> {
+          partitions.remove(tp);
+          staged.remove(tp);
+        });
     answers.removeIf(a -> dispatchPartitions.contains(a.dispatch()));
   }
 
@@ -271,9 +298,13 @@ public final class AttemptJournal {
     return new Marker(UNKNOWN_OFFSET, false, false);
   }
 
-  private ProducerRecord<byte[], byte[]> record(TopicPartition dispatch, String key, Optional<Marker> marker) {
+  private ProducerRecord<byte[], byte[]> record(
+      TopicPartition dispatch, String key, Optional<Marker> marker) {
     TopicPartition journal = journalPartition(dispatch);
-    return new ProducerRecord<>(journal.topic(), journal.partition(), key.getBytes(StandardCharsets.UTF_8),
+    return new ProducerRecord<>(
+        journal.topic(),
+        journal.partition(),
+        key.getBytes(StandardCharsets.UTF_8),
         marker.map(m -> m.value(owner).getBytes(StandardCharsets.UTF_8)).orElse(null));
   }
 }

@@ -38,7 +38,11 @@ import org.slf4j.LoggerFactory;
 public final class EffectPerformer {
 
   private static final Logger log = LoggerFactory.getLogger(EffectPerformer.class);
-  /** The largest result an outcome carries; a larger one is replaced by a marker, and dead-lettered cut. */
+
+  /**
+   * The largest result an outcome carries; a larger one is replaced by a marker, and dead-lettered
+   * cut.
+   */
   public static final int MAX_RESULT_BYTES = 256 * 1024;
 
   /** What one run of a dispatch publishes, and whether its effect provably did not happen. */
@@ -51,7 +55,11 @@ public final class EffectPerformer {
   private final Clock clock;
   private final AtomicInteger effectsRun = new AtomicInteger();
 
-  public EffectPerformer(Map<String, Connector> connectors, ToolPolicies policies, Invoker invoker, Serializer<Outcome> outcomes,
+  public EffectPerformer(
+      Map<String, Connector> connectors,
+      ToolPolicies policies,
+      Invoker invoker,
+      Serializer<Outcome> outcomes,
       Clock clock) {
     this.connectors = connectors;
     this.policies = policies;
@@ -70,12 +78,25 @@ public final class EffectPerformer {
     Connector connector = connectors.get(dispatch.getTool());
     EffectOutcome outcome;
     if (connector == null) {
-      outcome = new EffectOutcome.Retryable("NO_CONNECTOR",
-          "no connector is configured for tool " + dispatch.getTool() + " on this executor");
+      outcome =
+          new EffectOutcome.Retryable(
+              "NO_CONNECTOR",
+              "no connector is configured for tool " + dispatch.getTool() + " on this executor");
     } else {
-      RetryPolicy retry = policies.forTool(dispatch.getTool()).map(ToolPolicy::retry).orElse(RetryPolicy.DEFAULT);
-      outcome = invoker.invoke(connector, new EffectRequest(dispatch.getEffectKey(), dispatch.getIdempotencyKey(),
-          dispatch.getTenant(), dispatch.getTool(), dispatch.getArguments(), dispatch.getAttempt(), dispatch.getTraceId()), retry);
+      RetryPolicy retry =
+          policies.forTool(dispatch.getTool()).map(ToolPolicy::retry).orElse(RetryPolicy.DEFAULT);
+      outcome =
+          invoker.invoke(
+              connector,
+              new EffectRequest(
+                  dispatch.getEffectKey(),
+                  dispatch.getIdempotencyKey(),
+                  dispatch.getTenant(),
+                  dispatch.getTool(),
+                  dispatch.getArguments(),
+                  dispatch.getAttempt(),
+                  dispatch.getTraceId()),
+              retry);
       effectsRun.incrementAndGet();
     }
     List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
@@ -98,65 +119,130 @@ public final class EffectPerformer {
     Connector connector = connectors.get(dispatch.getTool());
     Lookup lookup;
     try {
-      lookup = connector.capabilities().supportsLookup() ? connector.lookup(dispatch.getEffectKey()) : Lookup.unsupported();
+      lookup =
+          connector.capabilities().supportsLookup()
+              ? connector.lookup(dispatch.getEffectKey())
+              : Lookup.unsupported();
     } catch (RuntimeException e) {
       lookup = Lookup.unavailable();
     }
-    EffectOutcome outcome = lookup.status() == Lookup.Status.FOUND
-        ? new EffectOutcome.Succeeded(lookup.resultJson() == null ? "{}" : lookup.resultJson(), lookup.effectId(), List.of())
-        : dispatch.getAttempt() > 1
-        ? new EffectOutcome.Ambiguous("REDISPATCH_NOT_REPEATABLE", "attempt " + dispatch.getAttempt() + " follows an attempt"
-            + " that may have acted, and the downstream cannot take a repeat (lookup: " + lookup.status() + "); held for"
-            + " reconciliation instead of run")
-        : new EffectOutcome.Ambiguous("STARTED_BEFORE_REDELIVERY", "attempt " + dispatch.getAttempt() + " was started by an"
-            + " earlier run whose outcome was never committed, and the downstream cannot take a repeat (lookup: "
-            + lookup.status() + "); held for reconciliation instead of run again");
+    EffectOutcome outcome =
+        lookup.status() == Lookup.Status.FOUND
+            ? new EffectOutcome.Succeeded(
+                lookup.resultJson() == null ? "{}" : lookup.resultJson(),
+                lookup.effectId(),
+                List.of())
+            : dispatch.getAttempt() > 1
+                ? new EffectOutcome.Ambiguous(
+                    "REDISPATCH_NOT_REPEATABLE",
+                    "attempt "
+                        + dispatch.getAttempt()
+                        + " follows an attempt"
+                        + " that may have acted, and the downstream cannot take a repeat (lookup: "
+                        + lookup.status()
+                        + "); held for"
+                        + " reconciliation instead of run")
+                : new EffectOutcome.Ambiguous(
+                    "STARTED_BEFORE_REDELIVERY",
+                    "attempt "
+                        + dispatch.getAttempt()
+                        + " was started by an"
+                        + " earlier run whose outcome was never committed, and the downstream cannot take a repeat (lookup: "
+                        + lookup.status()
+                        + "); held for reconciliation instead of run again");
     List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
     outcome = boundResult(dispatch, outcome, records);
     records.add(outcomeRecord(dispatch, outcome));
     return new Answer(records, false);
   }
 
-  /** The dead letter of a record on a dispatch topic that is not a Dispatch: the record as it came, with the reason. */
-  public static ProducerRecord<byte[], byte[]> undecodable(ConsumerRecord<byte[], byte[]> record, Exception e) {
-    log.warn("Dead-lettering an undecodable dispatch from {}-{}@{}", record.topic(), record.partition(), record.offset());
-    Headers headers = DeadLetters.headers(ErrorCode.UNDECODABLE_DISPATCH.name(), e.getMessage(), record.topic(),
-        record.partition(), record.offset());
-    return new ProducerRecord<>(Topics.DISPATCH_DLQ, null, record.key(), DeadLetters.bounded(record.value(), headers), headers);
+  /**
+   * The dead letter of a record on a dispatch topic that is not a Dispatch: the record as it came,
+   * with the reason.
+   */
+  public static ProducerRecord<byte[], byte[]> undecodable(
+      ConsumerRecord<byte[], byte[]> record, Exception e) {
+    log.warn(
+        "Dead-lettering an undecodable dispatch from {}-{}@{}",
+        record.topic(),
+        record.partition(),
+        record.offset());
+    Headers headers =
+        DeadLetters.headers(
+            ErrorCode.UNDECODABLE_DISPATCH.name(),
+            e.getMessage(),
+            record.topic(),
+            record.partition(),
+            record.offset());
+    return new ProducerRecord<>(
+        Topics.DISPATCH_DLQ,
+        null,
+        record.key(),
+        DeadLetters.bounded(record.value(), headers),
+        headers);
   }
 
   private ProducerRecord<byte[], byte[]> outcomeRecord(Dispatch dispatch, EffectOutcome outcome) {
-    return new ProducerRecord<>(Topics.OUTCOMES, utf8(dispatch.getIdempotencyKey()),
+    return new ProducerRecord<>(
+        Topics.OUTCOMES,
+        utf8(dispatch.getIdempotencyKey()),
         outcomes.serialize(Topics.OUTCOMES, toOutcome(dispatch, outcome)));
   }
 
   Outcome toOutcome(Dispatch dispatch, EffectOutcome outcome) {
-    Outcome.Builder out = Outcome.newBuilder()
-        .setIdempotencyKey(dispatch.getIdempotencyKey())
-        .setTenant(dispatch.getTenant())
-        .setTool(dispatch.getTool())
-        .setAttempt(dispatch.getAttempt())
-        .setCompletedAt(clock.instant())
-        .setReplyTopic(dispatch.getReplyTopic())
-        .setEffectKey(dispatch.getEffectKey());
+    Outcome.Builder out =
+        Outcome.newBuilder()
+            .setIdempotencyKey(dispatch.getIdempotencyKey())
+            .setTenant(dispatch.getTenant())
+            .setTool(dispatch.getTool())
+            .setAttempt(dispatch.getAttempt())
+            .setCompletedAt(clock.instant())
+            .setReplyTopic(dispatch.getReplyTopic())
+            .setEffectKey(dispatch.getEffectKey());
     if (outcome instanceof EffectOutcome.Succeeded s) {
-      return out.setStatus(OutcomeStatus.SUCCEEDED).setResultJson(s.resultJson()).setEffectId(s.effectId()).build();
+      return out.setStatus(OutcomeStatus.SUCCEEDED)
+          .setResultJson(s.resultJson())
+          .setEffectId(s.effectId())
+          .build();
     }
     if (outcome instanceof EffectOutcome.Failed f) {
-      return out.setStatus(OutcomeStatus.FAILED).setError(error(f.code(), f.message(), false,
-          "Fix the request; the downstream will not accept it as it is.")).build();
+      return out.setStatus(OutcomeStatus.FAILED)
+          .setError(
+              error(
+                  f.code(),
+                  f.message(),
+                  false,
+                  "Fix the request; the downstream will not accept it as it is."))
+          .build();
     }
     if (outcome instanceof EffectOutcome.Retryable r) {
-      return out.setStatus(OutcomeStatus.RETRYABLE).setError(error(r.code(), r.message(), true,
-          "Nothing happened downstream; send the intent again later.")).build();
+      return out.setStatus(OutcomeStatus.RETRYABLE)
+          .setError(
+              error(
+                  r.code(),
+                  r.message(),
+                  true,
+                  "Nothing happened downstream; send the intent again later."))
+          .build();
     }
     EffectOutcome.Ambiguous a = (EffectOutcome.Ambiguous) outcome;
-    return out.setStatus(OutcomeStatus.AMBIGUOUS).setError(error(a.code(), a.message(), false,
-        "The effect may have happened; reconcile with the downstream by key.")).build();
+    return out.setStatus(OutcomeStatus.AMBIGUOUS)
+        .setError(
+            error(
+                a.code(),
+                a.message(),
+                false,
+                "The effect may have happened; reconcile with the downstream by key."))
+        .build();
   }
 
   private static ErrorInfo error(String code, String message, boolean retriable, String action) {
-    return ErrorInfo.newBuilder().setCode(code).setMessage(message).setRetriable(retriable).setCorrectiveAction(action).build();
+    return ErrorInfo.newBuilder()
+        .setCode(code)
+        .setMessage(message)
+        .setRetriable(retriable)
+        .setCorrectiveAction(action)
+        .build();
   }
 
   /**
@@ -165,7 +251,8 @@ public final class EffectPerformer {
    * by a marker naming its size and SHA-256, and dead-lettered, cut, with the dispatch's key. The
    * effect happened; the key still completes.
    */
-  private static EffectOutcome boundResult(Dispatch dispatch, EffectOutcome outcome, List<ProducerRecord<byte[], byte[]>> records) {
+  private static EffectOutcome boundResult(
+      Dispatch dispatch, EffectOutcome outcome, List<ProducerRecord<byte[], byte[]>> records) {
     if (!(outcome instanceof EffectOutcome.Succeeded s)) {
       return outcome;
     }
@@ -174,15 +261,40 @@ public final class EffectPerformer {
       return outcome;
     }
     String sha256 = DeadLetters.sha256(result);
-    log.warn("The result for key {} of tool {} is {} bytes, above {}: the outcome carries a marker, the result goes to {} cut",
-        dispatch.getIdempotencyKey(), dispatch.getTool(), result.length, MAX_RESULT_BYTES, Topics.DISPATCH_DLQ);
-    Headers headers = DeadLetters.headers(ErrorCode.RESULT_TOO_LARGE.name(), "the downstream's result for key "
-        + dispatch.getIdempotencyKey() + " is " + result.length + " bytes; outcomes carry at most " + MAX_RESULT_BYTES,
-        null, -1, -1);
-    records.add(new ProducerRecord<>(Topics.DISPATCH_DLQ, null, utf8(dispatch.getIdempotencyKey()),
-        DeadLetters.bounded(result, headers), headers));
-    String marker = "{\"effectledger\":\"" + ErrorCode.RESULT_TOO_LARGE + "\",\"bytes\":" + result.length + ",\"sha256\":\""
-        + sha256 + "\"}";
+    log.warn(
+        "The result for key {} of tool {} is {} bytes, above {}: the outcome carries a marker, the result goes to {} cut",
+        dispatch.getIdempotencyKey(),
+        dispatch.getTool(),
+        result.length,
+        MAX_RESULT_BYTES,
+        Topics.DISPATCH_DLQ);
+    Headers headers =
+        DeadLetters.headers(
+            ErrorCode.RESULT_TOO_LARGE.name(),
+            "the downstream's result for key "
+                + dispatch.getIdempotencyKey()
+                + " is "
+                + result.length
+                + " bytes; outcomes carry at most "
+                + MAX_RESULT_BYTES,
+            null,
+            -1,
+            -1);
+    records.add(
+        new ProducerRecord<>(
+            Topics.DISPATCH_DLQ,
+            null,
+            utf8(dispatch.getIdempotencyKey()),
+            DeadLetters.bounded(result, headers),
+            headers));
+    String marker =
+        "{\"effectledger\":\""
+            + ErrorCode.RESULT_TOO_LARGE
+            + "\",\"bytes\":"
+            + result.length
+            + ",\"sha256\":\""
+            + sha256
+            + "\"}";
     return new EffectOutcome.Succeeded(marker, s.effectId(), s.records());
   }
 

@@ -13,8 +13,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Calls a connector until its answer is final or the retry policy is spent, always with the same
  * key. A {@code Retry-After} longer than the policy's cap ends the retries (the outcome stays
- * retryable, so the ledger releases the key) rather than being shortened. Retryable answers are retried; ambiguous ones only where repeating the key cannot act twice;
- * an exception from the connector is an ambiguous answer, never a crash.
+ * retryable, so the ledger releases the key) rather than being shortened. Retryable answers are
+ * retried; ambiguous ones only where repeating the key cannot act twice; an exception from the
+ * connector is an ambiguous answer, never a crash.
  */
 public final class Invoker {
 
@@ -37,8 +38,9 @@ public final class Invoker {
       if (outcome instanceof EffectOutcome.Ambiguous a) {
         earlierAmbiguous = a;
       }
-      boolean retryable = outcome instanceof EffectOutcome.Retryable
-          || (outcome instanceof EffectOutcome.Ambiguous && mayRepeatAmbiguous);
+      boolean retryable =
+          outcome instanceof EffectOutcome.Retryable
+              || (outcome instanceof EffectOutcome.Ambiguous && mayRepeatAmbiguous);
       if (!retryable || call == retry.maxAttempts()) {
         return settle(outcome, earlierAmbiguous);
       }
@@ -46,7 +48,8 @@ public final class Invoker {
       if (outcome instanceof EffectOutcome.Retryable r && r.retryAfter().isPresent()) {
         Duration asked = r.retryAfter().get();
         if (asked.compareTo(retry.cap()) > 0) {
-          // Honour the downstream: no retry sooner than it asked, and none held longer than the cap.
+          // Honour the downstream: no retry sooner than it asked, and none held longer than the
+          // cap.
           return settle(outcome, earlierAmbiguous);
         }
         delay = asked.compareTo(delay) > 0 ? asked : delay;
@@ -64,12 +67,13 @@ public final class Invoker {
 
   /**
    * A final "retryable" proves only that the last call did nothing; after an ambiguous call the
-   * effect may still have happened (a request stalled downstream answers 409 to its retries), so the
-   * answer stays ambiguous and the key is never released.
+   * effect may still have happened (a request stalled downstream answers 409 to its retries), so
+   * the answer stays ambiguous and the key is never released.
    */
   private static EffectOutcome settle(EffectOutcome last, EffectOutcome.Ambiguous earlier) {
     if (last instanceof EffectOutcome.Retryable r && earlier != null) {
-      return new EffectOutcome.Ambiguous(earlier.code(), earlier.message() + "; later retries answered " + r.code());
+      return new EffectOutcome.Ambiguous(
+          earlier.code(), earlier.message() + "; later retries answered " + r.code());
     }
     return last;
   }
@@ -77,10 +81,17 @@ public final class Invoker {
   private static EffectOutcome callOnce(Connector connector, EffectRequest request) {
     try {
       EffectOutcome outcome = connector.execute(request);
-      return outcome != null ? outcome : new EffectOutcome.Ambiguous("CONNECTOR_ERROR", "the connector answered nothing");
+      return outcome != null
+          ? outcome
+          : new EffectOutcome.Ambiguous("CONNECTOR_ERROR", "the connector answered nothing");
     } catch (RuntimeException e) {
-      log.warn("Connector for tool {} threw on key {}: {}", request.tool(), request.effectKey(), e.toString());
-      return new EffectOutcome.Ambiguous("CONNECTOR_ERROR", "the connector threw " + e.getClass().getSimpleName());
+      log.warn(
+          "Connector for tool {} threw on key {}: {}",
+          request.tool(),
+          request.effectKey(),
+          e.toString());
+      return new EffectOutcome.Ambiguous(
+          "CONNECTOR_ERROR", "the connector threw " + e.getClass().getSimpleName());
     }
   }
 }

@@ -36,20 +36,22 @@ import org.slf4j.LoggerFactory;
  * Reads the committed markers of newly assigned dispatch partitions into an {@link AttemptJournal}.
  *
  * <p>When to read, and how far, is what makes the journal trustworthy after a crash. The executor
- * reads a partition's markers only once the group's committed offset of that partition is stable
- * (a read_committed consumer's offset fetch waits for any transaction that holds a pending offset
+ * reads a partition's markers only once the group's committed offset of that partition is stable (a
+ * read_committed consumer's offset fetch waits for any transaction that holds a pending offset
  * commit for the partition, and every transaction that writes a start marker commits the
  * partition's offsets). It then reads the journal partition up to its high watermark, not its last
- * stable offset: a read_committed reader passes an open transaction only once it commits or
- * aborts, so a transaction of a killed executor is waited for (until its successor's {@code
+ * stable offset: a read_committed reader passes an open transaction only once it commits or aborts,
+ * so a transaction of a killed executor is waited for (until its successor's {@code
  * initTransactions} or the transaction timeout aborts it) instead of being read past, which would
  * miss the markers committed after it.
  */
 public final class JournalReader implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(JournalReader.class);
+
   /** How long one admin request (offsets, topic descriptions, creation) may take. */
   private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(60);
+
   /** How long reading a journal to its end may take before the executor gives up and stops. */
   private static final Duration LOAD_LIMIT = Duration.ofMinutes(2);
 
@@ -60,18 +62,25 @@ public final class JournalReader implements AutoCloseable {
 
   /**
    * @param reader a read_committed consumer without a group, used by the poll thread only
-   * @param highWatermarks the end offsets of journal partitions, counting records of open transactions
+   * @param highWatermarks the end offsets of journal partitions, counting records of open
+   *     transactions
    * @param limit how long one load may wait for open transactions to end before it gives up
    */
-  public JournalReader(Consumer<byte[], byte[]> reader, Function<Collection<TopicPartition>, Map<TopicPartition, Long>> highWatermarks,
-      Duration limit, AutoCloseable resources) {
+  public JournalReader(
+      Consumer<byte[], byte[]> reader,
+      Function<Collection<TopicPartition>, Map<TopicPartition, Long>> highWatermarks,
+      Duration limit,
+      AutoCloseable resources) {
     this.reader = reader;
     this.highWatermarks = highWatermarks;
     this.limit = limit;
     this.resources = resources;
   }
 
-  /** Creates the journal topics of these lanes where missing, shaped like their dispatch topics, and a reader of them. */
+  /**
+   * Creates the journal topics of these lanes where missing, shaped like their dispatch topics, and
+   * a reader of them.
+   */
   public static JournalReader open(Properties kafka, Collection<String> lanes) {
     createTopics(kafka, lanes);
     Properties props = new Properties();
@@ -80,12 +89,17 @@ public final class JournalReader implements AutoCloseable {
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     props.remove(ConsumerConfig.GROUP_ID_CONFIG);
     props.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
-    KafkaConsumer<byte[], byte[]> reader = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    KafkaConsumer<byte[], byte[]> reader =
+        new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
     Admin admin = Admin.create(kafka);
-    return new JournalReader(reader, partitions -> highWatermarks(admin, partitions), LOAD_LIMIT, () -> {
-      reader.close(CloseOptions.timeout(Duration.ZERO));
-      admin.close(Duration.ZERO);
-    });
+    return new JournalReader(
+        reader,
+        partitions -> highWatermarks(admin, partitions),
+        LOAD_LIMIT,
+        () -> {
+          reader.close(CloseOptions.timeout(Duration.ZERO));
+          admin.close(Duration.ZERO);
+        });
   }
 
   /** Reads the committed markers of these dispatch partitions into {@code journal}. */
@@ -94,22 +108,38 @@ public final class JournalReader implements AutoCloseable {
       return;
     }
     dispatchPartitions.forEach(journal::assigned);
-    List<TopicPartition> partitions = dispatchPartitions.stream().map(AttemptJournal::journalPartition).toList();
+    List<TopicPartition> partitions =
+        dispatchPartitions.stream().map(AttemptJournal::journalPartition).toList();
     Map<TopicPartition, Long> ends = highWatermarks.apply(partitions);
     reader.assign(partitions);
     reader.seekToBeginning(partitions);
-    boolean read = TopicReads.toOffsets(reader, ends, limit,
-        record -> journal.apply(new TopicPartition(record.topic(), record.partition()), record.key(), record.value()));
+    boolean read =
+        TopicReads.toOffsets(
+            reader,
+            ends,
+            limit,
+            record ->
+                journal.apply(
+                    new TopicPartition(record.topic(), record.partition()),
+                    record.key(),
+                    record.value()));
     if (!read) {
-      throw new IllegalStateException("Could not read the attempt journal " + partitions + " to its end within " + limit
-          + " (a transaction on it stayed open); is the cluster healthy? The executor stops rather than run effects it"
-          + " cannot tell apart from started ones; restart it.");
+      throw new IllegalStateException(
+          "Could not read the attempt journal "
+              + partitions
+              + " to its end within "
+              + limit
+              + " (a transaction on it stayed open); is the cluster healthy? The executor stops rather than run effects it"
+              + " cannot tell apart from started ones; restart it.");
     }
     reader.assign(List.of());
     int unanswered = dispatchPartitions.stream().mapToInt(journal::unanswered).sum();
     if (unanswered > 0) {
-      log.info("{} effect(s) on {} were started by an earlier owner without a committed outcome; they will be answered from"
-          + " a lookup or held as ambiguous, not run again", unanswered, dispatchPartitions);
+      log.info(
+          "{} effect(s) on {} were started by an earlier owner without a committed outcome; they will be answered from"
+              + " a lookup or held as ambiguous, not run again",
+          unanswered,
+          dispatchPartitions);
     }
   }
 
@@ -122,24 +152,42 @@ public final class JournalReader implements AutoCloseable {
     }
   }
 
-  private static Map<TopicPartition, Long> highWatermarks(Admin admin, Collection<TopicPartition> partitions) {
+  private static Map<TopicPartition, Long> highWatermarks(
+      Admin admin, Collection<TopicPartition> partitions) {
     try {
-      return admin.listOffsets(partitions.stream().collect(Collectors.toMap(tp -> tp, tp -> OffsetSpec.latest())),
-              new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).all().get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS)
-          .entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().offset()));
+      return admin
+          .listOffsets(
+              partitions.stream().collect(Collectors.toMap(tp -> tp, tp -> OffsetSpec.latest())),
+              new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED))
+          .all()
+          .get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS)
+          .entrySet()
+          .stream()
+          .collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().offset()));
     } catch (ExecutionException | TimeoutException e) {
-      throw new IllegalStateException("Could not read the end offsets of the attempt journal " + partitions + ": " + e.getMessage(), e);
+      throw new IllegalStateException(
+          "Could not read the end offsets of the attempt journal "
+              + partitions
+              + ": "
+              + e.getMessage(),
+          e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new IllegalStateException("Interrupted while reading the end offsets of the attempt journal", e);
+      throw new IllegalStateException(
+          "Interrupted while reading the end offsets of the attempt journal", e);
     }
   }
 
   private static void createTopics(Properties kafka, Collection<String> lanes) {
     try (Admin admin = Admin.create(kafka)) {
       List<String> dispatchTopics = lanes.stream().map(Topics::dispatch).toList();
-      Map<String, TopicDescription> described = admin.describeTopics(dispatchTopics).allTopicNames().get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-      Set<String> existing = admin.listTopics().names().get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+      Map<String, TopicDescription> described =
+          admin
+              .describeTopics(dispatchTopics)
+              .allTopicNames()
+              .get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+      Set<String> existing =
+          admin.listTopics().names().get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
       List<NewTopic> missing = new ArrayList<>();
       for (String lane : lanes) {
         if (existing.contains(AttemptJournal.journalTopic(lane))) {
@@ -147,14 +195,28 @@ public final class JournalReader implements AutoCloseable {
         }
         TopicDescription dispatch = described.get(Topics.dispatch(lane));
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, dispatch.name());
-        var minIsr = admin.describeConfigs(List.of(resource)).all().get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS).get(resource)
-            .get(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG);
-        missing.add(new NewTopic(AttemptJournal.journalTopic(lane), dispatch.partitions().size(),
-            (short) dispatch.partitions().get(0).replicas().size())
-            .configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT,
-                TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, minIsr == null ? "1" : minIsr.value(),
-                TopicConfig.SEGMENT_MS_CONFIG, Long.toString(Duration.ofHours(1).toMillis()),
-                TopicConfig.DELETE_RETENTION_MS_CONFIG, Long.toString(Duration.ofHours(1).toMillis()))));
+        var minIsr =
+            admin
+                .describeConfigs(List.of(resource))
+                .all()
+                .get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS)
+                .get(resource)
+                .get(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG);
+        missing.add(
+            new NewTopic(
+                    AttemptJournal.journalTopic(lane),
+                    dispatch.partitions().size(),
+                    (short) dispatch.partitions().get(0).replicas().size())
+                .configs(
+                    Map.of(
+                        TopicConfig.CLEANUP_POLICY_CONFIG,
+                        TopicConfig.CLEANUP_POLICY_COMPACT,
+                        TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG,
+                        minIsr == null ? "1" : minIsr.value(),
+                        TopicConfig.SEGMENT_MS_CONFIG,
+                        Long.toString(Duration.ofHours(1).toMillis()),
+                        TopicConfig.DELETE_RETENTION_MS_CONFIG,
+                        Long.toString(Duration.ofHours(1).toMillis()))));
       }
       if (!missing.isEmpty()) {
         try {
@@ -166,9 +228,14 @@ public final class JournalReader implements AutoCloseable {
         }
       }
     } catch (ExecutionException | TimeoutException e) {
-      throw new IllegalStateException("Could not create or check the attempt journal topics " + lanes.stream()
-          .map(AttemptJournal::journalTopic).toList() + " (" + e.getMessage() + "); the executor needs them, and the dispatch"
-          + " topics, to start.", e);
+      throw new IllegalStateException(
+          "Could not create or check the attempt journal topics "
+              + lanes.stream().map(AttemptJournal::journalTopic).toList()
+              + " ("
+              + e.getMessage()
+              + "); the executor needs them, and the dispatch"
+              + " topics, to start.",
+          e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("Interrupted while creating the attempt journal topics", e);

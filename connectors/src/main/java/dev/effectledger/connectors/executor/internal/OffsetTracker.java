@@ -46,7 +46,11 @@ public final class OffsetTracker {
   }
 
   public int pending(Collection<TopicPartition> tps) {
-    return tps.stream().map(partitions::get).filter(p -> p != null).mapToInt(p -> p.pending.size()).sum();
+    return tps.stream()
+        .map(partitions::get)
+        .filter(p -> p != null)
+        .mapToInt(p -> p.pending.size())
+        .sum();
   }
 
   /** Where reading would resume for {@code tp} if the executor stopped now. */
@@ -61,16 +65,20 @@ public final class OffsetTracker {
   /** Offsets to commit: each partition's watermark, where it moved since the last commit. */
   public Map<TopicPartition, OffsetAndMetadata> committable() {
     Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-    partitions.forEach((tp, p) -> {
-      long watermark = p.watermark();
-      if (p.highestSeen >= 0 && watermark > p.committed) {
-        offsets.put(tp, new OffsetAndMetadata(watermark));
-      }
-    });
+    partitions.forEach(
+        (tp, p) -> {
+          long watermark = p.watermark();
+          if (p.highestSeen >= 0 && watermark > p.committed) {
+            offsets.put(tp, new OffsetAndMetadata(watermark));
+          }
+        });
     return offsets;
   }
 
-  /** Every tracked partition's watermark, moved or not: what a transaction commits to be fenced by the group. */
+  /**
+   * Every tracked partition's watermark, moved or not: what a transaction commits to be fenced by
+   * the group.
+   */
   public Map<TopicPartition, OffsetAndMetadata> watermarks() {
     Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
     partitions.forEach((tp, p) -> offsets.put(tp, new OffsetAndMetadata(p.watermark())));
@@ -78,12 +86,13 @@ public final class OffsetTracker {
   }
 
   public void committed(Map<TopicPartition, OffsetAndMetadata> offsets) {
-    offsets.forEach((tp, o) -> {
-      Partition p = partitions.get(tp);
-      if (p != null) {
-        p.committed = o.offset();
-      }
-    });
+    offsets.forEach(
+        (tp, o) -> {
+          Partition p = partitions.get(tp);
+          if (p != null) {
+            p.committed = o.offset();
+          }
+        });
   }
 
   public void forget(Collection<TopicPartition> tps) {

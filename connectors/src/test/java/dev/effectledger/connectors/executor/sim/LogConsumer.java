@@ -14,9 +14,9 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * A {@link MockConsumer} that reads a {@link SimulatedCluster}'s logs from its positions, so a
- * seek re-reads, and whose committed offsets are the cluster's: what a real consumer of a group
- * sees after a crash or a rewind.
+ * A {@link MockConsumer} that reads a {@link SimulatedCluster}'s logs from its positions, so a seek
+ * re-reads, and whose committed offsets are the cluster's: what a real consumer of a group sees
+ * after a crash or a rewind.
  */
 public final class LogConsumer extends MockConsumer<byte[], byte[]> {
 
@@ -37,12 +37,14 @@ public final class LogConsumer extends MockConsumer<byte[], byte[]> {
   }
 
   @Override
-  public synchronized Map<TopicPartition, OffsetAndMetadata> committed(Set<TopicPartition> partitions) {
+  public synchronized Map<TopicPartition, OffsetAndMetadata> committed(
+      Set<TopicPartition> partitions) {
     return cluster.committed(partitions);
   }
 
   @Override
-  public synchronized Map<TopicPartition, OffsetAndMetadata> committed(Set<TopicPartition> partitions, Duration timeout) {
+  public synchronized Map<TopicPartition, OffsetAndMetadata> committed(
+      Set<TopicPartition> partitions, Duration timeout) {
     return cluster.committed(partitions);
   }
 

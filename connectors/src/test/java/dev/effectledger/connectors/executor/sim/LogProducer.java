@@ -12,8 +12,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * A transactional {@link MockProducer} whose committed transactions land in a {@link
- * SimulatedCluster}; it can be told to fail the next commits of transactions that carry a record
- * of some topic (the transaction stays open and the executor aborts it).
+ * SimulatedCluster}; it can be told to fail the next commits of transactions that carry a record of
+ * some topic (the transaction stays open and the executor aborts it).
  */
 public final class LogProducer extends MockProducer<byte[], byte[]> {
 
@@ -36,7 +36,8 @@ public final class LogProducer extends MockProducer<byte[], byte[]> {
   public synchronized void commitTransaction() {
     List<ProducerRecord<byte[], byte[]>> records = uncommittedRecords();
     Map<String, Map<TopicPartition, OffsetAndMetadata>> offsets = uncommittedOffsets();
-    if (records.stream().anyMatch(r -> r.topic().equals(failingTopic)) && failures.getAndDecrement() > 0) {
+    if (records.stream().anyMatch(r -> r.topic().equals(failingTopic))
+        && failures.getAndDecrement() > 0) {
       throw new KafkaException("injected: the transaction could not commit");
     }
     super.commitTransaction();

@@ -13,8 +13,8 @@ import org.apache.kafka.common.TopicPartition;
 /**
  * What a Kafka cluster keeps for the executor's seam tests: the committed records of each
  * partition, in order with their offsets, and one group's committed offsets. {@link LogProducer}
- * appends a transaction's records and offsets only when it commits; {@link LogConsumer} reads
- * from here, so a consumer started after a "crash" sees exactly what was committed.
+ * appends a transaction's records and offsets only when it commits; {@link LogConsumer} reads from
+ * here, so a consumer started after a "crash" sees exactly what was committed.
  */
 public final class SimulatedCluster {
 
@@ -31,14 +31,18 @@ public final class SimulatedCluster {
     committed.putAll(offsets);
   }
 
-  public synchronized Map<TopicPartition, OffsetAndMetadata> committed(Set<TopicPartition> partitions) {
-    return partitions.stream().filter(committed::containsKey).collect(Collectors.toMap(tp -> tp, committed::get));
+  public synchronized Map<TopicPartition, OffsetAndMetadata> committed(
+      Set<TopicPartition> partitions) {
+    return partitions.stream()
+        .filter(committed::containsKey)
+        .collect(Collectors.toMap(tp -> tp, committed::get));
   }
 
   /** Records of {@code tp} from {@code offset}, at most {@code max}. */
   synchronized List<ConsumerRecord<byte[], byte[]>> read(TopicPartition tp, long offset, int max) {
     List<ConsumerRecord<byte[], byte[]>> log = logs.getOrDefault(tp, List.of());
-    return List.copyOf(log.subList((int) Math.min(offset, log.size()), (int) Math.min(offset + max, log.size())));
+    return List.copyOf(
+        log.subList((int) Math.min(offset, log.size()), (int) Math.min(offset + max, log.size())));
   }
 
   public synchronized long end(TopicPartition tp) {
@@ -47,10 +51,16 @@ public final class SimulatedCluster {
 
   /** Every committed record of {@code topic}, all partitions. */
   public synchronized List<ConsumerRecord<byte[], byte[]>> records(String topic) {
-    return logs.entrySet().stream().filter(e -> e.getKey().topic().equals(topic)).flatMap(e -> e.getValue().stream()).toList();
+    return logs.entrySet().stream()
+        .filter(e -> e.getKey().topic().equals(topic))
+        .flatMap(e -> e.getValue().stream())
+        .toList();
   }
 
-  /** What a compacted topic keeps: the last value per key, with keys whose last value is a tombstone left out. */
+  /**
+   * What a compacted topic keeps: the last value per key, with keys whose last value is a tombstone
+   * left out.
+   */
   public synchronized Map<String, String> compacted(String topic) {
     Map<String, String> live = new HashMap<>();
     for (ConsumerRecord<byte[], byte[]> r : records(topic)) {
