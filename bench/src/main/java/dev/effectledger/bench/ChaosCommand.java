@@ -102,6 +102,15 @@ final class ChaosCommand implements Callable<Integer> {
       description = "stop injecting after this many faults (0: no limit); default ${DEFAULT-VALUE}")
   int maxFaults;
 
+  @Option(
+      names = "--min-workload",
+      defaultValue = "0s",
+      converter = BenchCommand.DurationConverter.class,
+      description =
+          "the least time the agents take to send every step once, so faults meet a running"
+              + " workload on a fast machine (e.g. 90s); default ${DEFAULT-VALUE}: as fast as they can")
+  Duration minWorkload;
+
   @Option(names = "--report", description = "write bench/results/chaos-<date>.md")
   boolean report;
 
@@ -146,7 +155,8 @@ final class ChaosCommand implements Callable<Integer> {
             maxGap,
             partitions,
             maxFaults,
-            dir);
+            dir,
+            minWorkload);
     ChaosRun.Result result = new ChaosRun(options).run();
     if (report) {
       write(options, result, BenchCommand.typed(spec));

@@ -30,7 +30,9 @@ import java.util.concurrent.Semaphore;
  * answer, 3 if some are still unanswered after the replay rounds.
  *
  * <p>Usage: {@code ChaosAgent <agent> <agents> <actionsPerAgent> <repeatEvery> <bootstrap>
- * <registryUrl> <answersFile>}
+ * <registryUrl> <answersFile> [<originEpochMillis> <minWorkloadMillis>]}: with the last two, step
+ * {@code i} of {@code n} is sent no sooner than {@code origin + i * minWorkload / n}, the same
+ * schedule after a restart.
  */
 public final class ChaosAgent {
 
@@ -43,6 +45,8 @@ public final class ChaosAgent {
   private final String registry;
   private final Set<String> answered = ConcurrentHashMap.newKeySet();
   private final BufferedWriter answers;
+  private long origin;
+  private long minWorkloadMillis;
 
   private ChaosAgent(
       int agent, List<Action> actions, String bootstrap, String registry, Path answersFile)
@@ -74,6 +78,10 @@ public final class ChaosAgent {
             Integer.parseInt(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]));
     ChaosAgent chaosAgent =
         new ChaosAgent(agent, workload.actions(agent), args[4], args[5], Path.of(args[6]));
+    if (args.length >= 9) {
+      chaosAgent.origin = Long.parseLong(args[7]);
+      chaosAgent.minWorkloadMillis = Long.parseLong(args[8]);
+    }
     System.exit(chaosAgent.run());
   }
 
@@ -89,11 +97,14 @@ public final class ChaosAgent {
     List<CompletableFuture<?>> pending = new ArrayList<>();
     int nextReport = total / 10;
     int sentOnThisClient = 0;
+    int position = 0;
     for (Action action : actions) {
       for (StepContext step : action.steps()) {
+        position++;
         if (answered.contains(step.stepId())) {
           continue;
         }
+        pace(position, total);
         inFlight.acquireUninterruptibly();
         ToolCallClient c = client;
         ToolCall call = ToolCall.of(step, ChaosWorkload.TOOL, action.arguments());
@@ -190,6 +201,18 @@ public final class ChaosAgent {
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
+    }
+  }
+
+  /** Waits until step {@code position} of {@code total} is due under the minimum workload time. */
+  private void pace(int position, int total) {
+    if (minWorkloadMillis <= 0) {
+      return;
+    }
+    long due = origin + minWorkloadMillis * position / total;
+    long wait = due - System.currentTimeMillis();
+    if (wait > 0) {
+      sleep(Duration.ofMillis(wait));
     }
   }
 

@@ -79,10 +79,12 @@ public final class ChaosRun {
   public static final String FAULT_MIX = "503=5,hang=3,reset=3,500=3,slow=5";
 
   /**
-   * What to run. {@code singleBroker}: one Kafka broker with its data on disk, killed with -9 and
-   * started again as the broker fault, instead of a 3-broker cluster whose brokers are stopped.
-   * {@code maxFaults} bounds the schedule (0: faults until the agents are done): when faults come
-   * faster than the pipeline recovers, nothing finishes, so a short run stops faulting after a few.
+   * What to run. {@code minWorkload}: the least time the agents take to send every step once (zero:
+   * as fast as they can). {@code singleBroker}: one Kafka broker with its data on disk, killed with
+   * -9 and started again as the broker fault, instead of a 3-broker cluster whose brokers are
+   * stopped. {@code maxFaults} bounds the schedule (0: faults until the agents are done): when
+   * faults come faster than the pipeline recovers, nothing finishes, so a short run stops faulting
+   * after a few.
    */
   public record Options(
       int agents,
@@ -98,7 +100,8 @@ public final class ChaosRun {
       Duration maxGap,
       int partitions,
       int maxFaults,
-      Path dir) {
+      Path dir,
+      Duration minWorkload) {
 
     public int actions() {
       return agents * actionsPerAgent;
@@ -355,6 +358,10 @@ public final class ChaosRun {
           5,
           TimeUnit.SECONDS);
       List<Node> agents = new ArrayList<>();
+      // Agents spread their first sends over at least minWorkload, measured from here (a restarted
+      // agent gets the same origin): on a fast machine the workload would otherwise end before the
+      // fault schedule has hit every kind of part once.
+      long origin = System.currentTimeMillis();
       for (int a = 0; a < options.agents(); a++) {
         agents.add(
             processes
@@ -373,7 +380,9 @@ public final class ChaosRun {
                         "50",
                         bootstrap,
                         registry,
-                        "answers-" + a + ".txt"))
+                        "answers-" + a + ".txt",
+                        Long.toString(origin),
+                        Long.toString(options.minWorkload().toMillis())))
                 .start());
       }
       say(options.agents() + " agents started, " + options.actions() + " actions");
@@ -873,11 +882,15 @@ public final class ChaosRun {
       throws Exception {
     long deadline = System.nanoTime() + RECOVERY_LIMIT.toNanos();
     for (int i = 0; i < ports.length; i++) {
-      while (System.nanoTime() < deadline && !Processes.ready(ports[i])) {
+      // The answer of the last poll decides: asking again could catch a processor that is ready
+      // but rebalancing once more as another rejoins, which is no failure to recover.
+      boolean ready = Processes.ready(ports[i]);
+      while (!ready && System.nanoTime() < deadline) {
         superviseExits(supervised, selfExits);
         Thread.sleep(250); // polling readiness
+        ready = Processes.ready(ports[i]);
       }
-      if (!Processes.ready(ports[i])) {
+      if (!ready) {
         Node late = processors.get(i);
         throw new IllegalStateException(
             late.name()

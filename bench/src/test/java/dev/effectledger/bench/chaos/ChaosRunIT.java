@@ -21,6 +21,14 @@ class ChaosRunIT {
 
   private static final long SEED = 20261122L;
 
+  /**
+   * The agents take at least this long to send every step once, so that the fault schedule (a
+   * fault, the ledger's recovery, a 3-5 s gap) hits processors, executors, agents and brokers
+   * before the workload ends: a CI run where the downstream honoured keys finished in time for one
+   * fault only.
+   */
+  private static final Duration MIN_WORKLOAD = Duration.ofSeconds(90);
+
   @TempDir Path dir;
 
   private ChaosRun.Options options(boolean ignoreKeys, boolean singleBroker) {
@@ -38,7 +46,8 @@ class ChaosRunIT {
         Duration.ofSeconds(5),
         4,
         8,
-        dir);
+        dir,
+        MIN_WORKLOAD);
   }
 
   @Test
