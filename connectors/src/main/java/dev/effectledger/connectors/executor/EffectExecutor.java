@@ -3,10 +3,12 @@ package dev.effectledger.connectors.executor;
 import dev.effectledger.connectors.Connector;
 import dev.effectledger.connectors.executor.internal.AttemptJournal;
 import dev.effectledger.connectors.executor.internal.EffectPerformer;
+import dev.effectledger.connectors.executor.internal.Finished;
 import dev.effectledger.connectors.executor.internal.Invoker;
 import dev.effectledger.connectors.executor.internal.JournalReader;
 import dev.effectledger.connectors.executor.internal.KeyOrderedRunner;
 import dev.effectledger.connectors.executor.internal.OffsetTracker;
+import dev.effectledger.connectors.executor.internal.OutcomeTransactions;
 import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
@@ -38,8 +40,6 @@ import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
@@ -93,25 +93,6 @@ public final class EffectExecutor implements AutoCloseable {
    */
   private static final Duration STABLE_OFFSETS_WAIT = Duration.ofMinutes(2);
 
-  /**
-   * A finished dispatch, handed from a worker to the poll thread: what to publish for it and, on a
-   * journalled lane, its marker and whether its effect provably did not happen (a null marker means
-   * nothing to journal: another lane, or an outcome committed before).
-   */
-  private record Finished(
-      TopicPartition tp,
-      long offset,
-      int epoch,
-      List<ProducerRecord<byte[], byte[]>> records,
-      String marker,
-      boolean noEffect) {
-
-    static Finished unjournalled(
-        TopicPartition tp, long offset, int epoch, List<ProducerRecord<byte[], byte[]>> records) {
-      return new Finished(tp, offset, epoch, records, null, false);
-    }
-  }
-
   /** A dispatch whose start must be journalled before its effect runs. */
   private record Journalled(
       TopicPartition tp, long offset, int epoch, Dispatch dispatch, String marker) {}
@@ -129,15 +110,13 @@ public final class EffectExecutor implements AutoCloseable {
   private final OffsetTracker tracker = new OffsetTracker();
   private final LinkedBlockingQueue<Finished> finished = new LinkedBlockingQueue<>();
 
-  /** Finished dispatches whose outcomes go into the next transaction. */
-  private final List<Finished> toCommit = new ArrayList<>();
-
   private final Map<TopicPartition, Integer> epochs = new ConcurrentHashMap<>();
 
   /** Both null when no tool on these lanes needs start markers. */
   private final AttemptJournal journal;
 
   private final JournalReader journalReader;
+  private final OutcomeTransactions transactions;
   private final Set<String> journalledTopics;
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
   private volatile boolean running = true;
@@ -184,6 +163,7 @@ public final class EffectExecutor implements AutoCloseable {
     this.journal = journalledLanes.isEmpty() ? null : new AttemptJournal(transactionalId);
     this.journalReader =
         journalledLanes.isEmpty() ? null : clients.journalReader().apply(journalledLanes);
+    this.transactions = new OutcomeTransactions(producer, tracker, journal);
     this.workers = new KeyOrderedRunner(config.concurrency(), "effect-worker", () -> halted);
     this.pollThread = new Thread(this::run, "executor-poll-" + String.join(",", config.lanes()));
   }
@@ -399,14 +379,9 @@ public final class EffectExecutor implements AutoCloseable {
               dispatch.getEffectKey(),
               () ->
                   finished.add(
-                      journalled(
+                      Finished.journalled(
                           tp, record.offset(), epoch, marker, performer.startedBefore(dispatch))));
     }
-  }
-
-  private static Finished journalled(
-      TopicPartition tp, long offset, int epoch, String marker, EffectPerformer.Answer answer) {
-    return new Finished(tp, offset, epoch, answer.records(), marker, answer.noEffect());
   }
 
   /**
@@ -424,7 +399,7 @@ public final class EffectExecutor implements AutoCloseable {
           j.dispatch().getEffectKey(),
           () ->
               finished.add(
-                  journalled(
+                  Finished.journalled(
                       j.tp(), j.offset(), j.epoch(), j.marker(), performer.perform(j.dispatch()))));
     }
   }
@@ -436,10 +411,7 @@ public final class EffectExecutor implements AutoCloseable {
           wait.isZero() ? finished.poll() : finished.poll(wait.toMillis(), TimeUnit.MILLISECONDS);
       for (Finished f = first; f != null; f = finished.poll()) {
         if (f.epoch() == epochs.getOrDefault(f.tp(), 0) && tracker.finished(f.tp(), f.offset())) {
-          toCommit.add(f);
-          if (f.marker() != null) {
-            journal.answer(f.tp(), f.marker(), f.offset(), f.noEffect());
-          }
+          transactions.add(f);
         }
       }
     } catch (InterruptedException e) {
@@ -452,58 +424,22 @@ public final class EffectExecutor implements AutoCloseable {
   }
 
   /**
-   * Publishes finished outcomes, the journal's records and the offsets in one transaction: the
-   * offsets of every partition read, whether or not they moved, so that the group's generation
-   * fences the transaction. Does nothing when nothing moved and nothing waits, unless {@code
-   * starting} names partitions whose start markers must commit. False when the transaction aborted
-   * and everything in flight was dropped to be read again.
+   * Commits what finished (see {@link OutcomeTransactions#commit}); false when the transaction
+   * aborted and everything in flight was dropped to be read again.
    */
   private boolean commit(Set<TopicPartition> starting) {
     lastCommitMs = clock.millis();
-    if (toCommit.isEmpty() && starting.isEmpty() && tracker.committable().isEmpty()) {
+    if (transactions.commit(starting, consumer::groupMetadata)) {
       return true;
     }
-    Map<TopicPartition, OffsetAndMetadata> offsets = tracker.watermarks();
-    List<ProducerRecord<byte[], byte[]>> journalRecords =
-        journal == null
-            ? List.of()
-            : journal.records(
-                offsets.entrySet().stream()
-                    .collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().offset())));
-    try {
-      producer.beginTransaction();
-      toCommit.forEach(f -> f.records().forEach(producer::send));
-      journalRecords.forEach(producer::send);
-      if (!offsets.isEmpty()) {
-        producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
-      }
-      producer.commitTransaction();
-    } catch (ProducerFencedException | OutOfOrderSequenceException | AuthorizationException e) {
-      throw e;
-    } catch (KafkaException e) {
-      log.warn(
-          "Commit failed ({}); aborting and re-reading from the last committed offsets",
-          e.toString());
-      producer.abortTransaction();
-      rewind();
-      return false;
-    }
-    tracker.committed(offsets);
-    toCommit.clear();
-    if (journal != null) {
-      journal.committed();
-    }
-    return true;
+    rewind();
+    return false;
   }
 
   /**
    * After an aborted transaction: drop all work in flight and read again from committed offsets.
    */
   private void rewind() {
-    toCommit.clear();
-    if (journal != null) {
-      journal.aborted();
-    }
     Collection<TopicPartition> assigned = consumer.assignment();
     assigned.forEach(tp -> epochs.merge(tp, 1, Integer::sum));
     tracker.forgetAll();
@@ -524,7 +460,7 @@ public final class EffectExecutor implements AutoCloseable {
    * longer than the commit interval.
    */
   private Duration nextWait() {
-    if (tracker.pending() == 0 && toCommit.isEmpty() && finished.isEmpty()) {
+    if (tracker.pending() == 0 && transactions.isEmpty() && finished.isEmpty()) {
       return IDLE_WAIT;
     }
     long untilCommit = config.commitInterval().toMillis() - (clock.millis() - lastCommitMs);
@@ -582,7 +518,7 @@ public final class EffectExecutor implements AutoCloseable {
 
     @Override
     public void onPartitionsLost(Collection<TopicPartition> partitions) {
-      toCommit.removeIf(f -> partitions.contains(f.tp()));
+      transactions.drop(partitions);
       forget(partitions);
     }
 
