@@ -36,16 +36,7 @@ final class TopicProvisioner {
 
   /** Every topic the ledger reads or writes for these policies. */
   static List<String> topics(ToolPolicies policies) {
-    Set<String> topics =
-        new LinkedHashSet<>(
-            List.of(
-                Topics.INTENTS,
-                Topics.OUTCOMES,
-                Topics.RESULTS,
-                Topics.AUDIT,
-                Topics.INTENTS_DLQ,
-                Topics.OUTCOMES_DLQ,
-                Topics.DISPATCH_DLQ));
+    Set<String> topics = new LinkedHashSet<>(Topics.fixed());
     for (ToolPolicy policy : policies.tools().values()) {
       topics.add(Topics.dispatch(policy.lane()));
     }

@@ -86,17 +86,10 @@ class QueryForwardingIT {
   @Timeout(180)
   void shouldAnswerEveryKeyFromEitherInstance() throws Exception {
     Map<String, Integer> topics = new HashMap<>();
-    for (String t :
-        List.of(
-            Topics.INTENTS,
-            Topics.OUTCOMES,
-            Topics.RESULTS,
-            Topics.AUDIT,
-            Topics.INTENTS_DLQ,
-            Topics.OUTCOMES_DLQ,
-            Topics.dispatch("payments"))) {
+    for (String t : Topics.fixed()) {
       topics.put(t, 4);
     }
+    topics.put(Topics.dispatch("payments"), 4);
     kafka.createTopics(topics);
     HttpClient http = HttpClient.newHttpClient();
     try (LedgerHttpServer httpA =

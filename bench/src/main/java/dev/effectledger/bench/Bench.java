@@ -229,17 +229,10 @@ public final class Bench {
 
   static void createTopics(EmbeddedKafkaCluster kafka, String... extra) {
     Map<String, Integer> topics = new HashMap<>();
-    for (String t :
-        List.of(
-            Topics.INTENTS,
-            Topics.OUTCOMES,
-            Topics.RESULTS,
-            Topics.AUDIT,
-            Topics.INTENTS_DLQ,
-            Topics.OUTCOMES_DLQ,
-            Topics.dispatch("bench"),
-            BASELINE_INPUT,
-            "baseline-out")) {
+    for (String t : Topics.fixed()) {
+      topics.put(t, PARTITIONS);
+    }
+    for (String t : List.of(Topics.dispatch("bench"), BASELINE_INPUT, "baseline-out")) {
       topics.put(t, PARTITIONS);
     }
     for (String t : extra) {

@@ -64,18 +64,10 @@ class RetryLayersIT {
   @BeforeAll
   static void startPipeline() throws Exception {
     Map<String, Integer> topics = new HashMap<>();
-    for (String t :
-        List.of(
-            Topics.INTENTS,
-            Topics.OUTCOMES,
-            Topics.RESULTS,
-            Topics.AUDIT,
-            Topics.INTENTS_DLQ,
-            Topics.OUTCOMES_DLQ,
-            Topics.DISPATCH_DLQ,
-            Topics.dispatch("payments"))) {
+    for (String t : Topics.fixed()) {
       topics.put(t, 4);
     }
+    topics.put(Topics.dispatch("payments"), 4);
     kafka.createTopics(topics);
     downstream = CountingDownstream.start(Duration.ofSeconds(2));
     ToolPolicies policies =

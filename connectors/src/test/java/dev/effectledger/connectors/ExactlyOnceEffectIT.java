@@ -114,15 +114,7 @@ class ExactlyOnceEffectIT {
   void shouldTakeEffectOncePerKeyAcrossConnectorsAndFaults() throws Exception {
     String registry = "mock://exactly-once-it";
     Map<String, Integer> topics = new HashMap<>();
-    for (String t :
-        List.of(
-            Topics.INTENTS,
-            Topics.OUTCOMES,
-            Topics.RESULTS,
-            Topics.AUDIT,
-            Topics.INTENTS_DLQ,
-            Topics.OUTCOMES_DLQ,
-            Topics.DISPATCH_DLQ)) {
+    for (String t : Topics.fixed()) {
       topics.put(t, 4);
     }
     for (String lane : List.of("payments", "refunds", "events", "notify")) {

@@ -197,20 +197,19 @@ public final class ToolPolicyLoader {
       return Optional.empty();
     }
     return Optional.of(
-        new ToolPolicy(
-            name,
-            toolClass,
-            window,
-            pendingTimeout,
-            onInFlight,
-            onAmbiguous,
-            lane,
-            connector,
-            maxAttempts,
-            bypass,
-            retry,
-            settings,
-            key));
+        ToolPolicy.builder(name, toolClass)
+            .window(window)
+            .pendingTimeout(pendingTimeout)
+            .onInFlight(onInFlight)
+            .onAmbiguous(onAmbiguous)
+            .lane(lane)
+            .connector(connector)
+            .maxAttempts(maxAttempts)
+            .bypassAllowed(bypass)
+            .retry(retry)
+            .settings(settings)
+            .key(key)
+            .build());
   }
 
   private static ArgumentRules key(FieldReader r) {

@@ -1,5 +1,7 @@
 package dev.effectledger.schema;
 
+import java.util.List;
+
 /**
  * The name of every topic Effect Ledger reads or writes, in one place: the ledger, the executors,
  * the reconciler, the client and the command all take them from here. Every topic is keyed by the
@@ -45,6 +47,14 @@ public final class Topics {
   public static final String REPLY_TOPIC_HEADER = "effectledger.reply.topic";
 
   private Topics() {}
+
+  /**
+   * The topics every deployment has whatever its tools: intents, outcomes, replies, audit and the
+   * three dead-letter topics. Dispatch topics and attempt journals come per lane on top.
+   */
+  public static List<String> fixed() {
+    return List.of(INTENTS, OUTCOMES, RESULTS, AUDIT, INTENTS_DLQ, OUTCOMES_DLQ, DISPATCH_DLQ);
+  }
 
   /** The dispatch topic of {@code lane}. */
   public static String dispatch(String lane) {

@@ -4,6 +4,7 @@ import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.schema.Topics;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import java.util.regex.Pattern;
 
@@ -125,19 +126,7 @@ public record LedgerConfig(
   }
 
   public LedgerConfig withMaxArgumentsBytes(int bytes) {
-    return new LedgerConfig(
-        policies,
-        schemaRegistryUrl,
-        bytes,
-        replyTopics,
-        pendingCheckInterval,
-        purgeInterval,
-        batchSize,
-        punctuationBudget,
-        ticker,
-        intentPartitions,
-        verifyArgumentsHash,
-        observer);
+    return with(c -> c.maxArgumentsBytes = bytes);
   }
 
   /**
@@ -145,19 +134,12 @@ public record LedgerConfig(
    * (expiry), each working at most {@code budget}.
    */
   public LedgerConfig withPunctuations(Duration wallClock, Duration streamTime, Duration budget) {
-    return new LedgerConfig(
-        policies,
-        schemaRegistryUrl,
-        maxArgumentsBytes,
-        replyTopics,
-        wallClock,
-        streamTime,
-        batchSize,
-        budget,
-        ticker,
-        intentPartitions,
-        verifyArgumentsHash,
-        observer);
+    return with(
+        c -> {
+          c.pendingCheckInterval = wallClock;
+          c.purgeInterval = streamTime;
+          c.punctuationBudget = budget;
+        });
   }
 
   /**
@@ -165,99 +147,77 @@ public record LedgerConfig(
    * {@code partitions}.
    */
   public LedgerConfig withIntentPartitions(int partitions) {
-    return new LedgerConfig(
-        policies,
-        schemaRegistryUrl,
-        maxArgumentsBytes,
-        replyTopics,
-        pendingCheckInterval,
-        purgeInterval,
-        batchSize,
-        punctuationBudget,
-        ticker,
-        partitions,
-        verifyArgumentsHash,
-        observer);
+    return with(c -> c.intentPartitions = partitions);
   }
 
   public LedgerConfig withPolicies(ToolPolicies tools) {
-    return new LedgerConfig(
-        tools,
-        schemaRegistryUrl,
-        maxArgumentsBytes,
-        replyTopics,
-        pendingCheckInterval,
-        purgeInterval,
-        batchSize,
-        punctuationBudget,
-        ticker,
-        intentPartitions,
-        verifyArgumentsHash,
-        observer);
+    return with(c -> c.policies = tools);
   }
 
   /** Off only to measure what checking each intent's arguments hash costs. */
   public LedgerConfig withArgumentsHashCheck(boolean verify) {
-    return new LedgerConfig(
-        policies,
-        schemaRegistryUrl,
-        maxArgumentsBytes,
-        replyTopics,
-        pendingCheckInterval,
-        purgeInterval,
-        batchSize,
-        punctuationBudget,
-        ticker,
-        intentPartitions,
-        verify,
-        observer);
+    return with(c -> c.verifyArgumentsHash = verify);
   }
 
   public LedgerConfig withBatchSize(int entries) {
-    return new LedgerConfig(
-        policies,
-        schemaRegistryUrl,
-        maxArgumentsBytes,
-        replyTopics,
-        pendingCheckInterval,
-        purgeInterval,
-        entries,
-        punctuationBudget,
-        ticker,
-        intentPartitions,
-        verifyArgumentsHash,
-        observer);
+    return with(c -> c.batchSize = entries);
   }
 
   public LedgerConfig withTicker(LongSupplier nanoTime) {
-    return new LedgerConfig(
-        policies,
-        schemaRegistryUrl,
-        maxArgumentsBytes,
-        replyTopics,
-        pendingCheckInterval,
-        purgeInterval,
-        batchSize,
-        punctuationBudget,
-        nanoTime,
-        intentPartitions,
-        verifyArgumentsHash,
-        observer);
+    return with(c -> c.ticker = nanoTime);
   }
 
   public LedgerConfig withObserver(LedgerObserver listener) {
+    return with(c -> c.observer = listener);
+  }
+
+  /** This config with {@code change} applied to a copy of its values, validated as any other. */
+  private LedgerConfig with(Consumer<Values> change) {
+    Values c = new Values(this);
+    change.accept(c);
     return new LedgerConfig(
-        policies,
-        schemaRegistryUrl,
-        maxArgumentsBytes,
-        replyTopics,
-        pendingCheckInterval,
-        purgeInterval,
-        batchSize,
-        punctuationBudget,
-        ticker,
-        intentPartitions,
-        verifyArgumentsHash,
-        listener);
+        c.policies,
+        c.schemaRegistryUrl,
+        c.maxArgumentsBytes,
+        c.replyTopics,
+        c.pendingCheckInterval,
+        c.purgeInterval,
+        c.batchSize,
+        c.punctuationBudget,
+        c.ticker,
+        c.intentPartitions,
+        c.verifyArgumentsHash,
+        c.observer);
+  }
+
+  /** A mutable copy of a config's values, for {@link #with}. */
+  private static final class Values {
+    ToolPolicies policies;
+    String schemaRegistryUrl;
+    int maxArgumentsBytes;
+    Pattern replyTopics;
+    Duration pendingCheckInterval;
+    Duration purgeInterval;
+    int batchSize;
+    Duration punctuationBudget;
+    LongSupplier ticker;
+    int intentPartitions;
+    boolean verifyArgumentsHash;
+    LedgerObserver observer;
+
+    Values(LedgerConfig config) {
+      policies = config.policies;
+      schemaRegistryUrl = config.schemaRegistryUrl;
+      maxArgumentsBytes = config.maxArgumentsBytes;
+      replyTopics = config.replyTopics;
+      pendingCheckInterval = config.pendingCheckInterval;
+      purgeInterval = config.purgeInterval;
+      batchSize = config.batchSize;
+      punctuationBudget = config.punctuationBudget;
+      ticker = config.ticker;
+      intentPartitions = config.intentPartitions;
+      verifyArgumentsHash = config.verifyArgumentsHash;
+      observer = config.observer;
+    }
   }
 }

@@ -54,17 +54,10 @@ final class ItFixtures {
 
   static Map<String, Integer> topics(int partitions) {
     Map<String, Integer> topics = new HashMap<>();
-    for (String topic :
-        List.of(
-            Topics.INTENTS,
-            Topics.OUTCOMES,
-            Topics.RESULTS,
-            Topics.AUDIT,
-            Topics.INTENTS_DLQ,
-            Topics.OUTCOMES_DLQ,
-            Topics.dispatch(LANE))) {
+    for (String topic : Topics.fixed()) {
       topics.put(topic, partitions);
     }
+    topics.put(Topics.dispatch(LANE), partitions);
     return topics;
   }
 

@@ -58,17 +58,10 @@ class ReconcilerIT {
   void shouldReleaseHeldKeyWithNoEffectDownstreamOnSchedule() throws Exception {
     String registry = "mock://reconciler-it";
     Map<String, Integer> topics = new HashMap<>();
-    for (String t :
-        List.of(
-            Topics.INTENTS,
-            Topics.OUTCOMES,
-            Topics.RESULTS,
-            Topics.AUDIT,
-            Topics.INTENTS_DLQ,
-            Topics.OUTCOMES_DLQ,
-            Topics.dispatch("payments"))) {
+    for (String t : Topics.fixed()) {
       topics.put(t, 1);
     }
+    topics.put(Topics.dispatch("payments"), 1);
     kafka.createTopics(topics);
     try (CountingDownstream downstream = CountingDownstream.start(Duration.ofSeconds(1))) {
       ToolPolicies policies =

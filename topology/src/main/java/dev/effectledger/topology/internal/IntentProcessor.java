@@ -15,12 +15,10 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.Optional;
 import org.apache.kafka.common.serialization.Deserializer;
-import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
-import org.apache.kafka.streams.state.KeyValueStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,14 +44,7 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
   @Override
   public void init(ProcessorContext<Object, Object> context) {
     this.context = context;
-    KeyValueStore<String, LedgerEntry> entries = context.getStateStore(LedgerStore.NAME);
-    KeyValueStore<Bytes, byte[]> deadlines = context.getStateStore(LedgerStore.DEADLINES);
-    actions =
-        new LedgerActions(
-            new Ledger(entries, deadlines),
-            new Outputs(context, config.observer()),
-            config,
-            context);
+    actions = LedgerActions.open(context, config);
     actions
         .ledger()
         .reindexExpiryIfChanged(config.policies().windowFingerprint(), actions::expiresAt);

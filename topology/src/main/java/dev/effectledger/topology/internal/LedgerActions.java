@@ -19,7 +19,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.function.LongSupplier;
+import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.api.ProcessingContext;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
  * The ledger's state transitions, each with its outputs. Shared by the intent and outcome
@@ -46,6 +49,14 @@ final class LedgerActions {
     this.budgetNanos = config.punctuationBudget().toNanos();
     this.ticker = config.ticker();
     this.observer = config.observer();
+  }
+
+  /** The actions of the task {@code context} runs, over its ledger stores. */
+  static LedgerActions open(ProcessorContext<Object, Object> context, LedgerConfig config) {
+    KeyValueStore<String, LedgerEntry> entries = context.getStateStore(LedgerStore.NAME);
+    KeyValueStore<Bytes, byte[]> deadlines = context.getStateStore(LedgerStore.DEADLINES);
+    return new LedgerActions(
+        new Ledger(entries, deadlines), new Outputs(context, config.observer()), config, context);
   }
 
   Ledger ledger() {

@@ -10,11 +10,9 @@ import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.topology.LedgerConfig;
-import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
-import org.apache.kafka.streams.state.KeyValueStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,14 +33,7 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
 
   @Override
   public void init(ProcessorContext<Object, Object> context) {
-    KeyValueStore<String, LedgerEntry> entries = context.getStateStore(LedgerStore.NAME);
-    KeyValueStore<Bytes, byte[]> deadlines = context.getStateStore(LedgerStore.DEADLINES);
-    actions =
-        new LedgerActions(
-            new Ledger(entries, deadlines),
-            new Outputs(context, config.observer()),
-            config,
-            context);
+    actions = LedgerActions.open(context, config);
   }
 
   @Override
