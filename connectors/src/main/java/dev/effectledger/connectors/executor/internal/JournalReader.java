@@ -15,9 +15,12 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeProducersResult.PartitionProducerState;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.ListTransactionsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.ProducerState;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -57,6 +60,7 @@ public final class JournalReader implements AutoCloseable {
 
   private final Consumer<byte[], byte[]> reader;
   private final Function<Collection<TopicPartition>, Map<TopicPartition, Long>> highWatermarks;
+  private final Function<Collection<TopicPartition>, List<String>> openTransactions;
   private final Duration limit;
   private final AutoCloseable resources;
 
@@ -71,8 +75,22 @@ public final class JournalReader implements AutoCloseable {
       Function<Collection<TopicPartition>, Map<TopicPartition, Long>> highWatermarks,
       Duration limit,
       AutoCloseable resources) {
+    this(reader, highWatermarks, partitions -> List.of(), limit, resources);
+  }
+
+  /**
+   * @param openTransactions describes the transactions open on journal partitions, for the error
+   *     when a load gives up
+   */
+  public JournalReader(
+      Consumer<byte[], byte[]> reader,
+      Function<Collection<TopicPartition>, Map<TopicPartition, Long>> highWatermarks,
+      Function<Collection<TopicPartition>, List<String>> openTransactions,
+      Duration limit,
+      AutoCloseable resources) {
     this.reader = reader;
     this.highWatermarks = highWatermarks;
+    this.openTransactions = openTransactions;
     this.limit = limit;
     this.resources = resources;
   }
@@ -95,6 +113,7 @@ public final class JournalReader implements AutoCloseable {
     return new JournalReader(
         reader,
         partitions -> highWatermarks(admin, partitions),
+        partitions -> openTransactions(admin, partitions),
         LOAD_LIMIT,
         () -> {
           reader.close(CloseOptions.timeout(Duration.ZERO));
@@ -124,13 +143,21 @@ public final class JournalReader implements AutoCloseable {
                     record.key(),
                     record.value()));
     if (!read) {
+      List<String> open = describeOpen(partitions);
       throw new IllegalStateException(
           "Could not read the attempt journal "
               + partitions
               + " to its end within "
               + limit
               + " (a transaction on it stayed open); is the cluster healthy? The executor stops rather than run effects it"
-              + " cannot tell apart from started ones; restart it.");
+              + " cannot tell apart from started ones; restart it."
+              + (open.isEmpty()
+                  ? ""
+                  : " Open transactions on it: "
+                      + String.join("; ", open)
+                      + ". One its coordinator no longer lists as ongoing is a hanging transaction left by"
+                      + " a broker crash: it never ends by itself. Read docs/operations.md (Honest limits)"
+                      + " before aborting it: its start markers may belong to effects that ran."));
     }
     reader.assign(List.of());
     int unanswered = dispatchPartitions.stream().mapToInt(journal::unanswered).sum();
@@ -149,6 +176,64 @@ public final class JournalReader implements AutoCloseable {
       resources.close();
     } catch (Exception e) {
       log.debug("Closing the attempt journal reader: {}", e.toString());
+    }
+  }
+
+  /** The open transactions on {@code partitions}, described; empty when they cannot be found. */
+  private List<String> describeOpen(Collection<TopicPartition> partitions) {
+    try {
+      return openTransactions.apply(partitions);
+    } catch (RuntimeException e) {
+      log.debug("Could not describe the open transactions on {}: {}", partitions, e.toString());
+      return List.of();
+    }
+  }
+
+  /**
+   * Each open transaction on {@code partitions}: its producer, epoch and first offset, and the
+   * transactional id with the state its coordinator gives it.
+   */
+  static List<String> openTransactions(Admin admin, Collection<TopicPartition> partitions) {
+    try {
+      List<String> open = new ArrayList<>();
+      Map<TopicPartition, PartitionProducerState> states =
+          admin
+              .describeProducers(partitions)
+              .all()
+              .get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+      for (Map.Entry<TopicPartition, PartitionProducerState> e : states.entrySet()) {
+        for (ProducerState producer : e.getValue().activeProducers()) {
+          if (producer.currentTransactionStartOffset().isEmpty()) {
+            continue;
+          }
+          String owner =
+              admin
+                  .listTransactions(
+                      new ListTransactionsOptions()
+                          .filterProducerIds(Set.of(producer.producerId())))
+                  .all()
+                  .get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS)
+                  .stream()
+                  .map(t -> t.transactionalId() + " (" + t.state() + ")")
+                  .collect(Collectors.joining(", "));
+          open.add(
+              e.getKey()
+                  + " from offset "
+                  + producer.currentTransactionStartOffset().getAsLong()
+                  + ", producer "
+                  + producer.producerId()
+                  + " epoch "
+                  + producer.producerEpoch()
+                  + (owner.isEmpty() ? "" : ", transactional id " + owner));
+        }
+      }
+      return open;
+    } catch (ExecutionException | TimeoutException e) {
+      throw new IllegalStateException("could not describe the producers of " + partitions, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(
+          "interrupted while describing the producers of " + partitions, e);
     }
   }
 
