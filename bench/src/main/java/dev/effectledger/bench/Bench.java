@@ -2,9 +2,7 @@ package dev.effectledger.bench;
 
 import com.sun.management.OperatingSystemMXBean;
 import dev.effectledger.embedded.EmbeddedKafkaCluster;
-import dev.effectledger.policy.AmbiguityPolicy;
 import dev.effectledger.policy.ArgumentRules;
-import dev.effectledger.policy.InFlightPolicy;
 import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
@@ -67,14 +65,8 @@ public final class Bench {
   static final ToolPolicies POLICIES =
       ToolPolicies.of(
           ToolPolicy.builder("charge_card", ToolClass.WRITE_IDEMPOTENT)
-              .window(Duration.ofHours(24))
               .pendingTimeout(Duration.ofMinutes(30))
-              .onInFlight(InFlightPolicy.COALESCE)
-              .onAmbiguous(AmbiguityPolicy.REDISPATCH)
               .lane("bench")
-              .connector("http")
-              .maxAttempts(3)
-              .bypassAllowed(false)
               .build()
               .withKey(new ArgumentRules(List.of("/reason"), List.of())));
 

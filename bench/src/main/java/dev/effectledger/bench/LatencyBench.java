@@ -5,8 +5,6 @@ import dev.effectledger.connectors.Connectors;
 import dev.effectledger.connectors.executor.EffectExecutor;
 import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.embedded.EmbeddedKafkaCluster;
-import dev.effectledger.policy.AmbiguityPolicy;
-import dev.effectledger.policy.InFlightPolicy;
 import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
@@ -145,14 +143,9 @@ final class LatencyBench {
     ToolPolicies policies =
         ToolPolicies.of(
             ToolPolicy.builder("charge_card", ToolClass.WRITE_IDEMPOTENT)
-                .window(Duration.ofHours(24))
                 .pendingTimeout(Duration.ofMinutes(30))
-                .onInFlight(InFlightPolicy.COALESCE)
-                .onAmbiguous(AmbiguityPolicy.REDISPATCH)
                 .lane("bench")
                 .connector("kafka")
-                .maxAttempts(3)
-                .bypassAllowed(false)
                 .build()
                 .withSettings(
                     "kafka", new ObjectMapper().readTree("{\"topic\":\"latency-effects\"}")));

@@ -1,8 +1,6 @@
 package dev.effectledger.bench;
 
 import dev.effectledger.embedded.EmbeddedKafkaCluster;
-import dev.effectledger.policy.AmbiguityPolicy;
-import dev.effectledger.policy.InFlightPolicy;
 import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
@@ -126,12 +124,7 @@ final class SustainBench {
             ToolPolicy.builder(TOOL, ToolClass.WRITE_IDEMPOTENT)
                 .window(window)
                 .pendingTimeout(Duration.ofMinutes(30))
-                .onInFlight(InFlightPolicy.COALESCE)
-                .onAmbiguous(AmbiguityPolicy.REDISPATCH)
                 .lane("bench")
-                .connector("http")
-                .maxAttempts(3)
-                .bypassAllowed(false)
                 .build());
     Path work = Files.createTempDirectory("sustain-bench");
     try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1);

@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -59,12 +60,9 @@ public final class ToolCallClient implements ToolCalls {
    */
   private record Answer(ToolResult reply, CallResult.StillRunning.Reason notYet) {}
 
-  /**
-   * A call still waiting, with its key, so close() can answer it without deriving the key again.
-   */
-  private record Waiting(String key, ToolCall call) {}
+  /** Calls still waiting, for close() to answer. */
+  private final Set<CompletableFuture<Answer>> open = ConcurrentHashMap.newKeySet();
 
-  private final Map<CompletableFuture<Answer>, Waiting> open = new ConcurrentHashMap<>();
   private volatile int replyPartitions = -1;
 
   private ToolCallClient(Builder b) {
@@ -174,7 +172,7 @@ public final class ToolCallClient implements ToolCalls {
     reply.thenAccept(r -> answer.complete(new Answer(r, null)));
     CompletableFuture.delayedExecutor(wait.toMillis(), TimeUnit.MILLISECONDS)
         .execute(() -> answer.complete(new Answer(null, CallResult.StillRunning.Reason.TIMED_OUT)));
-    open.put(answer, new Waiting(key.key(), call));
+    open.add(answer);
     answer.whenComplete(
         (r, e) -> {
           replies.forget(key.key(), reply);
@@ -259,10 +257,8 @@ public final class ToolCallClient implements ToolCalls {
   public void close() {
     replies.close();
     producer.close(Duration.ofSeconds(5));
-    open.keySet()
-        .forEach(
-            answer ->
-                answer.complete(new Answer(null, CallResult.StillRunning.Reason.CLIENT_CLOSED)));
+    open.forEach(
+        answer -> answer.complete(new Answer(null, CallResult.StillRunning.Reason.CLIENT_CLOSED)));
   }
 
   /** Builds a {@link ToolCallClient}. */

@@ -32,6 +32,12 @@ record Clients(
    */
   static final Duration TRANSACTION_TIMEOUT = Duration.ofSeconds(10);
 
+  /**
+   * Unfinished dispatches per unit of concurrency: the executor pauses its consumer there, and one
+   * poll returns at most that many records.
+   */
+  static final int BACKLOG_PER_WORKER = 4;
+
   /** Real clients for {@code config}, the producer under {@code transactionalId}. */
   static Clients kafka(ExecutorConfig config, String transactionalId) {
     return new Clients(

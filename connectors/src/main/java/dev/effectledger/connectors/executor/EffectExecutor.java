@@ -78,9 +78,6 @@ public final class EffectExecutor implements AutoCloseable {
   /** The longest the poll loop blocks when nothing is running or waiting to be committed. */
   private static final Duration IDLE_WAIT = Duration.ofMillis(50);
 
-  /** Unfinished dispatches per unit of concurrency at which the consumer is paused. */
-  private static final int BACKLOG_PER_WORKER = 4;
-
   /** How much longer than the shutdown deadline close() waits for the poll thread. */
   private static final Duration JOIN_SLACK = Duration.ofSeconds(30);
 
@@ -455,9 +452,9 @@ public final class EffectExecutor implements AutoCloseable {
   }
 
   /**
-   * How long the loop may block: up to 50 ms when nothing is running or waiting to be committed,
-   * else only until the next commit is due, so that a finished effect waits for its commit no
-   * longer than the commit interval.
+   * How long the loop may block: up to {@link #IDLE_WAIT} when nothing is running or waiting to be
+   * committed, else only until the next commit is due, so that a finished effect waits for its
+   * commit no longer than the commit interval.
    */
   private Duration nextWait() {
     if (tracker.pending() == 0 && transactions.isEmpty() && finished.isEmpty()) {
@@ -468,7 +465,7 @@ public final class EffectExecutor implements AutoCloseable {
   }
 
   private void applyBackpressure() {
-    boolean full = tracker.pending() >= config.concurrency() * BACKLOG_PER_WORKER;
+    boolean full = tracker.pending() >= config.concurrency() * Clients.BACKLOG_PER_WORKER;
     if (full && !paused) {
       consumer.pause(consumer.assignment());
       paused = true;
