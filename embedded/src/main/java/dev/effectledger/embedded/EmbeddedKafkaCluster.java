@@ -31,12 +31,20 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
 
   /** Formats and starts a cluster of {@code brokers} brokers and waits until they are ready. */
   public static EmbeddedKafkaCluster start(int brokers) {
+    return start(brokers, Map.of());
+  }
+
+  /**
+   * Formats and starts a cluster of {@code brokers} brokers, with {@code brokerConfig} on top of
+   * the defaults, and waits until they are ready.
+   */
+  public static EmbeddedKafkaCluster start(int brokers, Map<String, String> brokerConfig) {
     if (brokers != 1 && brokers != 3) {
       throw new IllegalArgumentException("brokers must be 1 or 3, was " + brokers);
     }
     short replication = (short) Math.min(brokers, 3);
     try {
-      KafkaClusterTestKit cluster =
+      KafkaClusterTestKit.Builder builder =
           new KafkaClusterTestKit.Builder(
                   new TestKitNodes.Builder()
                       .setCombined(true)
@@ -50,8 +58,9 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
               .setConfigProp("transaction.state.log.min.isr", "1")
               .setConfigProp("transaction.state.log.num.partitions", "4")
               .setConfigProp("group.initial.rebalance.delay.ms", "0")
-              .setConfigProp("auto.create.topics.enable", "false")
-              .build();
+              .setConfigProp("auto.create.topics.enable", "false");
+      brokerConfig.forEach(builder::setConfigProp);
+      KafkaClusterTestKit cluster = builder.build();
       formatQuietly(cluster);
       cluster.startup();
       cluster.waitForReadyBrokers();

@@ -19,19 +19,26 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 public final class KafkaClusterExtension implements BeforeAllCallback, AfterAllCallback {
 
   private final int brokers;
+  private final Map<String, String> brokerConfig;
   private EmbeddedKafkaCluster cluster;
 
-  private KafkaClusterExtension(int brokers) {
+  private KafkaClusterExtension(int brokers, Map<String, String> brokerConfig) {
     this.brokers = brokers;
+    this.brokerConfig = Map.copyOf(brokerConfig);
   }
 
   public static KafkaClusterExtension withBrokers(int brokers) {
-    return new KafkaClusterExtension(brokers);
+    return new KafkaClusterExtension(brokers, Map.of());
+  }
+
+  /** A cluster whose brokers have {@code brokerConfig} on top of the defaults. */
+  public static KafkaClusterExtension withBrokers(int brokers, Map<String, String> brokerConfig) {
+    return new KafkaClusterExtension(brokers, brokerConfig);
   }
 
   @Override
   public void beforeAll(ExtensionContext context) {
-    cluster = EmbeddedKafkaCluster.start(brokers);
+    cluster = EmbeddedKafkaCluster.start(brokers, brokerConfig);
   }
 
   @Override

@@ -1,10 +1,16 @@
 package dev.effectledger.connectors.executor;
 
+import dev.effectledger.connectors.executor.internal.HangingTransactions;
 import dev.effectledger.connectors.executor.internal.JournalReader;
+import dev.effectledger.schema.Topics;
+import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 import java.util.function.Function;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -20,11 +26,22 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * @param consumer the dispatch consumer: read_committed, manual commits, in the executor's group
  * @param producer the transactional producer of outcomes, effect records and journal markers
  * @param journalReader opens the attempt-journal reader of the given lanes
+ * @param hangingSweep starts aborting the hanging transactions of the outcome topic and of the
+ *     lanes' dispatch topics, until closed
  */
 record Clients(
     Consumer<byte[], byte[]> consumer,
     Producer<byte[], byte[]> producer,
-    Function<List<String>, JournalReader> journalReader) {
+    Function<List<String>, JournalReader> journalReader,
+    Supplier<AutoCloseable> hangingSweep) {
+
+  /** Clients that sweep nothing. */
+  Clients(
+      Consumer<byte[], byte[]> consumer,
+      Producer<byte[], byte[]> producer,
+      Function<List<String>, JournalReader> journalReader) {
+    this(consumer, producer, journalReader, () -> () -> {});
+  }
 
   /**
    * The transaction timeout unless the settings name one: short, so a killed executor's open
@@ -38,16 +55,64 @@ record Clients(
    */
   static final int BACKLOG_PER_WORKER = 4;
 
+  /**
+   * How often the outcome topic is swept for hanging transactions (which hold the ledger back, not
+   * the executor).
+   */
+  static final Duration SWEEP_INTERVAL = Duration.ofSeconds(30);
+
+  /**
+   * How long past its transaction timeout a transaction is given before it can be hanging: the
+   * broker's default interval between its aborts of timed-out transactions.
+   */
+  private static final Duration COORDINATOR_ABORT_INTERVAL = Duration.ofSeconds(10);
+
   /** Real clients for {@code config}, the producer under {@code transactionalId}. */
   static Clients kafka(ExecutorConfig config, String transactionalId) {
+    Properties producerProps = producerProps(config, transactionalId);
+    Duration hangingAfter = hangingAfter(producerProps);
+    KafkaProducer<byte[], byte[]> producer =
+        new KafkaProducer<>(producerProps, new ByteArraySerializer(), new ByteArraySerializer());
     return new Clients(
         new KafkaConsumer<>(
             consumerProps(config), new ByteArrayDeserializer(), new ByteArrayDeserializer()),
-        new KafkaProducer<>(
-            producerProps(config, transactionalId),
-            new ByteArraySerializer(),
-            new ByteArraySerializer()),
-        lanes -> JournalReader.open(config.kafka(), lanes));
+        producer,
+        lanes -> JournalReader.open(config.kafka(), lanes, producer, hangingAfter),
+        () -> {
+          Admin admin = Admin.create(config.kafka());
+          AutoCloseable sweep =
+              new HangingTransactions(admin, hangingAfter, Clock.systemUTC())
+                  .sweepEvery(SWEEP_INTERVAL, sweptTopics(config));
+          return () -> {
+            sweep.close();
+            admin.close(Duration.ZERO);
+          };
+        });
+  }
+
+  /**
+   * The topics whose hanging transactions an executor aborts: the outcome topic (read by the
+   * ledger; an outcome lost there is answered again by the ledger's pending timeout or a lookup)
+   * and its lanes' dispatch topics (which it reads; a dispatch lost there is sent again by the
+   * pending timeout). The attempt journal is repaired, not swept: see {@link JournalReader}.
+   */
+  static List<String> sweptTopics(ExecutorConfig config) {
+    List<String> topics = new ArrayList<>();
+    topics.add(Topics.OUTCOMES);
+    config.lanes().forEach(lane -> topics.add(Topics.dispatch(lane)));
+    return topics;
+  }
+
+  /**
+   * Twice the transaction timeout and the coordinator's abort interval: a transaction its
+   * coordinator knows has ended by then.
+   */
+  static Duration hangingAfter(Properties producerProps) {
+    Duration timeout =
+        Duration.ofMillis(
+            Long.parseLong(
+                producerProps.get(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG).toString()));
+    return timeout.multipliedBy(2).plus(COORDINATOR_ABORT_INTERVAL);
   }
 
   private static Properties consumerProps(ExecutorConfig config) {

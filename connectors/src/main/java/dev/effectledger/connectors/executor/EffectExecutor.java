@@ -122,6 +122,9 @@ public final class EffectExecutor implements AutoCloseable {
   /** Set once the final commit is done: what still runs is abandoned, never published. */
   private volatile boolean abandoning;
 
+  /** Aborts hanging transactions on the outcome and dispatch topics while the executor runs. */
+  private AutoCloseable hangingSweep = () -> {};
+
   private boolean paused;
   private long lastCommitMs;
 
@@ -203,6 +206,7 @@ public final class EffectExecutor implements AutoCloseable {
     // With a stable transactional id this fences the killed predecessor and aborts its open
     // transaction.
     executor.producer.initTransactions();
+    executor.hangingSweep = clients.hangingSweep().get();
     executor.consumer.subscribe(
         config.lanes().stream().map(Topics::dispatch).toList(), executor.new Rebalance());
     executor.pollThread.start();
@@ -325,6 +329,7 @@ public final class EffectExecutor implements AutoCloseable {
       if (journalReader != null) {
         journalReader.close();
       }
+      closeQuietly(hangingSweep);
     }
   }
 
@@ -525,6 +530,14 @@ public final class EffectExecutor implements AutoCloseable {
       if (journal != null) {
         journal.forget(partitions);
       }
+    }
+  }
+
+  private static void closeQuietly(AutoCloseable closeable) {
+    try {
+      closeable.close();
+    } catch (Exception e) {
+      log.debug("Closing {}: {}", closeable, e.toString());
     }
   }
 

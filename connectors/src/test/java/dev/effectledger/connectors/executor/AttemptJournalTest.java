@@ -7,6 +7,7 @@ import dev.effectledger.connectors.executor.internal.AttemptJournal.Verdict;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.BeforeEach;
@@ -172,5 +173,36 @@ class AttemptJournalTest {
 
   private static byte[] bytes(String s) {
     return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static ConsumerRecord<byte[], byte[]> uncertain(long offset, String key, String value) {
+    return new ConsumerRecord<>(
+        JOURNAL.topic(),
+        JOURNAL.partition(),
+        offset,
+        key.getBytes(StandardCharsets.UTF_8),
+        value == null ? null : value.getBytes(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void shouldCommitUncertainMarkersAgainAsStartedAtTheHighestOffsetTheyCover() {
+    journal.apply(
+        JOURNAL, "k#1".getBytes(StandardCharsets.UTF_8), "started 9 executor-0".getBytes());
+
+    List<ProducerRecord<byte[], byte[]>> restarts =
+        journal.restarts(
+            JOURNAL,
+            List.of(
+                uncertain(20, "k#1", "answered 4 effect"),
+                uncertain(21, "m#1", "started 12 executor-0"),
+                uncertain(22, "m#1", "answered 14 none"),
+                uncertain(23, "k#1", null),
+                uncertain(24, "gone#1", null),
+                uncertain(25, "old#1", "executor-0")));
+
+    assertThat(restarts)
+        .extracting(r -> new String(r.key(), StandardCharsets.UTF_8) + " " + value(r))
+        .containsExactly(
+            "k#1 started 9 executor-1", "m#1 started 14 executor-1", "old#1 started -1 executor-1");
   }
 }

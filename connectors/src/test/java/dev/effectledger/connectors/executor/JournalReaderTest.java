@@ -1,21 +1,35 @@
 package dev.effectledger.connectors.executor;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.effectledger.connectors.executor.internal.AttemptJournal;
+import dev.effectledger.connectors.executor.internal.AttemptJournal.Verdict;
+import dev.effectledger.connectors.executor.internal.HangingTransactions.Hanging;
 import dev.effectledger.connectors.executor.internal.JournalReader;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.MockConsumer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
-/** A journal load that cannot reach the end: the executor stops and says what holds it back. */
+/**
+ * A journal load held back by an open transaction: a hanging one is repaired (its markers committed
+ * again as started, then aborted); anything else stops the executor, saying what holds it back.
+ */
 class JournalReaderTest {
 
   private static final TopicPartition DISPATCH = new TopicPartition("tool-dispatch.payments", 2);
   private static final TopicPartition JOURNAL = new TopicPartition("tool-attempts.payments", 2);
+  private static final Hanging HANGING =
+      new Hanging(JOURNAL, 3, (short) 173, 0, 2, 0, "effectledger-executor-executor-1 (Empty)");
 
   private static MockConsumer<byte[], byte[]> reader() {
     MockConsumer<byte[], byte[]> reader = new MockConsumer<>("earliest");
@@ -23,18 +37,149 @@ class JournalReaderTest {
     return reader;
   }
 
+  private static ConsumerRecord<byte[], byte[]> record(long offset, String key, String value) {
+    return new ConsumerRecord<>(
+        JOURNAL.topic(),
+        JOURNAL.partition(),
+        offset,
+        key.getBytes(StandardCharsets.UTF_8),
+        value == null ? null : value.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * The journal partition of one dispatch partition: records 0-1 committed, 2-5 held open by a
+   * hanging transaction (what they are is all a reader past it can know), and what a repair commits
+   * after them.
+   */
+  private static class HeldBack implements JournalReader.Repairs {
+    final MockConsumer<byte[], byte[]> committed = JournalReaderTest.reader();
+    final List<String> events = new ArrayList<>();
+    final List<ProducerRecord<byte[], byte[]>> recommitted = new ArrayList<>();
+    final AtomicLong highWatermark = new AtomicLong(6);
+    RuntimeException recommitFailure;
+
+    final List<ConsumerRecord<byte[], byte[]>> before =
+        List.of(record(0, "a#1", "started 0 executor-1"), record(1, "a#1", "answered 0 effect"));
+    final List<ConsumerRecord<byte[], byte[]>> open =
+        List.of(
+            record(2, "b#1", "started 3 executor-1"),
+            record(3, "c#1", "answered 4 effect"),
+            record(4, "a#1", null),
+            record(5, "d#1", "started 5 executor-1"));
+
+    HeldBack() {
+      committed.schedulePollTask(() -> before.forEach(committed::addRecord));
+    }
+
+    JournalReader journalReader() {
+      return new JournalReader(
+          committed,
+          partitions -> Map.of(JOURNAL, highWatermark.get()),
+          this,
+          Duration.ofMillis(100),
+          Duration.ofSeconds(5),
+          () -> {});
+    }
+
+    @Override
+    public List<String> describeOpen(Collection<TopicPartition> partitions) {
+      return List.of(HANGING.toString());
+    }
+
+    @Override
+    public List<Hanging> hanging(Collection<TopicPartition> partitions) {
+      events.add("found " + partitions);
+      return List.of(HANGING);
+    }
+
+    @Override
+    public List<ConsumerRecord<byte[], byte[]>> readUncommitted(
+        TopicPartition partition, long from, long to) {
+      events.add("read " + partition + " " + from + "-" + to);
+      return open.stream().filter(r -> r.offset() >= from && r.offset() < to).toList();
+    }
+
+    @Override
+    public void recommit(List<ProducerRecord<byte[], byte[]>> records) {
+      if (recommitFailure != null) {
+        throw recommitFailure;
+      }
+      events.add("recommit " + records.size());
+      recommitted.addAll(records);
+      highWatermark.addAndGet(records.size() + 1); // the records and the commit marker
+    }
+
+    @Override
+    public boolean abort(Hanging hanging) {
+      events.add("abort " + hanging.producerId());
+      // Now a read_committed reader passes 2-5 (aborted) and reads what was committed again.
+      committed.schedulePollTask(
+          () -> {
+            before.forEach(committed::addRecord);
+            long offset = 7;
+            for (ProducerRecord<byte[], byte[]> r : recommitted) {
+              committed.addRecord(
+                  new ConsumerRecord<>(
+                      JOURNAL.topic(), JOURNAL.partition(), offset++, r.key(), r.value()));
+            }
+          });
+      return true;
+    }
+  }
+
   @Test
-  void shouldStopNamingTheOpenTransactionThatHoldsTheJournalBack() {
+  void shouldCommitTheMarkersOfAHangingTransactionAgainAsStartedBeforeAbortingIt() {
+    HeldBack journalPartition = new HeldBack();
+    AttemptJournal journal = new AttemptJournal("executor-2");
+
+    journalPartition.journalReader().load(journal, List.of(DISPATCH));
+
+    assertThat(journalPartition.events)
+        .containsExactly(
+            "found [" + JOURNAL + "]", "read " + JOURNAL + " 2-6", "recommit 3", "abort 3");
+    assertThat(journalPartition.recommitted)
+        .extracting(r -> new String(r.key()) + " " + new String(r.value()))
+        .containsExactly(
+            "b#1 started 3 executor-2", "c#1 started 4 executor-2", "d#1 started 5 executor-2");
+    assertThat(journal.verdict(DISPATCH, "a#1", 0))
+        .as("committed before the hanging transaction; its tombstone in it is not trusted")
+        .isEqualTo(Verdict.ANSWERED);
+    assertThat(journal.verdict(DISPATCH, "b#1", 3)).isEqualTo(Verdict.STARTED_BEFORE);
+    assertThat(journal.verdict(DISPATCH, "c#1", 4))
+        .as("answered in a transaction that may not commit: its outcome may be lost")
+        .isEqualTo(Verdict.STARTED_BEFORE);
+    assertThat(journal.verdict(DISPATCH, "d#1", 5)).isEqualTo(Verdict.STARTED_BEFORE);
+    assertThat(journal.verdict(DISPATCH, "e#1", 6)).isEqualTo(Verdict.RUN);
+  }
+
+  @Test
+  void shouldNeverAbortAHangingTransactionWhoseMarkersCouldNotBeCommittedAgain() {
+    HeldBack journalPartition = new HeldBack();
+    journalPartition.recommitFailure = new IllegalStateException("producer fenced");
+
+    assertThatThrownBy(
+            () ->
+                journalPartition
+                    .journalReader()
+                    .load(new AttemptJournal("executor-2"), List.of(DISPATCH)))
+        .hasMessageContaining("producer fenced");
+    assertThat(journalPartition.events).noneMatch(e -> e.startsWith("abort"));
+  }
+
+  @Test
+  void shouldStopNamingTheOpenTransactionThatHoldsTheJournalBackWhenNoneIsHanging() {
     // The high watermark is 5 but nothing is readable: a transaction holds records 0-4 open.
     JournalReader journalReader =
         new JournalReader(
             reader(),
             partitions -> Map.of(JOURNAL, 5L),
-            partitions ->
-                List.of(
-                    JOURNAL
-                        + " from offset 0, producer 3 epoch 173, transactional id"
-                        + " effectledger-executor-executor-1 (Empty)"),
+            new HeldBack() {
+              @Override
+              public List<Hanging> hanging(Collection<TopicPartition> partitions) {
+                return List.of();
+              }
+            },
+            Duration.ofMillis(100),
             Duration.ofMillis(300),
             () -> {});
 
@@ -48,16 +193,10 @@ class JournalReaderTest {
   }
 
   @Test
-  void shouldStopWithoutADiagnosisWhenTheOpenTransactionsCannotBeDescribed() {
+  void shouldStopWithoutADiagnosisWhenNoOpenTransactionIsKnown() {
     JournalReader journalReader =
         new JournalReader(
-            reader(),
-            partitions -> Map.of(JOURNAL, 5L),
-            partitions -> {
-              throw new IllegalStateException("admin unreachable");
-            },
-            Duration.ofMillis(300),
-            () -> {});
+            reader(), partitions -> Map.of(JOURNAL, 5L), Duration.ofMillis(300), () -> {});
 
     assertThatThrownBy(
             () -> journalReader.load(new AttemptJournal("executor-1"), List.of(DISPATCH)))

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 
@@ -245,6 +246,36 @@ public final class AttemptJournal {
     } else {
       markers.put(marker, parse(new String(value, StandardCharsets.UTF_8)));
     }
+  }
+
+  /**
+   * The records that commit again, as started, the markers in {@code uncertain}: records of the
+   * journal partition {@code journal} read past its committed ones, from a transaction that may
+   * never end (a hanging one) or from later transactions that may have aborted. Whether their
+   * transaction committed is unknown, so each marker written there is read the safe way: its effect
+   * may have started. Answered markers come back as started (their outcome may be lost), tombstones
+   * are ignored (the marker they remove may still be needed), and each marker keeps the highest
+   * offset of the records and the committed marker it merges with.
+   */
+  public List<ProducerRecord<byte[], byte[]>> restarts(
+      TopicPartition journal, List<ConsumerRecord<byte[], byte[]>> uncertain) {
+    TopicPartition dispatch = dispatchPartition(journal);
+    Map<String, Long> offsets = new LinkedHashMap<>();
+    for (ConsumerRecord<byte[], byte[]> record : uncertain) {
+      if (record.value() == null) {
+        continue;
+      }
+      String key = new String(record.key(), StandardCharsets.UTF_8);
+      long offset = parse(new String(record.value(), StandardCharsets.UTF_8)).offset();
+      Marker committed = current(dispatch, key);
+      offsets.merge(
+          key, committed == null ? offset : Math.max(offset, committed.offset()), Math::max);
+    }
+    List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+    offsets.forEach(
+        (key, offset) ->
+            records.add(record(dispatch, key, Optional.of(new Marker(offset, false, false)))));
+    return records;
   }
 
   /** Committed markers of the partition whose dispatch was started and not answered. */

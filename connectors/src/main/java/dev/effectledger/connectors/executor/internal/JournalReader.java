@@ -2,9 +2,11 @@ package dev.effectledger.connectors.executor.internal;
 
 import dev.effectledger.schema.TopicReads;
 import dev.effectledger.schema.Topics;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -15,18 +17,19 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.DescribeProducersResult.PartitionProducerState;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
-import org.apache.kafka.clients.admin.ListTransactionsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.admin.ProducerState;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
@@ -46,7 +49,16 @@ import org.slf4j.LoggerFactory;
  * stable offset: a read_committed reader passes an open transaction only once it commits or aborts,
  * so a transaction of a killed executor is waited for (until its successor's {@code
  * initTransactions} or the transaction timeout aborts it) instead of being read past, which would
- * miss the markers committed after it.
+ * miss the markers committed after it. Once there, it asks for the high watermark again and reads
+ * on if it grew (a repair, below, wrote after it).
+ *
+ * <p>A transaction that never ends (a {@link HangingTransactions hanging} one) is repaired, not
+ * waited for: its start markers may belong to effects that ran (the executor that wrote them may
+ * have seen its commit succeed), so before it is aborted every marker in the uncommitted records
+ * from its first offset to the high watermark is committed again as started ({@link
+ * AttemptJournal#restarts}); the abort comes only after that commit, and the load then reads the
+ * partition again from its beginning. A dispatch of such a marker is answered from a lookup or held
+ * as ambiguous, never run again.
  */
 public final class JournalReader implements AutoCloseable {
 
@@ -58,13 +70,74 @@ public final class JournalReader implements AutoCloseable {
   /** How long reading a journal to its end may take before the executor gives up and stops. */
   private static final Duration LOAD_LIMIT = Duration.ofMinutes(2);
 
+  /** How long a load waits before it looks for a hanging transaction holding it back. */
+  private static final Duration CHECK_EVERY = Duration.ofSeconds(5);
+
+  /** Repairs in one load, after which a transaction still hanging stops the executor. */
+  private static final int MAX_REPAIRS = 3;
+
+  /** What a load does about transactions that hold a journal partition back. */
+  public interface Repairs {
+
+    /** Does nothing: a load waits for open transactions to end, and describes none. */
+    Repairs NONE =
+        new Repairs() {
+          @Override
+          public List<String> describeOpen(Collection<TopicPartition> partitions) {
+            return List.of();
+          }
+
+          @Override
+          public List<HangingTransactions.Hanging> hanging(Collection<TopicPartition> partitions) {
+            return List.of();
+          }
+
+          @Override
+          public List<ConsumerRecord<byte[], byte[]>> readUncommitted(
+              TopicPartition partition, long from, long to) {
+            return List.of();
+          }
+
+          @Override
+          public void recommit(List<ProducerRecord<byte[], byte[]>> records) {}
+
+          @Override
+          public boolean abort(HangingTransactions.Hanging hanging) {
+            return false;
+          }
+        };
+
+    /** The transactions open on {@code partitions}, described for an error. */
+    List<String> describeOpen(Collection<TopicPartition> partitions);
+
+    /** The hanging transactions on {@code partitions}. */
+    List<HangingTransactions.Hanging> hanging(Collection<TopicPartition> partitions);
+
+    /** The records of {@code partition} from {@code from} to {@code to}, committed or not. */
+    List<ConsumerRecord<byte[], byte[]>> readUncommitted(
+        TopicPartition partition, long from, long to);
+
+    /**
+     * Commits {@code records} in a transaction of their own.
+     *
+     * @throws RuntimeException when the transaction did not commit
+     */
+    void recommit(List<ProducerRecord<byte[], byte[]>> records);
+
+    /** Aborts {@code hanging}; false when it was no longer open. */
+    boolean abort(HangingTransactions.Hanging hanging);
+  }
+
   private final Consumer<byte[], byte[]> reader;
   private final Function<Collection<TopicPartition>, Map<TopicPartition, Long>> highWatermarks;
-  private final Function<Collection<TopicPartition>, List<String>> openTransactions;
+  private final Repairs repairs;
+  private final Duration checkEvery;
   private final Duration limit;
   private final AutoCloseable resources;
 
   /**
+   * A reader that waits for open transactions and repairs none.
+   *
    * @param reader a read_committed consumer without a group, used by the poll thread only
    * @param highWatermarks the end offsets of journal partitions, counting records of open
    *     transactions
@@ -75,48 +148,55 @@ public final class JournalReader implements AutoCloseable {
       Function<Collection<TopicPartition>, Map<TopicPartition, Long>> highWatermarks,
       Duration limit,
       AutoCloseable resources) {
-    this(reader, highWatermarks, partitions -> List.of(), limit, resources);
+    this(reader, highWatermarks, Repairs.NONE, limit, limit, resources);
   }
 
   /**
-   * @param openTransactions describes the transactions open on journal partitions, for the error
-   *     when a load gives up
+   * @param repairs finds, repairs and describes the transactions that hold a load back
+   * @param checkEvery how long a load waits between looks for hanging transactions
    */
   public JournalReader(
       Consumer<byte[], byte[]> reader,
       Function<Collection<TopicPartition>, Map<TopicPartition, Long>> highWatermarks,
-      Function<Collection<TopicPartition>, List<String>> openTransactions,
+      Repairs repairs,
+      Duration checkEvery,
       Duration limit,
       AutoCloseable resources) {
     this.reader = reader;
     this.highWatermarks = highWatermarks;
-    this.openTransactions = openTransactions;
+    this.repairs = repairs;
+    this.checkEvery = checkEvery;
     this.limit = limit;
     this.resources = resources;
   }
 
   /**
    * Creates the journal topics of these lanes where missing, shaped like their dispatch topics, and
-   * a reader of them.
+   * a reader of them that repairs hanging transactions, committing the markers it must keep with
+   * {@code producer} (the executor's, its transactions initialised, used by the poll thread only).
+   *
+   * @param hangingAfter how long a producer must have been silent on a partition before its open
+   *     transaction there can be hanging
    */
-  public static JournalReader open(Properties kafka, Collection<String> lanes) {
+  public static JournalReader open(
+      Properties kafka,
+      Collection<String> lanes,
+      Producer<byte[], byte[]> producer,
+      Duration hangingAfter) {
     createTopics(kafka, lanes);
-    Properties props = new Properties();
-    props.putAll(kafka);
-    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    props.remove(ConsumerConfig.GROUP_ID_CONFIG);
-    props.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
-    KafkaConsumer<byte[], byte[]> reader =
-        new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    KafkaConsumer<byte[], byte[]> reader = reader(kafka, "read_committed");
+    KafkaConsumer<byte[], byte[]> uncommitted = reader(kafka, "read_uncommitted");
     Admin admin = Admin.create(kafka);
+    HangingTransactions hanging = new HangingTransactions(admin, hangingAfter, Clock.systemUTC());
     return new JournalReader(
         reader,
         partitions -> highWatermarks(admin, partitions),
-        partitions -> openTransactions(admin, partitions),
+        new KafkaRepairs(hanging, uncommitted, producer),
+        CHECK_EVERY,
         LOAD_LIMIT,
         () -> {
           reader.close(CloseOptions.timeout(Duration.ZERO));
+          uncommitted.close(CloseOptions.timeout(Duration.ZERO));
           admin.close(Duration.ZERO);
         });
   }
@@ -126,38 +206,35 @@ public final class JournalReader implements AutoCloseable {
     if (dispatchPartitions.isEmpty()) {
       return;
     }
-    dispatchPartitions.forEach(journal::assigned);
     List<TopicPartition> partitions =
         dispatchPartitions.stream().map(AttemptJournal::journalPartition).toList();
-    Map<TopicPartition, Long> ends = highWatermarks.apply(partitions);
-    reader.assign(partitions);
-    reader.seekToBeginning(partitions);
-    boolean read =
-        TopicReads.toOffsets(
-            reader,
-            ends,
-            limit,
-            record ->
-                journal.apply(
-                    new TopicPartition(record.topic(), record.partition()),
-                    record.key(),
-                    record.value()));
-    if (!read) {
-      List<String> open = describeOpen(partitions);
-      throw new IllegalStateException(
-          "Could not read the attempt journal "
-              + partitions
-              + " to its end within "
-              + limit
-              + " (a transaction on it stayed open); is the cluster healthy? The executor stops rather than run effects it"
-              + " cannot tell apart from started ones; restart it."
-              + (open.isEmpty()
-                  ? ""
-                  : " Open transactions on it: "
-                      + String.join("; ", open)
-                      + ". One its coordinator no longer lists as ongoing is a hanging transaction left by"
-                      + " a broker crash: it never ends by itself. Read docs/operations.md (Honest limits)"
-                      + " before aborting it: its start markers may belong to effects that ran."));
+    Map<TopicPartition, Long> ends = readFromStart(journal, dispatchPartitions, partitions);
+    long deadline = System.nanoTime() + limit.toNanos();
+    int repaired = 0;
+    while (true) {
+      Duration wait =
+          Duration.ofNanos(
+              Math.max(0, Math.min(checkEvery.toNanos(), deadline - System.nanoTime())));
+      if (TopicReads.toOffsets(reader, ends, wait, record -> apply(journal, record))) {
+        Map<TopicPartition, Long> now = highWatermarks.apply(partitions);
+        if (now.equals(ends)) {
+          break;
+        }
+        ends = now;
+        continue;
+      }
+      Map<TopicPartition, Long> target = ends;
+      List<TopicPartition> behind =
+          partitions.stream().filter(tp -> reader.position(tp) < target.get(tp)).toList();
+      List<HangingTransactions.Hanging> hanging = findHanging(behind);
+      if (!hanging.isEmpty() && repaired < MAX_REPAIRS) {
+        repaired++;
+        repair(journal, hanging, ends);
+        ends = readFromStart(journal, dispatchPartitions, partitions);
+        deadline = System.nanoTime() + limit.toNanos();
+      } else if (System.nanoTime() >= deadline) {
+        throw stalled(partitions);
+      }
     }
     reader.assign(List.of());
     int unanswered = dispatchPartitions.stream().mapToInt(journal::unanswered).sum();
@@ -179,62 +256,174 @@ public final class JournalReader implements AutoCloseable {
     }
   }
 
+  private Map<TopicPartition, Long> readFromStart(
+      AttemptJournal journal,
+      Collection<TopicPartition> dispatchPartitions,
+      List<TopicPartition> partitions) {
+    dispatchPartitions.forEach(journal::assigned);
+    Map<TopicPartition, Long> ends = highWatermarks.apply(partitions);
+    reader.assign(partitions);
+    reader.seekToBeginning(partitions);
+    return ends;
+  }
+
+  private static void apply(AttemptJournal journal, ConsumerRecord<byte[], byte[]> record) {
+    journal.apply(
+        new TopicPartition(record.topic(), record.partition()), record.key(), record.value());
+  }
+
+  private List<HangingTransactions.Hanging> findHanging(List<TopicPartition> behind) {
+    if (behind.isEmpty()) {
+      return List.of();
+    }
+    try {
+      return repairs.hanging(behind);
+    } catch (RuntimeException e) {
+      log.debug("Could not look for hanging transactions on {}: {}", behind, e.toString());
+      return List.of();
+    }
+  }
+
+  /**
+   * Commits again, as started, every marker from the first hanging offset of each partition to its
+   * end, and only then aborts the hanging transactions. If the commit fails nothing is aborted.
+   */
+  private void repair(
+      AttemptJournal journal,
+      List<HangingTransactions.Hanging> hanging,
+      Map<TopicPartition, Long> ends) {
+    Map<TopicPartition, Long> firstOpen = new LinkedHashMap<>();
+    hanging.forEach(h -> firstOpen.merge(h.partition(), h.startOffset(), Math::min));
+    List<ProducerRecord<byte[], byte[]>> restarts = new ArrayList<>();
+    firstOpen.forEach(
+        (tp, from) ->
+            restarts.addAll(journal.restarts(tp, repairs.readUncommitted(tp, from, ends.get(tp)))));
+    if (!restarts.isEmpty()) {
+      repairs.recommit(restarts);
+    }
+    for (HangingTransactions.Hanging h : hanging) {
+      if (repairs.abort(h)) {
+        log.warn(
+            "Aborted a hanging transaction on the attempt journal ({}), left open by a broker crash:"
+                + " no coordinator would ever end it. {} marker(s) from it on were committed again"
+                + " as started first; their dispatches are answered from a lookup or held.",
+            h,
+            restarts.size());
+      }
+    }
+  }
+
+  private IllegalStateException stalled(List<TopicPartition> partitions) {
+    List<String> open = describeOpen(partitions);
+    return new IllegalStateException(
+        "Could not read the attempt journal "
+            + partitions
+            + " to its end within "
+            + limit
+            + " (a transaction on it stayed open); is the cluster healthy? The executor stops rather than run effects it"
+            + " cannot tell apart from started ones; restart it."
+            + (open.isEmpty()
+                ? ""
+                : " Open transactions on it: "
+                    + String.join("; ", open)
+                    + ". One its coordinator no longer lists as ongoing is a hanging transaction left by"
+                    + " a broker crash; the executor aborts those it finds once they are older than"
+                    + " the hanging threshold. Read docs/operations.md (Honest limits)"
+                    + " before aborting one by hand: its start markers may belong to effects that ran."));
+  }
+
   /** The open transactions on {@code partitions}, described; empty when they cannot be found. */
   private List<String> describeOpen(Collection<TopicPartition> partitions) {
     try {
-      return openTransactions.apply(partitions);
+      return repairs.describeOpen(partitions);
     } catch (RuntimeException e) {
       log.debug("Could not describe the open transactions on {}: {}", partitions, e.toString());
       return List.of();
     }
   }
 
-  /**
-   * Each open transaction on {@code partitions}: its producer, epoch and first offset, and the
-   * transactional id with the state its coordinator gives it.
-   */
-  static List<String> openTransactions(Admin admin, Collection<TopicPartition> partitions) {
-    try {
-      List<String> open = new ArrayList<>();
-      Map<TopicPartition, PartitionProducerState> states =
-          admin
-              .describeProducers(partitions)
-              .all()
-              .get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-      for (Map.Entry<TopicPartition, PartitionProducerState> e : states.entrySet()) {
-        for (ProducerState producer : e.getValue().activeProducers()) {
-          if (producer.currentTransactionStartOffset().isEmpty()) {
-            continue;
-          }
-          String owner =
-              admin
-                  .listTransactions(
-                      new ListTransactionsOptions()
-                          .filterProducerIds(Set.of(producer.producerId())))
-                  .all()
-                  .get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS)
-                  .stream()
-                  .map(t -> t.transactionalId() + " (" + t.state() + ")")
-                  .collect(Collectors.joining(", "));
-          open.add(
-              e.getKey()
-                  + " from offset "
-                  + producer.currentTransactionStartOffset().getAsLong()
-                  + ", producer "
-                  + producer.producerId()
-                  + " epoch "
-                  + producer.producerEpoch()
-                  + (owner.isEmpty() ? "" : ", transactional id " + owner));
-        }
-      }
-      return open;
-    } catch (ExecutionException | TimeoutException e) {
-      throw new IllegalStateException("could not describe the producers of " + partitions, e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(
-          "interrupted while describing the producers of " + partitions, e);
+  /** Repairs on a real cluster. */
+  private record KafkaRepairs(
+      HangingTransactions hanging,
+      Consumer<byte[], byte[]> uncommitted,
+      Producer<byte[], byte[]> producer)
+      implements Repairs {
+
+    @Override
+    public List<String> describeOpen(Collection<TopicPartition> partitions) {
+      return hanging.describeOpen(partitions);
     }
+
+    @Override
+    public List<HangingTransactions.Hanging> hanging(Collection<TopicPartition> partitions) {
+      return hanging.find(partitions);
+    }
+
+    @Override
+    public List<ConsumerRecord<byte[], byte[]>> readUncommitted(
+        TopicPartition partition, long from, long to) {
+      List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+      uncommitted.assign(List.of(partition));
+      uncommitted.seek(partition, from);
+      boolean read =
+          TopicReads.toOffsets(
+              uncommitted,
+              Map.of(partition, to),
+              ADMIN_TIMEOUT,
+              r -> {
+                if (r.offset() < to) {
+                  records.add(r);
+                }
+              });
+      uncommitted.assign(List.of());
+      if (!read) {
+        throw new IllegalStateException(
+            "Could not read "
+                + partition
+                + " from "
+                + from
+                + " to "
+                + to
+                + " within "
+                + ADMIN_TIMEOUT);
+      }
+      return records;
+    }
+
+    @Override
+    public void recommit(List<ProducerRecord<byte[], byte[]>> records) {
+      try {
+        producer.beginTransaction();
+        records.forEach(producer::send);
+        producer.commitTransaction();
+      } catch (KafkaException e) {
+        try {
+          producer.abortTransaction();
+        } catch (KafkaException ignored) {
+          // the executor's next transaction fails the same way and stops it
+        }
+        throw new IllegalStateException(
+            "Could not commit again the start markers of a hanging transaction ("
+                + e
+                + "); it is left as it is",
+            e);
+      }
+    }
+
+    @Override
+    public boolean abort(HangingTransactions.Hanging h) {
+      return hanging.abort(h);
+    }
+  }
+
+  private static KafkaConsumer<byte[], byte[]> reader(Properties kafka, String isolation) {
+    Properties props = new Properties();
+    props.putAll(kafka);
+    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
+    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    props.remove(ConsumerConfig.GROUP_ID_CONFIG);
+    props.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+    return new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
   }
 
   private static Map<TopicPartition, Long> highWatermarks(

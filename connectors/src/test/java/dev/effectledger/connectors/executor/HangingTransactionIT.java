@@ -1,0 +1,267 @@
+package dev.effectledger.connectors.executor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.effectledger.connectors.Connectors;
+import dev.effectledger.connectors.Fixtures;
+import dev.effectledger.embedded.CountingDownstream;
+import dev.effectledger.policy.AmbiguityPolicy;
+import dev.effectledger.policy.InFlightPolicy;
+import dev.effectledger.policy.ToolClass;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.schema.Outcome;
+import dev.effectledger.schema.OutcomeStatus;
+import dev.effectledger.schema.Topics;
+import dev.effectledger.testkit.HangingTransactionMaker;
+import dev.effectledger.testkit.KafkaClusterExtension;
+import dev.effectledger.testkit.TopicCollector;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TransactionDescription;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * What the single-broker chaos run met after the broker's kill -9, made on purpose: an executor's
+ * transaction hanging on its attempt journal (with the start markers of effects that ran) and on
+ * the outcome topic, its transactional id listed by the coordinator as {@code Empty}. The executor
+ * restarted under that id must repair the journal without running any effect again, and the outcome
+ * topic must become readable.
+ */
+@Tag("integration")
+@Timeout(180)
+class HangingTransactionIT {
+
+  @RegisterExtension
+  static final KafkaClusterExtension kafka =
+      KafkaClusterExtension.withBrokers(1, HangingTransactionMaker.BROKER_CONFIG);
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String REGISTRY = "mock://hanging-transaction-it";
+  private static final TopicPartition OUTCOMES = new TopicPartition(Topics.OUTCOMES, 0);
+  private static int run;
+
+  private String lane;
+  private TopicPartition journal;
+  private CountingDownstream downstream;
+  private TopicCollector<Outcome> outcomes;
+
+  @BeforeEach
+  void start() throws Exception {
+    lane = "payments" + (++run);
+    journal = new TopicPartition(Topics.attempts(lane), 0);
+    if (run == 1) {
+      kafka.createTopics(Map.of(Topics.OUTCOMES, 1, "tool-dispatch.dlq", 1));
+    }
+    kafka.createTopics(Map.of(Topics.dispatch(lane), 1));
+    kafka
+        .cluster()
+        .admin()
+        .createTopics(
+            List.of(
+                new NewTopic(journal.topic(), 1, (short) 1)
+                    .configs(
+                        Map.of(
+                            TopicConfig.CLEANUP_POLICY_CONFIG,
+                            TopicConfig.CLEANUP_POLICY_COMPACT))))
+        .all()
+        .get(30, TimeUnit.SECONDS);
+    downstream = CountingDownstream.start(Duration.ofSeconds(2)).honoursKeys(false);
+    outcomes = Fixtures.outcomes(kafka.bootstrapServers(), REGISTRY);
+  }
+
+  @AfterEach
+  void stop() {
+    outcomes.close();
+    downstream.close();
+  }
+
+  private ToolPolicies chargeOnAKeyIgnoringApiWithLookup() throws Exception {
+    return ToolPolicies.of(
+        ToolPolicy.builder("charge", ToolClass.IRREVERSIBLE)
+            .window(Duration.ofHours(1))
+            .pendingTimeout(Duration.ofMinutes(5))
+            .onInFlight(InFlightPolicy.COALESCE)
+            .onAmbiguous(AmbiguityPolicy.HOLD)
+            .lane(lane)
+            .connector("http")
+            .maxAttempts(3)
+            .bypassAllowed(false)
+            .build()
+            .withSettings(
+                "http",
+                JSON.readTree(
+                    "{\"url\":\""
+                        + downstream.url()
+                        + "\",\"timeout\":\"1s\",\"honoursKeys\":false,\"effectIdPointer\":\"/id\","
+                        + "\"lookupUrl\":\""
+                        + downstream.url()
+                        + "?key={key}\"}")));
+  }
+
+  /** The producer id and epoch the coordinator gives {@code transactionalId} once initialised. */
+  private static TransactionDescription initialised(String transactionalId) throws Exception {
+    Map<String, Object> props =
+        Map.of(
+            ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+            kafka.bootstrapServers(),
+            ProducerConfig.TRANSACTIONAL_ID_CONFIG,
+            transactionalId);
+    try (KafkaProducer<byte[], byte[]> producer =
+        new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
+      producer.initTransactions();
+    }
+    return kafka
+        .cluster()
+        .admin()
+        .describeTransactions(List.of(transactionalId))
+        .description(transactionalId)
+        .get(30, TimeUnit.SECONDS);
+  }
+
+  /** The effect the killed executor ran for {@code key}, as its HTTP connector would. */
+  private void actOnce(String key) throws Exception {
+    HttpResponse<String> response =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(URI.create(downstream.url()))
+                    .header("Idempotency-Key", key)
+                    .header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"amount\":100}"))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+    assertThat(response.statusCode()).isBetween(200, 299);
+  }
+
+  /** Whether a read_committed reader can read {@code partition} to its end. */
+  private static boolean readable(Admin admin, TopicPartition partition) throws Exception {
+    long stable = end(admin, partition, IsolationLevel.READ_COMMITTED);
+    long high = end(admin, partition, IsolationLevel.READ_UNCOMMITTED);
+    return stable == high;
+  }
+
+  private static long end(Admin admin, TopicPartition partition, IsolationLevel isolation)
+      throws Exception {
+    return admin
+        .listOffsets(Map.of(partition, OffsetSpec.latest()), new ListOffsetsOptions(isolation))
+        .partitionResult(partition)
+        .get(30, TimeUnit.SECONDS)
+        .offset();
+  }
+
+  private static byte[] utf8(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void shouldRepairAHangingJournalTransactionOfAnotherExecutorWithoutRunningItsEffectsAgain()
+      throws Exception {
+    // The partition's owner before the crash was executor-0; executor-1 gets it afterwards.
+    assertRepairedWithoutASecondEffect("executor-0");
+  }
+
+  @Test
+  void shouldRepairAHangingJournalTransactionOfItsOwnTransactionalIdWithoutRunningItsEffectsAgain()
+      throws Exception {
+    // What the chaos run met: the same executor restarted, under the same transactional id.
+    assertRepairedWithoutASecondEffect("executor-1");
+  }
+
+  /**
+   * Three dispatches whose starts the executor {@code killedInstance} journalled in a transaction
+   * it saw commit, whose effects it ran; the broker then lost the transaction: its records hang on
+   * the journal and on the outcome topic. Executor-1 must answer all three from a lookup.
+   */
+  private void assertRepairedWithoutASecondEffect(String killedInstance) throws Exception {
+    ToolPolicies policies = chargeOnAKeyIgnoringApiWithLookup();
+    ExecutorConfig config =
+        ExecutorConfig.of(Fixtures.kafka(kafka.bootstrapServers()), List.of(lane), REGISTRY)
+            .withGroupId("executors-" + lane)
+            .withInstanceId("executor-1");
+    List<String> keys = IntStream.range(0, 3).mapToObj(i -> lane + "-k" + i).toList();
+    Fixtures.send(
+        kafka.bootstrapServers(),
+        REGISTRY,
+        keys.stream().map(k -> Fixtures.dispatch(k, "charge", lane, "{\"amount\":100}")).toList());
+    String killedId = config.withInstanceId(killedInstance).transactionalId();
+    TransactionDescription killed = initialised(killedId);
+    for (String key : keys) {
+      actOnce(key);
+    }
+    long longAgo = System.currentTimeMillis() - Duration.ofMinutes(10).toMillis();
+    HangingTransactionMaker.leaveOpen(
+        kafka.bootstrapServers(),
+        journal,
+        killedId,
+        killed.producerId(),
+        (short) killed.producerEpoch(),
+        longAgo,
+        IntStream.range(0, keys.size())
+            .mapToObj(
+                i -> new byte[][] {utf8(keys.get(i) + "#1"), utf8("started " + i + " " + killedId)})
+            .toList());
+    HangingTransactionMaker.leaveOpen(
+        kafka.bootstrapServers(),
+        OUTCOMES,
+        killedId,
+        killed.producerId(),
+        (short) killed.producerEpoch(),
+        longAgo,
+        List.<byte[][]>of(new byte[][] {utf8("lost"), utf8("an outcome that never committed")}));
+    Admin admin = kafka.cluster().admin();
+    assertThat(readable(admin, journal)).as("the journal is held back").isFalse();
+    assertThat(readable(admin, OUTCOMES)).as("the outcomes are held back").isFalse();
+
+    try (EffectExecutor restarted =
+        EffectExecutor.start(
+            config, Connectors.forLanes(policies, List.of(lane), Clock.systemUTC()), policies)) {
+      await()
+          .atMost(Duration.ofSeconds(90))
+          .until(() -> keys.stream().allMatch(outcomes.byKey::containsKey));
+      assertThat(restarted.failure()).isNull();
+    }
+
+    assertThat(readable(admin, journal)).as("the journal's hanging transaction ended").isTrue();
+    assertThat(readable(admin, OUTCOMES)).as("the outcomes' hanging transaction ended").isTrue();
+    assertThat(keys)
+        .allSatisfy(
+            k -> {
+              assertThat(downstream.requests(k))
+                  .as("started before the crash: not sent again")
+                  .isEqualTo(1);
+              assertThat(outcomes.byKey.get(k))
+                  .singleElement()
+                  .satisfies(
+                      o -> {
+                        assertThat(o.getStatus()).isEqualTo(OutcomeStatus.SUCCEEDED);
+                        assertThat(o.getEffectId()).as("found by lookup").startsWith("ch_");
+                      });
+            });
+  }
+}
