@@ -9,19 +9,15 @@ import dev.effectledger.connectors.executor.internal.JournalReader;
 import dev.effectledger.connectors.executor.internal.KeyOrderedRunner;
 import dev.effectledger.connectors.executor.internal.OffsetTracker;
 import dev.effectledger.connectors.executor.internal.OutcomeTransactions;
-import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
-import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.schema.serde.SchemaRegistry;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
@@ -45,7 +41,6 @@ import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
 import org.apache.kafka.common.errors.OutOfOrderSequenceException;
 import org.apache.kafka.common.errors.ProducerFencedException;
-import org.apache.kafka.common.errors.SerializationException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -90,10 +85,6 @@ public final class EffectExecutor implements AutoCloseable {
    */
   private static final Duration STABLE_OFFSETS_WAIT = Duration.ofMinutes(2);
 
-  /** A dispatch whose start must be journalled before its effect runs. */
-  private record Journalled(
-      TopicPartition tp, long offset, int epoch, Dispatch dispatch, String marker) {}
-
   private final ExecutorConfig config;
   private final Map<String, Connector> connectors;
   private final ToolPolicies policies;
@@ -101,8 +92,8 @@ public final class EffectExecutor implements AutoCloseable {
   private final EffectPerformer performer;
   private final Consumer<byte[], byte[]> consumer;
   private final Producer<byte[], byte[]> producer;
-  private final RegistryAvroSerde<Dispatch> dispatchSerde;
   private final KeyOrderedRunner workers;
+  private final DispatchGate gate;
   private final Thread pollThread;
   private final OffsetTracker tracker = new OffsetTracker();
   private final LinkedBlockingQueue<Finished> finished = new LinkedBlockingQueue<>();
@@ -141,7 +132,6 @@ public final class EffectExecutor implements AutoCloseable {
     this.policies = policies;
     this.clock = clock;
     SchemaRegistry registry = SchemaRegistries.forUrl(config.schemaRegistryUrl());
-    this.dispatchSerde = new RegistryAvroSerde<>(registry, Dispatch.class);
     this.performer =
         new EffectPerformer(
             this.connectors,
@@ -151,13 +141,8 @@ public final class EffectExecutor implements AutoCloseable {
             clock);
     this.consumer = clients.consumer();
     this.producer = clients.producer();
-    List<String> journalledLanes =
-        config.lanes().stream()
-            .filter(
-                lane ->
-                    policies.tools().values().stream()
-                        .anyMatch(p -> p.lane().equals(lane) && needsJournal(p.name())))
-            .toList();
+    LaneTools tools = new LaneTools(config.lanes(), this.connectors, policies);
+    List<String> journalledLanes = tools.journalledLanes();
     this.journalledTopics =
         journalledLanes.stream().map(Topics::dispatch).collect(Collectors.toSet());
     this.journal = journalledLanes.isEmpty() ? null : new AttemptJournal(transactionalId);
@@ -165,6 +150,14 @@ public final class EffectExecutor implements AutoCloseable {
         journalledLanes.isEmpty() ? null : clients.journalReader().apply(journalledLanes);
     this.transactions = new OutcomeTransactions(producer, tracker, journal);
     this.workers = new KeyOrderedRunner(config.concurrency(), "effect-worker", () -> halted);
+    this.gate =
+        new DispatchGate(
+            new RegistryAvroSerde<>(registry, Dispatch.class),
+            performer,
+            journal,
+            tools,
+            workers,
+            finished);
     this.pollThread = new Thread(this::run, "executor-poll-" + String.join(",", config.lanes()));
   }
 
@@ -200,7 +193,7 @@ public final class EffectExecutor implements AutoCloseable {
       Sleeper sleeper,
       Clients clients,
       String transactionalId) {
-    refuseUnsafeIrreversibleTools(config, connectors, policies);
+    new LaneTools(config.lanes(), connectors, policies).refuseUnsafeIrreversibleTools();
     EffectExecutor executor =
         new EffectExecutor(config, connectors, policies, clock, sleeper, clients, transactionalId);
     // With a stable transactional id this fences the killed predecessor and aborts its open
@@ -216,31 +209,6 @@ public final class EffectExecutor implements AutoCloseable {
   public static EffectExecutor start(
       ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies) {
     return start(config, connectors, policies, Clock.systemUTC(), Sleeper.REAL);
-  }
-
-  static void refuseUnsafeIrreversibleTools(
-      ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies) {
-    List<String> unsafe = new ArrayList<>();
-    for (ToolPolicy policy : policies.tools().values()) {
-      if (policy.toolClass() != ToolClass.IRREVERSIBLE || !config.lanes().contains(policy.lane())) {
-        continue;
-      }
-      Connector connector = connectors.get(policy.name());
-      if (connector == null
-          || !connector.capabilities().safeToRepeat()
-              && !connector.capabilities().supportsLookup()) {
-        unsafe.add(policy.name());
-      }
-    }
-    if (!unsafe.isEmpty()) {
-      throw new IllegalStateException(
-          "Refusing to start: irreversible tool(s) "
-              + unsafe
-              + " have a connector that neither honours keys nor is transactional nor can look an effect up by key, so an"
-              + " effect that may have happened could never be resolved. Use a connector whose downstream dedups the key"
-              + " (e.g. http with honoursKeys: true against an Idempotency-Key API), jdbc, kafka, or give it a lookup"
-              + " (http lookupUrl).");
-    }
   }
 
   /** Effects run so far (connector calls that ended in an outcome, retries counted once). */
@@ -293,14 +261,13 @@ public final class EffectExecutor implements AutoCloseable {
           commit();
         }
         applyBackpressure();
-        List<Journalled> toJournal = new ArrayList<>();
         for (ConsumerRecord<byte[], byte[]> record :
             consumer.poll(paused ? Duration.ZERO : nextWait())) {
-          start(record, toJournal);
+          TopicPartition tp = new TopicPartition(record.topic(), record.partition());
+          tracker.started(tp, record.offset());
+          gate.read(record, epochs.getOrDefault(tp, 0));
         }
-        if (!toJournal.isEmpty()) {
-          startJournalled(toJournal);
-        }
+        gate.startJournalled(this::commit);
       }
       if (!halted) {
         finishRunning(tracker::pending);
@@ -330,79 +297,6 @@ public final class EffectExecutor implements AutoCloseable {
         journalReader.close();
       }
       closeQuietly(hangingSweep);
-    }
-  }
-
-  private boolean needsJournal(String tool) {
-    Connector connector = connectors.get(tool);
-    return connector != null && !connector.capabilities().safeToRepeat();
-  }
-
-  private void start(ConsumerRecord<byte[], byte[]> record, List<Journalled> toJournal) {
-    TopicPartition tp = new TopicPartition(record.topic(), record.partition());
-    tracker.started(tp, record.offset());
-    int epoch = epochs.getOrDefault(tp, 0);
-    Dispatch dispatch;
-    try {
-      dispatch = dispatchSerde.deserialize(record.topic(), record.value());
-      if (dispatch == null) {
-        throw new SerializationException("dispatch record has no value");
-      }
-    } catch (SerializationException e) {
-      finished.add(
-          Finished.unjournalled(
-              tp, record.offset(), epoch, List.of(EffectPerformer.undecodable(record, e))));
-      return;
-    }
-    if (journal == null || !needsJournal(dispatch.getTool())) {
-      workers.run(
-          dispatch.getEffectKey(),
-          () ->
-              finished.add(
-                  Finished.unjournalled(
-                      tp, record.offset(), epoch, performer.perform(dispatch).records())));
-      return;
-    }
-    String marker = AttemptJournal.marker(dispatch.getEffectKey(), dispatch.getAttempt());
-    AttemptJournal.Verdict verdict = journal.verdict(tp, marker, record.offset());
-    if (verdict == AttemptJournal.Verdict.RUN && dispatch.getAttempt() > 1) {
-      verdict =
-          AttemptJournal.Verdict
-              .STARTED_BEFORE; // a re-dispatch follows an attempt that may have acted
-    }
-    switch (verdict) {
-      case RUN -> {
-        journal.start(tp, marker, record.offset());
-        toJournal.add(new Journalled(tp, record.offset(), epoch, dispatch, marker));
-      }
-      case ANSWERED -> finished.add(Finished.unjournalled(tp, record.offset(), epoch, List.of()));
-      case STARTED_BEFORE ->
-          workers.run(
-              dispatch.getEffectKey(),
-              () ->
-                  finished.add(
-                      Finished.journalled(
-                          tp, record.offset(), epoch, marker, performer.startedBefore(dispatch))));
-    }
-  }
-
-  /**
-   * Commits the start markers staged for these dispatches (with the offsets, so a fenced executor
-   * fails here) and only then runs them. If the commit aborts, they are read and journalled again.
-   */
-  private void startJournalled(List<Journalled> dispatches) {
-    Set<TopicPartition> partitions = new HashSet<>();
-    dispatches.forEach(j -> partitions.add(j.tp()));
-    if (!commit(partitions)) {
-      return;
-    }
-    for (Journalled j : dispatches) {
-      workers.run(
-          j.dispatch().getEffectKey(),
-          () ->
-              finished.add(
-                  Finished.journalled(
-                      j.tp(), j.offset(), j.epoch(), j.marker(), performer.perform(j.dispatch()))));
     }
   }
 
@@ -539,9 +433,5 @@ public final class EffectExecutor implements AutoCloseable {
     } catch (Exception e) {
       log.debug("Closing {}: {}", closeable, e.toString());
     }
-  }
-
-  private static byte[] utf8(String s) {
-    return s.getBytes(StandardCharsets.UTF_8);
   }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.effectledger.connectors.Connector;
 import dev.effectledger.connectors.Connectors;
 import dev.effectledger.connectors.jdbc.JdbcConnectorSettings;
 import dev.effectledger.connectors.kafka.KafkaConnector;
@@ -41,13 +42,18 @@ class ExecutorStartTest {
         .build();
   }
 
+  private static void refuse(
+      ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies) {
+    new LaneTools(config.lanes(), connectors, policies).refuseUnsafeIrreversibleTools();
+  }
+
   @Test
   void shouldRefuseIrreversibleToolWhoseConnectorCanActTwiceNamingIt() {
     ToolPolicies policies = ToolPolicies.of(irreversible("wire_money", "payments"));
 
     assertThatThrownBy(
             () ->
-                EffectExecutor.refuseUnsafeIrreversibleTools(
+                refuse(
                     CONFIG,
                     Map.of("wire_money", new LogConnector(Path.of("x"), Clock.systemUTC())),
                     policies))
@@ -61,10 +67,7 @@ class ExecutorStartTest {
     ToolPolicies policies =
         ToolPolicies.of(irreversible("publish", "payments"), irreversible("elsewhere", "other"));
 
-    assertThatCode(
-            () ->
-                EffectExecutor.refuseUnsafeIrreversibleTools(
-                    CONFIG, Map.of("publish", new KafkaConnector("t")), policies))
+    assertThatCode(() -> refuse(CONFIG, Map.of("publish", new KafkaConnector("t")), policies))
         .doesNotThrowAnyException();
   }
 
@@ -88,14 +91,14 @@ class ExecutorStartTest {
 
     assertThatCode(
             () ->
-                EffectExecutor.refuseUnsafeIrreversibleTools(
+                refuse(
                     CONFIG,
                     Connectors.forLanes(withLookup, List.of("payments"), Clock.systemUTC()),
                     withLookup))
         .doesNotThrowAnyException();
     assertThatThrownBy(
             () ->
-                EffectExecutor.refuseUnsafeIrreversibleTools(
+                refuse(
                     CONFIG,
                     Connectors.forLanes(withoutLookup, List.of("payments"), Clock.systemUTC()),
                     withoutLookup))
@@ -106,9 +109,7 @@ class ExecutorStartTest {
   @Test
   void shouldRefuseIrreversibleToolWithoutConnector() {
     assertThatThrownBy(
-            () ->
-                EffectExecutor.refuseUnsafeIrreversibleTools(
-                    CONFIG, Map.of(), ToolPolicies.of(irreversible("wire_money", "payments"))))
+            () -> refuse(CONFIG, Map.of(), ToolPolicies.of(irreversible("wire_money", "payments"))))
         .hasMessageContaining("wire_money");
   }
 

@@ -1,0 +1,128 @@
+package dev.effectledger.connectors.executor;
+
+import dev.effectledger.connectors.executor.internal.AttemptJournal;
+import dev.effectledger.connectors.executor.internal.EffectPerformer;
+import dev.effectledger.connectors.executor.internal.Finished;
+import dev.effectledger.connectors.executor.internal.KeyOrderedRunner;
+import dev.effectledger.schema.Dispatch;
+import dev.effectledger.schema.serde.RegistryAvroSerde;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Queue;
+import java.util.Set;
+import java.util.function.Predicate;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.SerializationException;
+
+/**
+ * What each dispatch read does: run at once (a connector that can take a repeat), journal its start
+ * first and run it once that commits, answer it from a lookup (started before), skip it (its
+ * outcome is committed), or dead-letter it (undecodable). Used by the poll thread only; what it
+ * starts ends up in the {@code finished} queue.
+ */
+final class DispatchGate {
+
+  /** A dispatch whose start must be journalled before its effect runs. */
+  private record Journalled(
+      TopicPartition tp, long offset, int epoch, Dispatch dispatch, String marker) {}
+
+  private final RegistryAvroSerde<Dispatch> dispatches;
+  private final EffectPerformer performer;
+
+  /** Null when no tool on the executor's lanes needs start markers. */
+  private final AttemptJournal journal;
+
+  private final LaneTools tools;
+  private final KeyOrderedRunner workers;
+  private final Queue<Finished> finished;
+  private final List<Journalled> toJournal = new ArrayList<>();
+
+  DispatchGate(
+      RegistryAvroSerde<Dispatch> dispatches,
+      EffectPerformer performer,
+      AttemptJournal journal,
+      LaneTools tools,
+      KeyOrderedRunner workers,
+      Queue<Finished> finished) {
+    this.dispatches = dispatches;
+    this.performer = performer;
+    this.journal = journal;
+    this.tools = tools;
+    this.workers = workers;
+    this.finished = finished;
+  }
+
+  /** Decides for {@code record}, read while its partition was at {@code epoch}. */
+  void read(ConsumerRecord<byte[], byte[]> record, int epoch) {
+    TopicPartition tp = new TopicPartition(record.topic(), record.partition());
+    Dispatch dispatch;
+    try {
+      dispatch = dispatches.deserialize(record.topic(), record.value());
+      if (dispatch == null) {
+        throw new SerializationException("dispatch record has no value");
+      }
+    } catch (SerializationException e) {
+      finished.add(
+          Finished.unjournalled(
+              tp, record.offset(), epoch, List.of(EffectPerformer.undecodable(record, e))));
+      return;
+    }
+    if (journal == null || !tools.needsJournal(dispatch.getTool())) {
+      workers.run(
+          dispatch.getEffectKey(),
+          () ->
+              finished.add(
+                  Finished.unjournalled(
+                      tp, record.offset(), epoch, performer.perform(dispatch).records())));
+      return;
+    }
+    String marker = AttemptJournal.marker(dispatch.getEffectKey(), dispatch.getAttempt());
+    AttemptJournal.Verdict verdict = journal.verdict(tp, marker, record.offset());
+    if (verdict == AttemptJournal.Verdict.RUN && dispatch.getAttempt() > 1) {
+      // a re-dispatch follows an attempt that may have acted
+      verdict = AttemptJournal.Verdict.STARTED_BEFORE;
+    }
+    switch (verdict) {
+      case RUN -> {
+        journal.start(tp, marker, record.offset());
+        toJournal.add(new Journalled(tp, record.offset(), epoch, dispatch, marker));
+      }
+      case ANSWERED -> finished.add(Finished.unjournalled(tp, record.offset(), epoch, List.of()));
+      case STARTED_BEFORE ->
+          workers.run(
+              dispatch.getEffectKey(),
+              () ->
+                  finished.add(
+                      Finished.journalled(
+                          tp, record.offset(), epoch, marker, performer.startedBefore(dispatch))));
+    }
+  }
+
+  /**
+   * Commits the start markers staged since the last call ({@code commit} is given their partitions;
+   * with the offsets, so a fenced executor fails there) and only then runs them. If the commit
+   * aborts they are dropped: they are read and journalled again.
+   */
+  void startJournalled(Predicate<Set<TopicPartition>> commit) {
+    if (toJournal.isEmpty()) {
+      return;
+    }
+    List<Journalled> starting = List.copyOf(toJournal);
+    toJournal.clear();
+    Set<TopicPartition> partitions = new HashSet<>();
+    starting.forEach(j -> partitions.add(j.tp()));
+    if (!commit.test(partitions)) {
+      return;
+    }
+    for (Journalled j : starting) {
+      workers.run(
+          j.dispatch().getEffectKey(),
+          () ->
+              finished.add(
+                  Finished.journalled(
+                      j.tp(), j.offset(), j.epoch(), j.marker(), performer.perform(j.dispatch()))));
+    }
+  }
+}
