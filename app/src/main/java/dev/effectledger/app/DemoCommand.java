@@ -93,8 +93,7 @@ final class DemoCommand implements Callable<Integer> {
                   policies);
           ToolCallClient agent = client(kafka);
           ToolCallClient restartedAgent = client(kafka)) {
-        DemoWorkload.Counters counters =
-            new DemoWorkload.Counters(kafka.bootstrapServers(), REGISTRY);
+        DemoCounters counters = new DemoCounters(kafka.bootstrapServers(), REGISTRY);
         ledger.start();
         DemoWorkload workload =
             new DemoWorkload(

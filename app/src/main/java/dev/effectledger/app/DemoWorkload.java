@@ -9,10 +9,7 @@ import dev.effectledger.connectors.reconcile.Reconciler;
 import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.embedded.CountingDownstream.Fault;
 import dev.effectledger.policy.ToolPolicies;
-import dev.effectledger.schema.AuditEvent;
-import dev.effectledger.schema.AuditType;
 import dev.effectledger.schema.ToolIntent;
-import dev.effectledger.schema.TopicReads;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
@@ -20,7 +17,6 @@ import java.io.PrintStream;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,15 +25,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.BiConsumer;
 import java.util.function.Consumer;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.Deserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /** The demo's simulated agents, and what it counts afterwards. */
@@ -197,7 +187,7 @@ final class DemoWorkload {
     return results.isEmpty() ? null : results.get(results.size() - 1);
   }
 
-  private static boolean replayed(CallResult result) {
+  static boolean replayed(CallResult result) {
     return result instanceof CallResult.Succeeded s && s.replayed()
         || result instanceof CallResult.Failed f && f.replayed()
         || result instanceof CallResult.HeldUnknown h && h.replayed();
@@ -306,81 +296,6 @@ final class DemoWorkload {
       }
     }
     progress.accept(calls.size() + "/" + calls.size() + " calls answered");
-  }
-
-  /** Reads what the ledger and the Kafka connector wrote, once the workload is over. */
-  static final class Counters {
-    private final String bootstrap;
-    private final String registry;
-
-    Counters(String bootstrap, String registry) {
-      this.bootstrap = bootstrap;
-      this.registry = registry;
-    }
-
-    Report report(Result result, CountingDownstream payments, CountingDownstream receipts) {
-      Map<AuditType, Integer> audit = new EnumMap<>(AuditType.class);
-      readAll(
-          Topics.AUDIT,
-          new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), AuditEvent.class),
-          (key, event) -> audit.merge(event.getType(), 1, Integer::sum));
-      Map<String, Integer> events = new HashMap<>();
-      readAll(
-          EFFECTS_TOPIC,
-          new ByteArrayDeserializer(),
-          (key, value) -> events.merge(key, 1, Integer::sum));
-      Map<String, Integer> effectsByKey = new HashMap<>();
-      List<String> violations = new ArrayList<>();
-      int replays = 0;
-      int missing = 0;
-      for (Action a : result.actions()) {
-        int effects =
-            switch (a.tool()) {
-              case "charge_card" -> payments.effects(a.key());
-              case "send_receipt" -> receipts.effects(a.key());
-              default -> events.getOrDefault(a.key(), 0);
-            };
-        effectsByKey.put(a.key(), effects);
-        if (effects != 1) {
-          violations.add(
-              a.tool() + " step-" + a.index() + " (" + a.key() + "): " + effects + " effects");
-        }
-        for (CallResult r : a.results()) {
-          replays += replayed(r) ? 1 : 0;
-          missing += r instanceof CallResult.StillRunning ? 1 : 0;
-        }
-      }
-      return new Report(
-          result.actions().size(),
-          result.intentsPublished(),
-          result.intentsPublished() - audit.getOrDefault(AuditType.DISPATCHED, 0),
-          payments.totalEffects(),
-          events.values().stream().mapToInt(Integer::intValue).sum(),
-          receipts.totalEffects(),
-          replays,
-          audit.getOrDefault(AuditType.CONFLICT, 0),
-          audit.getOrDefault(AuditType.HELD_UNKNOWN, 0),
-          result.heldResolved(),
-          missing,
-          violations);
-    }
-
-    private <V> void readAll(String topic, Deserializer<V> values, BiConsumer<String, V> each) {
-      Properties props = new Properties();
-      props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-      props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-      try (KafkaConsumer<String, V> consumer =
-          new KafkaConsumer<>(props, new StringDeserializer(), values)) {
-        if (!TopicReads.wholeTopic(
-            consumer,
-            topic,
-            Duration.ofSeconds(60),
-            record -> each.accept(record.key(), record.value()))) {
-          throw new IllegalStateException(
-              "Could not read " + topic + " to its end within 60 s; is a transaction left open?");
-        }
-      }
-    }
   }
 
   /** The demo's closing table. */

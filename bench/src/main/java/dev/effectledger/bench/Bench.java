@@ -50,14 +50,14 @@ import org.openjdk.jmh.Main;
  */
 public final class Bench {
 
-  private static final int PARTITIONS = 8;
+  static final int PARTITIONS = 8;
   private static final String BASELINE_INPUT = "baseline-events";
   private static final String REGISTRY = "mock://bench";
 
   record Run(String name, String guarantee, double perSecond) {}
 
   /** The ledger without the arguments-hash check, measured beside the ledger to price the check. */
-  private static final String UNCHECKED = "ledger-unchecked";
+  static final String UNCHECKED = "ledger-unchecked";
 
   /** The intents produced: each one's key, in order, and how many distinct keys there are. */
   record Workload(List<String> keys, int distinct) {}
@@ -130,7 +130,7 @@ public final class Bench {
           }
         }
       }
-      report(runs, intents, distinct, repeats);
+      ThroughputReport.write(runs, intents, distinct, repeats);
     }
     return 0;
   }
@@ -380,89 +380,6 @@ public final class Bench {
                     && committed.get(e.getKey()).offset() >= e.getValue());
   }
 
-  private static double median(List<Run> runs, String name, String guarantee) {
-    double[] values =
-        runs.stream()
-            .filter(r -> r.name().equals(name) && r.guarantee().equals(guarantee))
-            .mapToDouble(Run::perSecond)
-            .sorted()
-            .toArray();
-    return values[values.length / 2];
-  }
-
-  private static void report(List<Run> runs, int intents, int distinct, int repeats)
-      throws IOException {
-    double baseEos = median(runs, "baseline", StreamsConfig.EXACTLY_ONCE_V2);
-    double baseAlos = median(runs, "baseline", StreamsConfig.AT_LEAST_ONCE);
-    double ledgerEos = median(runs, "ledger", StreamsConfig.EXACTLY_ONCE_V2);
-    double ledgerAlos = median(runs, "ledger", StreamsConfig.AT_LEAST_ONCE);
-    StringBuilder md = new StringBuilder();
-    md.append("# Throughput: ledger gate against the baseline dedup topology\n\n");
-    md.append("Command: `bench/run throughput --intents ")
-        .append(intents)
-        .append(" --repeats ")
-        .append(repeats)
-        .append("`  \n");
-    md.append("Machine: ")
-        .append(Runtime.getRuntime().availableProcessors())
-        .append(" cores, ")
-        .append(Runtime.getRuntime().maxMemory() / (1024 * 1024))
-        .append(" MiB heap, Java ")
-        .append(System.getProperty("java.version"))
-        .append("; one embedded broker, ")
-        .append(PARTITIONS)
-        .append(" partitions, 2 stream threads, commit.interval.ms=100 for both guarantees; date ")
-        .append(LocalDate.now())
-        .append(".  \n");
-    md.append("Input: ")
-        .append(intents)
-        .append(" intents, ")
-        .append(distinct)
-        .append(" distinct keys (")
-        .append((intents - distinct) * 100 / intents)
-        .append(
-            "% duplicates), the same bytes for both sides; arguments {amount, to,"
-                + " reason}, the tool's key rules leaving out /reason. ")
-        .append("Median of ")
-        .append(repeats)
-        .append(" runs each, alternating sides.\n\n");
-    md.append("| topology | guarantee | intents/s (median) |\n| --- | --- | ---: |\n");
-    for (String[] row :
-        new String[][] {
-          {"baseline", StreamsConfig.EXACTLY_ONCE_V2},
-          {"ledger", StreamsConfig.EXACTLY_ONCE_V2},
-          {UNCHECKED, StreamsConfig.EXACTLY_ONCE_V2},
-          {"baseline", StreamsConfig.AT_LEAST_ONCE},
-          {"ledger", StreamsConfig.AT_LEAST_ONCE}
-        }) {
-      md.append(
-          String.format("| %s | %s | %,.0f |%n", row[0], row[1], median(runs, row[0], row[1])));
-    }
-    md.append(String.format("%n| ratio | value | target |%n| --- | ---: | --- |%n"));
-    md.append(
-        String.format(
-            "| ledger / baseline, exactly_once_v2 | %.2f | >= 0.8 |%n", ledgerEos / baseEos));
-    md.append(
-        String.format(
-            "| ledger exactly_once_v2 / at_least_once | %.2f | >= 0.85 (overhead <= 15%%) |%n",
-            ledgerEos / ledgerAlos));
-    md.append(
-        String.format(
-            "| baseline exactly_once_v2 / at_least_once | %.2f | (reference) |%n",
-            baseEos / baseAlos));
-    md.append(
-        String.format(
-            "| ledger / ledger without the arguments-hash check, exactly_once_v2 | %.2f | (the check's cost) |%n",
-            ledgerEos / median(runs, UNCHECKED, StreamsConfig.EXACTLY_ONCE_V2)));
-    md.append("\nAll runs:\n\n| topology | guarantee | intents/s |\n| --- | --- | ---: |\n");
-    runs.forEach(
-        r ->
-            md.append(
-                String.format("| %s | %s | %,.0f |%n", r.name(), r.guarantee(), r.perSecond())));
-    writeReport("throughput", md);
-  }
-
-  /** Writes {@code bench/results/<name>-<date>.md} and prints it. */
   static void writeReport(String name, CharSequence md) throws IOException {
     Path out = Path.of("bench/results/" + name + "-" + LocalDate.now() + ".md");
     Files.createDirectories(out.getParent());
