@@ -246,6 +246,13 @@ public final class Bench {
         intents);
   }
 
+  /** The input line of a report: how many intents, how many distinct keys, the duplicates. */
+  static String input(int intents, int distinct) {
+    return String.format(
+        "Input: %d intents, %d distinct keys (%d%% duplicates)",
+        intents, distinct, (intents - distinct) * 100 / intents);
+  }
+
   static String machine() {
     return "Machine: "
         + Runtime.getRuntime().availableProcessors()

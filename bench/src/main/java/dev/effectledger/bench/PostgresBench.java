@@ -275,13 +275,8 @@ final class PostgresBench {
     md.append(postgres)
         .append(
             "; the relaxed server has fsync=off, synchronous_commit=off. Same machine, same run.  \n");
-    md.append("Input: ")
-        .append(intents)
-        .append(" intents, ")
-        .append(distinct)
-        .append(" distinct keys (")
-        .append((intents - distinct) * 100 / intents)
-        .append("% duplicates). Per-request: ")
+    md.append(Bench.input(intents, distinct))
+        .append(". Per-request: ")
         .append(WORKERS)
         .append(" workers, one connection each. Inbox: ")
         .append(INBOX_CONSUMERS)

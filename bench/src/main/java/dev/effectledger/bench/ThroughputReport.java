@@ -44,14 +44,9 @@ final class ThroughputReport {
         .append(" partitions, 2 stream threads, commit.interval.ms=100 for both guarantees; date ")
         .append(LocalDate.now())
         .append(".  \n");
-    md.append("Input: ")
-        .append(intents)
-        .append(" intents, ")
-        .append(distinct)
-        .append(" distinct keys (")
-        .append((intents - distinct) * 100 / intents)
+    md.append(Bench.input(intents, distinct))
         .append(
-            "% duplicates), the same bytes for both sides; arguments {amount, to,"
+            ", the same bytes for both sides; arguments {amount, to,"
                 + " reason}, the tool's key rules leaving out /reason. ")
         .append("Median of ")
         .append(repeats)

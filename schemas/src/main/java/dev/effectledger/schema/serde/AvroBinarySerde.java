@@ -2,7 +2,6 @@ package dev.effectledger.schema.serde;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.util.Map;
 import org.apache.avro.Schema;
 import org.apache.avro.io.BinaryEncoder;
 import org.apache.avro.io.DecoderFactory;
@@ -12,9 +11,6 @@ import org.apache.avro.specific.SpecificDatumReader;
 import org.apache.avro.specific.SpecificDatumWriter;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.common.errors.SerializationException;
-import org.apache.kafka.common.serialization.Deserializer;
-import org.apache.kafka.common.serialization.Serde;
-import org.apache.kafka.common.serialization.Serializer;
 
 /**
  * Plain Avro binary with the current schema on both sides, for data only this service writes (the
@@ -22,8 +18,7 @@ import org.apache.kafka.common.serialization.Serializer;
  *
  * @param <T> the generated record type
  */
-public final class AvroBinarySerde<T extends SpecificRecord>
-    implements Serde<T>, Serializer<T>, Deserializer<T> {
+public final class AvroBinarySerde<T extends SpecificRecord> implements SelfSerde<T> {
 
   private final Schema schema;
   private final SpecificDatumWriter<T> writer;
@@ -63,20 +58,4 @@ public final class AvroBinarySerde<T extends SpecificRecord>
           "Could not decode " + schema.getName() + " from " + topic, e);
     }
   }
-
-  @Override
-  public Serializer<T> serializer() {
-    return this;
-  }
-
-  @Override
-  public Deserializer<T> deserializer() {
-    return this;
-  }
-
-  @Override
-  public void configure(Map<String, ?> configs, boolean isKey) {}
-
-  @Override
-  public void close() {}
 }

@@ -15,9 +15,6 @@ import org.apache.avro.specific.SpecificDatumReader;
 import org.apache.avro.specific.SpecificDatumWriter;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.common.errors.SerializationException;
-import org.apache.kafka.common.serialization.Deserializer;
-import org.apache.kafka.common.serialization.Serde;
-import org.apache.kafka.common.serialization.Serializer;
 
 /**
  * Serde of one generated Avro record type in the Schema Registry wire format: magic byte {@code 0},
@@ -27,8 +24,7 @@ import org.apache.kafka.common.serialization.Serializer;
  *
  * @param <T> the generated record type
  */
-public final class RegistryAvroSerde<T extends SpecificRecord>
-    implements Serde<T>, Serializer<T>, Deserializer<T> {
+public final class RegistryAvroSerde<T extends SpecificRecord> implements SelfSerde<T> {
 
   /** The first byte of every record in the wire format. */
   public static final byte MAGIC_BYTE = 0;
@@ -120,20 +116,4 @@ public final class RegistryAvroSerde<T extends SpecificRecord>
   private SpecificDatumReader<T> readerFor(int id) {
     return new SpecificDatumReader<>(registry.schemaById(id), readerSchema);
   }
-
-  @Override
-  public Serializer<T> serializer() {
-    return this;
-  }
-
-  @Override
-  public Deserializer<T> deserializer() {
-    return this;
-  }
-
-  @Override
-  public void configure(Map<String, ?> configs, boolean isKey) {}
-
-  @Override
-  public void close() {}
 }
