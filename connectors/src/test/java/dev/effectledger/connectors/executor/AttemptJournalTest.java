@@ -175,13 +175,19 @@ class AttemptJournalTest {
     return s.getBytes(StandardCharsets.UTF_8);
   }
 
-  private static ConsumerRecord<byte[], byte[]> uncertain(long offset, String key, String value) {
+  /** A record of the journal partition as a reader gets it; a null value is a tombstone. */
+  static ConsumerRecord<byte[], byte[]> journalRecord(
+      TopicPartition journal, long offset, String key, String value) {
     return new ConsumerRecord<>(
-        JOURNAL.topic(),
-        JOURNAL.partition(),
+        journal.topic(),
+        journal.partition(),
         offset,
         key.getBytes(StandardCharsets.UTF_8),
         value == null ? null : value.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static ConsumerRecord<byte[], byte[]> uncertain(long offset, String key, String value) {
+    return journalRecord(JOURNAL, offset, key, value);
   }
 
   @Test

@@ -7,7 +7,6 @@ import dev.effectledger.connectors.executor.internal.AttemptJournal;
 import dev.effectledger.connectors.executor.internal.AttemptJournal.Verdict;
 import dev.effectledger.connectors.executor.internal.HangingTransactions.Hanging;
 import dev.effectledger.connectors.executor.internal.JournalReader;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -38,12 +37,7 @@ class JournalReaderTest {
   }
 
   private static ConsumerRecord<byte[], byte[]> record(long offset, String key, String value) {
-    return new ConsumerRecord<>(
-        JOURNAL.topic(),
-        JOURNAL.partition(),
-        offset,
-        key.getBytes(StandardCharsets.UTF_8),
-        value == null ? null : value.getBytes(StandardCharsets.UTF_8));
+    return AttemptJournalTest.journalRecord(JOURNAL, offset, key, value);
   }
 
   /**
