@@ -13,24 +13,19 @@ import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerObserver;
 import dev.effectledger.topology.LedgerTopology;
-import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -40,7 +35,6 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.KafkaStreams;
-import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.processor.StateRestoreListener;
 
 /**
@@ -115,13 +109,13 @@ final class StateBench {
       try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
         long loadStart = System.nanoTime();
         KafkaStreams loading =
-            new KafkaStreams(LedgerTopology.build(config), props(kafka, app, loadDir));
+            new KafkaStreams(LedgerTopology.build(config), LedgerProbes.props(kafka, app, loadDir));
         loading.start();
         // Intents first, outcomes once every intent is in the ledger: an outcome read before its
         // intent would find no entry and be dropped as late.
         for (String topic : List.of(Topics.INTENTS, Topics.OUTCOMES)) {
           produce(kafka.bootstrapServers(), topic, keys, expiring);
-          Map<TopicPartition, Long> ends = ends(admin, topic);
+          Map<TopicPartition, Long> ends = LedgerProbes.ends(admin, topic);
           long lastReport = System.nanoTime();
           while (!Bench.caughtUp(admin, app, ends)) {
             TimeUnit.MILLISECONDS.sleep(500); // polling the committed offsets
@@ -137,9 +131,10 @@ final class StateBench {
         Bench.say(String.format("state: loaded in %.0f s", (System.nanoTime() - loadStart) / 1e9));
         loading.close(
             new KafkaStreams.CloseOptions().leaveGroup(true).timeout(Duration.ofSeconds(60)));
-        long disk = size(loadDir, LedgerStore.NAME);
-        long deadlineDisk = size(loadDir, LedgerStore.DEADLINES);
-        long changelog = changelogBytes(admin, app + "-" + LedgerStore.NAME + "-changelog");
+        long disk = LedgerProbes.size(loadDir, LedgerStore.NAME);
+        long deadlineDisk = LedgerProbes.size(loadDir, LedgerStore.DEADLINES);
+        long changelog =
+            LedgerProbes.changelogBytes(admin, app + "-" + LedgerStore.NAME + "-changelog");
 
         // Restore: a new instance with an empty state directory reads the changelogs back.
         Path restoreDir = Files.createDirectories(work.resolve("restore"));
@@ -148,7 +143,8 @@ final class StateBench {
         AtomicLong restoreLast = new AtomicLong();
         long restoreStart = System.nanoTime();
         try (KafkaStreams streams =
-            new KafkaStreams(LedgerTopology.build(config), props(kafka, app, restoreDir))) {
+            new KafkaStreams(
+                LedgerTopology.build(config), LedgerProbes.props(kafka, app, restoreDir))) {
           streams.setGlobalStateRestoreListener(
               new StateRestoreListener() {
                 @Override
@@ -260,23 +256,6 @@ final class StateBench {
   }
 
   /**
-   * A ledger client's properties: exactly_once_v2, 2 stream threads, commits every 100 ms, from the
-   * earliest offset.
-   */
-  static Properties props(EmbeddedKafkaCluster kafka, String app, Path dir) {
-    Properties props = new Properties();
-    props.put(StreamsConfig.APPLICATION_ID_CONFIG, app);
-    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-    props.put(StreamsConfig.STATE_DIR_CONFIG, dir.toString());
-    props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
-    props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 2);
-    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
-    props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
-    props.put(StreamsConfig.consumerPrefix("auto.offset.reset"), "earliest");
-    return LedgerTopology.streamsProperties(props);
-  }
-
-  /**
    * Intents for {@code keys} keys, or their SUCCEEDED outcomes; the first {@code expiring} complete
    * 12 h earlier than the rest.
    */
@@ -361,51 +340,5 @@ final class StateBench {
         }
       }
     }
-  }
-
-  static Map<TopicPartition, Long> ends(Admin admin, String... topics) throws Exception {
-    Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-    for (String topic : topics) {
-      for (int p = 0; p < PARTITIONS; p++) {
-        latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
-      }
-    }
-    Map<TopicPartition, Long> ends = new HashMap<>();
-    admin.listOffsets(latest).all().get().forEach((tp, info) -> ends.put(tp, info.offset()));
-    return ends;
-  }
-
-  /** Bytes of every RocksDB directory of {@code store} under the state directory. */
-  static long size(Path stateDir, String store) throws IOException {
-    List<Path> stores;
-    try (Stream<Path> paths = Files.walk(stateDir)) {
-      stores =
-          paths
-              .filter(p -> Files.isDirectory(p) && p.getFileName().toString().equals(store))
-              .toList();
-    }
-    long bytes = 0;
-    for (Path dir : stores) {
-      try (Stream<Path> files = Files.walk(dir)) {
-        bytes += files.filter(Files::isRegularFile).mapToLong(f -> f.toFile().length()).sum();
-      }
-    }
-    return bytes;
-  }
-
-  private static long changelogBytes(Admin admin, String topic) throws Exception {
-    List<Integer> brokers = new ArrayList<>();
-    admin.describeCluster().nodes().get().forEach(n -> brokers.add(n.id()));
-    long bytes = 0;
-    for (var dirs : admin.describeLogDirs(brokers).allDescriptions().get().values()) {
-      for (var dir : dirs.values()) {
-        for (var e : dir.replicaInfos().entrySet()) {
-          if (e.getKey().topic().equals(topic)) {
-            bytes += e.getValue().size();
-          }
-        }
-      }
-    }
-    return bytes;
   }
 }

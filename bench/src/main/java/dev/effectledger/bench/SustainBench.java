@@ -38,7 +38,6 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -46,10 +45,6 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.KafkaStreams;
-import org.apache.kafka.streams.StoreQueryParameters;
-import org.apache.kafka.streams.state.KeyValueIterator;
-import org.apache.kafka.streams.state.QueryableStoreTypes;
-import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
 
 /**
  * {@code bench/run sustain}: the ledger under a constant load for many dedup windows, to show that
@@ -132,17 +127,17 @@ final class SustainBench {
       // not auto.offset.reset=latest, which positions each partition only when first fetched and
       // would skip the first intents of some partitions and not their outcomes.
       Map<TopicPartition, OffsetAndMetadata> from = new HashMap<>();
-      StateBench.ends(admin, Topics.INTENTS, Topics.OUTCOMES)
+      LedgerProbes.ends(admin, Topics.INTENTS, Topics.OUTCOMES)
           .forEach((tp, end) -> from.put(tp, new OffsetAndMetadata(end)));
       admin.alterConsumerGroupOffsets("sustain", from).all().get();
       try (KafkaStreams streams =
           new KafkaStreams(
-              LedgerTopology.build(config), StateBench.props(kafka, "sustain", stateDir))) {
+              LedgerTopology.build(config), LedgerProbes.props(kafka, "sustain", stateDir))) {
         streams.start();
-        awaitRunning(streams);
+        LedgerProbes.awaitRunning(streams);
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong produced = new AtomicLong();
-        Map<TopicPartition, Long> dispatchEnds = StateBench.ends(admin, Topics.dispatch("bench"));
+        Map<TopicPartition, Long> dispatchEnds = LedgerProbes.ends(admin, Topics.dispatch("bench"));
         Thread executor =
             new Thread(
                 () -> answer(kafka.bootstrapServers(), dispatchEnds, stop), "sustain-executor");
@@ -170,11 +165,11 @@ final class SustainBench {
                     counts.completed.get(),
                     counts.expired.get(),
                     counts.dispatched.get() - counts.expired.get(),
-                    stored(streams),
-                    rocksDb(streams, "cur-size-all-mem-tables"),
-                    StateBench.size(stateDir, LedgerStore.NAME)
-                        + StateBench.size(stateDir, LedgerStore.DEADLINES),
-                    lag(admin, "sustain"));
+                    LedgerProbes.stored(streams),
+                    LedgerProbes.rocksDb(streams, "cur-size-all-mem-tables"),
+                    LedgerProbes.size(stateDir, LedgerStore.NAME)
+                        + LedgerProbes.size(stateDir, LedgerStore.DEADLINES),
+                    LedgerProbes.lag(admin, "sustain"));
             samples.add(sample);
             Bench.say(
                 String.format(
@@ -225,12 +220,12 @@ final class SustainBench {
         producer.outcome("v1:calibration-" + i, 1, base + keys + i);
       }
     }
-    Map<TopicPartition, Long> ends = StateBench.ends(admin, Topics.INTENTS, Topics.OUTCOMES);
+    Map<TopicPartition, Long> ends = LedgerProbes.ends(admin, Topics.INTENTS, Topics.OUTCOMES);
     Counts counts = new Counts();
     try (KafkaStreams streams =
         new KafkaStreams(
             LedgerTopology.build(LedgerConfig.of(policies, REGISTRY).withObserver(counts)),
-            StateBench.props(kafka, "sustain-calibration", Files.createDirectories(dir)))) {
+            LedgerProbes.props(kafka, "sustain-calibration", Files.createDirectories(dir)))) {
       streams.start();
       while (!Bench.caughtUp(admin, "sustain-calibration", ends)) {
         TimeUnit.MILLISECONDS.sleep(100); // polling the committed offsets
@@ -359,75 +354,5 @@ final class SustainBench {
     public void close() {
       producer.close();
     }
-  }
-
-  /**
-   * Waits until every stream thread runs tasks and the client has stayed RUNNING for 5 s: the load
-   * starts once the group has settled.
-   */
-  private static void awaitRunning(KafkaStreams streams) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-    long settledSince = 0;
-    while (settledSince == 0 || System.nanoTime() - settledSince < TimeUnit.SECONDS.toNanos(5)) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(
-            "the ledger did not settle within 2 minutes; it is " + streams.state());
-      }
-      boolean settled =
-          streams.state() == KafkaStreams.State.RUNNING
-              && streams.metadataForLocalThreads().stream()
-                  .allMatch(t -> !t.activeTasks().isEmpty());
-      settledSince = settled ? (settledSince == 0 ? System.nanoTime() : settledSince) : 0;
-      TimeUnit.MILLISECONDS.sleep(100); // polling the state
-    }
-  }
-
-  /**
-   * Entries in the ledger store, counted by reading it whole (interactive queries): what expiry
-   * left, independent of the decisions counted. RocksDB's own key estimate counts deletes not yet
-   * compacted away, so it cannot tell a bounded store from a growing one.
-   */
-  private static long stored(KafkaStreams streams) {
-    ReadOnlyKeyValueStore<Object, Object> store =
-        streams.store(
-            StoreQueryParameters.fromNameAndType(
-                LedgerStore.NAME, QueryableStoreTypes.keyValueStore()));
-    long entries = 0;
-    try (KeyValueIterator<Object, Object> all = store.all()) {
-      while (all.hasNext()) {
-        all.next();
-        entries++;
-      }
-    }
-    return entries;
-  }
-
-  /**
-   * The sum of a RocksDB property metric over both ledger stores of every task; -1 when Kafka
-   * Streams does not report it.
-   */
-  private static long rocksDb(KafkaStreams streams, String name) {
-    long sum = 0;
-    boolean seen = false;
-    for (Metric metric : streams.metrics().values()) {
-      if (metric.metricName().name().equals(name)) {
-        seen = true;
-        sum += ((Number) metric.metricValue()).longValue();
-      }
-    }
-    return seen ? sum : -1;
-  }
-
-  /** Records of tool-intents and tool-outcomes the group has not committed past. */
-  private static long lag(Admin admin, String group) throws Exception {
-    Map<TopicPartition, Long> ends = StateBench.ends(admin, Topics.INTENTS, Topics.OUTCOMES);
-    Map<TopicPartition, OffsetAndMetadata> committed =
-        admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
-    long lag = 0;
-    for (var end : ends.entrySet()) {
-      OffsetAndMetadata at = committed.get(end.getKey());
-      lag += end.getValue() - (at == null ? 0 : at.offset());
-    }
-    return lag;
   }
 }

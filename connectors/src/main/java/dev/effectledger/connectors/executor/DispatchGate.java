@@ -21,6 +21,14 @@ import org.apache.kafka.common.errors.SerializationException;
  * first and run it once that commits, answer it from a lookup (started before), skip it (its
  * outcome is committed), or dead-letter it (undecodable). Used by the poll thread only; what it
  * starts ends up in the {@code finished} queue.
+ *
+ * <p>A connector whose downstream cannot take a repeat (it ignores keys and is not transactional)
+ * is never run twice for one dispatch: the {@link AttemptJournal} records each start before the
+ * effect and keeps it until the partition's committed offset has passed the dispatch, so a
+ * redelivered dispatch that was started is answered from a lookup or as AMBIGUOUS (which the ledger
+ * holds for the reconciler), and one whose outcome is already committed is skipped. On such a
+ * connector only the first attempt of a key runs: a re-dispatch follows an attempt that may have
+ * acted, and is answered the same way.
  */
 final class DispatchGate {
 

@@ -55,13 +55,8 @@ import org.slf4j.LoggerFactory;
  * which runs again with the same key; the downstream dedups it and the ledger ignores the duplicate
  * outcome.
  *
- * <p>A connector whose downstream cannot take a repeat (it ignores keys and is not transactional)
- * is never run twice for one dispatch: the {@link AttemptJournal} records each start before the
- * effect and keeps it until the partition's committed offset has passed the dispatch, so a
- * redelivered dispatch that was started is answered from a lookup or as AMBIGUOUS (which the ledger
- * holds for the reconciler), and one whose outcome is already committed is skipped. On such a
- * connector only the first attempt of a key runs: a re-dispatch follows an attempt that may have
- * acted, and is answered the same way.
+ * <p>A connector whose downstream cannot take a repeat is never run twice for one dispatch: see
+ * {@link DispatchGate} and the {@link AttemptJournal}.
  *
  * <p>Every transaction commits the offsets of every partition read, with the group's generation, so
  * an executor that lost its partitions can commit nothing, and cannot start an effect.
