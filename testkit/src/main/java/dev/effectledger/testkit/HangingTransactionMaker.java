@@ -5,8 +5,10 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.net.Socket;
 import java.nio.ByteBuffer;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.ProduceRequestData;
@@ -18,6 +20,8 @@ import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.requests.TxnOffsetCommitRequest;
+import org.apache.kafka.common.requests.TxnOffsetCommitResponse;
 
 /**
  * Leaves a real hanging transaction on a partition: transactional records of a producer appended to
@@ -104,6 +108,48 @@ public final class HangingTransactionMaker {
                                     + " (is transaction.partition.verification.enable false?)");
                           }
                         }));
+  }
+
+  /**
+   * Leaves {@code offsets} as a pending transactional offset commit of {@code groupId} in a
+   * transaction of producer {@code producerId} at {@code epoch} that nothing will end: until it
+   * ends, a read_committed consumer's fetch of the group's committed offsets for those partitions
+   * waits. Sent to the single broker at {@code bootstrap} (the group's coordinator).
+   */
+  public static void leaveOffsetsOpen(
+      String bootstrap,
+      String groupId,
+      String transactionalId,
+      long producerId,
+      short epoch,
+      Map<TopicPartition, Long> offsets) {
+    Map<TopicPartition, TxnOffsetCommitRequest.CommittedOffset> pending = new HashMap<>();
+    offsets.forEach(
+        (tp, offset) ->
+            pending.put(
+                tp, new TxnOffsetCommitRequest.CommittedOffset(offset, "", Optional.empty())));
+    short version = TxnOffsetCommitRequest.LAST_STABLE_VERSION_BEFORE_TRANSACTION_V2;
+    TxnOffsetCommitRequest request =
+        new TxnOffsetCommitRequest.Builder(
+                transactionalId, groupId, producerId, epoch, pending, false)
+            .build(version);
+    RequestHeader header =
+        new RequestHeader(ApiKeys.TXN_OFFSET_COMMIT, version, "hanging-transaction-maker", 2);
+    TxnOffsetCommitResponse response =
+        (TxnOffsetCommitResponse) send(bootstrap, request.serializeWithHeader(header), header);
+    response
+        .errors()
+        .forEach(
+            (tp, error) -> {
+              if (error != Errors.NONE) {
+                throw new IllegalStateException(
+                    "The group coordinator refused the open offset commit of "
+                        + tp
+                        + ": "
+                        + error
+                        + " (is transaction.partition.verification.enable false?)");
+              }
+            });
   }
 
   private static AbstractResponse send(String bootstrap, ByteBuffer payload, RequestHeader header) {

@@ -26,8 +26,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * @param consumer the dispatch consumer: read_committed, manual commits, in the executor's group
  * @param producer the transactional producer of outcomes, effect records and journal markers
  * @param journalReader opens the attempt-journal reader of the given lanes
- * @param hangingSweep starts aborting the hanging transactions of the outcome topic and of the
- *     lanes' dispatch topics, until closed
+ * @param hangingSweep starts aborting the hanging transactions of the outcome topic, of the lanes'
+ *     dispatch topics and of the group's offsets, until closed
  */
 record Clients(
     Consumer<byte[], byte[]> consumer,
@@ -82,7 +82,7 @@ record Clients(
           Admin admin = Admin.create(config.kafka());
           AutoCloseable sweep =
               new HangingTransactions(admin, hangingAfter, Clock.systemUTC())
-                  .sweepEvery(SWEEP_INTERVAL, sweptTopics(config));
+                  .sweepEvery(SWEEP_INTERVAL, sweptTopics(config), config.groupId());
           return () -> {
             sweep.close();
             admin.close(Duration.ZERO);

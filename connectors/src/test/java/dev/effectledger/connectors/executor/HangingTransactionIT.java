@@ -27,6 +27,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.admin.Admin;
@@ -119,7 +120,7 @@ class HangingTransactionIT {
                 JSON.readTree(
                     "{\"url\":\""
                         + downstream.url()
-                        + "\",\"timeout\":\"1s\",\"honoursKeys\":false,\"effectIdPointer\":\"/id\","
+                        + "\",\"timeout\":\"5s\",\"honoursKeys\":false,\"effectIdPointer\":\"/id\","
                         + "\"lookupUrl\":\""
                         + downstream.url()
                         + "?key={key}\"}")));
@@ -191,6 +192,57 @@ class HangingTransactionIT {
       throws Exception {
     // What the chaos run met: the same executor restarted, under the same transactional id.
     assertRepairedWithoutASecondEffect("executor-1");
+  }
+
+  @Test
+  void shouldEndAHangingOffsetCommitThatHoldsTheGroupsOffsetsBack() throws Exception {
+    ToolPolicies policies = chargeOnAKeyIgnoringApiWithLookup();
+    Properties kafkaProps = Fixtures.kafka(kafka.bootstrapServers());
+    // A shorter transaction timeout makes a transaction hanging after 16 s of silence, not 30 s.
+    kafkaProps.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "3000");
+    ExecutorConfig config =
+        ExecutorConfig.of(kafkaProps, List.of(lane), REGISTRY)
+            .withGroupId("executors-" + lane)
+            .withInstanceId("executor-1");
+    List<String> keys = IntStream.range(0, 3).mapToObj(i -> lane + "-k" + i).toList();
+    Fixtures.send(
+        kafka.bootstrapServers(),
+        REGISTRY,
+        keys.stream().map(k -> Fixtures.dispatch(k, "charge", lane, "{\"amount\":100}")).toList());
+    // A transaction nobody knows left the group's offset of the dispatch partition pending: until
+    // it ends, the executor cannot learn where to start (it waits two minutes, then stops).
+    TopicPartition dispatches = new TopicPartition(Topics.dispatch(lane), 0);
+    HangingTransactionMaker.leaveOffsetsOpen(
+        kafka.bootstrapServers(),
+        config.groupId(),
+        "a-lost-executor",
+        1_000_000_000L,
+        (short) 0,
+        Map.of(dispatches, 3L));
+
+    try (EffectExecutor executor =
+        EffectExecutor.start(
+            config, Connectors.forLanes(policies, List.of(lane), Clock.systemUTC()), policies)) {
+      await()
+          .atMost(Duration.ofSeconds(90))
+          .until(() -> keys.stream().allMatch(outcomes.byKey::containsKey));
+      assertThat(executor.failure()).isNull();
+    }
+
+    assertThat(keys)
+        .allSatisfy(
+            k -> {
+              assertThat(downstream.requests(k))
+                  .as("the offset commit was aborted: its dispatches ran, once")
+                  .isEqualTo(1);
+              assertThat(outcomes.byKey.get(k))
+                  .singleElement()
+                  .satisfies(
+                      o ->
+                          assertThat(o.getStatus())
+                              .as(o.toString())
+                              .isEqualTo(OutcomeStatus.SUCCEEDED));
+            });
   }
 
   /**

@@ -19,10 +19,13 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeProducersResult.PartitionProducerState;
 import org.apache.kafka.clients.admin.ListTransactionsOptions;
 import org.apache.kafka.clients.admin.ProducerState;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.admin.TransactionListing;
 import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.internals.Topic;
+import org.apache.kafka.common.utils.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -159,17 +162,34 @@ public final class HangingTransactions {
   }
 
   /**
-   * Aborts every hanging transaction on the partitions of {@code topics}: only for topics whose
-   * records, if lost, are sent again (outcomes and dispatches: the ledger's pending timeout).
+   * Aborts every hanging transaction on the partitions of {@code topics} and on the partition of
+   * {@code __consumer_offsets} that holds {@code groupId}'s offsets (null: none). Only for records
+   * that, if lost, are sent again: outcomes and dispatches (the ledger's pending timeout), and a
+   * pending offset commit (its dispatches are read again and meet the attempt journal). A hanging
+   * offset commit would otherwise hold back every fetch of the group's committed offsets.
    *
    * @return how many it aborted
    */
-  public int sweep(Collection<String> topics) {
-    List<TopicPartition> partitions =
-        await(admin.describeTopics(topics).allTopicNames(), "describe " + topics).values().stream()
-            .flatMap(
-                t -> t.partitions().stream().map(p -> new TopicPartition(t.name(), p.partition())))
-            .toList();
+  public int sweep(Collection<String> topics, String groupId) {
+    List<String> described = new ArrayList<>(topics);
+    if (groupId != null) {
+      described.add(Topic.GROUP_METADATA_TOPIC_NAME);
+    }
+    Map<String, TopicDescription> descriptions =
+        await(admin.describeTopics(described).allTopicNames(), "describe " + described);
+    List<TopicPartition> partitions = new ArrayList<>();
+    for (String topic : topics) {
+      descriptions.get(topic).partitions().stream()
+          .map(p -> new TopicPartition(topic, p.partition()))
+          .forEach(partitions::add);
+    }
+    if (groupId != null) {
+      partitions.add(
+          new TopicPartition(
+              Topic.GROUP_METADATA_TOPIC_NAME,
+              Utils.abs(groupId.hashCode())
+                  % descriptions.get(Topic.GROUP_METADATA_TOPIC_NAME).partitions().size()));
+    }
     int aborted = 0;
     for (Hanging h : find(partitions)) {
       if (abort(h)) {
@@ -178,7 +198,8 @@ public final class HangingTransactions {
             "Aborted a hanging transaction on {} (left open by a broker crash; no coordinator would"
                 + " ever end it, and every read_committed reader of the partition waited behind"
                 + " it); the ledger's pending timeout sends a dispatch in it again and answers an"
-                + " outcome in it again (by a lookup where the effect may have happened)",
+                + " outcome in it again (by a lookup where the effect may have happened), and the"
+                + " dispatches of a pending offset commit in it are read again",
             h);
       }
     }
@@ -186,10 +207,11 @@ public final class HangingTransactions {
   }
 
   /**
-   * Sweeps {@code topics} every {@code interval}, from now, on a daemon thread, until closed. A
-   * sweep that fails is logged and tried again at the next.
+   * Sweeps {@code topics} and {@code groupId}'s offsets (see {@link #sweep}) every {@code
+   * interval}, from now, on a daemon thread, until closed. A sweep that fails is logged and tried
+   * again at the next.
    */
-  public AutoCloseable sweepEvery(Duration interval, Collection<String> topics) {
+  public AutoCloseable sweepEvery(Duration interval, Collection<String> topics, String groupId) {
     ScheduledExecutorService timer =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -200,7 +222,7 @@ public final class HangingTransactions {
     timer.scheduleWithFixedDelay(
         () -> {
           try {
-            sweep(topics);
+            sweep(topics, groupId);
           } catch (RuntimeException e) {
             log.debug("Sweeping {} for hanging transactions failed: {}", topics, e.toString());
           }
