@@ -220,29 +220,10 @@ class HangingTransactionIT {
         (short) 0,
         Map.of(dispatches, 3L));
 
-    try (EffectExecutor executor =
-        EffectExecutor.start(
-            config, Connectors.forLanes(policies, List.of(lane), Clock.systemUTC()), policies)) {
-      await()
-          .atMost(Duration.ofSeconds(90))
-          .until(() -> keys.stream().allMatch(outcomes.byKey::containsKey));
-      assertThat(executor.failure()).isNull();
-    }
+    runUntilAnswered(config, policies, keys);
 
-    assertThat(keys)
-        .allSatisfy(
-            k -> {
-              assertThat(downstream.requests(k))
-                  .as("the offset commit was aborted: its dispatches ran, once")
-                  .isEqualTo(1);
-              assertThat(outcomes.byKey.get(k))
-                  .singleElement()
-                  .satisfies(
-                      o ->
-                          assertThat(o.getStatus())
-                              .as(o.toString())
-                              .isEqualTo(OutcomeStatus.SUCCEEDED));
-            });
+    assertEachActedOnceAndSucceeded(
+        keys, "the offset commit was aborted: its dispatches ran, once");
   }
 
   /**
@@ -290,30 +271,40 @@ class HangingTransactionIT {
     assertThat(readable(admin, journal)).as("the journal is held back").isFalse();
     assertThat(readable(admin, OUTCOMES)).as("the outcomes are held back").isFalse();
 
-    try (EffectExecutor restarted =
+    runUntilAnswered(config, policies, keys);
+
+    assertThat(readable(admin, journal)).as("the journal's hanging transaction ended").isTrue();
+    assertThat(readable(admin, OUTCOMES)).as("the outcomes' hanging transaction ended").isTrue();
+    assertEachActedOnceAndSucceeded(keys, "started before the crash: not sent again");
+    assertThat(keys)
+        .allSatisfy(
+            k ->
+                assertThat(outcomes.byKey.get(k).get(0).getEffectId())
+                    .as("found by lookup")
+                    .startsWith("ch_"));
+  }
+
+  /** Runs an executor until every one of {@code keys} has an outcome; it must not have failed. */
+  private void runUntilAnswered(ExecutorConfig config, ToolPolicies policies, List<String> keys) {
+    try (EffectExecutor executor =
         EffectExecutor.start(
             config, Connectors.forLanes(policies, List.of(lane), Clock.systemUTC()), policies)) {
       await()
           .atMost(Duration.ofSeconds(90))
           .until(() -> keys.stream().allMatch(outcomes.byKey::containsKey));
-      assertThat(restarted.failure()).isNull();
+      assertThat(executor.failure()).isNull();
     }
+  }
 
-    assertThat(readable(admin, journal)).as("the journal's hanging transaction ended").isTrue();
-    assertThat(readable(admin, OUTCOMES)).as("the outcomes' hanging transaction ended").isTrue();
+  /** Each key reached the payment API once and has one SUCCEEDED outcome. */
+  private void assertEachActedOnceAndSucceeded(List<String> keys, String why) {
     assertThat(keys)
         .allSatisfy(
             k -> {
-              assertThat(downstream.requests(k))
-                  .as("started before the crash: not sent again")
-                  .isEqualTo(1);
+              assertThat(downstream.requests(k)).as(why).isEqualTo(1);
               assertThat(outcomes.byKey.get(k))
                   .singleElement()
-                  .satisfies(
-                      o -> {
-                        assertThat(o.getStatus()).isEqualTo(OutcomeStatus.SUCCEEDED);
-                        assertThat(o.getEffectId()).as("found by lookup").startsWith("ch_");
-                      });
+                  .satisfies(o -> assertThat(o.getStatus()).isEqualTo(OutcomeStatus.SUCCEEDED));
             });
   }
 }
