@@ -200,15 +200,8 @@ class HangingTransactionIT {
     Properties kafkaProps = Fixtures.kafka(kafka.bootstrapServers());
     // A shorter transaction timeout makes a transaction hanging after 16 s of silence, not 30 s.
     kafkaProps.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "3000");
-    ExecutorConfig config =
-        ExecutorConfig.of(kafkaProps, List.of(lane), REGISTRY)
-            .withGroupId("executors-" + lane)
-            .withInstanceId("executor-1");
-    List<String> keys = IntStream.range(0, 3).mapToObj(i -> lane + "-k" + i).toList();
-    Fixtures.send(
-        kafka.bootstrapServers(),
-        REGISTRY,
-        keys.stream().map(k -> Fixtures.dispatch(k, "charge", lane, "{\"amount\":100}")).toList());
+    ExecutorConfig config = executorOne(kafkaProps);
+    List<String> keys = dispatchThree();
     // A transaction nobody knows left the group's offset of the dispatch partition pending: until
     // it ends, the executor cannot learn where to start (it waits two minutes, then stops).
     TopicPartition dispatches = new TopicPartition(Topics.dispatch(lane), 0);
@@ -233,15 +226,8 @@ class HangingTransactionIT {
    */
   private void assertRepairedWithoutASecondEffect(String killedInstance) throws Exception {
     ToolPolicies policies = chargeOnAKeyIgnoringApiWithLookup();
-    ExecutorConfig config =
-        ExecutorConfig.of(Fixtures.kafka(kafka.bootstrapServers()), List.of(lane), REGISTRY)
-            .withGroupId("executors-" + lane)
-            .withInstanceId("executor-1");
-    List<String> keys = IntStream.range(0, 3).mapToObj(i -> lane + "-k" + i).toList();
-    Fixtures.send(
-        kafka.bootstrapServers(),
-        REGISTRY,
-        keys.stream().map(k -> Fixtures.dispatch(k, "charge", lane, "{\"amount\":100}")).toList());
+    ExecutorConfig config = executorOne(Fixtures.kafka(kafka.bootstrapServers()));
+    List<String> keys = dispatchThree();
     String killedId = config.withInstanceId(killedInstance).transactionalId();
     TransactionDescription killed = initialised(killedId);
     for (String key : keys) {
@@ -282,6 +268,23 @@ class HangingTransactionIT {
                 assertThat(outcomes.byKey.get(k).get(0).getEffectId())
                     .as("found by lookup")
                     .startsWith("ch_"));
+  }
+
+  /** Executor-1 of this test's lane and group. */
+  private ExecutorConfig executorOne(Properties kafkaProps) {
+    return ExecutorConfig.of(kafkaProps, List.of(lane), REGISTRY)
+        .withGroupId("executors-" + lane)
+        .withInstanceId("executor-1");
+  }
+
+  /** Sends three charge dispatches on this test's lane (offsets 0-2 of its partition 0). */
+  private List<String> dispatchThree() {
+    List<String> keys = IntStream.range(0, 3).mapToObj(i -> lane + "-k" + i).toList();
+    Fixtures.send(
+        kafka.bootstrapServers(),
+        REGISTRY,
+        keys.stream().map(k -> Fixtures.dispatch(k, "charge", lane, "{\"amount\":100}")).toList());
+    return keys;
   }
 
   /** Runs an executor until every one of {@code keys} has an outcome; it must not have failed. */

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -115,7 +116,7 @@ public final class HangingTransactions {
    */
   public List<Hanging> find(Collection<TopicPartition> partitions) {
     List<Hanging> hanging = new ArrayList<>();
-    for (Open open : open(partitions)) {
+    for (Open open : open(partitions, after)) {
       if (isHanging(
           open.partition(), open.producer(), open.coordinator().values(), clock.millis(), after)) {
         hanging.add(open.hanging());
@@ -126,7 +127,7 @@ public final class HangingTransactions {
 
   /** Every transaction open on {@code partitions}, hanging or not, described for an error. */
   public List<String> describeOpen(Collection<TopicPartition> partitions) {
-    return open(partitions).stream().map(o -> o.hanging().toString()).toList();
+    return open(partitions, Duration.ZERO).stream().map(o -> o.hanging().toString()).toList();
   }
 
   /**
@@ -279,12 +280,25 @@ public final class HangingTransactions {
     }
   }
 
-  private List<Open> open(Collection<TopicPartition> partitions) {
+  /**
+   * The transactions open on {@code partitions} whose producer has been silent there for at least
+   * {@code silentFor}, each with its coordinator's view. The coordinator is asked once per
+   * producer, and only about those: on a busy cluster most open transactions are young, and a sweep
+   * asks every 30 s.
+   */
+  private List<Open> open(Collection<TopicPartition> partitions, Duration silentFor) {
+    long now = clock.millis();
+    Map<Long, Map<String, TransactionDescription>> views = new HashMap<>();
     List<Open> open = new ArrayList<>();
     for (Map.Entry<TopicPartition, List<ProducerState>> e : producers(partitions).entrySet()) {
       for (ProducerState producer : e.getValue()) {
-        if (producer.currentTransactionStartOffset().isPresent()) {
-          open.add(new Open(e.getKey(), producer, coordinatorView(producer.producerId())));
+        if (producer.currentTransactionStartOffset().isPresent()
+            && now - producer.lastTimestamp() >= silentFor.toMillis()) {
+          open.add(
+              new Open(
+                  e.getKey(),
+                  producer,
+                  views.computeIfAbsent(producer.producerId(), this::coordinatorView)));
         }
       }
     }
