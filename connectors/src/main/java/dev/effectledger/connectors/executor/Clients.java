@@ -1,5 +1,6 @@
 package dev.effectledger.connectors.executor;
 
+import dev.effectledger.connectors.executor.internal.HangingSweep;
 import dev.effectledger.connectors.executor.internal.HangingTransactions;
 import dev.effectledger.connectors.executor.internal.JournalReader;
 import dev.effectledger.schema.Topics;
@@ -9,8 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 import java.util.function.Function;
-import java.util.function.Supplier;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -19,6 +18,8 @@ import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The Kafka clients an executor uses, with the settings it needs of them; tests pass mocks.
@@ -26,21 +27,53 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * @param consumer the dispatch consumer: read_committed, manual commits, in the executor's group
  * @param producer the transactional producer of outcomes, effect records and journal markers
  * @param journalReader opens the attempt-journal reader of the given lanes
- * @param hangingSweep starts aborting the hanging transactions of the outcome topic, of the lanes'
- *     dispatch topics and of the group's offsets, until closed
+ * @param hanging what the executor does about transactions no coordinator will end
  */
 record Clients(
     Consumer<byte[], byte[]> consumer,
     Producer<byte[], byte[]> producer,
     Function<List<String>, JournalReader> journalReader,
-    Supplier<AutoCloseable> hangingSweep) {
+    Hanging hanging) {
+
+  private static final Logger log = LoggerFactory.getLogger(Clients.class);
+
+  /**
+   * What an executor does about hanging transactions (see {@link HangingTransactions}) on what it
+   * writes and reads, other than its attempt journal (which its {@link JournalReader} repairs).
+   */
+  interface Hanging {
+
+    /** Nothing: for tests without a cluster. */
+    Hanging NONE =
+        new Hanging() {
+          @Override
+          public void settlePredecessor() {}
+
+          @Override
+          public AutoCloseable sweep() {
+            return () -> {};
+          }
+        };
+
+    /**
+     * Before the producer's {@code initTransactions}: ends what the predecessor under the same
+     * transactional id left open as its coordinator decided, while the coordinator still knows.
+     */
+    void settlePredecessor();
+
+    /**
+     * Starts ending the hanging transactions of the outcome topic, of the lanes' dispatch topics
+     * and of the group's offsets, every {@link #SWEEP_INTERVAL}, until closed.
+     */
+    AutoCloseable sweep();
+  }
 
   /** Clients that sweep nothing. */
   Clients(
       Consumer<byte[], byte[]> consumer,
       Producer<byte[], byte[]> producer,
       Function<List<String>, JournalReader> journalReader) {
-    this(consumer, producer, journalReader, () -> () -> {});
+    this(consumer, producer, journalReader, Hanging.NONE);
   }
 
   /**
@@ -78,16 +111,53 @@ record Clients(
             consumerProps(config), new ByteArrayDeserializer(), new ByteArrayDeserializer()),
         producer,
         lanes -> JournalReader.open(config.kafka(), lanes, producer, hangingAfter),
-        () -> {
-          Admin admin = Admin.create(config.kafka());
-          AutoCloseable sweep =
-              new HangingTransactions(admin, hangingAfter, Clock.systemUTC())
-                  .sweepEvery(SWEEP_INTERVAL, sweptTopics(config), config.groupId());
-          return () -> {
-            sweep.close();
-            admin.close(Duration.ZERO);
-          };
+        new Hanging() {
+          @Override
+          public void settlePredecessor() {
+            if (config.instanceId() == null) {
+              return; // a random transactional id has no predecessor
+            }
+            List<String> topics = new ArrayList<>(sweptTopics(config));
+            config.lanes().forEach(lane -> topics.add(Topics.attempts(lane)));
+            try (HangingTransactions hanging =
+                HangingTransactions.connect(config.kafka(), hangingAfter)) {
+              new HangingSweep(hanging, Clock.systemUTC())
+                  .settlePredecessor(transactionalId, topics, config.groupId());
+            } catch (RuntimeException e) {
+              log.warn(
+                  "Could not look for transactions the predecessor of {} left open ({}); the"
+                      + " hanging-transaction sweep ends them later, aborting those whose fate"
+                      + " its coordinator no longer knows",
+                  transactionalId,
+                  e.getMessage());
+            }
+          }
+
+          @Override
+          public AutoCloseable sweep() {
+            HangingTransactions hanging = HangingTransactions.connect(config.kafka(), hangingAfter);
+            AutoCloseable sweep =
+                new HangingSweep(hanging, Clock.systemUTC())
+                    .sweepEvery(
+                        SWEEP_INTERVAL,
+                        sweptTopics(config),
+                        config.groupId(),
+                        id -> ours(config, id));
+            return () -> {
+              sweep.close();
+              hanging.close();
+            };
+          }
         });
+  }
+
+  /**
+   * Whether {@code transactionalId} is one of the executors of {@code config}'s group: {@code
+   * <groupId>-<instanceId>} or {@code <transactionalIdPrefix>-<random>}.
+   */
+  static boolean ours(ExecutorConfig config, String transactionalId) {
+    return transactionalId.startsWith(config.groupId() + "-")
+        || transactionalId.startsWith(config.transactionalIdPrefix() + "-");
   }
 
   /**

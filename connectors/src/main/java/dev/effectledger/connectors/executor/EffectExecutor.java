@@ -191,10 +191,13 @@ public final class EffectExecutor implements AutoCloseable {
     new LaneTools(config.lanes(), connectors, policies).refuseUnsafeIrreversibleTools();
     EffectExecutor executor =
         new EffectExecutor(config, connectors, policies, clock, sleeper, clients, transactionalId);
+    // While the coordinator still knows how the predecessor's last transaction ended: after
+    // initTransactions it does not, and what a broker crash left open of it can only be aborted.
+    clients.hanging().settlePredecessor();
     // With a stable transactional id this fences the killed predecessor and aborts its open
     // transaction.
     executor.producer.initTransactions();
-    executor.hangingSweep = clients.hangingSweep().get();
+    executor.hangingSweep = clients.hanging().sweep();
     executor.consumer.subscribe(
         config.lanes().stream().map(Topics::dispatch).toList(), executor.new Rebalance());
     executor.pollThread.start();

@@ -15,6 +15,8 @@ import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.Topics;
+import dev.effectledger.schema.serde.RegistryAvroSerde;
+import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.testkit.HangingTransactionMaker;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import dev.effectledger.testkit.TopicCollector;
@@ -25,18 +27,24 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TransactionDescription;
+import org.apache.kafka.clients.admin.TransactionState;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.TopicConfig;
@@ -128,22 +136,8 @@ class HangingTransactionIT {
 
   /** The producer id and epoch the coordinator gives {@code transactionalId} once initialised. */
   private static TransactionDescription initialised(String transactionalId) throws Exception {
-    Map<String, Object> props =
-        Map.of(
-            ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-            kafka.bootstrapServers(),
-            ProducerConfig.TRANSACTIONAL_ID_CONFIG,
-            transactionalId);
-    try (KafkaProducer<byte[], byte[]> producer =
-        new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
-      producer.initTransactions();
-    }
-    return kafka
-        .cluster()
-        .admin()
-        .describeTransactions(List.of(transactionalId))
-        .description(transactionalId)
-        .get(30, TimeUnit.SECONDS);
+    transactional(transactionalId).close();
+    return describe(transactionalId);
   }
 
   /** The effect the killed executor ran for {@code key}, as its HTTP connector would. */
@@ -195,28 +189,192 @@ class HangingTransactionIT {
   }
 
   @Test
-  void shouldEndAHangingOffsetCommitThatHoldsTheGroupsOffsetsBack() throws Exception {
+  void shouldCommitAHangingOffsetCommitThatHoldsTheGroupsOffsetsBackWhenItsFateIsUnknown()
+      throws Exception {
     ToolPolicies policies = chargeOnAKeyIgnoringApiWithLookup();
-    Properties kafkaProps = Fixtures.kafka(kafka.bootstrapServers());
-    // A shorter transaction timeout makes a transaction hanging after 16 s of silence, not 30 s.
-    kafkaProps.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "3000");
-    ExecutorConfig config = executorOne(kafkaProps);
+    ExecutorConfig config = executorOne(shortTransactions());
     List<String> keys = dispatchThree();
-    // A transaction nobody knows left the group's offset of the dispatch partition pending: until
-    // it ends, the executor cannot learn where to start (it waits two minutes, then stops).
-    TopicPartition dispatches = new TopicPartition(Topics.dispatch(lane), 0);
+    // A transaction its coordinator lost (the transactional id is Empty at the epoch of its
+    // records) left the group's offset of the dispatch partition pending: until it ends, the
+    // executor cannot learn where to start (it waits two minutes, then stops). Whether it
+    // committed cannot be told; committing the offsets runs nothing again, aborting them could.
+    String lostId = config.withInstanceId("executor-0").transactionalId();
+    TransactionDescription lost = initialised(lostId);
     HangingTransactionMaker.leaveOffsetsOpen(
         kafka.bootstrapServers(),
         config.groupId(),
-        "a-lost-executor",
-        1_000_000_000L,
-        (short) 0,
-        Map.of(dispatches, 3L));
+        lostId,
+        lost.producerId(),
+        (short) lost.producerEpoch(),
+        Map.of(dispatches(), 3L));
+
+    assertOffsetsCommittedAndNothingBelowReadAgain(config, policies, keys);
+  }
+
+  @Test
+  void shouldCommitAHangingOffsetCommitWhoseTransactionCommittedAndRunNothingAgain()
+      throws Exception {
+    // What CI's single-broker chaos run met: an executor's transaction that its coordinator
+    // committed (CompleteCommit) while the commit marker never reached the group's offsets. The
+    // same transaction removed the journal markers of the dispatches below its offset: aborting the
+    // offset commit would have them read again, with no marker, and run a second time.
+    ToolPolicies policies = chargeOnAKeyIgnoringApiWithLookup();
+    ExecutorConfig config = executorOne(shortTransactions());
+    List<String> keys = dispatchThree();
+    for (String key : keys) {
+      actOnce(key);
+    }
+    String deadId = config.withInstanceId("executor-0").transactionalId();
+    try (KafkaProducer<byte[], byte[]> dead = transactional(deadId)) {
+      dead.beginTransaction();
+      for (String key : keys) {
+        dead.send(new ProducerRecord<>(journal.topic(), 0, utf8(key + "#1"), null)).get();
+      }
+      TransactionDescription ongoing = describe(deadId);
+      HangingTransactionMaker.leaveOffsetsOpen(
+          kafka.bootstrapServers(),
+          config.groupId(),
+          deadId,
+          ongoing.producerId(),
+          (short) ongoing.producerEpoch(),
+          Map.of(dispatches(), 3L));
+      dead.commitTransaction();
+    }
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> describe(deadId).state() == TransactionState.COMPLETE_COMMIT);
+
+    assertOffsetsCommittedAndNothingBelowReadAgain(config, policies, keys);
+  }
+
+  /**
+   * Runs executor-1 until a dispatch sent after {@code keys} is answered: the hanging offset commit
+   * (at 3) ended as committed, so the dispatches of {@code keys} below it were not read again.
+   */
+  private void assertOffsetsCommittedAndNothingBelowReadAgain(
+      ExecutorConfig config, ToolPolicies policies, List<String> keys) {
+    Map<String, Integer> before =
+        keys.stream().collect(Collectors.toMap(k -> k, downstream::requests));
+    String after = lane + "-after";
+    Fixtures.send(
+        kafka.bootstrapServers(),
+        REGISTRY,
+        List.of(Fixtures.dispatch(after, "charge", lane, "{\"amount\":100}")));
+
+    runUntilAnswered(config, policies, List.of(after));
+
+    assertThat(keys)
+        .allSatisfy(
+            k -> {
+              assertThat(downstream.requests(k)).as("not run again").isEqualTo(before.get(k));
+              assertThat(outcomes.byKey).as("not read again").doesNotContainKey(k);
+            });
+    assertThat(downstream.requests(after)).isEqualTo(1);
+  }
+
+  @Test
+  void shouldCommitTheOutcomesThatThePredecessorsCommittedTransactionLeftOpen() throws Exception {
+    // The executor restarted under its transactional id; its predecessor's last transaction
+    // committed, but its marker never reached the outcome topic. Once the successor initialises,
+    // the coordinator no longer knows how that transaction ended; before, it does.
+    ToolPolicies policies = chargeOnAKeyIgnoringApiWithLookup();
+    ExecutorConfig config = executorOne(shortTransactions());
+    List<String> keys = dispatchThree();
+    for (String key : keys) {
+      actOnce(key);
+    }
+    String id = config.transactionalId();
+    RegistryAvroSerde<Outcome> serde =
+        new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), Outcome.class);
+    try (KafkaProducer<byte[], byte[]> predecessor = transactional(id)) {
+      predecessor.beginTransaction();
+      for (String key : keys) {
+        predecessor.send(new ProducerRecord<>(journal.topic(), 0, utf8(key + "#1"), null)).get();
+      }
+      predecessor.sendOffsetsToTransaction(
+          Map.of(dispatches(), new OffsetAndMetadata(3)),
+          new ConsumerGroupMetadata(config.groupId()));
+      TransactionDescription ongoing = describe(id);
+      HangingTransactionMaker.leaveOpen(
+          kafka.bootstrapServers(),
+          OUTCOMES,
+          id,
+          ongoing.producerId(),
+          (short) ongoing.producerEpoch(),
+          System.currentTimeMillis(),
+          keys.stream()
+              .map(
+                  k ->
+                      new byte[][] {
+                        utf8(k),
+                        serde.serialize(
+                            Topics.OUTCOMES,
+                            Outcome.newBuilder()
+                                .setIdempotencyKey(k)
+                                .setEffectKey(k)
+                                .setTenant("acme")
+                                .setTool("charge")
+                                .setAttempt(1)
+                                .setStatus(OutcomeStatus.SUCCEEDED)
+                                .setEffectId("ch_before_" + k)
+                                .setCompletedAt(Instant.now())
+                                .build())
+                      })
+              .toList());
+      predecessor.commitTransaction();
+    }
+    Admin admin = kafka.cluster().admin();
+    assertThat(readable(admin, OUTCOMES)).as("the outcomes are held back").isFalse();
 
     runUntilAnswered(config, policies, keys);
 
-    assertEachActedOnceAndSucceeded(
-        keys, "the offset commit was aborted: its dispatches ran, once");
+    assertThat(readable(admin, OUTCOMES)).isTrue();
+    assertThat(keys)
+        .allSatisfy(
+            k -> {
+              assertThat(downstream.requests(k)).isEqualTo(1);
+              assertThat(outcomes.byKey.get(k))
+                  .singleElement()
+                  .satisfies(o -> assertThat(o.getEffectId()).isEqualTo("ch_before_" + k));
+            });
+  }
+
+  /**
+   * Kafka settings with a 3-second transaction timeout: a transaction is hanging after 16 s of
+   * silence, not 30 s.
+   */
+  private static Properties shortTransactions() {
+    Properties kafkaProps = Fixtures.kafka(kafka.bootstrapServers());
+    kafkaProps.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "3000");
+    return kafkaProps;
+  }
+
+  /** This test's dispatch partition. */
+  private TopicPartition dispatches() {
+    return new TopicPartition(Topics.dispatch(lane), 0);
+  }
+
+  /** A transactional producer under {@code transactionalId}, initialised. */
+  private static KafkaProducer<byte[], byte[]> transactional(String transactionalId) {
+    Map<String, Object> props =
+        Map.of(
+            ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+            kafka.bootstrapServers(),
+            ProducerConfig.TRANSACTIONAL_ID_CONFIG,
+            transactionalId);
+    KafkaProducer<byte[], byte[]> producer =
+        new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
+    producer.initTransactions();
+    return producer;
+  }
+
+  private static TransactionDescription describe(String transactionalId) throws Exception {
+    return kafka
+        .cluster()
+        .admin()
+        .describeTransactions(List.of(transactionalId))
+        .description(transactionalId)
+        .get(30, TimeUnit.SECONDS);
   }
 
   /**

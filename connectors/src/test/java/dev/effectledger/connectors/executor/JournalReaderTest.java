@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.effectledger.connectors.executor.internal.AttemptJournal;
 import dev.effectledger.connectors.executor.internal.AttemptJournal.Verdict;
+import dev.effectledger.connectors.executor.internal.HangingTransactions.Decision;
 import dev.effectledger.connectors.executor.internal.HangingTransactions.Hanging;
 import dev.effectledger.connectors.executor.internal.JournalReader;
 import java.time.Duration;
@@ -12,6 +13,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.MockConsumer;
@@ -27,8 +29,20 @@ class JournalReaderTest {
 
   private static final TopicPartition DISPATCH = new TopicPartition("tool-dispatch.payments", 2);
   private static final TopicPartition JOURNAL = new TopicPartition("tool-attempts.payments", 2);
-  private static final Hanging HANGING =
-      new Hanging(JOURNAL, 3, (short) 173, 0, 2, 0, "effectledger-executor-executor-1 (Empty)");
+  private static final Hanging HANGING = hanging(Decision.UNKNOWN);
+
+  private static Hanging hanging(Decision decision) {
+    return new Hanging(
+        JOURNAL,
+        3,
+        (short) 173,
+        0,
+        2,
+        0,
+        decision,
+        Set.of("effectledger-executor-executor-1"),
+        "effectledger-executor-executor-1 (CompleteCommit at epoch 180)");
+  }
 
   private static MockConsumer<byte[], byte[]> reader() {
     MockConsumer<byte[], byte[]> reader = new MockConsumer<>("earliest");
@@ -51,6 +65,7 @@ class JournalReaderTest {
     final List<ProducerRecord<byte[], byte[]>> recommitted = new ArrayList<>();
     final AtomicLong highWatermark = new AtomicLong(6);
     RuntimeException recommitFailure;
+    Hanging found = HANGING;
 
     final List<ConsumerRecord<byte[], byte[]>> before =
         List.of(record(0, "a#1", "started 0 executor-1"), record(1, "a#1", "answered 0 effect"));
@@ -83,7 +98,7 @@ class JournalReaderTest {
     @Override
     public List<Hanging> hanging(Collection<TopicPartition> partitions) {
       events.add("found " + partitions);
-      return List.of(HANGING);
+      return List.of(found);
     }
 
     @Override
@@ -104,12 +119,16 @@ class JournalReaderTest {
     }
 
     @Override
-    public boolean abort(Hanging hanging) {
-      events.add("abort " + hanging.producerId());
-      // Now a read_committed reader passes 2-5 (aborted) and reads what was committed again.
+    public boolean end(Hanging hanging) {
+      boolean commit = hanging.decision() == Decision.COMMITTED;
+      events.add((commit ? "commit " : "abort ") + hanging.producerId());
+      // Now a read_committed reader passes 2-5 (committed or aborted) and reads what was committed.
       committed.schedulePollTask(
           () -> {
             before.forEach(committed::addRecord);
+            if (commit) {
+              open.forEach(committed::addRecord);
+            }
             long offset = 7;
             for (ProducerRecord<byte[], byte[]> r : recommitted) {
               committed.addRecord(
@@ -119,6 +138,24 @@ class JournalReaderTest {
           });
       return true;
     }
+  }
+
+  @Test
+  void shouldCommitAHangingTransactionThatItsCoordinatorCommittedAsItIs() {
+    HeldBack journalPartition = new HeldBack();
+    journalPartition.found = hanging(Decision.COMMITTED);
+    AttemptJournal journal = new AttemptJournal("executor-2");
+
+    journalPartition.journalReader().load(journal, List.of(DISPATCH));
+
+    assertThat(journalPartition.events)
+        .as("nothing committed again: its own records are committed")
+        .containsExactly("found [" + JOURNAL + "]", "commit 3");
+    assertThat(journal.verdict(DISPATCH, "b#1", 3)).isEqualTo(Verdict.STARTED_BEFORE);
+    assertThat(journal.verdict(DISPATCH, "c#1", 4))
+        .as("its answer committed with it")
+        .isEqualTo(Verdict.ANSWERED);
+    assertThat(journal.verdict(DISPATCH, "d#1", 5)).isEqualTo(Verdict.STARTED_BEFORE);
   }
 
   @Test

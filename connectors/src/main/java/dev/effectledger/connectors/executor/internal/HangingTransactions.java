@@ -8,25 +8,24 @@ import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.AbortTransactionSpec;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeProducersResult.PartitionProducerState;
+import org.apache.kafka.clients.admin.FinalizedVersionRange;
 import org.apache.kafka.clients.admin.ListTransactionsOptions;
 import org.apache.kafka.clients.admin.ProducerState;
-import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.admin.TransactionListing;
 import org.apache.kafka.clients.admin.TransactionState;
+import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.internals.Topic;
-import org.apache.kafka.common.utils.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,19 +43,37 @@ import org.slf4j.LoggerFactory;
  * coordinator's abort interval, so a coordinator that knew it would have ended it), and no
  * transactional id the coordinator maps to that producer has an ongoing or preparing transaction
  * with this partition in it. This is the test of Kafka's {@code kafka-transactions.sh
- * find-hanging}; ending one is its {@code abort}: an abort marker written by the partition's
- * leader.
+ * find-hanging}.
  *
- * <p>Aborting is safe for what readers of an outcome topic see (an outcome lost this way leaves its
- * attempt pending until the ledger's pending timeout, or its dispatch is redelivered and answered
- * from the attempt journal). It is not safe by itself for the attempt journal: the {@link
- * JournalReader} re-commits the start markers of a hanging transaction before it aborts it.
+ * <p>A hanging transaction is ended as its coordinator {@link Decision decided}, when that can
+ * still be told (see {@link #decide}): a commit marker when it committed (seen after the single
+ * broker's kill -9: the coordinator listed the transaction as {@code CompleteCommit} while its
+ * markers never reached two outcome partitions and the group's offsets), an abort marker when it
+ * aborted. Kafka's tools only abort ({@code Admin.abortTransaction}); {@link TransactionMarkers}
+ * writes the commit. When the decision cannot be told any more, what is safe depends on the
+ * partition:
+ *
+ * <ul>
+ *   <li>an outcome or dispatch is aborted: if lost, it is sent again (the ledger's pending timeout,
+ *       or the dispatch is redelivered and answered from the attempt journal);
+ *   <li>a pending offset commit of this group's executors is committed (see {@link
+ *       HangingSweep#sweep});
+ *   <li>the attempt journal is repaired first: the {@link JournalReader} re-commits the start
+ *       markers of a hanging transaction before it aborts it.
+ * </ul>
+ *
+ * <p>The coordinator forgets how a transaction ended once its producer initialises again, so an
+ * executor restarted under the same transactional id first {@link HangingSweep#settlePredecessor
+ * settles} what its predecessor left open.
  */
-public final class HangingTransactions {
+public final class HangingTransactions implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(HangingTransactions.class);
 
-  private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
+  static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
+
+  /** The cluster feature whose level 2 is transactions v2 (KIP-890). */
+  private static final String TRANSACTION_VERSION = "transaction.version";
 
   /** Coordinator states in which a transaction still ends by itself (or might: unknown). */
   private static final Set<TransactionState> ENDS_BY_ITSELF =
@@ -67,11 +84,26 @@ public final class HangingTransactions {
           TransactionState.PREPARE_EPOCH_FENCE,
           TransactionState.UNKNOWN);
 
+  /** What a hanging transaction's coordinator decided, as far as it can still tell. */
+  public enum Decision {
+    /** It committed: the markers it failed to write on the partition are commit markers. */
+    COMMITTED,
+    /** It aborted, or the transaction was never one its coordinator could commit. */
+    ABORTED,
+    /**
+     * Its coordinator moved on (a later transaction of the producer, or it no longer knows the
+     * producer), or the cluster runs transactions v1, whose epochs do not tell one transaction of a
+     * producer from the next.
+     */
+    UNKNOWN
+  }
+
   /**
    * Records of one producer's transaction, open on a partition since {@code startOffset}.
    *
-   * @param owner the transactional ids the coordinator maps to the producer, with their states;
-   *     empty when it knows none
+   * @param transactionalIds the transactional ids the coordinator maps to the producer; empty when
+   *     it knows none
+   * @param coordinator those ids' states and epochs, described for a log line
    */
   public record Hanging(
       TopicPartition partition,
@@ -80,7 +112,9 @@ public final class HangingTransactions {
       int coordinatorEpoch,
       long startOffset,
       long lastTimestamp,
-      String owner) {
+      Decision decision,
+      Set<String> transactionalIds,
+      String coordinator) {
 
     @Override
     public String toString() {
@@ -91,22 +125,65 @@ public final class HangingTransactions {
           + producerId
           + " epoch "
           + producerEpoch
-          + (owner.isEmpty() ? ", unknown to its coordinator" : ", transactional id " + owner);
+          + (transactionalIds.isEmpty()
+              ? ", unknown to its coordinator"
+              : ", transactional id " + coordinator)
+          + ", decided: "
+          + decision;
     }
   }
 
   private final Admin admin;
+  private final TransactionMarkers markers;
+  private final AutoCloseable resources;
   private final Duration after;
   private final Clock clock;
 
+  private volatile Boolean transactionsV2;
+
   /**
+   * @param markers writes commit markers (the Admin API only aborts)
    * @param after how long a producer must have been silent on a partition before its open
    *     transaction there can be hanging
+   * @param resources closed with this
    */
-  public HangingTransactions(Admin admin, Duration after, Clock clock) {
+  public HangingTransactions(
+      Admin admin,
+      TransactionMarkers markers,
+      Duration after,
+      Clock clock,
+      AutoCloseable resources) {
     this.admin = admin;
+    this.markers = markers;
     this.after = after;
     this.clock = clock;
+    this.resources = resources;
+  }
+
+  /**
+   * Connects to the cluster of {@code kafka} (a client's settings), its own clients closed with it.
+   */
+  public static HangingTransactions connect(Properties kafka, Duration after) {
+    Admin admin = Admin.create(kafka);
+    TransactionMarkers markers = new TransactionMarkers(kafka);
+    return new HangingTransactions(
+        admin,
+        markers,
+        after,
+        Clock.systemUTC(),
+        () -> {
+          markers.close();
+          admin.close(Duration.ZERO);
+        });
+  }
+
+  @Override
+  public void close() {
+    try {
+      resources.close();
+    } catch (Exception e) {
+      log.debug("Closing the hanging-transaction clients failed: {}", e.toString());
+    }
   }
 
   /**
@@ -116,37 +193,42 @@ public final class HangingTransactions {
    */
   public List<Hanging> find(Collection<TopicPartition> partitions) {
     List<Hanging> hanging = new ArrayList<>();
+    long now = clock.millis();
     for (Open open : open(partitions, after)) {
-      if (isHanging(
-          open.partition(), open.producer(), open.coordinator().values(), clock.millis(), after)) {
-        hanging.add(open.hanging());
+      if (!silent(open.producer(), now, after)) {
+        continue;
       }
+      decide(open.partition(), open.producer(), open.coordinator().values(), v2())
+          .ifPresent(d -> hanging.add(open.hanging(d)));
     }
     return hanging;
   }
 
   /** Every transaction open on {@code partitions}, hanging or not, described for an error. */
   public List<String> describeOpen(Collection<TopicPartition> partitions) {
-    return open(partitions, Duration.ZERO).stream().map(o -> o.hanging().toString()).toList();
+    return open(partitions, Duration.ZERO).stream()
+        .map(o -> o.hanging(Decision.UNKNOWN).toString())
+        .toList();
   }
 
   /**
-   * Writes an abort marker for {@code hanging}, unless its records are no longer open (checked
-   * again first: the same producer, epoch and first offset).
+   * Ends {@code hanging} as its coordinator decided: a commit marker when it committed, an abort
+   * marker otherwise. Nothing is written when its records are no longer open (checked again first:
+   * the same producer, epoch and first offset).
+   *
+   * @return whether it wrote a marker
+   */
+  public boolean end(Hanging hanging) {
+    return hanging.decision() == Decision.COMMITTED ? commit(hanging) : abort(hanging);
+  }
+
+  /**
+   * Writes an abort marker for {@code hanging}, unless its records are no longer open.
    *
    * @return whether it aborted
    */
   public boolean abort(Hanging hanging) {
-    boolean stillOpen =
-        producers(List.of(hanging.partition()))
-            .getOrDefault(hanging.partition(), List.of())
-            .stream()
-            .anyMatch(
-                p ->
-                    p.producerId() == hanging.producerId()
-                        && p.producerEpoch() == hanging.producerEpoch()
-                        && p.currentTransactionStartOffset().orElse(-1) == hanging.startOffset());
-    if (!stillOpen) {
+    if (!stillOpen(hanging)) {
       return false;
     }
     await(
@@ -163,101 +245,145 @@ public final class HangingTransactions {
   }
 
   /**
-   * Aborts every hanging transaction on the partitions of {@code topics} and on the partition of
-   * {@code __consumer_offsets} that holds {@code groupId}'s offsets (null: none). Only for records
-   * that, if lost, are sent again: outcomes and dispatches (the ledger's pending timeout), and a
-   * pending offset commit (its dispatches are read again and meet the attempt journal). A hanging
-   * offset commit would otherwise hold back every fetch of the group's committed offsets.
+   * Writes a commit marker for {@code hanging}, unless its records are no longer open.
    *
-   * @return how many it aborted
+   * @return whether it committed
    */
-  public int sweep(Collection<String> topics, String groupId) {
-    List<String> described = new ArrayList<>(topics);
-    if (groupId != null) {
-      described.add(Topic.GROUP_METADATA_TOPIC_NAME);
+  public boolean commit(Hanging hanging) {
+    if (!stillOpen(hanging)) {
+      return false;
     }
-    Map<String, TopicDescription> descriptions =
-        await(admin.describeTopics(described).allTopicNames(), "describe " + described);
-    List<TopicPartition> partitions = new ArrayList<>();
-    for (String topic : topics) {
-      descriptions.get(topic).partitions().stream()
-          .map(p -> new TopicPartition(topic, p.partition()))
-          .forEach(partitions::add);
+    String topic = hanging.partition().topic();
+    Node leader =
+        await(admin.describeTopics(List.of(topic)).allTopicNames(), "describe " + topic)
+            .get(topic)
+            .partitions()
+            .get(hanging.partition().partition())
+            .leader();
+    if (leader == null) {
+      throw new IllegalStateException(
+          "Could not commit the hanging transaction " + hanging + ": its partition has no leader");
     }
-    if (groupId != null) {
-      partitions.add(
-          new TopicPartition(
-              Topic.GROUP_METADATA_TOPIC_NAME,
-              Utils.abs(groupId.hashCode())
-                  % descriptions.get(Topic.GROUP_METADATA_TOPIC_NAME).partitions().size()));
-    }
-    int aborted = 0;
-    for (Hanging h : find(partitions)) {
-      if (abort(h)) {
-        aborted++;
-        log.warn(
-            "Aborted a hanging transaction on {} (left open by a broker crash; no coordinator would"
-                + " ever end it, and every read_committed reader of the partition waited behind"
-                + " it); the ledger's pending timeout sends a dispatch in it again and answers an"
-                + " outcome in it again (by a lookup where the effect may have happened), and the"
-                + " dispatches of a pending offset commit in it are read again",
-            h);
+    markers.commit(
+        leader,
+        hanging.partition(),
+        hanging.producerId(),
+        hanging.producerEpoch(),
+        hanging.coordinatorEpoch());
+    return true;
+  }
+
+  private boolean stillOpen(Hanging hanging) {
+    return producers(List.of(hanging.partition()))
+        .getOrDefault(hanging.partition(), List.of())
+        .stream()
+        .anyMatch(
+            p ->
+                p.producerId() == hanging.producerId()
+                    && p.producerEpoch() == hanging.producerEpoch()
+                    && p.currentTransactionStartOffset().orElse(-1) == hanging.startOffset());
+  }
+
+  /**
+   * The transactions of {@code predecessor}'s producer open on {@code partitions}, silent or not,
+   * with what {@code predecessor} (its coordinator's description of {@code transactionalId}) says
+   * of each; those it still ends are left out.
+   */
+  List<Hanging> openOf(
+      String transactionalId,
+      TransactionDescription predecessor,
+      Collection<TopicPartition> partitions) {
+    boolean v2 = v2();
+    List<Hanging> hanging = new ArrayList<>();
+    for (Map.Entry<TopicPartition, List<ProducerState>> e : producers(partitions).entrySet()) {
+      for (ProducerState producer : e.getValue()) {
+        if (producer.producerId() == predecessor.producerId()) {
+          decide(e.getKey(), producer, List.of(predecessor), v2)
+              .ifPresent(
+                  d ->
+                      hanging.add(
+                          new Open(e.getKey(), producer, Map.of(transactionalId, predecessor))
+                              .hanging(d)));
+        }
       }
     }
-    return aborted;
+    return hanging;
+  }
+
+  /** The Admin client this asks with. */
+  Admin admin() {
+    return admin;
   }
 
   /**
-   * Sweeps {@code topics} and {@code groupId}'s offsets (see {@link #sweep}) every {@code
-   * interval}, from now, on a daemon thread, until closed. A sweep that fails is logged and tried
-   * again at the next.
+   * Whether {@code producer} appended nothing to the partition for longer than {@code after}: a
+   * coordinator that knew its open transaction there would have ended it by then.
    */
-  public AutoCloseable sweepEvery(Duration interval, Collection<String> topics, String groupId) {
-    ScheduledExecutorService timer =
-        Executors.newSingleThreadScheduledExecutor(
-            r -> {
-              Thread t = new Thread(r, "hanging-transaction-sweep");
-              t.setDaemon(true);
-              return t;
-            });
-    timer.scheduleWithFixedDelay(
-        () -> {
-          try {
-            sweep(topics, groupId);
-          } catch (RuntimeException e) {
-            log.debug("Sweeping {} for hanging transactions failed: {}", topics, e.toString());
-          }
-        },
-        0,
-        interval.toMillis(),
-        TimeUnit.MILLISECONDS);
-    return timer::shutdownNow;
+  static boolean silent(ProducerState producer, long nowMs, Duration after) {
+    return nowMs - producer.lastTimestamp() > after.toMillis();
   }
 
   /**
-   * Whether {@code producer}'s open transaction on {@code partition} is hanging: open, silent for
-   * longer than {@code after}, and in no transaction its coordinator still ends by itself ({@code
+   * Whether {@code producer}'s open transaction on {@code partition} is hanging, and if so what its
+   * coordinator decided; empty when it is not (nothing open) or still ends by itself. {@code
    * coordinator} holds the coordinator's descriptions of the transactional ids mapped to the
-   * producer).
+   * producer.
+   *
+   * <p>Under transactions v2 the coordinator bumps a producer's epoch when it ends a transaction
+   * (and when a producer initialises), so for records open at epoch {@code e}:
+   *
+   * <ul>
+   *   <li>a transaction ongoing or preparing with the partition in it ends by itself;
+   *   <li>{@code PrepareCommit} or {@code CompleteCommit} at {@code e + 1}: the transaction at
+   *       {@code e} committed;
+   *   <li>{@code PrepareAbort}, {@code CompleteAbort} or {@code PrepareEpochFence} at {@code e +
+   *       1}: it aborted;
+   *   <li>{@code Ongoing} at {@code e} without the partition: it still ends, and its end is the
+   *       partition's too; not hanging yet;
+   *   <li>anything else is unknown: a later epoch (the coordinator moved on), and also a state
+   *       older than the records ({@code Empty} at {@code e}, say). A coordinator that lost the
+   *       tail of its log in a crash shows such a state, and what it lost may be a commit that the
+   *       producer saw succeed: it is no evidence that the transaction aborted.
+   * </ul>
+   *
+   * Decisions are written to the coordinator's log, so one it shows is one it made. Under
+   * transactions v1 the epoch stays the same from one transaction to the next, and every hanging
+   * transaction is unknown.
    */
-  static boolean isHanging(
+  static Optional<Decision> decide(
       TopicPartition partition,
       ProducerState producer,
       Collection<TransactionDescription> coordinator,
-      long nowMs,
-      Duration after) {
+      boolean transactionsV2) {
     if (producer.currentTransactionStartOffset().isEmpty()) {
-      return false;
+      return Optional.empty();
     }
-    if (nowMs - producer.lastTimestamp() <= after.toMillis()) {
-      return false;
+    List<TransactionDescription> same =
+        coordinator.stream().filter(d -> d.producerId() == producer.producerId()).toList();
+    if (same.stream()
+        .anyMatch(
+            d -> ENDS_BY_ITSELF.contains(d.state()) && d.topicPartitions().contains(partition))) {
+      return Optional.empty();
     }
-    return coordinator.stream()
-        .noneMatch(
-            d ->
-                d.producerId() == producer.producerId()
-                    && ENDS_BY_ITSELF.contains(d.state())
-                    && d.topicPartitions().contains(partition));
+    if (!transactionsV2) {
+      return Optional.of(Decision.UNKNOWN);
+    }
+    int epoch = producer.producerEpoch();
+    for (TransactionDescription d : same) {
+      if (d.producerEpoch() == epoch + 1) {
+        switch (d.state()) {
+          case PREPARE_COMMIT, COMPLETE_COMMIT:
+            return Optional.of(Decision.COMMITTED);
+          case PREPARE_ABORT, COMPLETE_ABORT, PREPARE_EPOCH_FENCE:
+            return Optional.of(Decision.ABORTED);
+          default:
+            break;
+        }
+      } else if (d.producerEpoch() == epoch && d.state() == TransactionState.ONGOING) {
+        return Optional.empty();
+      }
+    }
+    return Optional.of(Decision.UNKNOWN);
   }
 
   /** A transaction open on a partition, with what its coordinator says of its producer. */
@@ -266,7 +392,7 @@ public final class HangingTransactions {
       ProducerState producer,
       Map<String, TransactionDescription> coordinator) {
 
-    Hanging hanging() {
+    Hanging hanging(Decision decision) {
       return new Hanging(
           partition,
           producer.producerId(),
@@ -274,8 +400,17 @@ public final class HangingTransactions {
           producer.coordinatorEpoch().orElse(0),
           producer.currentTransactionStartOffset().getAsLong(),
           producer.lastTimestamp(),
+          decision,
+          Set.copyOf(coordinator.keySet()),
           coordinator.entrySet().stream()
-              .map(e -> e.getKey() + " (" + e.getValue().state() + ")")
+              .map(
+                  e ->
+                      e.getKey()
+                          + " ("
+                          + e.getValue().state()
+                          + " at epoch "
+                          + e.getValue().producerEpoch()
+                          + ")")
               .collect(Collectors.joining(", ")));
     }
   }
@@ -305,6 +440,20 @@ public final class HangingTransactions {
     return open;
   }
 
+  /** Whether the cluster runs transactions v2 (its finalized {@code transaction.version}). */
+  private boolean v2() {
+    Boolean known = transactionsV2;
+    if (known == null) {
+      FinalizedVersionRange version =
+          await(admin.describeFeatures().featureMetadata(), "describe the cluster's features")
+              .finalizedFeatures()
+              .get(TRANSACTION_VERSION);
+      known = version != null && version.maxVersionLevel() >= 2;
+      transactionsV2 = known;
+    }
+    return known;
+  }
+
   private Map<TopicPartition, List<ProducerState>> producers(
       Collection<TopicPartition> partitions) {
     Map<TopicPartition, PartitionProducerState> states =
@@ -330,7 +479,7 @@ public final class HangingTransactions {
     return await(admin.describeTransactions(ids).all(), "describe the transactions " + ids);
   }
 
-  private static <T> T await(org.apache.kafka.common.KafkaFuture<T> future, String what) {
+  static <T> T await(org.apache.kafka.common.KafkaFuture<T> future, String what) {
     try {
       return future.get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
     } catch (ExecutionException | TimeoutException e) {

@@ -1,7 +1,6 @@
 package dev.effectledger.connectors.executor.internal;
 
 import dev.effectledger.schema.TopicReads;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -41,7 +40,8 @@ import org.slf4j.LoggerFactory;
  * from its first offset to the high watermark is committed again as started ({@link
  * AttemptJournal#restarts}); the abort comes only after that commit, and the load then reads the
  * partition again from its beginning. A dispatch of such a marker is answered from a lookup or held
- * as ambiguous, never run again.
+ * as ambiguous, never run again. A hanging transaction that its coordinator is known to have
+ * committed is committed instead, as it is ({@link HangingTransactions#decide}).
  */
 public final class JournalReader implements AutoCloseable {
 
@@ -82,7 +82,7 @@ public final class JournalReader implements AutoCloseable {
           public void recommit(List<ProducerRecord<byte[], byte[]>> records) {}
 
           @Override
-          public boolean abort(HangingTransactions.Hanging hanging) {
+          public boolean end(HangingTransactions.Hanging hanging) {
             return false;
           }
         };
@@ -104,8 +104,11 @@ public final class JournalReader implements AutoCloseable {
      */
     void recommit(List<ProducerRecord<byte[], byte[]>> records);
 
-    /** Aborts {@code hanging}; false when it was no longer open. */
-    boolean abort(HangingTransactions.Hanging hanging);
+    /**
+     * Ends {@code hanging} as its coordinator decided (commits it when it committed, aborts it
+     * otherwise); false when it was no longer open.
+     */
+    boolean end(HangingTransactions.Hanging hanging);
   }
 
   private final Consumer<byte[], byte[]> reader;
@@ -167,7 +170,7 @@ public final class JournalReader implements AutoCloseable {
     KafkaConsumer<byte[], byte[]> reader = JournalTopics.reader(kafka, "read_committed");
     KafkaConsumer<byte[], byte[]> uncommitted = JournalTopics.reader(kafka, "read_uncommitted");
     Admin admin = Admin.create(kafka);
-    HangingTransactions hanging = new HangingTransactions(admin, hangingAfter, Clock.systemUTC());
+    HangingTransactions hanging = HangingTransactions.connect(kafka, hangingAfter);
     return new JournalReader(
         reader,
         partitions -> JournalTopics.highWatermarks(admin, partitions),
@@ -177,6 +180,7 @@ public final class JournalReader implements AutoCloseable {
         () -> {
           reader.close(CloseOptions.timeout(Duration.ZERO));
           uncommitted.close(CloseOptions.timeout(Duration.ZERO));
+          hanging.close();
           admin.close(Duration.ZERO);
         });
   }
@@ -265,15 +269,27 @@ public final class JournalReader implements AutoCloseable {
   }
 
   /**
-   * Commits again, as started, every marker from the first hanging offset of each partition to its
-   * end, and only then aborts the hanging transactions. If the commit fails nothing is aborted.
+   * Commits the hanging transactions whose coordinator decided to commit them. For the others,
+   * commits again, as started, every marker from the first such offset of each partition to its
+   * end, and only then aborts them. If that commit fails nothing is aborted.
    */
   private void repair(
       AttemptJournal journal,
       List<HangingTransactions.Hanging> hanging,
       Map<TopicPartition, Long> ends) {
     Map<TopicPartition, Long> firstOpen = new LinkedHashMap<>();
-    hanging.forEach(h -> firstOpen.merge(h.partition(), h.startOffset(), Math::min));
+    for (HangingTransactions.Hanging h : hanging) {
+      if (h.decision() == HangingTransactions.Decision.COMMITTED) {
+        if (repairs.end(h)) {
+          log.warn(
+              "Committed a hanging transaction on the attempt journal ({}): its coordinator had"
+                  + " committed it, and the marker never reached the partition.",
+              h);
+        }
+      } else {
+        firstOpen.merge(h.partition(), h.startOffset(), Math::min);
+      }
+    }
     List<ProducerRecord<byte[], byte[]>> restarts = new ArrayList<>();
     firstOpen.forEach(
         (tp, from) ->
@@ -282,7 +298,7 @@ public final class JournalReader implements AutoCloseable {
       repairs.recommit(restarts);
     }
     for (HangingTransactions.Hanging h : hanging) {
-      if (repairs.abort(h)) {
+      if (h.decision() != HangingTransactions.Decision.COMMITTED && repairs.end(h)) {
         log.warn(
             "Aborted a hanging transaction on the attempt journal ({}), left open by a broker crash:"
                 + " no coordinator would ever end it. {} marker(s) from it on were committed again"

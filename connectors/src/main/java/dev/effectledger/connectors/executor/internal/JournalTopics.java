@@ -112,8 +112,8 @@ final class JournalTopics {
     }
 
     @Override
-    public boolean abort(HangingTransactions.Hanging h) {
-      return hanging.abort(h);
+    public boolean end(HangingTransactions.Hanging h) {
+      return hanging.end(h);
     }
   }
 
