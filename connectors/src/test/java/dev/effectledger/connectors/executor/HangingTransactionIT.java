@@ -57,11 +57,12 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * What the single-broker chaos run met after the broker's kill -9, made on purpose: an executor's
- * transaction hanging on its attempt journal (with the start markers of effects that ran) and on
- * the outcome topic, its transactional id listed by the coordinator as {@code Empty}. The executor
- * restarted under that id must repair the journal without running any effect again, and the outcome
- * topic must become readable.
+ * What the single-broker chaos runs met after the broker's kill -9, made on purpose with real
+ * hanging transactions: an executor's transaction hanging on its attempt journal (with the start
+ * markers of effects that ran) and on the outcome topic, its transactional id listed by the
+ * coordinator as {@code Empty}; a pending offset commit hanging while its transaction committed
+ * elsewhere ({@code CompleteCommit}); a predecessor's committed outcomes hanging. Whatever the
+ * executor does, no effect may run twice, and every partition must become readable again.
  */
 @Tag("integration")
 @Timeout(180)
