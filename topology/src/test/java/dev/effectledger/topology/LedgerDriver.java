@@ -8,6 +8,7 @@ import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
+import dev.effectledger.schema.Replies;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Topics;
@@ -173,20 +174,34 @@ final class LedgerDriver implements AutoCloseable {
   void outcome(
       Dispatch dispatch, OutcomeStatus status, String result, String effectId, Instant at) {
     outcomes.pipeInput(
-        dispatch.getIdempotencyKey(),
-        Outcome.newBuilder()
-            .setIdempotencyKey(dispatch.getIdempotencyKey())
-            .setTenant(dispatch.getTenant())
-            .setTool(dispatch.getTool())
-            .setAttempt(dispatch.getAttempt())
-            .setStatus(status)
-            .setResultJson(result)
-            .setEffectId(effectId)
-            .setEffectKey(dispatch.getEffectKey())
-            .setCompletedAt(at)
-            .setReplyTopic(dispatch.getReplyTopic())
-            .build(),
-        at);
+        dispatch.getIdempotencyKey(), outcomeOf(dispatch, status, result, effectId, at), at);
+  }
+
+  /**
+   * The outcome of an executor of this release, which answered the dispatch's reply topics in the
+   * outcome's transaction: returns the reply it published.
+   */
+  ToolResult answered(Dispatch dispatch, OutcomeStatus status, String result, Instant at) {
+    Outcome outcome = outcomeOf(dispatch, status, result, "fx-" + dispatch.getEffectKey(), at);
+    outcome.setRepliedTo(dispatch.getReplyTopics());
+    outcomes.pipeInput(dispatch.getIdempotencyKey(), outcome, at);
+    return Replies.settled(dispatch, outcome);
+  }
+
+  static Outcome outcomeOf(
+      Dispatch dispatch, OutcomeStatus status, String result, String effectId, Instant at) {
+    return Outcome.newBuilder()
+        .setIdempotencyKey(dispatch.getIdempotencyKey())
+        .setTenant(dispatch.getTenant())
+        .setTool(dispatch.getTool())
+        .setAttempt(dispatch.getAttempt())
+        .setStatus(status)
+        .setResultJson(result)
+        .setEffectId(effectId)
+        .setEffectKey(dispatch.getEffectKey())
+        .setCompletedAt(at)
+        .setReplyTopic(dispatch.getReplyTopic())
+        .build();
   }
 
   List<AuditType> auditTypes() {

@@ -15,6 +15,7 @@ import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerState;
 import dev.effectledger.schema.OutcomeStatus;
+import dev.effectledger.schema.Replies;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolResult;
 import java.nio.file.Path;
@@ -760,6 +761,156 @@ abstract class LedgerStateMachineContract {
 
     assertThat(ledger.results.readValue().getError().getCode()).isEqualTo("BYPASS_NOT_ALLOWED");
     assertThat(ledger.dispatches("messaging").isEmpty()).isTrue();
+  }
+
+  @Test
+  void shouldLeaveTheFinalReplyToTheExecutorThatAnsweredInItsOutcomesTransaction() {
+    Dispatch dispatch = chargeDispatched("k1");
+    assertThat(dispatch.getReplyTopics()).containsExactly("tool-results");
+    assertThat(dispatch.getFirstSeenAt()).isEqualTo(T0);
+
+    ledger.answered(
+        dispatch, OutcomeStatus.SUCCEEDED, "{\"id\":\"ch_1\"}", at(Duration.ofSeconds(2)));
+
+    assertThat(ledger.results.isEmpty()).as("no second final reply").isTrue();
+    assertThat(ledger.auditTypes()).containsExactly(AuditType.DISPATCHED, AuditType.COMPLETED);
+    assertThat(ledger.entry("acme", "k1").getState()).isEqualTo(LedgerState.SUCCEEDED);
+    ledger.send(intent("k1", CHARGE, ARGS), at(Duration.ofSeconds(3)));
+    assertThat(ledger.results.readValue().getReplayed()).isTrue();
+  }
+
+  @Test
+  void shouldBuildTheSameReplyAsTheExecutorFromTheSameOutcome() {
+    Dispatch dispatch = chargeDispatched("k1");
+    ToolResult executors =
+        Replies.settled(
+            dispatch,
+            LedgerDriver.outcomeOf(
+                dispatch,
+                OutcomeStatus.FAILED,
+                "{\"declined\":true}",
+                null,
+                at(Duration.ofSeconds(2))));
+
+    ledger.outcome(
+        dispatch, OutcomeStatus.FAILED, "{\"declined\":true}", at(Duration.ofSeconds(2)));
+
+    assertThat(ledger.results.readValue()).isEqualTo(executors);
+  }
+
+  @Test
+  void shouldGiveTheFinalReplyToADuplicateThatArrivedAfterTheExecutorAnswered() {
+    // The executor committed its outcome and its reply; a duplicate reaches the ledger before the
+    // outcome does, is told IN_FLIGHT, and its client waits on: the ledger answers it on settling.
+    Dispatch dispatch = chargeDispatched("k2");
+    ledger.send(intent("k2", CHARGE, ARGS), at(Duration.ofSeconds(1)));
+    ledger.send(
+        intent("k2", CHARGE, ARGS).setReplyTopic("tool-results.gateway-2"),
+        at(Duration.ofSeconds(1)));
+    assertThat(ledger.results.readValue().getStatus()).isEqualTo(ResultStatus.IN_FLIGHT);
+    assertThat(ledger.results("tool-results.gateway-2").readValue().getStatus())
+        .isEqualTo(ResultStatus.IN_FLIGHT);
+
+    ToolResult answered =
+        ledger.answered(
+            dispatch, OutcomeStatus.SUCCEEDED, "{\"id\":\"ch_2\"}", at(Duration.ofSeconds(2)));
+
+    assertThat(ledger.results.readValuesToList())
+        .as("the duplicate on the first intent's topic")
+        .containsExactly(answered);
+    assertThat(ledger.results("tool-results.gateway-2").readValuesToList())
+        .as("the duplicate on another topic")
+        .containsExactly(answered);
+    assertThat(ledger.entry("acme", "k2").getWaiters()).isEmpty();
+  }
+
+  @Test
+  void shouldAnswerEveryWaitingTopicWhenAnExecutorOfAnEarlierReleaseSettlesTheKey() {
+    Dispatch dispatch = chargeDispatched("k1");
+    ledger.send(
+        intent("k1", CHARGE, ARGS).setReplyTopic("tool-results.gateway-2"),
+        at(Duration.ofSeconds(1)));
+    ledger.results("tool-results.gateway-2").readValue();
+
+    // No repliedTo: it answered nobody.
+    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofSeconds(2)));
+
+    assertThat(ledger.results.readValue().getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+    assertThat(ledger.results("tool-results.gateway-2").readValue().getStatus())
+        .isEqualTo(ResultStatus.SUCCEEDED);
+  }
+
+  @Test
+  void shouldAskTheNextAttemptsExecutorToAnswerTheDuplicatesThatWaitedForThePreviousOne() {
+    ledger.send(intent("t1", TICKET, ARGS), T0);
+    tickets.readValue();
+    ledger.send(
+        intent("t1", TICKET, ARGS).setReplyTopic("tool-results.gateway-2"),
+        at(Duration.ofSeconds(1)));
+
+    ledger.driver.advanceWallClockTime(Duration.ofSeconds(61));
+
+    Dispatch second = tickets.readValue();
+    assertThat(second.getReplyTopics()).containsExactly("tool-results", "tool-results.gateway-2");
+    ledger.answered(second, OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofSeconds(70)));
+    assertThat(ledger.results.isEmpty()).isTrue();
+    assertThat(ledger.results("tool-results.gateway-2").readValuesToList())
+        .as("only the IN_FLIGHT notice: the second attempt's executor answered it")
+        .extracting(ToolResult::getStatus)
+        .containsExactly(ResultStatus.IN_FLIGHT);
+  }
+
+  @Test
+  void shouldAnswerTheTopicsTheSettlingExecutorDidNotKnowWhenAnOlderAttemptSettles() {
+    ledger.send(intent("t1", TICKET, ARGS), T0);
+    Dispatch first = tickets.readValue();
+    ledger.send(
+        intent("t1", TICKET, ARGS).setReplyTopic("tool-results.gateway-2"),
+        at(Duration.ofSeconds(1)));
+    ledger.results("tool-results.gateway-2").readValue();
+    ledger.driver.advanceWallClockTime(Duration.ofSeconds(61));
+    tickets.readValue();
+
+    // Attempt 1 succeeds late; its executor answered only the first intent's topic.
+    ToolResult answered =
+        ledger.answered(first, OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofSeconds(70)));
+
+    assertThat(ledger.results.isEmpty()).isTrue();
+    assertThat(ledger.results("tool-results.gateway-2").readValue().getStatus())
+        .isEqualTo(answered.getStatus());
+  }
+
+  @Test
+  void shouldHoldWithAReplyToEveryWaitingTopic() {
+    chargeDispatched("k1");
+    ledger.send(
+        intent("k1", CHARGE, ARGS).setReplyTopic("tool-results.gateway-2"),
+        at(Duration.ofSeconds(1)));
+    ledger.results("tool-results.gateway-2").readValue();
+
+    ledger.driver.advanceWallClockTime(Duration.ofMinutes(2).plusSeconds(1));
+
+    assertThat(ledger.results.readValue().getStatus()).isEqualTo(ResultStatus.UNKNOWN);
+    assertThat(ledger.results("tool-results.gateway-2").readValue().getStatus())
+        .isEqualTo(ResultStatus.UNKNOWN);
+  }
+
+  @Test
+  void shouldAnswerADuplicateRefusedInFlightWhenTheKeySettles() {
+    ledger.send(intent("e1", EMAIL, ARGS), T0);
+    Dispatch dispatch = ledger.dispatches("messaging").readValue();
+    ledger.send(
+        intent("e1", EMAIL, ARGS).setReplyTopic("tool-results.gateway-2"),
+        at(Duration.ofSeconds(1)));
+    assertThat(ledger.results("tool-results.gateway-2").readValue().getError().getCode())
+        .isEqualTo("DUPLICATE_IN_FLIGHT");
+
+    ToolResult answered =
+        ledger.answered(dispatch, OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofSeconds(2)));
+
+    assertThat(ledger.results.isEmpty()).isTrue();
+    assertThat(ledger.results("tool-results.gateway-2").readValuesToList())
+        .containsExactly(answered);
   }
 
   @Test

@@ -12,6 +12,7 @@ import dev.effectledger.connectors.executor.internal.OutcomeTransactions;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.Outcome;
+import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
@@ -133,6 +134,7 @@ public final class EffectExecutor implements AutoCloseable {
             policies,
             new Invoker(sleeper, () -> ThreadLocalRandom.current().nextDouble()),
             new RegistryAvroSerde<>(registry, Outcome.class),
+            new RegistryAvroSerde<>(registry, ToolResult.class),
             clock);
     this.consumer = clients.consumer();
     this.producer = clients.producer();

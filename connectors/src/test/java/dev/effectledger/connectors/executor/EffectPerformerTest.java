@@ -19,6 +19,9 @@ import dev.effectledger.schema.DeadLetters;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
+import dev.effectledger.schema.Replies;
+import dev.effectledger.schema.ResultStatus;
+import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
@@ -54,6 +57,8 @@ class EffectPerformerTest {
 
   private final RegistryAvroSerde<Outcome> outcomes =
       new RegistryAvroSerde<>(SchemaRegistries.forUrl("mock://performer"), Outcome.class);
+  private final RegistryAvroSerde<ToolResult> replies =
+      new RegistryAvroSerde<>(SchemaRegistries.forUrl("mock://performer"), ToolResult.class);
 
   /**
    * A connector answering with {@code answer}, looking effects up with {@code lookup}, recording
@@ -92,6 +97,7 @@ class EffectPerformerTest {
         POLICIES,
         new Invoker(duration -> {}, () -> 0.0),
         outcomes,
+        replies,
         new FakeClock(NOW));
   }
 
@@ -142,6 +148,60 @@ class EffectPerformerTest {
     assertThat(outcome.getEffectId()).isEqualTo("ch_1");
     assertThat(outcome.getResultJson()).isEqualTo("{\"id\":\"ch_1\"}");
     assertThat(outcome.getCompletedAt()).isEqualTo(NOW);
+  }
+
+  @Test
+  void shouldAnswerTheDispatchsReplyTopicsInTheOutcomesTransactionWhenItSettlesTheKey() {
+    Fake connector =
+        new Fake(
+            r -> new EffectOutcome.Succeeded("{\"id\":\"ch_1\"}", "ch_1", List.of()), k -> null);
+    Dispatch dispatch =
+        Dispatch.newBuilder(dispatch(1))
+            .setReplyTopics(List.of("tool-results", "tool-results.gateway-2"))
+            .setFirstSeenAt(NOW.minusSeconds(1))
+            .build();
+
+    List<ProducerRecord<byte[], byte[]>> records = performer(connector).perform(dispatch).records();
+
+    assertThat(records)
+        .extracting(ProducerRecord::topic)
+        .containsExactly(Topics.OUTCOMES, "tool-results", "tool-results.gateway-2");
+    Outcome outcome = outcomeIn(records);
+    assertThat(outcome.getRepliedTo()).containsExactly("tool-results", "tool-results.gateway-2");
+    ToolResult expected = Replies.settled(dispatch, outcome);
+    assertThat(records.subList(1, 3))
+        .allSatisfy(
+            r -> {
+              assertThat(replies.deserialize(r.topic(), r.value())).isEqualTo(expected);
+              assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo("k1");
+              assertThat(r.timestamp()).isEqualTo(NOW.toEpochMilli());
+            });
+    assertThat(expected.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+    assertThat(expected.getFirstSeenAt()).isEqualTo(NOW.minusSeconds(1));
+    assertThat(records.get(0).timestamp())
+        .as("the ledger stores the outcome's record time as the completion time")
+        .isEqualTo(NOW.toEpochMilli());
+  }
+
+  @Test
+  void shouldLeaveTheReplyToTheLedgerWhenTheOutcomeDoesNotSettleTheKeyOrTheLedgerAskedForNone() {
+    Dispatch asking =
+        Dispatch.newBuilder(dispatch(1)).setReplyTopics(List.of("tool-results")).build();
+    Fake ambiguous =
+        new Fake(r -> new EffectOutcome.Ambiguous("TIMEOUT", "no answer in 5 s"), k -> null);
+    Fake succeeding =
+        new Fake(r -> new EffectOutcome.Succeeded("{}", "ch_1", List.of()), k -> null);
+
+    List<ProducerRecord<byte[], byte[]>> held = performer(ambiguous).perform(asking).records();
+    List<ProducerRecord<byte[], byte[]>> fromAnOlderLedger =
+        performer(succeeding).perform(dispatch(1)).records();
+
+    assertThat(held).extracting(ProducerRecord::topic).containsExactly(Topics.OUTCOMES);
+    assertThat(outcomeIn(held).getRepliedTo()).isEmpty();
+    assertThat(fromAnOlderLedger)
+        .extracting(ProducerRecord::topic)
+        .containsExactly(Topics.OUTCOMES);
+    assertThat(outcomeIn(fromAnOlderLedger).getRepliedTo()).isEmpty();
   }
 
   @Test

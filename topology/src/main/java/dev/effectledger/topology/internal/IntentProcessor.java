@@ -7,6 +7,7 @@ import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerState;
 import dev.effectledger.schema.LedgerStore;
+import dev.effectledger.schema.Replies;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.topology.LedgerConfig;
 import java.nio.charset.StandardCharsets;
@@ -112,8 +113,11 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
       actions.audit(entry, AuditType.DEDUP_HIT, null, now);
     } else if (policy.onInFlight() == InFlightPolicy.COALESCE) {
       actions.outputs().reply(Replies.of(entry, false), replyTopic, now);
+      actions.attach(entry, replyTopic);
       actions.audit(entry, AuditType.IN_FLIGHT, null, now);
     } else {
+      // Refused, but its client waits out DUPLICATE_IN_FLIGHT for the final answer.
+      actions.attach(entry, replyTopic);
       actions
           .outputs()
           .reply(

@@ -3,7 +3,6 @@ package dev.effectledger.topology.internal;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.AuditType;
-import dev.effectledger.schema.DeadLetters;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.LedgerEntry;
@@ -11,13 +10,17 @@ import dev.effectledger.schema.LedgerState;
 import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
+import dev.effectledger.schema.Replies;
 import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.ToolResult;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerObserver;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.function.LongSupplier;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.api.ProcessingContext;
@@ -30,6 +33,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * the same records.
  */
 final class LedgerActions {
+
+  /** Distinct reply topics of duplicates an in-flight entry keeps for its final answer. */
+  static final int MAX_WAITERS = 64;
 
   private final Ledger ledger;
   private final Outputs outputs;
@@ -127,6 +133,8 @@ final class LedgerActions {
     entry.setState(LedgerState.PENDING);
     entry.setAttempts(entry.getAttempts() + 1);
     entry.setLastDispatchedAt(Instant.ofEpochMilli(wallNow));
+    entry.setDispatchedTo(waiting(entry));
+    entry.setWaiters(new ArrayList<>());
     String storeKey = storeKey(entry);
     ledger.put(entry);
     ledger.index(Ledger.Deadline.PENDING, wallNow + policy.pendingTimeout().toMillis(), storeKey);
@@ -144,9 +152,57 @@ final class LedgerActions {
             .setDispatchedAt(Instant.ofEpochMilli(wallNow))
             .setReplyTopic(entry.getReplyTopic())
             .setTraceId(entry.getTraceId())
+            .setReplyTopics(entry.getDispatchedTo())
+            .setFirstSeenAt(entry.getFirstSeenAt())
             .build(),
         now);
     audit(entry, audit, null, now);
+  }
+
+  /**
+   * Every reply topic waiting for the entry's final answer, once each: the first intent's, those
+   * the latest dispatch named, and those of duplicates that arrived since.
+   */
+  static List<String> waiting(LedgerEntry entry) {
+    Set<String> topics = new LinkedHashSet<>();
+    topics.add(entry.getReplyTopic());
+    topics.addAll(entry.getDispatchedTo());
+    topics.addAll(entry.getWaiters());
+    return new ArrayList<>(topics);
+  }
+
+  /**
+   * The reply topics the ledger answers when {@code outcome} settles the entry: those the latest
+   * dispatch named that the outcome's executor did not answer in its transaction (all of them for
+   * an executor of an earlier release, a reconciler, or an older attempt), and those of duplicates
+   * that arrived since the dispatch, which no executor knew of (one may have arrived after the
+   * executor's answer was committed and been told IN_FLIGHT).
+   */
+  static List<String> unanswered(LedgerEntry entry, Outcome outcome) {
+    Set<String> topics = new LinkedHashSet<>();
+    if (entry.getDispatchedTo().isEmpty()) {
+      topics.add(entry.getReplyTopic()); // stored by a ledger of an earlier release
+    } else {
+      topics.addAll(entry.getDispatchedTo());
+    }
+    topics.removeAll(outcome.getRepliedTo());
+    topics.addAll(entry.getWaiters());
+    return new ArrayList<>(topics);
+  }
+
+  /**
+   * A duplicate from {@code replyTopic} arrived while the entry is in flight: it gets the final
+   * answer when the key settles. At most {@link #MAX_WAITERS} distinct topics wait; a duplicate
+   * beyond them is answered only on its own topic when it is sent again.
+   */
+  void attach(LedgerEntry entry, String replyTopic) {
+    List<String> waiters = entry.getWaiters();
+    if (!waiters.contains(replyTopic) && waiters.size() < MAX_WAITERS) {
+      List<String> more = new ArrayList<>(waiters);
+      more.add(replyTopic);
+      entry.setWaiters(more);
+      ledger.put(entry);
+    }
   }
 
   /** A read tool: straight to its lane, no entry, no dedup. */
@@ -183,48 +239,30 @@ final class LedgerActions {
     String storeKey = storeKey(entry);
     boolean succeeded = outcome.getStatus() == OutcomeStatus.SUCCEEDED;
     entry.setState(succeeded ? LedgerState.SUCCEEDED : LedgerState.FAILED);
-    entry.setResultJson(bounded(outcome.getResultJson()));
-    entry.setError(
-        succeeded
-            ? null
-            : ErrorCode.EFFECT_FAILED.toError(
-                Replies.detail(outcome, "the downstream refused the request")));
+    entry.setResultJson(Replies.storedResult(outcome.getResultJson()));
+    entry.setError(Replies.settledError(outcome));
     entry.setEffectId(outcome.getEffectId());
     entry.setCompletedAt(Instant.ofEpochMilli(now));
     entry.setArguments("");
     observer.settled(
         entry.getTool(),
         Duration.ofMillis(Math.max(0, wallClock() - entry.getLastDispatchedAt().toEpochMilli())));
+    List<String> unanswered = unanswered(entry, outcome);
+    entry.setDispatchedTo(new ArrayList<>());
+    entry.setWaiters(new ArrayList<>());
     ledger.put(entry);
     ledger.index(Ledger.Deadline.EXPIRY, now + policy.window().toMillis(), storeKey);
-    outputs.reply(Replies.of(entry, false), entry.getReplyTopic(), now);
+    ToolResult reply = Replies.of(entry, false);
+    unanswered.forEach(topic -> outputs.reply(reply, topic, now));
     audit(entry, succeeded ? AuditType.COMPLETED : AuditType.FAILED, null, now);
-  }
-
-  /**
-   * A result too large to store and reply with (the reply and the changelog record must stay under
-   * a producer's {@code max.request.size}) becomes a marker naming its size and SHA-256. Executors
-   * cut results before they publish; this guards outcomes from other producers.
-   */
-  private static String bounded(String resultJson) {
-    if (resultJson == null || resultJson.length() <= DeadLetters.MAX_VALUE_BYTES / 4) {
-      return resultJson; // at most 4 UTF-8 bytes a char: certainly small enough
-    }
-    byte[] bytes = resultJson.getBytes(StandardCharsets.UTF_8);
-    return bytes.length <= DeadLetters.MAX_VALUE_BYTES
-        ? resultJson
-        : "{\"effectledger\":\"RESULT_TOO_LARGE\",\"bytes\":"
-            + bytes.length
-            + ",\"sha256\":\""
-            + DeadLetters.sha256(bytes)
-            + "\"}";
   }
 
   /** RETRYABLE after the executor's last try: no effect happened, so forget the key. */
   void release(LedgerEntry entry, Outcome outcome, long now) {
     String storeKey = storeKey(entry);
     ledger.remove(storeKey);
-    outputs.reply(Replies.released(entry, outcome), entry.getReplyTopic(), now);
+    ToolResult reply = Replies.released(entry, outcome);
+    waiting(entry).forEach(topic -> outputs.reply(reply, topic, now));
     outputs.audit(
         entry.getIdempotencyKey(),
         entry.getTenant(),
@@ -241,7 +279,8 @@ final class LedgerActions {
     entry.setState(LedgerState.UNKNOWN);
     entry.setError(code.toError(message));
     ledger.put(entry);
-    outputs.reply(Replies.of(entry, false), entry.getReplyTopic(), now);
+    ToolResult reply = Replies.of(entry, false);
+    waiting(entry).forEach(topic -> outputs.reply(reply, topic, now));
     audit(entry, AuditType.HELD_UNKNOWN, code.name(), now);
   }
 

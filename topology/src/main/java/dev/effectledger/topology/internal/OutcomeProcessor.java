@@ -8,6 +8,7 @@ import dev.effectledger.schema.LedgerState;
 import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
+import dev.effectledger.schema.Replies;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.topology.LedgerConfig;
 import org.apache.kafka.streams.processor.api.Processor;

@@ -14,6 +14,8 @@ import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.ErrorInfo;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
+import dev.effectledger.schema.Replies;
+import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Topics;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -52,6 +54,7 @@ public final class EffectPerformer {
   private final ToolPolicies policies;
   private final Invoker invoker;
   private final Serializer<Outcome> outcomes;
+  private final Serializer<ToolResult> replies;
   private final Clock clock;
   private final AtomicInteger effectsRun = new AtomicInteger();
 
@@ -60,11 +63,13 @@ public final class EffectPerformer {
       ToolPolicies policies,
       Invoker invoker,
       Serializer<Outcome> outcomes,
+      Serializer<ToolResult> replies,
       Clock clock) {
     this.connectors = connectors;
     this.policies = policies;
     this.invoker = invoker;
     this.outcomes = outcomes;
+    this.replies = replies;
     this.clock = clock;
   }
 
@@ -106,7 +111,7 @@ public final class EffectPerformer {
         records.add(new ProducerRecord<>(r.topic(), r.key(), r.value()));
       }
     }
-    records.add(outcomeRecord(dispatch, outcome));
+    records.addAll(outcomeRecords(dispatch, outcome));
     return new Answer(records, outcome instanceof EffectOutcome.Retryable);
   }
 
@@ -152,7 +157,7 @@ public final class EffectPerformer {
                         + "); held for reconciliation instead of run again");
     List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
     outcome = boundResult(dispatch, outcome, records);
-    records.add(outcomeRecord(dispatch, outcome));
+    records.addAll(outcomeRecords(dispatch, outcome));
     return new Answer(records, false);
   }
 
@@ -182,11 +187,36 @@ public final class EffectPerformer {
         headers);
   }
 
-  private ProducerRecord<byte[], byte[]> outcomeRecord(Dispatch dispatch, EffectOutcome outcome) {
-    return new ProducerRecord<>(
-        Topics.OUTCOMES,
-        utf8(dispatch.getIdempotencyKey()),
-        outcomes.serialize(Topics.OUTCOMES, toOutcome(dispatch, outcome)));
+  /**
+   * The outcome record and, when it settles the key (SUCCEEDED or FAILED) and the ledger asked for
+   * it, the final reply on each of the dispatch's reply topics: published in the outcome's
+   * transaction, so the agent's answer needs no third commit. The outcome names the topics it
+   * answered; the ledger answers the rest (duplicates that arrived since the dispatch). A ledger of
+   * an earlier release asks for none and answers itself. The records carry the outcome's completion
+   * time, which the ledger stores as the key's.
+   */
+  private List<ProducerRecord<byte[], byte[]>> outcomeRecords(
+      Dispatch dispatch, EffectOutcome effect) {
+    Outcome outcome = toOutcome(dispatch, effect);
+    boolean settles =
+        outcome.getStatus() == OutcomeStatus.SUCCEEDED
+            || outcome.getStatus() == OutcomeStatus.FAILED;
+    List<String> replyTopics = settles ? dispatch.getReplyTopics() : List.of();
+    outcome.setRepliedTo(replyTopics);
+    long completedAt = outcome.getCompletedAt().toEpochMilli();
+    byte[] key = utf8(dispatch.getIdempotencyKey());
+    List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+    records.add(
+        new ProducerRecord<>(
+            Topics.OUTCOMES, null, completedAt, key, outcomes.serialize(Topics.OUTCOMES, outcome)));
+    if (!replyTopics.isEmpty()) {
+      ToolResult reply = Replies.settled(dispatch, outcome);
+      for (String topic : replyTopics) {
+        records.add(
+            new ProducerRecord<>(topic, null, completedAt, key, replies.serialize(topic, reply)));
+      }
+    }
+    return records;
   }
 
   Outcome toOutcome(Dispatch dispatch, EffectOutcome outcome) {
