@@ -57,7 +57,7 @@ class SchemaCompatibilityTest {
     return SchemaCompatibility.checkReaderWriterCompatibility(reader, writer).getType();
   }
 
-  private static Schema.Parser parseRelease(String release) throws IOException {
+  static Schema.Parser parseRelease(String release) throws IOException {
     Schema.Parser parser = new Schema.Parser();
     for (String file : FILES) {
       try (InputStream in =
