@@ -74,6 +74,15 @@ class ProcessesIT {
       assertThat(answer).isInstanceOf(CallResult.Succeeded.class);
       CallResult.Succeeded result = (CallResult.Succeeded) answer;
 
+      // The executor answered in its outcome's transaction; the ledger records the completion
+      // when it reads that outcome, one commit later.
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () ->
+                  jar.get(base + "/v1/keys/acme/" + result.key())
+                      .body()
+                      .contains("\"state\":\"SUCCEEDED\""));
       HttpResponse<String> entry = jar.get(base + "/v1/keys/acme/" + result.key());
       assertThat(entry.statusCode()).isEqualTo(200);
       assertThat(entry.body())

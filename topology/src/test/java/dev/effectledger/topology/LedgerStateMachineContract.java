@@ -815,12 +815,13 @@ abstract class LedgerStateMachineContract {
         ledger.answered(
             dispatch, OutcomeStatus.SUCCEEDED, "{\"id\":\"ch_2\"}", at(Duration.ofSeconds(2)));
 
+    ToolResult replay = ToolResult.newBuilder(answered).setReplayed(true).build();
     assertThat(ledger.results.readValuesToList())
         .as("the duplicate on the first intent's topic")
-        .containsExactly(answered);
+        .containsExactly(replay);
     assertThat(ledger.results("tool-results.gateway-2").readValuesToList())
         .as("the duplicate on another topic")
-        .containsExactly(answered);
+        .containsExactly(replay);
     assertThat(ledger.entry("acme", "k2").getWaiters()).isEmpty();
   }
 
@@ -835,9 +836,11 @@ abstract class LedgerStateMachineContract {
     // No repliedTo: it answered nobody.
     ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofSeconds(2)));
 
-    assertThat(ledger.results.readValue().getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
-    assertThat(ledger.results("tool-results.gateway-2").readValue().getStatus())
-        .isEqualTo(ResultStatus.SUCCEEDED);
+    ToolResult original = ledger.results.readValue();
+    assertThat(original.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+    assertThat(original.getReplayed()).isFalse();
+    assertThat(ledger.results("tool-results.gateway-2").readValue())
+        .isEqualTo(ToolResult.newBuilder(original).setReplayed(true).build());
   }
 
   @Test
@@ -910,7 +913,7 @@ abstract class LedgerStateMachineContract {
 
     assertThat(ledger.results.isEmpty()).isTrue();
     assertThat(ledger.results("tool-results.gateway-2").readValuesToList())
-        .containsExactly(answered);
+        .containsExactly(ToolResult.newBuilder(answered).setReplayed(true).build());
   }
 
   @Test

@@ -17,8 +17,13 @@ import dev.effectledger.policy.InFlightPolicy;
 import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
+import dev.effectledger.schema.Replies;
+import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.serde.RegistryAvroSerde;
+import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import dev.effectledger.testkit.TopicCollector;
 import java.time.Clock;
@@ -187,6 +192,49 @@ class ExecutorIT {
                   .extracting(Outcome::getStatus)
                   .isEqualTo(OutcomeStatus.SUCCEEDED);
             });
+  }
+
+  @Test
+  void shouldAnswerTheAgentInTheOutcomesTransactionAndOnlyWithIt() throws Exception {
+    // No ledger runs here: a reply that arrives is the executor's, published with the outcome.
+    String replies = "tool-results." + lane;
+    kafka.createTopics(Map.of(replies, 1));
+    List<String> keys = keys(20);
+    List<Dispatch> dispatches =
+        keys.stream()
+            .map(
+                k -> {
+                  Dispatch d = Fixtures.dispatch(k, "charge", lane, "{\"amount\":100}");
+                  d.setReplyTopics(List.of(replies));
+                  d.setFirstSeenAt(d.getDispatchedAt());
+                  return d;
+                })
+            .toList();
+    ToolPolicies policies = chargeOn(downstream.url(), true);
+    try (TopicCollector<ToolResult> answers =
+        new TopicCollector<>(
+            kafka.bootstrapServers(),
+            replies,
+            new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), ToolResult.class))) {
+      EffectExecutor crashed = start(policies, config().withCommitInterval(Duration.ofSeconds(30)));
+      Fixtures.send(kafka.bootstrapServers(), registry, dispatches);
+      await().atMost(Duration.ofSeconds(60)).until(() -> downstream.totalEffects() == keys.size());
+      crashed.halt();
+      assertThat(answers.records).as("no answer before its outcome commits").isEmpty();
+
+      try (EffectExecutor restarted = start(policies, config())) {
+        awaitOutcomes(keys);
+        await().atMost(Duration.ofSeconds(30)).until(() -> answers.byKey.size() == keys.size());
+      }
+
+      for (Dispatch d : dispatches) {
+        Outcome outcome = outcomes.byKey.get(d.getIdempotencyKey()).get(0);
+        assertThat(outcome.getRepliedTo()).containsExactly(replies);
+        assertThat(answers.byKey.get(d.getIdempotencyKey()))
+            .singleElement()
+            .isEqualTo(Replies.settled(d, outcome));
+      }
+    }
   }
 
   private ToolPolicies chargeOnKeyIgnoringApi(ToolClass toolClass, boolean lookup)

@@ -172,13 +172,11 @@ final class LedgerActions {
   }
 
   /**
-   * The reply topics the ledger answers when {@code outcome} settles the entry: those the latest
-   * dispatch named that the outcome's executor did not answer in its transaction (all of them for
-   * an executor of an earlier release, a reconciler, or an older attempt), and those of duplicates
-   * that arrived since the dispatch, which no executor knew of (one may have arrived after the
-   * executor's answer was committed and been told IN_FLIGHT).
+   * The reply topics of the latest dispatch that the executor settling the entry with {@code
+   * outcome} did not answer in its transaction: all of them for an executor of an earlier release,
+   * a reconciler, or an older attempt's executor that knew fewer.
    */
-  static List<String> unanswered(LedgerEntry entry, Outcome outcome) {
+  static List<String> unansweredDispatched(LedgerEntry entry, Outcome outcome) {
     Set<String> topics = new LinkedHashSet<>();
     if (entry.getDispatchedTo().isEmpty()) {
       topics.add(entry.getReplyTopic()); // stored by a ledger of an earlier release
@@ -186,7 +184,6 @@ final class LedgerActions {
       topics.addAll(entry.getDispatchedTo());
     }
     topics.removeAll(outcome.getRepliedTo());
-    topics.addAll(entry.getWaiters());
     return new ArrayList<>(topics);
   }
 
@@ -247,13 +244,21 @@ final class LedgerActions {
     observer.settled(
         entry.getTool(),
         Duration.ofMillis(Math.max(0, wallClock() - entry.getLastDispatchedAt().toEpochMilli())));
-    List<String> unanswered = unanswered(entry, outcome);
+    List<String> unanswered = unansweredDispatched(entry, outcome);
+    List<String> waiters = new ArrayList<>(entry.getWaiters());
+    waiters.removeAll(unanswered);
     entry.setDispatchedTo(new ArrayList<>());
     entry.setWaiters(new ArrayList<>());
     ledger.put(entry);
     ledger.index(Ledger.Deadline.EXPIRY, now + policy.window().toMillis(), storeKey);
+    // The dispatch's own topics the executor did not answer get the original answer. Duplicates
+    // that arrived since the dispatch, which no executor knew of, get it as a replay: one may have
+    // been told IN_FLIGHT after the executor's answer was committed, and its client waits on; to
+    // a client that had the executor's answer already it is the replay a duplicate gets.
     ToolResult reply = Replies.of(entry, false);
     unanswered.forEach(topic -> outputs.reply(reply, topic, now));
+    ToolResult replay = Replies.of(entry, true);
+    waiters.forEach(topic -> outputs.reply(replay, topic, now));
     audit(entry, succeeded ? AuditType.COMPLETED : AuditType.FAILED, null, now);
   }
 
