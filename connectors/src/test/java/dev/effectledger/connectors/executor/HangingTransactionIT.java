@@ -228,9 +228,7 @@ class HangingTransactionIT {
     String deadId = config.withInstanceId("executor-0").transactionalId();
     try (KafkaProducer<byte[], byte[]> dead = transactional(deadId)) {
       dead.beginTransaction();
-      for (String key : keys) {
-        dead.send(new ProducerRecord<>(journal.topic(), 0, utf8(key + "#1"), null)).get();
-      }
+      clearMarkers(dead, keys);
       TransactionDescription ongoing = describe(deadId);
       HangingTransactionMaker.leaveOffsetsOpen(
           kafka.bootstrapServers(),
@@ -289,9 +287,7 @@ class HangingTransactionIT {
         new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), Outcome.class);
     try (KafkaProducer<byte[], byte[]> predecessor = transactional(id)) {
       predecessor.beginTransaction();
-      for (String key : keys) {
-        predecessor.send(new ProducerRecord<>(journal.topic(), 0, utf8(key + "#1"), null)).get();
-      }
+      clearMarkers(predecessor, keys);
       predecessor.sendOffsetsToTransaction(
           Map.of(dispatches(), new OffsetAndMetadata(3)),
           new ConsumerGroupMetadata(config.groupId()));
@@ -348,6 +344,14 @@ class HangingTransactionIT {
     Properties kafkaProps = Fixtures.kafka(kafka.bootstrapServers());
     kafkaProps.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "3000");
     return kafkaProps;
+  }
+
+  /** Sends, in {@code producer}'s open transaction, the journal tombstones of {@code keys}. */
+  private void clearMarkers(KafkaProducer<byte[], byte[]> producer, List<String> keys)
+      throws Exception {
+    for (String key : keys) {
+      producer.send(new ProducerRecord<>(journal.topic(), 0, utf8(key + "#1"), null)).get();
+    }
   }
 
   /** This test's dispatch partition. */
