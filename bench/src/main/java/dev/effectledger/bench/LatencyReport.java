@@ -26,7 +26,9 @@ final class LatencyReport {
         .append(
             " s measured; latency from send to the first committed answer (read_committed). The ledger's reply crosses"
                 + " the ledger (dispatch), the executor (kafka connector, no I/O; its commit interval set to the same value)"
-                + " and the ledger again (completion): three transactional commits.\n\n");
+                + ", which publishes the reply in the outcome's transaction: two transactional commits (the"
+                + " ledger's completion follows, off the reply's path; its hop below is the reply's lag behind"
+                + " the outcome, about zero).\n\n");
     md.append(
         "| commit.interval.ms | offered load /s | baseline p50 / p99 / p99.9 ms | ledger p50 / p99 / p99.9 ms"
             + " | ledger p99 / baseline p99 | target |\n| ---: | ---: | --- | --- | ---: | --- |\n");
