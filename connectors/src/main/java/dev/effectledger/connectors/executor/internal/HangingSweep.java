@@ -20,6 +20,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.admin.TransactionState;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TransactionalIdNotFoundException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
@@ -75,33 +76,15 @@ public final class HangingSweep {
    * @return how many it ended
    */
   public int sweep(Collection<String> topics, String groupId, Predicate<String> ours) {
-    List<String> described = new ArrayList<>(topics);
-    if (groupId != null) {
-      described.add(Topic.GROUP_METADATA_TOPIC_NAME);
-    }
-    Map<String, TopicDescription> descriptions =
-        HangingTransactions.await(
-            admin.describeTopics(described).allTopicNames(), "describe " + described);
-    List<TopicPartition> partitions = new ArrayList<>();
-    for (String topic : topics) {
-      descriptions.get(topic).partitions().stream()
-          .map(p -> new TopicPartition(topic, p.partition()))
-          .forEach(partitions::add);
-    }
-    if (groupId != null) {
-      partitions.add(
-          offsetsPartition(
-              groupId, descriptions.get(Topic.GROUP_METADATA_TOPIC_NAME).partitions().size()));
-    }
+    List<TopicPartition> partitions = partitions(topics, groupId, false);
     int ended = 0;
     for (Hanging h : hanging.find(partitions)) {
       boolean offsets = h.partition().topic().equals(Topic.GROUP_METADATA_TOPIC_NAME);
-      boolean wrote;
-      if (!offsets || h.decision() != Decision.UNKNOWN) {
-        wrote = hanging.end(h);
-      } else if (h.transactionalIds().stream().anyMatch(ours)) {
-        wrote = hanging.commit(h);
-      } else {
+      boolean commit = h.decision() == Decision.COMMITTED;
+      if (offsets && h.decision() == Decision.UNKNOWN) {
+        commit = h.transactionalIds().stream().anyMatch(ours);
+      }
+      if (offsets && h.decision() == Decision.UNKNOWN && !commit) {
         if (warned.add(h.partition() + "/" + h.producerId() + "/" + h.startOffset())) {
           log.warn(
               "A hanging transaction on {} is not one of this group's executors' and is left"
@@ -112,14 +95,14 @@ public final class HangingSweep {
         }
         continue;
       }
-      if (wrote) {
+      if (commit ? hanging.commit(h) : hanging.abort(h)) {
         ended++;
         log.warn(
             "{} a hanging transaction on {} (left open by a broker crash; no coordinator would ever"
                 + " end it, and every read_committed reader of the partition waited behind it).{}",
-            h.decision() == Decision.COMMITTED || offsets ? "Committed" : "Aborted",
+            commit ? "Committed" : "Aborted",
             h,
-            h.decision() == Decision.COMMITTED || offsets
+            commit || offsets
                 ? ""
                 : " The ledger's pending timeout sends a dispatch in it again and answers an"
                     + " outcome in it again (by a lookup where the effect may have happened)");
@@ -144,26 +127,7 @@ public final class HangingSweep {
     if (predecessor == null) {
       return 0;
     }
-    List<String> described = new ArrayList<>();
-    for (String topic : topics) {
-      if (exists(topic)) {
-        described.add(topic);
-      }
-    }
-    described.add(Topic.GROUP_METADATA_TOPIC_NAME);
-    Map<String, TopicDescription> descriptions =
-        HangingTransactions.await(
-            admin.describeTopics(described).allTopicNames(), "describe " + described);
-    List<TopicPartition> partitions = new ArrayList<>();
-    descriptions.forEach(
-        (topic, d) -> {
-          if (!topic.equals(Topic.GROUP_METADATA_TOPIC_NAME)) {
-            d.partitions().forEach(p -> partitions.add(new TopicPartition(topic, p.partition())));
-          }
-        });
-    partitions.add(
-        offsetsPartition(
-            groupId, descriptions.get(Topic.GROUP_METADATA_TOPIC_NAME).partitions().size()));
+    List<TopicPartition> partitions = partitions(topics, groupId, true);
     int ended = 0;
     for (Hanging h : hanging.openOf(transactionalId, predecessor, partitions)) {
       if (h.decision() != Decision.UNKNOWN && hanging.end(h)) {
@@ -222,24 +186,42 @@ public final class HangingSweep {
     }
   }
 
-  private boolean exists(String topic) {
-    try {
-      admin
-          .describeTopics(List.of(topic))
-          .allTopicNames()
-          .get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-      return true;
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof UnknownTopicOrPartitionException) {
-        return false;
-      }
-      throw new IllegalStateException("Could not describe " + topic + ": " + e.getCause(), e);
-    } catch (TimeoutException e) {
-      throw new IllegalStateException("Could not describe " + topic + " in time", e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("Interrupted", e);
+  /**
+   * The partitions of {@code topics} and the partition of {@code __consumer_offsets} that holds
+   * {@code groupId}'s offsets (null: none), each topic described once; a topic that does not exist
+   * is skipped when {@code skipMissing}, an error otherwise.
+   */
+  private List<TopicPartition> partitions(
+      Collection<String> topics, String groupId, boolean skipMissing) {
+    List<String> described = new ArrayList<>(topics);
+    if (groupId != null) {
+      described.add(Topic.GROUP_METADATA_TOPIC_NAME);
     }
+    Map<String, KafkaFuture<TopicDescription>> futures =
+        admin.describeTopics(described).topicNameValues();
+    List<TopicPartition> partitions = new ArrayList<>();
+    for (String topic : described) {
+      TopicDescription d;
+      try {
+        d = futures.get(topic).get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+      } catch (ExecutionException e) {
+        if (skipMissing && e.getCause() instanceof UnknownTopicOrPartitionException) {
+          continue;
+        }
+        throw new IllegalStateException("Could not describe " + topic + ": " + e.getCause(), e);
+      } catch (TimeoutException e) {
+        throw new IllegalStateException("Could not describe " + topic + " in time", e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("Interrupted", e);
+      }
+      if (topic.equals(Topic.GROUP_METADATA_TOPIC_NAME)) {
+        partitions.add(offsetsPartition(groupId, d.partitions().size()));
+      } else {
+        d.partitions().forEach(p -> partitions.add(new TopicPartition(topic, p.partition())));
+      }
+    }
+    return partitions;
   }
 
   /** The partition of {@code __consumer_offsets} that holds {@code groupId}'s offsets. */

@@ -193,11 +193,7 @@ public final class HangingTransactions implements AutoCloseable {
    */
   public List<Hanging> find(Collection<TopicPartition> partitions) {
     List<Hanging> hanging = new ArrayList<>();
-    long now = clock.millis();
     for (Open open : open(partitions, after)) {
-      if (!silent(open.producer(), now, after)) {
-        continue;
-      }
       decide(open.partition(), open.producer(), open.coordinator().values(), v2())
           .ifPresent(d -> hanging.add(open.hanging(d)));
     }
@@ -416,8 +412,8 @@ public final class HangingTransactions implements AutoCloseable {
   }
 
   /**
-   * The transactions open on {@code partitions} whose producer has been silent there for at least
-   * {@code silentFor}, each with its coordinator's view. The coordinator is asked once per
+   * The transactions open on {@code partitions} whose producer has been silent there for longer
+   * than {@code silentFor}, each with its coordinator's view. The coordinator is asked once per
    * producer, and only about those: on a busy cluster most open transactions are young, and a sweep
    * asks every 30 s.
    */
@@ -428,7 +424,7 @@ public final class HangingTransactions implements AutoCloseable {
     for (Map.Entry<TopicPartition, List<ProducerState>> e : producers(partitions).entrySet()) {
       for (ProducerState producer : e.getValue()) {
         if (producer.currentTransactionStartOffset().isPresent()
-            && now - producer.lastTimestamp() >= silentFor.toMillis()) {
+            && (silentFor.isZero() || silent(producer, now, silentFor))) {
           open.add(
               new Open(
                   e.getKey(),
