@@ -54,7 +54,8 @@ final class DownstreamCommand implements Callable<Integer> {
       description =
           "share of keys meeting each fault on their first request, instead of --fault-percent: 503 (before the"
               + " effect), 429, 409, stall (held before the effect), slow (acts after --slow), hang (held after the effect),"
-              + " reset (connection dropped after the effect), 500 (after the effect); e.g. 503=5,hang=3,reset=3,500=3,slow=5")
+              + " reset (connection dropped after the effect), drop (connection dropped before it), 500 (after the effect);"
+              + " e.g. 503=5,hang=3,reset=3,500=3,slow=5,drop=3")
   String faultMix;
 
   @Option(
@@ -85,6 +86,8 @@ final class DownstreamCommand implements Callable<Integer> {
           Fault.HANG_AFTER_EFFECT,
           "reset",
           Fault.DROP_AFTER_EFFECT,
+          "drop",
+          Fault.DROP_BEFORE_EFFECT,
           "500",
           Fault.ERROR_AFTER_EFFECT);
 

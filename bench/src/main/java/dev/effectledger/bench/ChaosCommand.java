@@ -204,6 +204,7 @@ final class ChaosCommand implements Callable<Integer> {
         | intents published / replies (each intent has at least one) | %,d / %,d |
         | keys held as UNKNOWN on the way | %,d |
         | reconciler at the end | %s |
+        | reconciler resolutions replayed late, as the key's next life was dispatched | %,d |
         | wall time | %d s |
         | violations | %d |
 
@@ -241,6 +242,7 @@ final class ChaosCommand implements Callable<Integer> {
                 r.replies(),
                 r.heldUnknown(),
                 r.reconciliation(),
+                r.staleResolutionsReplayed(),
                 r.seconds(),
                 r.violations().size(),
                 r.violations().isEmpty()

@@ -46,7 +46,12 @@ public final class CountingDownstream implements AutoCloseable {
     /** Answers 429 with Retry-After: 0, before any effect. */
     RATE_LIMITED,
     /** Holds the request (the key in progress) as long as a hang lasts, then acts and answers. */
-    STALL_BEFORE_EFFECT
+    STALL_BEFORE_EFFECT,
+    /**
+     * Drops the connection without an answer and without acting: to a client, the same as {@link
+     * #DROP_AFTER_EFFECT}; only a lookup tells them apart.
+     */
+    DROP_BEFORE_EFFECT
   }
 
   private record Stored(String bodyHash, String response) {}
@@ -268,6 +273,9 @@ public final class CountingDownstream implements AutoCloseable {
         exchange.getResponseHeaders().add("Retry-After", "0");
         answer(exchange, fault == Fault.RATE_LIMITED ? 429 : 503, "{\"error\":\"try later\"}");
         return;
+      }
+      if (fault == Fault.DROP_BEFORE_EFFECT) {
+        return; // no answer: closing the exchange without one drops the connection
       }
       if (fault == Fault.CONFLICT_IN_PROGRESS) {
         answer(exchange, 409, "{\"error\":\"a request with this key is in progress\"}");

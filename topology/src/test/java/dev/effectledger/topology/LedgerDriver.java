@@ -201,6 +201,7 @@ final class LedgerDriver implements AutoCloseable {
         .setEffectKey(dispatch.getEffectKey())
         .setCompletedAt(at)
         .setReplyTopic(dispatch.getReplyTopic())
+        .setIncarnation(dispatch.getIncarnation())
         .build();
   }
 

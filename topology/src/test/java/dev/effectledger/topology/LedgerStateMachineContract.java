@@ -3,6 +3,7 @@ package dev.effectledger.topology;
 import static dev.effectledger.topology.LedgerDriver.T0;
 import static dev.effectledger.topology.LedgerDriver.intent;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import dev.effectledger.policy.AmbiguityPolicy;
 import dev.effectledger.policy.InFlightPolicy;
@@ -14,6 +15,7 @@ import dev.effectledger.schema.AuditType;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerState;
+import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.Replies;
 import dev.effectledger.schema.ResultStatus;
@@ -683,6 +685,67 @@ abstract class LedgerStateMachineContract {
     ledger.outcome(dispatch, OutcomeStatus.RETRYABLE, null, at(Duration.ofSeconds(3)));
     assertThat(ledger.entry("acme", "k1")).isNull();
     assertThat(ledger.results.readValue().getError().getRetriable()).isTrue();
+  }
+
+  /**
+   * The double effect a single-broker chaos run found (2026-11-23): the reconciler released a held
+   * key, the agent sent it again, and a second resolution of the first life, made from a view of
+   * tool-audit that had not caught up, released the second life while its effect was in flight; the
+   * agent sent again and a third life charged a second time.
+   */
+  @Test
+  void shouldNotLetARetryableOutcomeOfAnEarlierLifeReleaseTheKeysNextLife() {
+    Dispatch first = chargeDispatched("k1");
+    ledger.outcome(first, OutcomeStatus.AMBIGUOUS, null, at(Duration.ofSeconds(1)));
+    ledger.outcome(first, OutcomeStatus.RETRYABLE, null, at(Duration.ofSeconds(2)));
+    assertThat(ledger.entry("acme", "k1")).as("released: no effect happened").isNull();
+    ledger.send(intent("k1", CHARGE, ARGS), at(Duration.ofSeconds(3)));
+    Dispatch second = payments.readValue();
+    assertThat(second.getAttempt()).isEqualTo(first.getAttempt());
+    assertThat(second.getIncarnation()).isNotNull().isNotEqualTo(first.getIncarnation());
+    ledger.results.readValuesToList();
+    ledger.audit.readValuesToList();
+
+    ledger.outcome(first, OutcomeStatus.RETRYABLE, null, at(Duration.ofSeconds(4)));
+    ledger.outcome(first, OutcomeStatus.AMBIGUOUS, null, at(Duration.ofSeconds(5)));
+
+    assertThat(ledger.entry("acme", "k1").getState())
+        .as("the second life's effect is in flight")
+        .isEqualTo(LedgerState.PENDING);
+    assertThat(ledger.results.isEmpty()).as("no release, no hold told to the agent").isTrue();
+    assertThat(payments.isEmpty()).isTrue();
+    assertThat(ledger.auditTypes()).containsExactly(AuditType.LATE_OUTCOME, AuditType.LATE_OUTCOME);
+
+    ledger.outcome(second, OutcomeStatus.SUCCEEDED, "{\"id\":1}", at(Duration.ofSeconds(6)));
+    assertThat(ledger.entry("acme", "k1").getState()).isEqualTo(LedgerState.SUCCEEDED);
+    assertThat(ledger.results.readValue().getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+  }
+
+  @Test
+  void shouldMatchAnOutcomeThatNamesNoLifeByAttemptAlone() {
+    Dispatch dispatch = chargeDispatched("k1");
+    Outcome fromAnEarlierRelease =
+        LedgerDriver.outcomeOf(
+            dispatch, OutcomeStatus.RETRYABLE, null, null, at(Duration.ofSeconds(1)));
+    fromAnEarlierRelease.setIncarnation(null);
+
+    ledger.outcomes.pipeInput("k1", fromAnEarlierRelease, at(Duration.ofSeconds(1)));
+
+    assertThat(ledger.entry("acme", "k1")).as("released").isNull();
+    assertThat(ledger.results.readValue().getError().getRetriable()).isTrue();
+  }
+
+  @Test
+  void shouldNameTheKeysLifeInItsDispatchesAndAuditEvents() {
+    Dispatch dispatch = chargeDispatched("k1");
+    ledger.outcome(dispatch, OutcomeStatus.AMBIGUOUS, null, at(Duration.ofSeconds(1)));
+
+    Long life = ledger.entry("acme", "k1").getIncarnation();
+    assertThat(life).isNotNull();
+    assertThat(dispatch.getIncarnation()).isEqualTo(life);
+    assertThat(ledger.audit.readValuesToList())
+        .extracting(AuditEvent::getType, AuditEvent::getIncarnation)
+        .containsExactly(tuple(AuditType.DISPATCHED, life), tuple(AuditType.HELD_UNKNOWN, life));
   }
 
   @Test

@@ -50,7 +50,7 @@ public final class ChaosRun {
    * The payment API's faults: shares of keys, on their first request (see {@code effectledger
    * downstream --help}).
    */
-  public static final String FAULT_MIX = "503=5,hang=3,reset=3,500=3,slow=5";
+  public static final String FAULT_MIX = "503=5,hang=3,reset=3,500=3,slow=5,drop=3";
 
   /**
    * What to run. {@code minWorkload}: the least time the agents take to send every step once (zero:
@@ -105,6 +105,7 @@ public final class ChaosRun {
       int heldUnknown,
       long doubleEffectAudits,
       ToolReport reconciliation,
+      int staleResolutionsReplayed,
       long seconds,
       List<String> violations) {
 
@@ -113,7 +114,8 @@ public final class ChaosRun {
           "chaos: %d actions (%d steps), %d process kills (executors killed with %s requests in flight),"
               + " %d agent kills, %d broker faults, %d restarts after a process exited on its own, %d effects, %d actions with"
               + " more effects than meant, %d of %d steps answered, %d intents and %d replies, %d keys held as UNKNOWN on the"
-              + " way, %d double effects audited by the ledger, reconciler %s, %d s, %d violation(s)",
+              + " way, %d double effects audited by the ledger, reconciler %s, %d stale resolutions replayed, %d s,"
+              + " %d violation(s)",
           actions,
           steps,
           processKills,
@@ -130,6 +132,7 @@ public final class ChaosRun {
           heldUnknown,
           doubleEffectAudits,
           reconciliation,
+          staleResolutionsReplayed,
           seconds,
           violations.size());
     }
@@ -164,12 +167,13 @@ public final class ChaosRun {
     Properties kafka = deployment.kafka();
     ToolPolicies policies = new ToolPolicyLoader().load(options.dir().resolve("tools.yaml"));
     try (Reconciler reconciler =
-        new Reconciler(
-            kafka,
-            registry,
-            Connectors.forLanes(policies, List.of(PAYMENTS), Clock.systemUTC()),
-            Duration.ofSeconds(10),
-            Clock.systemUTC())) {
+            new Reconciler(
+                kafka,
+                registry,
+                Connectors.forLanes(policies, List.of(PAYMENTS), Clock.systemUTC()),
+                Duration.ofSeconds(10),
+                Clock.systemUTC());
+        StaleResolutions stale = StaleResolutions.start(kafka, registry, PAYMENTS)) {
       List<ToolReport> passes = Collections.synchronizedList(new ArrayList<>());
       var reconciling = Executors.newSingleThreadScheduledExecutor();
       reconciling.scheduleWithFixedDelay(
@@ -321,6 +325,7 @@ public final class ChaosRun {
               found.heldUnknown(),
               found.doubleEffectAudits(),
               report,
+              stale.replayed(),
               TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started),
               List.copyOf(violations));
       say(result.summary());

@@ -118,6 +118,12 @@ class ChaosRunIT {
         .as("and resolved by the reconciler's lookup")
         .isPositive();
     assertThat(result.reconciliation().heldUnresolved()).isZero();
+    assertThat(result.reconciliation().heldNoEffect())
+        .as("connections dropped before the effect: held, found to have none, released")
+        .isPositive();
+    assertThat(result.staleResolutionsReplayed())
+        .as("each release's resolution replayed as the key's next life was dispatched")
+        .isPositive();
   }
 
   private static void assertFaultsHappened(ChaosRun.Result result) {

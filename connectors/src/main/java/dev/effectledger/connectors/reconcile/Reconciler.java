@@ -81,6 +81,14 @@ public final class Reconciler implements AutoCloseable {
   private final KafkaProducer<String, Outcome> producer;
   private final Map<String, AuditEvent> latest = new HashMap<>();
   private final Map<String, Boolean> confirmed = new HashMap<>();
+
+  /**
+   * The held events this reconciler resolved, by key: one is not resolved again while it is still
+   * the latest event read for its key (the ledger's answer to the resolution may not be readable
+   * yet, and a second lookup then could find the effect of the key's next life in flight).
+   */
+  private final Map<String, AuditEvent> resolved = new HashMap<>();
+
   private ScheduledExecutorService schedule;
 
   public Reconciler(
@@ -125,6 +133,7 @@ public final class Reconciler implements AutoCloseable {
     Map<String, ToolReport> byTool = new TreeMap<>();
     Instant cutoff = clock.instant().minus(minAge);
     List<ProducerRecord<String, Outcome>> resolutions = new ArrayList<>();
+    Map<String, AuditEvent> resolving = new HashMap<>();
     for (Map.Entry<String, AuditEvent> e : latest.entrySet()) {
       AuditEvent event = e.getValue();
       Connector connector = connectors.get(event.getTool());
@@ -134,8 +143,15 @@ public final class Reconciler implements AutoCloseable {
         }
         continue;
       }
+      if (event.getType() == AuditType.HELD_UNKNOWN && event.equals(resolved.get(e.getKey()))) {
+        continue;
+      }
       if (event.getType() == AuditType.HELD_UNKNOWN && !event.getAt().isAfter(cutoff)) {
+        int before = resolutions.size();
         byTool.merge(event.getTool(), resolve(connector, event, resolutions), ToolReport::plus);
+        if (resolutions.size() > before) {
+          resolving.put(e.getKey(), event);
+        }
       } else if (event.getType() == AuditType.COMPLETED && !confirmed.containsKey(e.getKey())) {
         Lookup lookup = connector.lookup(effectKey(event));
         if (lookup.status() == Lookup.Status.FOUND || lookup.status() == Lookup.Status.NOT_FOUND) {
@@ -155,6 +171,7 @@ public final class Reconciler implements AutoCloseable {
       }
     }
     publish(resolutions);
+    resolved.putAll(resolving);
     countEffectsWithoutEntry(byTool);
     return new Report(byTool);
   }
@@ -197,6 +214,7 @@ public final class Reconciler implements AutoCloseable {
             .setTool(held.getTool())
             .setAttempt(held.getAttempt())
             .setEffectKey(effectKey(held))
+            .setIncarnation(held.getIncarnation())
             .setCompletedAt(clock.instant());
     switch (lookup.status()) {
       case FOUND -> {
@@ -251,7 +269,9 @@ public final class Reconciler implements AutoCloseable {
             record -> {
               AuditEvent event = record.value();
               if (event != null && STATE_CHANGES.contains(event.getType())) {
-                latest.put(LedgerStore.key(event.getTenant(), event.getIdempotencyKey()), event);
+                String key = LedgerStore.key(event.getTenant(), event.getIdempotencyKey());
+                latest.put(key, event);
+                resolved.remove(key);
               }
             });
     if (!caughtUp) {

@@ -101,6 +101,9 @@ class EffectPerformerTest {
         new FakeClock(NOW));
   }
 
+  /** The ledger's name for the life of the key the dispatches belong to. */
+  private static final long LIFE = 17;
+
   private static Dispatch dispatch(int attempt) {
     return Dispatch.newBuilder()
         .setIdempotencyKey("k1")
@@ -113,6 +116,7 @@ class EffectPerformerTest {
         .setArguments("{\"amount\":1}")
         .setAttempt(attempt)
         .setDispatchedAt(NOW)
+        .setIncarnation(LIFE)
         .build();
   }
 
@@ -202,6 +206,28 @@ class EffectPerformerTest {
         .extracting(ProducerRecord::topic)
         .containsExactly(Topics.OUTCOMES);
     assertThat(outcomeIn(fromAnOlderLedger).getRepliedTo()).isEmpty();
+  }
+
+  @Test
+  void shouldNameTheLifeOfTheKeyItAnswersOnEveryOutcome() {
+    Fake succeeding =
+        new Fake(r -> new EffectOutcome.Succeeded("{}", "fx-1", List.of()), k -> Lookup.notFound());
+    Fake retrying =
+        new Fake(r -> new EffectOutcome.Retryable("UNAVAILABLE", "503"), k -> Lookup.notFound());
+
+    List<Outcome> outcomes =
+        List.of(
+            outcomeIn(performer(succeeding).perform(dispatch(1)).records()),
+            outcomeIn(performer(retrying).perform(dispatch(1)).records()),
+            outcomeIn(performer(retrying).startedBefore(dispatch(1)).records()));
+
+    assertThat(outcomes)
+        .extracting(Outcome::getStatus)
+        .containsExactly(OutcomeStatus.SUCCEEDED, OutcomeStatus.RETRYABLE, OutcomeStatus.AMBIGUOUS);
+    assertThat(outcomes)
+        .as("echoed from the dispatch: a late one cannot settle the key's next life")
+        .extracting(Outcome::getIncarnation)
+        .containsOnly(LIFE);
   }
 
   @Test

@@ -21,6 +21,7 @@ import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
+import dev.effectledger.schema.serde.SchemaRegistry;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import dev.effectledger.testkit.TopicCollector;
 import dev.effectledger.topology.LedgerConfig;
@@ -35,135 +36,255 @@ import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
-/** A held key whose effect the downstream never saw is released by the scheduled reconciler. */
+/**
+ * Held keys are resolved by the reconciler, once, and only in the life of the key they were held.
+ */
 @Tag("integration")
 class ReconcilerIT {
+
+  private static final String REGISTRY = "mock://reconciler-it";
 
   @RegisterExtension
   static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
 
   @TempDir Path stateDir;
 
-  @Test
-  @Timeout(120)
-  void shouldReleaseHeldKeyWithNoEffectDownstreamOnSchedule() throws Exception {
-    String registry = "mock://reconciler-it";
+  private final SchemaRegistry registryClient = SchemaRegistries.forUrl(REGISTRY);
+
+  @BeforeAll
+  static void createTopics() {
     Map<String, Integer> topics = new HashMap<>();
     for (String t : Topics.fixed()) {
       topics.put(t, 1);
     }
     topics.put(Topics.dispatch("payments"), 1);
     kafka.createTopics(topics);
-    try (CountingDownstream downstream = CountingDownstream.start(Duration.ofSeconds(1))) {
-      ToolPolicies policies =
-          ToolPolicies.of(
-              ToolPolicy.builder("charge", ToolClass.IRREVERSIBLE)
-                  .window(Duration.ofDays(30))
-                  .pendingTimeout(Duration.ofMinutes(30))
-                  .onInFlight(InFlightPolicy.COALESCE)
-                  .onAmbiguous(AmbiguityPolicy.HOLD)
-                  .lane("payments")
-                  .connector("http")
-                  .maxAttempts(3)
-                  .bypassAllowed(false)
-                  .build()
-                  .withSettings(
-                      "http",
-                      new ObjectMapper()
-                          .readTree(
-                              "{\"url\":\""
-                                  + downstream.url()
-                                  + "\",\"honoursKeys\":true,"
-                                  + "\"lookupUrl\":\""
-                                  + downstream.url()
-                                  + "?key={key}\"}")));
-      Properties streamsProps = new Properties();
-      streamsProps.put(StreamsConfig.APPLICATION_ID_CONFIG, "reconciler-it");
-      streamsProps.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-      streamsProps.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-      var registryClient = SchemaRegistries.forUrl(registry);
-      Properties producerProps = Fixtures.kafka(kafka.bootstrapServers());
-      try (KafkaStreams ledger =
-              new KafkaStreams(
-                  LedgerTopology.build(LedgerConfig.of(policies, registry)),
-                  LedgerTopology.streamsProperties(streamsProps));
-          var results =
-              new TopicCollector<>(
-                  kafka.bootstrapServers(),
-                  Topics.RESULTS,
-                  new RegistryAvroSerde<>(registryClient, ToolResult.class));
-          KafkaProducer<String, ToolIntent> intents =
-              new KafkaProducer<>(
-                  producerProps,
-                  new StringSerializer(),
-                  new RegistryAvroSerde<>(registryClient, ToolIntent.class));
-          KafkaProducer<String, Outcome> outcomes =
-              new KafkaProducer<>(
-                  producerProps,
-                  new StringSerializer(),
-                  new RegistryAvroSerde<>(registryClient, Outcome.class))) {
-        ledger.start();
-        intents
-            .send(
-                new ProducerRecord<>(
-                    Topics.INTENTS,
-                    "k1",
-                    ToolIntent.newBuilder()
-                        .setIdempotencyKey("k1")
-                        .setTenant("acme")
-                        .setRunId("r")
-                        .setStepId("s")
-                        .setTool("charge")
-                        .setArguments("{\"amount\":1}")
-                        .setArgumentsHash(ArgumentsHash.of("{\"amount\":1}", List.of()))
-                        .setRequestedAt(Instant.now())
-                        .build()))
-            .get();
-        // The executor lost its answer: the ledger holds the key.
-        outcomes
-            .send(
-                new ProducerRecord<>(
-                    Topics.OUTCOMES,
-                    "k1",
-                    Outcome.newBuilder()
-                        .setIdempotencyKey("k1")
-                        .setTenant("acme")
-                        .setTool("charge")
-                        .setAttempt(1)
-                        .setStatus(OutcomeStatus.AMBIGUOUS)
-                        .setCompletedAt(Instant.now())
-                        .build()))
-            .get();
-        await().atMost(Duration.ofSeconds(60)).until(() -> results.byKey.containsKey("k1"));
-        assertThat(results.byKey.get("k1").get(0).getStatus()).isEqualTo(ResultStatus.UNKNOWN);
+  }
 
-        try (Reconciler reconciler =
-            new Reconciler(
-                    Fixtures.kafka(kafka.bootstrapServers()),
-                    registry,
-                    Connectors.forLanes(policies, List.of("payments"), Clock.systemUTC()),
-                    Duration.ZERO,
-                    Clock.systemUTC())
-                .every(Duration.ofMillis(500))) {
-          await().atMost(Duration.ofSeconds(60)).until(() -> results.byKey.get("k1").size() == 2);
-        }
+  @Test
+  @Timeout(120)
+  void shouldReleaseHeldKeyWithNoEffectDownstreamOnSchedule() throws Exception {
+    try (CountingDownstream downstream = CountingDownstream.start(Duration.ofSeconds(1));
+        Harness h = new Harness(policies(downstream), "k1")) {
+      h.heldUnknown("k1");
 
-        ToolResult released = results.byKey.get("k1").get(1);
-        assertThat(released.getStatus()).isEqualTo(ResultStatus.FAILED);
-        assertThat(released.getError().getRetriable())
-            .as("released: the intent may be sent again")
-            .isTrue();
-        assertThat(downstream.requests("k1")).isZero();
+      try (Reconciler reconciler = h.reconciler().every(Duration.ofMillis(500))) {
+        await().atMost(Duration.ofSeconds(60)).until(() -> h.results.byKey.get("k1").size() == 2);
       }
+
+      ToolResult released = h.results.byKey.get("k1").get(1);
+      assertThat(released.getStatus()).isEqualTo(ResultStatus.FAILED);
+      assertThat(released.getError().getRetriable())
+          .as("released: the intent may be sent again")
+          .isTrue();
+      assertThat(downstream.requests("k1")).isZero();
+    }
+  }
+
+  /**
+   * The double effect a single-broker chaos run found (2026-11-23): a resolution of a key's first
+   * life, published again from a view of tool-audit that had not caught up (a reconciler restarted,
+   * or one whose read was held back), must not release the key's second life while its effect is in
+   * flight. The stale resolution is replayed here byte for byte, as a reconciler published it.
+   */
+  @Test
+  @Timeout(120)
+  void shouldNotLetAStaleResolutionOfTheFirstLifeReleaseTheSecond() throws Exception {
+    try (CountingDownstream downstream = CountingDownstream.start(Duration.ofSeconds(1));
+        Harness h = new Harness(policies(downstream), "k2");
+        var dispatches =
+            new TopicCollector<>(
+                kafka.bootstrapServers(),
+                Topics.dispatch("payments"),
+                new ByteArrayDeserializer());
+        var outcomes =
+            new TopicCollector<>(
+                kafka.bootstrapServers(), Topics.OUTCOMES, new ByteArrayDeserializer());
+        Reconciler reconciler = h.reconciler()) {
+      h.heldUnknown("k2");
+      reconciler.reconcileOnce();
+      await().atMost(Duration.ofSeconds(60)).until(() -> h.results.byKey.get("k2").size() == 2);
+      await().atMost(Duration.ofSeconds(30)).until(() -> outcomes.byKey.get("k2").size() == 2);
+      byte[] resolution = outcomes.byKey.get("k2").get(1);
+
+      h.intent("k2"); // the agent sends again: the key's second life
+      await().atMost(Duration.ofSeconds(60)).until(() -> dispatches.byKey.get("k2").size() == 2);
+      h.publishRaw(Topics.OUTCOMES, "k2", resolution); // the first life's resolution, again
+      h.outcome("k2", OutcomeStatus.SUCCEEDED); // the second life's effect
+
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(
+              () ->
+                  h.results.byKey.get("k2").stream()
+                      .anyMatch(r -> r.getStatus() == ResultStatus.SUCCEEDED));
+      assertThat(h.results.byKey.get("k2"))
+          .extracting(ToolResult::getStatus)
+          .as("held, released, then the second life's success: never released twice")
+          .containsExactly(ResultStatus.UNKNOWN, ResultStatus.FAILED, ResultStatus.SUCCEEDED);
+    }
+  }
+
+  /**
+   * A reconciler whose read of tool-audit does not yet show the ledger's answer to its resolution
+   * (here, the ledger is stopped) does not resolve the same held key again.
+   */
+  @Test
+  @Timeout(120)
+  void shouldResolveAHeldEventOnceWhileTheLedgerHasNotAnsweredIt() throws Exception {
+    try (CountingDownstream downstream = CountingDownstream.start(Duration.ofSeconds(1));
+        Harness h = new Harness(policies(downstream), "k3");
+        var outcomes =
+            new TopicCollector<>(
+                kafka.bootstrapServers(), Topics.OUTCOMES, new ByteArrayDeserializer());
+        Reconciler reconciler = h.reconciler()) {
+      h.heldUnknown("k3");
+      h.ledger.close(Duration.ofSeconds(30));
+
+      assertThat(reconciler.reconcileOnce().tool("charge").heldNoEffect()).isEqualTo(1);
+      assertThat(reconciler.reconcileOnce().tool("charge").heldNoEffect()).isZero();
+
+      await().atMost(Duration.ofSeconds(30)).until(() -> outcomes.byKey.get("k3").size() >= 2);
+      Thread.sleep(1_000); // a second resolution, if one was published, is read by now
+      assertThat(outcomes.byKey.get("k3"))
+          .as("the executor's outcome and one resolution")
+          .hasSize(2);
+    }
+  }
+
+  private static ToolPolicies policies(CountingDownstream downstream) throws Exception {
+    return ToolPolicies.of(
+        ToolPolicy.builder("charge", ToolClass.IRREVERSIBLE)
+            .window(Duration.ofDays(30))
+            .pendingTimeout(Duration.ofMinutes(30))
+            .onInFlight(InFlightPolicy.COALESCE)
+            .onAmbiguous(AmbiguityPolicy.HOLD)
+            .lane("payments")
+            .connector("http")
+            .maxAttempts(3)
+            .bypassAllowed(false)
+            .build()
+            .withSettings(
+                "http",
+                new ObjectMapper()
+                    .readTree(
+                        "{\"url\":\""
+                            + downstream.url()
+                            + "\",\"honoursKeys\":true,"
+                            + "\"lookupUrl\":\""
+                            + downstream.url()
+                            + "?key={key}\"}")));
+  }
+
+  /**
+   * A running ledger with one application id per test, and clients that play agent and executor.
+   */
+  private final class Harness implements AutoCloseable {
+    final ToolPolicies policies;
+    final KafkaStreams ledger;
+    final TopicCollector<ToolResult> results;
+    final KafkaProducer<String, byte[]> producer;
+
+    Harness(ToolPolicies policies, String name) {
+      this.policies = policies;
+      Properties streamsProps = new Properties();
+      streamsProps.put(StreamsConfig.APPLICATION_ID_CONFIG, "reconciler-it-" + name);
+      streamsProps.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+      streamsProps.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.resolve(name).toString());
+      ledger =
+          new KafkaStreams(
+              LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)),
+              LedgerTopology.streamsProperties(streamsProps));
+      results =
+          new TopicCollector<>(
+              kafka.bootstrapServers(),
+              Topics.RESULTS,
+              new RegistryAvroSerde<>(registryClient, ToolResult.class));
+      producer =
+          new KafkaProducer<>(
+              Fixtures.kafka(kafka.bootstrapServers()),
+              new StringSerializer(),
+              new ByteArraySerializer());
+      ledger.start();
+    }
+
+    Reconciler reconciler() {
+      return new Reconciler(
+          Fixtures.kafka(kafka.bootstrapServers()),
+          REGISTRY,
+          Connectors.forLanes(policies, List.of("payments"), Clock.systemUTC()),
+          Duration.ZERO,
+          Clock.systemUTC());
+    }
+
+    /** The key is dispatched, and its executor lost its answer: the ledger holds it. */
+    void heldUnknown(String key) throws Exception {
+      intent(key);
+      outcome(key, OutcomeStatus.AMBIGUOUS);
+      await().atMost(Duration.ofSeconds(60)).until(() -> results.byKey.containsKey(key));
+      assertThat(results.byKey.get(key).get(0).getStatus()).isEqualTo(ResultStatus.UNKNOWN);
+    }
+
+    void intent(String key) throws Exception {
+      ToolIntent intent =
+          ToolIntent.newBuilder()
+              .setIdempotencyKey(key)
+              .setTenant("acme")
+              .setRunId("r")
+              .setStepId("s")
+              .setTool("charge")
+              .setArguments("{\"amount\":1}")
+              .setArgumentsHash(ArgumentsHash.of("{\"amount\":1}", List.of()))
+              .setRequestedAt(Instant.now())
+              .build();
+      publishRaw(
+          Topics.INTENTS,
+          key,
+          new RegistryAvroSerde<>(registryClient, ToolIntent.class)
+              .serialize(Topics.INTENTS, intent));
+    }
+
+    /** An executor's outcome for attempt 1, as an executor that names no life sends it. */
+    void outcome(String key, OutcomeStatus status) throws Exception {
+      Outcome outcome =
+          Outcome.newBuilder()
+              .setIdempotencyKey(key)
+              .setTenant("acme")
+              .setTool("charge")
+              .setAttempt(1)
+              .setStatus(status)
+              .setResultJson(status == OutcomeStatus.SUCCEEDED ? "{\"id\":\"ch_1\"}" : null)
+              .setEffectId(status == OutcomeStatus.SUCCEEDED ? "ch_1" : null)
+              .setCompletedAt(Instant.now())
+              .build();
+      publishRaw(
+          Topics.OUTCOMES,
+          key,
+          new RegistryAvroSerde<>(registryClient, Outcome.class)
+              .serialize(Topics.OUTCOMES, outcome));
+    }
+
+    void publishRaw(String topic, String key, byte[] value) throws Exception {
+      producer.send(new ProducerRecord<>(topic, key, value)).get();
+    }
+
+    @Override
+    public void close() {
+      producer.close();
+      results.close();
+      ledger.close(Duration.ofSeconds(30));
     }
   }
 }

@@ -2,6 +2,7 @@ package dev.effectledger.topology.internal;
 
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.schema.AuditEvent;
 import dev.effectledger.schema.AuditType;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.ErrorCode;
@@ -119,8 +120,18 @@ final class LedgerActions {
             .setLastDispatchedAt(Instant.ofEpochMilli(wallClock()))
             .setReplyTopic(replyTopic)
             .setTraceId(intent.getTraceId())
+            .setIncarnation(intentOffset())
             .build();
     dispatch(entry, policy, AuditType.DISPATCHED, now);
+  }
+
+  /**
+   * The offset of the intent being processed: a new life of a key is started only by an intent, and
+   * no two intents of one key share an offset, so it names the life (see {@code
+   * LedgerEntry.incarnation}).
+   */
+  private Long intentOffset() {
+    return context.recordMetadata().map(m -> m.offset()).orElse(null);
   }
 
   /** Sends the entry's next attempt with the same effect key. */
@@ -154,6 +165,7 @@ final class LedgerActions {
             .setTraceId(entry.getTraceId())
             .setReplyTopics(entry.getDispatchedTo())
             .setFirstSeenAt(entry.getFirstSeenAt())
+            .setIncarnation(entry.getIncarnation())
             .build(),
         now);
     audit(entry, audit, null, now);
@@ -304,15 +316,19 @@ final class LedgerActions {
 
   void audit(LedgerEntry entry, AuditType type, String code, long now) {
     outputs.audit(
-        entry.getIdempotencyKey(),
-        entry.getEffectKey(),
-        entry.getEffectId(),
-        entry.getTenant(),
-        entry.getTool(),
-        type,
-        entry.getState(),
-        entry.getAttempts(),
-        code,
+        AuditEvent.newBuilder()
+            .setIdempotencyKey(entry.getIdempotencyKey())
+            .setEffectKey(entry.getEffectKey())
+            .setEffectId(entry.getEffectId())
+            .setTenant(entry.getTenant())
+            .setTool(entry.getTool())
+            .setType(type)
+            .setState(entry.getState())
+            .setAttempt(entry.getAttempts())
+            .setCode(code)
+            .setIncarnation(entry.getIncarnation())
+            .setAt(Instant.ofEpochMilli(now))
+            .build(),
         now);
   }
 

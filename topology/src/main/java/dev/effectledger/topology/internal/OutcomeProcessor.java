@@ -18,9 +18,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Settles PENDING entries from executors' outcomes. Only the outcome of the current attempt can
- * release or hold a key; a success or failure from any attempt settles it, since the effect did
- * happen (or was refused). Anything else is late and only audited.
+ * Settles PENDING entries from executors' outcomes. Only the outcome of the current attempt of the
+ * current life of the key can release or hold it; a success or failure from any attempt settles it,
+ * since the effect did happen (or was refused). Anything else is late and only audited.
+ *
+ * <p>A key released after a provably effect-free attempt is forgotten, and when it is sent again it
+ * starts a new life whose attempts count from 1 again. A retryable outcome of the earlier life (a
+ * reconciler's resolution made from a stale view of tool-audit, an executor's repeat) must not
+ * release the new life while its effect is in flight: the agent would send again, a third life
+ * would run, and the action would take effect twice. Outcomes therefore name the life they answer
+ * ({@code incarnation}, echoed from the dispatch or the held entry's audit event); one that names
+ * another life is late. An outcome or entry from a release before the field matches by attempt
+ * alone.
  */
 public final class OutcomeProcessor implements Processor<String, Outcome, Object, Object> {
   private static final Logger log = LoggerFactory.getLogger(OutcomeProcessor.class);
@@ -64,7 +73,7 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
   }
 
   private void settle(LedgerEntry entry, ToolPolicy policy, Outcome outcome, long now) {
-    boolean current = outcome.getAttempt() == entry.getAttempts();
+    boolean current = isCurrent(outcome, entry);
     if (isDefinitive(outcome)) {
       actions.complete(entry, policy, outcome, now);
     } else if (!current) {
@@ -89,12 +98,19 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
   private void reconcile(LedgerEntry entry, ToolPolicy policy, Outcome outcome, long now) {
     if (isDefinitive(outcome)) {
       actions.complete(entry, policy, outcome, now);
-    } else if (outcome.getStatus() == OutcomeStatus.RETRYABLE
-        && outcome.getAttempt() == entry.getAttempts()) {
+    } else if (outcome.getStatus() == OutcomeStatus.RETRYABLE && isCurrent(outcome, entry)) {
       actions.release(entry, outcome, now);
     } else {
       late(outcome, entry, now);
     }
+  }
+
+  /** The outcome answers the entry's latest attempt in its current life. */
+  static boolean isCurrent(Outcome outcome, LedgerEntry entry) {
+    return outcome.getAttempt() == entry.getAttempts()
+        && (outcome.getIncarnation() == null
+            || entry.getIncarnation() == null
+            || outcome.getIncarnation().equals(entry.getIncarnation()));
   }
 
   private static boolean isDefinitive(Outcome outcome) {

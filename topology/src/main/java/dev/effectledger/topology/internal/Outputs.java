@@ -90,7 +90,7 @@ final class Outputs {
       int attempt,
       String code,
       long timestamp) {
-    AuditEvent event =
+    audit(
         AuditEvent.newBuilder()
             .setIdempotencyKey(key)
             .setTenant(tenant)
@@ -102,9 +102,15 @@ final class Outputs {
             .setCode(code)
             .setEffectKey(effectKey)
             .setEffectId(effectId)
-            .build();
-    observer.decided(tool, type);
-    context.forward(new Record<>(key, event, timestamp, new RecordHeaders()), AUDIT_SINK);
+            .build(),
+        timestamp);
+  }
+
+  /** Publishes {@code event} to tool-audit at record time {@code timestamp}. */
+  void audit(AuditEvent event, long timestamp) {
+    observer.decided(event.getTool(), event.getType());
+    context.forward(
+        new Record<>(event.getIdempotencyKey(), event, timestamp, new RecordHeaders()), AUDIT_SINK);
   }
 
   /**

@@ -228,7 +228,8 @@ public final class EffectPerformer {
             .setAttempt(dispatch.getAttempt())
             .setCompletedAt(clock.instant())
             .setReplyTopic(dispatch.getReplyTopic())
-            .setEffectKey(dispatch.getEffectKey());
+            .setEffectKey(dispatch.getEffectKey())
+            .setIncarnation(dispatch.getIncarnation());
     if (outcome instanceof EffectOutcome.Succeeded s) {
       return out.setStatus(OutcomeStatus.SUCCEEDED)
           .setResultJson(s.resultJson())
