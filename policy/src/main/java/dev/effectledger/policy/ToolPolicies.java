@@ -58,16 +58,4 @@ public record ToolPolicies(Map<String, ToolPolicy> tools, Optional<ToolPolicy> u
         .maxAttempts(1)
         .build();
   }
-
-  /**
-   * A fingerprint of every window; when it changes between runs the ledger re-indexes expiry, so a
-   * new window applies to entries written under the old one.
-   */
-  public String windowFingerprint() {
-    StringBuilder out = new StringBuilder();
-    new TreeMap<>(tools)
-        .forEach((name, p) -> out.append(name).append('=').append(p.window()).append(';'));
-    unknownTool.ifPresent(p -> out.append("*=").append(p.window()));
-    return out.toString();
-  }
 }

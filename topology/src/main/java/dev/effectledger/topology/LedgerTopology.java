@@ -140,6 +140,8 @@ public final class LedgerTopology {
             Stores.persistentKeyValueStore(LedgerStore.DEADLINES),
             Serdes.Bytes(),
             Serdes.ByteArray())
-        .withCachingEnabled();
+        .withCachingEnabled()
+        // Derivable from the ledger store, and rebuilt from it when a task starts: no changelog.
+        .withLoggingDisabled();
   }
 }

@@ -35,6 +35,11 @@ final class ItFixtures {
   static final String TOOL = "charge_card";
   static final String LANE = "payments";
 
+  /** A tool on a lane no executor of the tests serves: its dispatches stay PENDING. */
+  static final String STALLED_TOOL = "open_ticket";
+
+  static final String STALLED_LANE = "stalled";
+
   private ItFixtures() {}
 
   /** A policy whose pending timeout never fires during a test, so every dispatch is a first one. */
@@ -52,12 +57,41 @@ final class ItFixtures {
             .build());
   }
 
+  /**
+   * Deadlines a test can wait out: {@link #TOOL} with a 20-second window, and {@link #STALLED_TOOL}
+   * (irreversible, nobody answers it) held after a 15-second pending timeout.
+   */
+  static ToolPolicies shortDeadlinePolicies() {
+    return ToolPolicies.of(
+        ToolPolicy.builder(TOOL, ToolClass.IRREVERSIBLE)
+            .window(Duration.ofSeconds(20))
+            .pendingTimeout(Duration.ofMinutes(30))
+            .onInFlight(InFlightPolicy.COALESCE)
+            .onAmbiguous(AmbiguityPolicy.HOLD)
+            .lane(LANE)
+            .connector("http")
+            .maxAttempts(3)
+            .bypassAllowed(false)
+            .build(),
+        ToolPolicy.builder(STALLED_TOOL, ToolClass.IRREVERSIBLE)
+            .window(Duration.ofDays(1))
+            .pendingTimeout(Duration.ofSeconds(15))
+            .onInFlight(InFlightPolicy.COALESCE)
+            .onAmbiguous(AmbiguityPolicy.HOLD)
+            .lane(STALLED_LANE)
+            .connector("http")
+            .maxAttempts(1)
+            .bypassAllowed(false)
+            .build());
+  }
+
   static Map<String, Integer> topics(int partitions) {
     Map<String, Integer> topics = new HashMap<>();
     for (String topic : Topics.fixed()) {
       topics.put(topic, partitions);
     }
     topics.put(Topics.dispatch(LANE), partitions);
+    topics.put(Topics.dispatch(STALLED_LANE), partitions);
     return topics;
   }
 

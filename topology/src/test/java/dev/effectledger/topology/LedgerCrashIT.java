@@ -7,10 +7,7 @@ import dev.effectledger.embedded.SchemaRegistryServer;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.testkit.KafkaClusterExtension;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -19,7 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -147,58 +143,13 @@ class LedgerCrashIT {
 
   private Process startLedger(String bootstrap, String registryUrl, Path stateDir, String name)
       throws IOException, InterruptedException {
-    Path log = work.resolve("ledger-" + name + ".log");
     Process process =
-        new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx512m",
-                "-cp",
-                System.getProperty("java.class.path"),
-                LedgerProcessMain.class.getName(),
-                bootstrap,
-                registryUrl,
-                "crash-it",
-                stateDir.toString())
-            .redirectErrorStream(true)
-            .start();
+        LedgerProcesses.start(work, bootstrap, registryUrl, stateDir, name, "crash-it", "default");
     processes.add(process);
-    CountDownLatch running = new CountDownLatch(1);
-    Thread pump =
-        new Thread(
-            () -> {
-              try (BufferedReader out =
-                      new BufferedReader(
-                          new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
-                  var file = Files.newBufferedWriter(log)) {
-                for (String line; (line = out.readLine()) != null; ) {
-                  file.write(line);
-                  file.newLine();
-                  file.flush();
-                  if (line.equals("RUNNING")) {
-                    running.countDown();
-                  }
-                }
-              } catch (IOException e) {
-                // the process was killed; its output ends here
-              }
-            },
-            "ledger-" + name + "-output");
-    pump.setDaemon(true);
-    pump.start();
-    if (!running.await(120, TimeUnit.SECONDS)) {
-      throw new AssertionError(
-          "ledger process "
-              + name
-              + " did not reach RUNNING; see "
-              + log
-              + ":\n"
-              + Files.readString(log));
-    }
     return process;
   }
 
   private static void kill(Process process) throws InterruptedException {
-    process.destroyForcibly(); // SIGKILL on Unix: no shutdown hook, no commit
-    assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    LedgerProcesses.kill(process);
   }
 }

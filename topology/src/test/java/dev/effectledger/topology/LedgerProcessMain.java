@@ -10,7 +10,8 @@ import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 
 /**
  * The ledger topology alone in a JVM, for tests that kill it: {@code LedgerProcessMain <bootstrap>
- * <registryUrl> <applicationId> <stateDir>}. Prints {@code RUNNING} once the Streams client runs.
+ * <registryUrl> <applicationId> <stateDir> [short-deadlines]}, the last for {@link
+ * ItFixtures#shortDeadlinePolicies}. Prints {@code RUNNING} once the Streams client runs.
  */
 public final class LedgerProcessMain {
 
@@ -24,7 +25,12 @@ public final class LedgerProcessMain {
     }
     KafkaStreams streams =
         new KafkaStreams(
-            LedgerTopology.build(LedgerConfig.of(ItFixtures.policies(), args[1])),
+            LedgerTopology.build(
+                LedgerConfig.of(
+                    args.length > 4 && args[4].equals("short-deadlines")
+                        ? ItFixtures.shortDeadlinePolicies()
+                        : ItFixtures.policies(),
+                    args[1])),
             ItFixtures.streamsProperties(bootstrap, args[2], Path.of(args[3])));
     streams.setUncaughtExceptionHandler(
         e -> StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD);

@@ -15,7 +15,8 @@ import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
- * The ledger store and its deadline index, one task's share of both.
+ * The ledger store and its deadline index, one task's share of both. The entries are changelogged;
+ * the index is not, and is rebuilt from the entries when the task starts ({@link #rebuildIndex}).
  *
  * <p>The index holds {@code [kind][deadline, 8 bytes big-endian][store key]}, so RocksDB keeps it
  * sorted by deadline within each kind and finding what is due is one range scan that touches only
@@ -26,9 +27,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * <p>Taken index entries are deleted, and RocksDB keeps their tombstones until a compaction; a scan
  * from the start of a kind would step over every one of them at each punctuation, a cost that grows
  * with the store (measured: bench/run state). So the index also keeps, per kind, a lower bound of
- * the index keys still in it ({@code [W][kind]}, changelogged with the rest): a scan starts there,
- * moves it past what it took, and indexing below it (an outcome that arrived late, a re-index)
- * lowers it. A key, not a deadline: many entries can share one deadline.
+ * the index keys still in it ({@code [W][kind]}): a scan starts there, moves it past what it took,
+ * and indexing below it (an outcome that arrived late, a re-index) lowers it. A key, not a
+ * deadline: many entries can share one deadline.
  *
  * <p>For the same reason an entry that completes, is released or held before its pending deadline
  * keeps its pending index entry until that deadline: deleting it then would leave a tombstone ahead
@@ -56,7 +57,6 @@ final class Ledger {
   record Due(long deadline, String storeKey) {}
 
   private static final byte[] PRESENT = {1};
-  private static final Bytes FINGERPRINT_KEY = Bytes.wrap(new byte[] {'F'});
   private static final byte SCAN_FROM = 'W';
 
   private final KeyValueStore<String, LedgerEntry> entries;
@@ -139,27 +139,34 @@ final class Ledger {
   }
 
   /**
-   * Re-indexes every completed entry's expiry with {@code expiryOf} when the windows changed since
-   * the index was written (their fingerprint differs). A full scan, once per window change per
-   * task, so that a shortened window purges on time.
+   * Indexes every live entry of the store: a PENDING one at {@code pendingDeadlineOf}, a settled
+   * one at {@code expiryOf}. The index has no changelog of its own (it is derivable from the
+   * entries, and its changelog cost as many writes as the entries'), so it is rebuilt this way each
+   * time the task starts, after its ledger store is restored: on an empty state directory, after a
+   * crash under at-least-once (RocksDB runs without a write-ahead log, so the index may have lost
+   * what the changelog restored into the entries), and when the task moved here and back. Indexing
+   * an entry again is harmless (the same index key), and so is an index entry left from before (it
+   * is re-checked when due). It also re-applies the current windows, so a changed window purges on
+   * time.
+   *
+   * @return how many entries it indexed
    */
-  void reindexExpiryIfChanged(String fingerprint, ToLongFunction<LedgerEntry> expiryOf) {
-    byte[] stored = deadlines.get(FINGERPRINT_KEY);
-    byte[] current = fingerprint.getBytes(StandardCharsets.UTF_8);
-    if (stored != null && Arrays.equals(stored, current)) {
-      return;
-    }
-    if (stored != null) {
-      try (KeyValueIterator<String, LedgerEntry> it = entries.all()) {
-        while (it.hasNext()) {
-          KeyValue<String, LedgerEntry> next = it.next();
-          if (isFinal(next.value)) {
-            index(Deadline.EXPIRY, expiryOf.applyAsLong(next.value), next.key);
-          }
+  long rebuildIndex(
+      ToLongFunction<LedgerEntry> pendingDeadlineOf, ToLongFunction<LedgerEntry> expiryOf) {
+    long indexed = 0;
+    try (KeyValueIterator<String, LedgerEntry> it = entries.all()) {
+      while (it.hasNext()) {
+        KeyValue<String, LedgerEntry> next = it.next();
+        if (isFinal(next.value)) {
+          index(Deadline.EXPIRY, expiryOf.applyAsLong(next.value), next.key);
+          indexed++;
+        } else if (next.value.getState() == LedgerState.PENDING) {
+          index(Deadline.PENDING, pendingDeadlineOf.applyAsLong(next.value), next.key);
+          indexed++;
         }
       }
     }
-    deadlines.put(FINGERPRINT_KEY, current);
+    return indexed;
   }
 
   static boolean isFinal(LedgerEntry entry) {

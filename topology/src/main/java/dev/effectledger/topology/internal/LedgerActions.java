@@ -410,6 +410,11 @@ final class LedgerActions {
     return entry.getLastDispatchedAt().toEpochMilli() + policy.pendingTimeout().toMillis();
   }
 
+  /** When a PENDING entry's latest dispatch times out, under its tool's current policy. */
+  long pendingDeadline(LedgerEntry entry) {
+    return pendingDeadline(entry, policyOf(entry.getTool()));
+  }
+
   static String storeKey(LedgerEntry entry) {
     return LedgerStore.key(entry.getTenant(), entry.getIdempotencyKey());
   }

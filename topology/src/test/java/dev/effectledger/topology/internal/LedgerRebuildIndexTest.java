@@ -21,10 +21,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * A window changed while the ledger was down: on restart the ledger re-indexes the expiry of every
- * settled entry under the new window, once, so a shortened window purges on time.
+ * The deadline index has no changelog: a task that starts on entries restored without their index
+ * (an empty state directory, a crash) rebuilds it from the entries under the current policy.
  */
-class LedgerReindexTest {
+class LedgerRebuildIndexTest {
 
   private static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
 
@@ -40,7 +40,7 @@ class LedgerReindexTest {
                 Stores.inMemoryKeyValueStore(LedgerStore.NAME),
                 Serdes.String(),
                 new RegistryAvroSerde<>(
-                    SchemaRegistries.forUrl("mock://reindex"), LedgerEntry.class))
+                    SchemaRegistries.forUrl("mock://rebuild"), LedgerEntry.class))
             .withLoggingDisabled()
             .build();
     deadlines =
@@ -83,46 +83,55 @@ class LedgerReindexTest {
     return e -> e.getCompletedAt().plus(window).toEpochMilli();
   }
 
-  private List<String> expiredAt(Instant now) {
-    return ledger.takeDue(Ledger.Deadline.EXPIRY, now.toEpochMilli(), 100).stream()
+  private static ToLongFunction<LedgerEntry> pendingTimeout(Duration timeout) {
+    return e -> e.getLastDispatchedAt().plus(timeout).toEpochMilli();
+  }
+
+  private List<String> due(Ledger.Deadline kind, Instant now) {
+    return ledger.takeDue(kind, now.toEpochMilli(), 100).stream()
         .map(Ledger.Due::storeKey)
         .toList();
   }
 
-  @Test
-  void shouldReindexSettledEntriesOnceWhenTheWindowsChanged() {
-    ledger.reindexExpiryIfChanged("window=24h", window(Duration.ofHours(24)));
-    for (LedgerEntry e :
-        List.of(
+  private void putAll() {
+    List.of(
             entry("a", LedgerState.SUCCEEDED, T0),
             entry("b", LedgerState.FAILED, T0.plusSeconds(60)),
             entry("p", LedgerState.PENDING, null),
-            entry("u", LedgerState.UNKNOWN, null))) {
-      ledger.put(e);
-      if (Ledger.isFinal(e)) {
-        ledger.index(
-            Ledger.Deadline.EXPIRY,
-            window(Duration.ofHours(24)).applyAsLong(e),
-            LedgerStore.key("acme", e.getIdempotencyKey()));
-      }
-    }
+            entry("u", LedgerState.UNKNOWN, null))
+        .forEach(ledger::put);
+  }
 
-    ledger.reindexExpiryIfChanged("window=24h", window(Duration.ofMinutes(1)));
-    assertThat(expiredAt(T0.plus(Duration.ofHours(1))))
-        .as("same windows: nothing re-indexed")
-        .isEmpty();
+  @Test
+  void shouldIndexEveryLiveEntryOfAStoreRestoredWithoutItsIndex() {
+    putAll(); // as a restore from the changelog leaves them: entries, and no index
 
-    ledger.reindexExpiryIfChanged("window=1m", window(Duration.ofMinutes(1)));
-    assertThat(expiredAt(T0.plus(Duration.ofMinutes(2))))
-        .as("settled entries under the new window, none pending or unknown")
+    assertThat(due(Ledger.Deadline.EXPIRY, T0.plus(Duration.ofDays(365)))).isEmpty();
+    long indexed =
+        ledger.rebuildIndex(pendingTimeout(Duration.ofMinutes(5)), window(Duration.ofHours(1)));
+
+    assertThat(indexed).as("settled and pending, never an UNKNOWN one").isEqualTo(3);
+    assertThat(due(Ledger.Deadline.PENDING, T0.plus(Duration.ofMinutes(4)))).isEmpty();
+    assertThat(due(Ledger.Deadline.PENDING, T0.plus(Duration.ofMinutes(5))))
+        .containsExactly("acme/p");
+    assertThat(due(Ledger.Deadline.EXPIRY, T0.plus(Duration.ofMinutes(30)))).isEmpty();
+    assertThat(due(Ledger.Deadline.EXPIRY, T0.plus(Duration.ofMinutes(61))))
         .containsExactly("acme/a", "acme/b");
+  }
 
-    ledger.reindexExpiryIfChanged("window=1m", window(Duration.ofMinutes(1)));
-    assertThat(expiredAt(T0.plus(Duration.ofHours(1))))
-        .as("re-indexed once, not at every start")
-        .isEmpty();
-    assertThat(expiredAt(T0.plus(Duration.ofHours(25))))
-        .as("the old index entries stay, stale, until taken")
+  @Test
+  void shouldApplyTheCurrentWindowsWhenItRebuilds() {
+    putAll();
+    ledger.rebuildIndex(pendingTimeout(Duration.ofMinutes(5)), window(Duration.ofHours(24)));
+    due(Ledger.Deadline.PENDING, T0.plus(Duration.ofMinutes(5)));
+
+    // Restarted with a shorter window: the next start's rebuild purges on the new one.
+    ledger.rebuildIndex(pendingTimeout(Duration.ofMinutes(5)), window(Duration.ofMinutes(1)));
+
+    assertThat(due(Ledger.Deadline.EXPIRY, T0.plus(Duration.ofMinutes(2))))
+        .containsExactly("acme/a", "acme/b");
+    assertThat(due(Ledger.Deadline.EXPIRY, T0.plus(Duration.ofHours(25))))
+        .as("the index entries of the old window stay, stale, until taken")
         .containsExactly("acme/a", "acme/b");
   }
 }

@@ -1,0 +1,146 @@
+package dev.effectledger.topology;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.effectledger.embedded.SchemaRegistryServer;
+import dev.effectledger.schema.AuditEvent;
+import dev.effectledger.schema.AuditType;
+import dev.effectledger.schema.ResultStatus;
+import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.Topics;
+import dev.effectledger.schema.serde.RegistryAvroSerde;
+import dev.effectledger.schema.serde.SchemaRegistries;
+import dev.effectledger.testkit.KafkaClusterExtension;
+import dev.effectledger.testkit.TopicCollector;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.utils.Utils;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The ledger's deadlines survive a restore of its state from the changelog alone. */
+@Tag("integration")
+class DeadlineRestoreIT {
+
+  private static final int PARTITIONS = 2;
+
+  @RegisterExtension
+  static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+
+  @TempDir Path work;
+  private final List<Process> processes = new ArrayList<>();
+
+  @AfterEach
+  void killLeftovers() {
+    processes.forEach(Process::destroyForcibly);
+  }
+
+  /**
+   * The deadline index has no changelog: a processor killed mid-window and restored on an empty
+   * state directory rebuilds it from the restored entries, so a pending entry still times out and a
+   * settled one still leaves its window.
+   */
+  @Test
+  @Timeout(300)
+  void shouldStillTimeOutAndPurgeAfterARestoreOnAnEmptyStateDirectory() throws Exception {
+    kafka.createTopics(ItFixtures.topics(PARTITIONS));
+    try (SchemaRegistryServer registry = SchemaRegistryServer.start()) {
+      String bootstrap = kafka.bootstrapServers();
+      try (EchoExecutor executor = new EchoExecutor(bootstrap, registry.url());
+          var results = ItFixtures.results(bootstrap, registry.url());
+          var audit =
+              new TopicCollector<>(
+                  bootstrap,
+                  Topics.AUDIT,
+                  new RegistryAvroSerde<>(
+                      SchemaRegistries.forUrl(registry.url()), AuditEvent.class));
+          KafkaProducer<String, ToolIntent> producer =
+              ItFixtures.intentProducer(bootstrap, registry.url())) {
+        Process ledger = start(bootstrap, registry.url(), "d1");
+        producer.send(
+            new ProducerRecord<>(Topics.INTENTS, "settled", ItFixtures.intent("settled", 1)));
+        ToolIntent ticket = ItFixtures.intent("waiting", 2);
+        ticket.setTool(ItFixtures.STALLED_TOOL);
+        producer.send(new ProducerRecord<>(Topics.INTENTS, "waiting", ticket));
+        producer.flush();
+        await().atMost(Duration.ofSeconds(60)).until(() -> results.byKey.containsKey("settled"));
+        assertThat(results.byKey.get("settled").get(0).getStatus())
+            .isEqualTo(ResultStatus.SUCCEEDED);
+        kill(ledger); // mid-window, the ticket pending: nothing of the index survives below
+
+        ledger = start(bootstrap, registry.url(), "d2");
+
+        await().atMost(Duration.ofSeconds(90)).until(() -> results.byKey.containsKey("waiting"));
+        ToolResult held = results.byKey.get("waiting").get(0);
+        assertThat(held.getStatus())
+            .as("the pending timeout fired")
+            .isEqualTo(ResultStatus.UNKNOWN);
+        assertThat(held.getError().getCode()).isEqualTo("PENDING_TIMEOUT");
+
+        // Past the 20-second window in record time (new keys on the settled key's partition move
+        // its stream time), the purge scan expires the settled key without its being asked for.
+        int partition = partitionOf("settled");
+        AtomicInteger ticks = new AtomicInteger();
+        await()
+            .atMost(Duration.ofSeconds(90))
+            .pollInterval(Duration.ofSeconds(2))
+            .until(
+                () -> {
+                  String tick = nextKeyOn(partition, ticks);
+                  producer
+                      .send(new ProducerRecord<>(Topics.INTENTS, tick, ItFixtures.intent(tick, 3)))
+                      .get();
+                  return audit.byKey.getOrDefault("settled", List.of()).stream()
+                      .anyMatch(e -> e.getType() == AuditType.EXPIRED);
+                });
+        kill(ledger);
+      }
+    }
+  }
+
+  private Process start(String bootstrap, String registryUrl, String name)
+      throws IOException, InterruptedException {
+    Process process =
+        LedgerProcesses.start(
+            work,
+            bootstrap,
+            registryUrl,
+            Files.createDirectory(work.resolve("state-" + name)),
+            name,
+            "deadlines-it",
+            "short-deadlines");
+    processes.add(process);
+    return process;
+  }
+
+  private static void kill(Process process) throws InterruptedException {
+    LedgerProcesses.kill(process);
+  }
+
+  /** The intents partition of {@code key} under the producer's default partitioner. */
+  private static int partitionOf(String key) {
+    return Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % PARTITIONS;
+  }
+
+  private static String nextKeyOn(int partition, AtomicInteger counter) {
+    String key;
+    do {
+      key = "tick-" + counter.incrementAndGet();
+    } while (partitionOf(key) != partition);
+    return key;
+  }
+}
