@@ -15,7 +15,6 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
@@ -47,16 +46,7 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
   public void init(ProcessorContext<Object, Object> context) {
     this.context = context;
     actions = LedgerActions.open(context, config);
-    long started = System.nanoTime();
-    long indexed = actions.ledger().rebuildIndex(actions::pendingDeadline, actions::expiresAt);
-    long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
-    if (tookMs >= 1_000) {
-      log.info(
-          "Task {}: rebuilt the deadline index of {} entries in {} ms",
-          context.taskId(),
-          indexed,
-          tookMs);
-    }
+    actions.ledger().startRebuild();
     context.schedule(
         config.pendingCheckInterval(), PunctuationType.WALL_CLOCK_TIME, actions::onWallClock);
     context.schedule(config.purgeInterval(), PunctuationType.STREAM_TIME, actions::onStreamTime);

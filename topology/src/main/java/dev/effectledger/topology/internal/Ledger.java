@@ -16,7 +16,7 @@ import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
  * The ledger store and its deadline index, one task's share of both. The entries are changelogged;
- * the index is not, and is rebuilt from the entries when the task starts ({@link #rebuildIndex}).
+ * the index is not, and is rebuilt from the entries after the task starts ({@link #startRebuild}).
  *
  * <p>The index holds {@code [kind][deadline, 8 bytes big-endian][store key]}, so RocksDB keeps it
  * sorted by deadline within each kind and finding what is due is one range scan that touches only
@@ -58,6 +58,9 @@ final class Ledger {
 
   private static final byte[] PRESENT = {1};
   private static final byte SCAN_FROM = 'W';
+
+  /** Where a rebuild stands: the next store key to index (empty: from the first). */
+  private static final Bytes REBUILD_FROM = Bytes.wrap(new byte[] {'R'});
 
   private final KeyValueStore<String, LedgerEntry> entries;
   private final KeyValueStore<Bytes, byte[]> deadlines;
@@ -139,34 +142,67 @@ final class Ledger {
   }
 
   /**
-   * Indexes every live entry of the store: a PENDING one at {@code pendingDeadlineOf}, a settled
-   * one at {@code expiryOf}. The index has no changelog of its own (it is derivable from the
-   * entries, and its changelog cost as many writes as the entries'), so it is rebuilt this way each
-   * time the task starts, after its ledger store is restored: on an empty state directory, after a
-   * crash under at-least-once (RocksDB runs without a write-ahead log, so the index may have lost
-   * what the changelog restored into the entries), and when the task moved here and back. Indexing
-   * an entry again is harmless (the same index key), and so is an index entry left from before (it
-   * is re-checked when due). It also re-applies the current windows, so a changed window purges on
-   * time.
-   *
-   * @return how many entries it indexed
+   * Starts a rebuild of the index from the entries, carried out by {@link #rebuildStep}. The index
+   * has no changelog of its own (it is derivable from the entries, and its changelog cost as many
+   * writes as theirs), so a task rebuilds it each time it starts, after its ledger store is
+   * restored: the state directory may be empty, the index may have lost what the changelog restored
+   * into the entries (a crash under at-least-once: RocksDB runs without a write-ahead log), or the
+   * task may have run elsewhere meanwhile. Indexing an entry again is harmless (the same index
+   * key), and so is an index entry left from before (it is re-checked when due). A rebuild also
+   * re-applies the current windows, so a changed window purges on time.
    */
-  long rebuildIndex(
-      ToLongFunction<LedgerEntry> pendingDeadlineOf, ToLongFunction<LedgerEntry> expiryOf) {
-    long indexed = 0;
-    try (KeyValueIterator<String, LedgerEntry> it = entries.all()) {
-      while (it.hasNext()) {
+  void startRebuild() {
+    deadlines.put(REBUILD_FROM, new byte[0]);
+  }
+
+  /** True while a rebuild has entries left to index. */
+  boolean rebuilding() {
+    return deadlines.get(REBUILD_FROM) != null;
+  }
+
+  /**
+   * Indexes up to {@code max} entries from where the rebuild stands, in store-key order: a PENDING
+   * one at {@code pendingDeadlineOf}, a settled one at {@code expiryOf}. Done in steps, within the
+   * punctuations' budget, rather than all at once when the task starts: at about 9 µs an entry
+   * (measured: bench/run state), a whole store at once would hold the task back from processing for
+   * seconds per million entries; meanwhile a deadline can only be late, never lost.
+   *
+   * @return how many entries it looked at; 0 when no rebuild is under way
+   */
+  int rebuildStep(
+      ToLongFunction<LedgerEntry> pendingDeadlineOf,
+      ToLongFunction<LedgerEntry> expiryOf,
+      int max) {
+    byte[] cursor = deadlines.get(REBUILD_FROM);
+    if (cursor == null) {
+      return 0;
+    }
+    int seen = 0;
+    String last = null;
+    boolean more;
+    try (KeyValueIterator<String, LedgerEntry> it =
+        cursor.length == 0
+            ? entries.all()
+            : entries.range(new String(cursor, StandardCharsets.UTF_8), null)) {
+      while (it.hasNext() && seen < max) {
         KeyValue<String, LedgerEntry> next = it.next();
         if (isFinal(next.value)) {
           index(Deadline.EXPIRY, expiryOf.applyAsLong(next.value), next.key);
-          indexed++;
         } else if (next.value.getState() == LedgerState.PENDING) {
           index(Deadline.PENDING, pendingDeadlineOf.applyAsLong(next.value), next.key);
-          indexed++;
         }
+        last = next.key;
+        seen++;
       }
+      more = it.hasNext();
     }
-    return indexed;
+    if (more) {
+      // The smallest store key after the last one indexed.
+      deadlines.put(REBUILD_FROM, (last + '\u0000').getBytes(StandardCharsets.UTF_8));
+    } else {
+      deadlines.delete(REBUILD_FROM);
+    }
+    return seen;
   }
 
   static boolean isFinal(LedgerEntry entry) {

@@ -333,20 +333,32 @@ final class LedgerActions {
   }
 
   /**
-   * Wall-clock punctuation: re-dispatch or hold the PENDING entries whose timeout passed, then
-   * purge the settled entries whose window passed in the task's stream time, within one budget.
-   * Purging here too, every second rather than once per stream-time interval, is what lets expiry
-   * keep pace with a sustained completion rate.
+   * Wall-clock punctuation: go on with the index's rebuild if the task started recently,
+   * re-dispatch or hold the PENDING entries whose timeout passed, then purge the settled entries
+   * whose window passed in the task's stream time, within one budget. Purging here too, every
+   * second rather than once per stream-time interval, is what lets expiry keep pace with a
+   * sustained completion rate.
    */
   void onWallClock(long wallNow) {
     long budgetEnd = ticker.getAsLong() + budgetNanos;
+    rebuildIndex(budgetEnd);
     timeoutsDue(wallNow, budgetEnd);
     purgeDue(context.currentStreamTimeMs(), budgetEnd);
   }
 
   /** Stream-time punctuation: purge what is due, within a budget, right after stream time moved. */
   void onStreamTime(long streamTime) {
-    purgeDue(streamTime, ticker.getAsLong() + budgetNanos);
+    long budgetEnd = ticker.getAsLong() + budgetNanos;
+    rebuildIndex(budgetEnd);
+    purgeDue(streamTime, budgetEnd);
+  }
+
+  /** Goes on with the deadline index's rebuild after the task started, while the budget lasts. */
+  private void rebuildIndex(long budgetEnd) {
+    while (ledger.rebuildStep(this::pendingDeadline, this::expiresAt, batchSize) == batchSize
+        && ticker.getAsLong() < budgetEnd) {
+      // the next batch
+    }
   }
 
   private void timeoutsDue(long wallNow, long budgetEnd) {

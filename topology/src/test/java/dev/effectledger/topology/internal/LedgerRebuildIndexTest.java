@@ -9,6 +9,7 @@ import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.function.ToLongFunction;
 import org.apache.kafka.common.serialization.Serdes;
@@ -22,7 +23,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The deadline index has no changelog: a task that starts on entries restored without their index
- * (an empty state directory, a crash) rebuilds it from the entries under the current policy.
+ * (an empty state directory, a crash) rebuilds it from the entries under the current policy, in
+ * steps.
  */
 class LedgerRebuildIndexTest {
 
@@ -93,6 +95,34 @@ class LedgerRebuildIndexTest {
         .toList();
   }
 
+  private void rebuild(ToLongFunction<LedgerEntry> expiryOf) {
+    ledger.startRebuild();
+    while (ledger.rebuilding()) {
+      ledger.rebuildStep(pendingTimeout(Duration.ofMinutes(5)), expiryOf, 100);
+    }
+  }
+
+  @Test
+  void shouldIndexEntriesWrittenDuringARebuildAndEveryEntryBeforeIt() {
+    putAll();
+    ledger.startRebuild();
+    ledger.rebuildStep(pendingTimeout(Duration.ofMinutes(5)), window(Duration.ofHours(1)), 2);
+    // Processing goes on between steps: a new key, indexed by the ledger as it settles.
+    ledger.put(entry("0-new", LedgerState.SUCCEEDED, T0));
+    ledger.index(
+        Ledger.Deadline.EXPIRY,
+        window(Duration.ofHours(1)).applyAsLong(entry("0-new", LedgerState.SUCCEEDED, T0)),
+        "acme/0-new");
+    while (ledger.rebuilding()) {
+      ledger.rebuildStep(pendingTimeout(Duration.ofMinutes(5)), window(Duration.ofHours(1)), 2);
+    }
+
+    assertThat(due(Ledger.Deadline.EXPIRY, T0.plus(Duration.ofMinutes(61))))
+        .containsExactly("acme/0-new", "acme/a", "acme/b");
+    assertThat(due(Ledger.Deadline.PENDING, T0.plus(Duration.ofMinutes(5))))
+        .containsExactly("acme/p");
+  }
+
   private void putAll() {
     List.of(
             entry("a", LedgerState.SUCCEEDED, T0),
@@ -107,10 +137,18 @@ class LedgerRebuildIndexTest {
     putAll(); // as a restore from the changelog leaves them: entries, and no index
 
     assertThat(due(Ledger.Deadline.EXPIRY, T0.plus(Duration.ofDays(365)))).isEmpty();
-    long indexed =
-        ledger.rebuildIndex(pendingTimeout(Duration.ofMinutes(5)), window(Duration.ofHours(1)));
+    ledger.startRebuild();
+    List<Integer> steps = new ArrayList<>();
+    while (ledger.rebuilding()) {
+      steps.add(
+          ledger.rebuildStep(
+              pendingTimeout(Duration.ofMinutes(5)), window(Duration.ofHours(1)), 3));
+    }
 
-    assertThat(indexed).as("settled and pending, never an UNKNOWN one").isEqualTo(3);
+    assertThat(steps).as("in steps of at most 3 entries").containsExactly(3, 1);
+    assertThat(ledger.rebuildStep(pendingTimeout(Duration.ZERO), window(Duration.ZERO), 3))
+        .as("done: nothing more")
+        .isZero();
     assertThat(due(Ledger.Deadline.PENDING, T0.plus(Duration.ofMinutes(4)))).isEmpty();
     assertThat(due(Ledger.Deadline.PENDING, T0.plus(Duration.ofMinutes(5))))
         .containsExactly("acme/p");
@@ -122,11 +160,11 @@ class LedgerRebuildIndexTest {
   @Test
   void shouldApplyTheCurrentWindowsWhenItRebuilds() {
     putAll();
-    ledger.rebuildIndex(pendingTimeout(Duration.ofMinutes(5)), window(Duration.ofHours(24)));
+    rebuild(window(Duration.ofHours(24)));
     due(Ledger.Deadline.PENDING, T0.plus(Duration.ofMinutes(5)));
 
     // Restarted with a shorter window: the next start's rebuild purges on the new one.
-    ledger.rebuildIndex(pendingTimeout(Duration.ofMinutes(5)), window(Duration.ofMinutes(1)));
+    rebuild(window(Duration.ofMinutes(1)));
 
     assertThat(due(Ledger.Deadline.EXPIRY, T0.plus(Duration.ofMinutes(2))))
         .containsExactly("acme/a", "acme/b");
