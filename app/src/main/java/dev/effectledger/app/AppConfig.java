@@ -41,6 +41,7 @@ public final class AppConfig {
   public static final String PUNCTUATION_INTERVAL = "ledger.punctuation.interval";
   public static final String PURGE_INTERVAL = "ledger.purge.interval";
   public static final String PUNCTUATION_BUDGET = "ledger.punctuation.budget";
+  public static final String STORE_CACHING = "ledger.store.caching";
 
   /** Effect Ledger's own keys, which are not passed to Kafka. */
   static final List<String> OWN_KEYS =
@@ -60,7 +61,8 @@ public final class AppConfig {
           MAX_ARGUMENTS_BYTES,
           PUNCTUATION_INTERVAL,
           PURGE_INTERVAL,
-          PUNCTUATION_BUDGET);
+          PUNCTUATION_BUDGET,
+          STORE_CACHING);
 
   private final Properties all;
 
@@ -213,8 +215,8 @@ public final class AppConfig {
     try {
       return defaults
           .withMaxArgumentsBytes(getInt(MAX_ARGUMENTS_BYTES, defaults.maxArgumentsBytes()))
-          .withPunctuations(
-              interval, getDuration(PURGE_INTERVAL, defaults.purgeInterval()), budget);
+          .withPunctuations(interval, getDuration(PURGE_INTERVAL, defaults.purgeInterval()), budget)
+          .withStoreCaching(getBoolean(STORE_CACHING, defaults.storeCaching()));
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
           "Config: "

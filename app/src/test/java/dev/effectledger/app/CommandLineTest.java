@@ -170,10 +170,15 @@ class CommandLineTest {
         Files.writeString(
             dir.resolve("p.properties"),
             "bootstrap.servers=a:9092\nschema.registry.url=mock://x\n"
-                + "max.arguments.bytes=262144\nledger.punctuation.interval=2s\nledger.purge.interval=5m\nledger.punctuation.budget=300ms\n");
+                + "max.arguments.bytes=262144\nledger.punctuation.interval=2s\nledger.purge.interval=5m\nledger.punctuation.budget=300ms\n"
+                + "ledger.store.caching=false\n");
 
     AppConfig config = AppConfig.load(file, Map.of());
     LedgerConfig ledger = config.ledgerConfig(ToolPolicies.of());
+    assertThat(LedgerConfig.of(ToolPolicies.of(), "mock://x").storeCaching())
+        .as("cached unless told otherwise")
+        .isTrue();
+    assertThat(ledger.storeCaching()).isFalse();
 
     assertThat(ledger.maxArgumentsBytes()).isEqualTo(262_144);
     assertThat(ledger.pendingCheckInterval()).isEqualTo(Duration.ofSeconds(2));
@@ -184,7 +189,8 @@ class CommandLineTest {
             "max.arguments.bytes",
             "ledger.punctuation.interval",
             "ledger.purge.interval",
-            "ledger.punctuation.budget");
+            "ledger.punctuation.budget",
+            "ledger.store.caching");
   }
 
   @Test

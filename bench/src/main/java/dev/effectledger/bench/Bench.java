@@ -59,6 +59,9 @@ public final class Bench {
   /** The ledger without the arguments-hash check, measured beside the ledger to price the check. */
   static final String UNCHECKED = "ledger-unchecked";
 
+  /** The ledger with its stores' record cache off, measured beside the ledger. */
+  static final String UNCACHED = "ledger-uncached";
+
   /** The intents produced: each one's key, in order, and how many distinct keys there are. */
   record Workload(List<String> keys, int distinct) {}
 
@@ -128,6 +131,16 @@ public final class Bench {
                     "ledger-unchecked-" + round,
                     intents));
           }
+          // The stores without Kafka Streams' record cache (ledger.store.caching=false).
+          runs.add(
+              measure(
+                  kafka,
+                  UNCACHED,
+                  guarantee,
+                  LedgerTopology.build(LedgerConfig.of(POLICIES, REGISTRY).withStoreCaching(false)),
+                  Topics.INTENTS,
+                  "ledger-uncached-" + round,
+                  intents));
         }
       }
       ThroughputReport.write(runs, intents, distinct, repeats);

@@ -30,6 +30,8 @@ import java.util.regex.Pattern;
  *     partition Kafka's Java default partitioner gives its key (murmur2); 0 leaves it unchecked
  * @param verifyArgumentsHash whether each intent's argumentsHash is checked against its arguments
  *     and the tool's key rules (on; off only to measure what the check costs)
+ * @param storeCaching whether the ledger stores keep Kafka Streams' record cache in front of
+ *     RocksDB (on by default; see docs/performance.md for what turning it off trades)
  * @param observer hears every decision, for metrics
  */
 public record LedgerConfig(
@@ -44,6 +46,7 @@ public record LedgerConfig(
     LongSupplier ticker,
     int intentPartitions,
     boolean verifyArgumentsHash,
+    boolean storeCaching,
     LedgerObserver observer) {
 
   public static final int DEFAULT_MAX_ARGUMENTS_BYTES = 64 * 1024;
@@ -122,6 +125,7 @@ public record LedgerConfig(
         System::nanoTime,
         0,
         true,
+        true,
         LedgerObserver.NONE);
   }
 
@@ -159,6 +163,11 @@ public record LedgerConfig(
     return with(c -> c.verifyArgumentsHash = verify);
   }
 
+  /** Kafka Streams' record cache in front of the ledger stores: on by default. */
+  public LedgerConfig withStoreCaching(boolean cached) {
+    return with(c -> c.storeCaching = cached);
+  }
+
   public LedgerConfig withBatchSize(int entries) {
     return with(c -> c.batchSize = entries);
   }
@@ -187,6 +196,7 @@ public record LedgerConfig(
         c.ticker,
         c.intentPartitions,
         c.verifyArgumentsHash,
+        c.storeCaching,
         c.observer);
   }
 
@@ -203,6 +213,7 @@ public record LedgerConfig(
     LongSupplier ticker;
     int intentPartitions;
     boolean verifyArgumentsHash;
+    boolean storeCaching;
     LedgerObserver observer;
 
     Values(LedgerConfig config) {
@@ -217,6 +228,7 @@ public record LedgerConfig(
       ticker = config.ticker;
       intentPartitions = config.intentPartitions;
       verifyArgumentsHash = config.verifyArgumentsHash;
+      storeCaching = config.storeCaching;
       observer = config.observer;
     }
   }

@@ -15,6 +15,7 @@ import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.errors.LogAndContinueExceptionHandler;
+import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.StoreBuilder;
 import org.apache.kafka.streams.state.Stores;
@@ -60,8 +61,9 @@ public final class LedgerTopology {
         () -> new IntentProcessor(config, topics.intents().valueSerde().deserializer()),
         INTENTS_SOURCE);
     topology.addProcessor(OUTCOME_PROCESSOR, () -> new OutcomeProcessor(config), OUTCOMES_SOURCE);
-    topology.addStateStore(ledgerStore(), INTENT_PROCESSOR, OUTCOME_PROCESSOR);
-    topology.addStateStore(deadlineStore(), INTENT_PROCESSOR, OUTCOME_PROCESSOR);
+    topology.addStateStore(ledgerStore(config.storeCaching()), INTENT_PROCESSOR, OUTCOME_PROCESSOR);
+    topology.addStateStore(
+        deadlineStore(config.storeCaching()), INTENT_PROCESSOR, OUTCOME_PROCESSOR);
 
     Topic<String, Dispatch> anyLane = topics.dispatch("any");
     topology.addSink(
@@ -127,20 +129,26 @@ public final class LedgerTopology {
     return header == null ? Topics.RESULTS : new String(header.value(), StandardCharsets.UTF_8);
   }
 
-  private static StoreBuilder<KeyValueStore<String, LedgerEntry>> ledgerStore() {
-    return Stores.keyValueStoreBuilder(
+  private static StoreBuilder<KeyValueStore<String, LedgerEntry>> ledgerStore(boolean cached) {
+    return cached(
+        Stores.keyValueStoreBuilder(
             Stores.persistentKeyValueStore(LedgerStore.NAME),
             Serdes.String(),
-            new AvroBinarySerde<>(LedgerEntry.class))
-        .withCachingEnabled();
+            new AvroBinarySerde<>(LedgerEntry.class)),
+        cached);
   }
 
-  private static StoreBuilder<KeyValueStore<Bytes, byte[]>> deadlineStore() {
-    return Stores.keyValueStoreBuilder(
-            Stores.persistentKeyValueStore(LedgerStore.DEADLINES),
-            Serdes.Bytes(),
-            Serdes.ByteArray())
-        .withCachingEnabled()
+  private static <S extends StateStore> StoreBuilder<S> cached(StoreBuilder<S> store, boolean on) {
+    return on ? store.withCachingEnabled() : store.withCachingDisabled();
+  }
+
+  private static StoreBuilder<KeyValueStore<Bytes, byte[]>> deadlineStore(boolean cached) {
+    return cached(
+            Stores.keyValueStoreBuilder(
+                Stores.persistentKeyValueStore(LedgerStore.DEADLINES),
+                Serdes.Bytes(),
+                Serdes.ByteArray()),
+            cached)
         // Derivable from the ledger store, and rebuilt from it when a task starts: no changelog.
         .withLoggingDisabled();
   }
