@@ -45,44 +45,31 @@ final class ItFixtures {
   /** A policy whose pending timeout never fires during a test, so every dispatch is a first one. */
   static ToolPolicies policies() {
     return ToolPolicies.of(
-        ToolPolicy.builder(TOOL, ToolClass.IRREVERSIBLE)
-            .window(Duration.ofDays(30))
-            .pendingTimeout(Duration.ofMinutes(30))
-            .onInFlight(InFlightPolicy.COALESCE)
-            .onAmbiguous(AmbiguityPolicy.HOLD)
-            .lane(LANE)
-            .connector("http")
-            .maxAttempts(3)
-            .bypassAllowed(false)
-            .build());
+        irreversible(TOOL, LANE, Duration.ofDays(30), Duration.ofMinutes(30), 3));
   }
 
   /**
    * Deadlines a test can wait out: {@link #TOOL} with a 20-second window, and {@link #STALLED_TOOL}
-   * (irreversible, nobody answers it) held after a 15-second pending timeout.
+   * (nobody answers it) held after a 15-second pending timeout.
    */
   static ToolPolicies shortDeadlinePolicies() {
     return ToolPolicies.of(
-        ToolPolicy.builder(TOOL, ToolClass.IRREVERSIBLE)
-            .window(Duration.ofSeconds(20))
-            .pendingTimeout(Duration.ofMinutes(30))
-            .onInFlight(InFlightPolicy.COALESCE)
-            .onAmbiguous(AmbiguityPolicy.HOLD)
-            .lane(LANE)
-            .connector("http")
-            .maxAttempts(3)
-            .bypassAllowed(false)
-            .build(),
-        ToolPolicy.builder(STALLED_TOOL, ToolClass.IRREVERSIBLE)
-            .window(Duration.ofDays(1))
-            .pendingTimeout(Duration.ofSeconds(15))
-            .onInFlight(InFlightPolicy.COALESCE)
-            .onAmbiguous(AmbiguityPolicy.HOLD)
-            .lane(STALLED_LANE)
-            .connector("http")
-            .maxAttempts(1)
-            .bypassAllowed(false)
-            .build());
+        irreversible(TOOL, LANE, Duration.ofSeconds(20), Duration.ofMinutes(30), 3),
+        irreversible(STALLED_TOOL, STALLED_LANE, Duration.ofDays(1), Duration.ofSeconds(15), 1));
+  }
+
+  private static ToolPolicy irreversible(
+      String tool, String lane, Duration window, Duration pendingTimeout, int maxAttempts) {
+    return ToolPolicy.builder(tool, ToolClass.IRREVERSIBLE)
+        .window(window)
+        .pendingTimeout(pendingTimeout)
+        .onInFlight(InFlightPolicy.COALESCE)
+        .onAmbiguous(AmbiguityPolicy.HOLD)
+        .lane(lane)
+        .connector("http")
+        .maxAttempts(maxAttempts)
+        .bypassAllowed(false)
+        .build();
   }
 
   static Map<String, Integer> topics(int partitions) {
