@@ -743,9 +743,13 @@ abstract class LedgerStateMachineContract {
     Long life = ledger.entry("acme", "k1").getIncarnation();
     assertThat(life).isNotNull();
     assertThat(dispatch.getIncarnation()).isEqualTo(life);
+    ledger.outcome(dispatch, OutcomeStatus.RETRYABLE, null, at(Duration.ofSeconds(2)));
     assertThat(ledger.audit.readValuesToList())
         .extracting(AuditEvent::getType, AuditEvent::getIncarnation)
-        .containsExactly(tuple(AuditType.DISPATCHED, life), tuple(AuditType.HELD_UNKNOWN, life));
+        .containsExactly(
+            tuple(AuditType.DISPATCHED, life),
+            tuple(AuditType.HELD_UNKNOWN, life),
+            tuple(AuditType.RELEASED, life));
   }
 
   @Test

@@ -280,15 +280,7 @@ final class LedgerActions {
     ledger.remove(storeKey);
     ToolResult reply = Replies.released(entry, outcome);
     waiting(entry).forEach(topic -> outputs.reply(reply, topic, now));
-    outputs.audit(
-        entry.getIdempotencyKey(),
-        entry.getTenant(),
-        entry.getTool(),
-        AuditType.RELEASED,
-        null,
-        entry.getAttempts(),
-        ErrorCode.RETRIES_EXHAUSTED.name(),
-        now);
+    auditRemoved(entry, AuditType.RELEASED, ErrorCode.RETRIES_EXHAUSTED.name(), now);
   }
 
   /** The effect may have happened: UNKNOWN, never purged, until reconciled. */
@@ -303,14 +295,23 @@ final class LedgerActions {
 
   void expire(String storeKey, LedgerEntry entry, long now) {
     ledger.remove(storeKey);
+    auditRemoved(entry, AuditType.EXPIRED, null, now);
+  }
+
+  /** The audit event of an entry that leaves the store: no state after it, the life it ended. */
+  private void auditRemoved(LedgerEntry entry, AuditType type, String code, long now) {
     outputs.audit(
-        entry.getIdempotencyKey(),
-        entry.getTenant(),
-        entry.getTool(),
-        AuditType.EXPIRED,
-        null,
-        entry.getAttempts(),
-        null,
+        AuditEvent.newBuilder()
+            .setIdempotencyKey(entry.getIdempotencyKey())
+            .setTenant(entry.getTenant())
+            .setTool(entry.getTool())
+            .setType(type)
+            .setState(null)
+            .setAttempt(entry.getAttempts())
+            .setCode(code)
+            .setIncarnation(entry.getIncarnation())
+            .setAt(Instant.ofEpochMilli(now))
+            .build(),
         now);
   }
 
