@@ -43,6 +43,9 @@ public final class AppConfig {
   public static final String PUNCTUATION_BUDGET = "ledger.punctuation.budget";
   public static final String STORE_CACHING = "ledger.store.caching";
 
+  /** Settings under this prefix are the gateway's ({@code effectledger gateway}), not Kafka's. */
+  public static final String GATEWAY_PREFIX = "gateway.";
+
   /** Effect Ledger's own keys, which are not passed to Kafka. */
   static final List<String> OWN_KEYS =
       List.of(
@@ -113,6 +116,18 @@ public final class AppConfig {
 
   public String get(String key) {
     return all.getProperty(key);
+  }
+
+  /** Every setting whose key starts with {@code prefix}, keys as they are. */
+  public Properties withPrefix(String prefix) {
+    Properties out = new Properties();
+    all.forEach(
+        (k, v) -> {
+          if (((String) k).startsWith(prefix)) {
+            out.put(k, v);
+          }
+        });
+    return out;
   }
 
   public String get(String key, String fallback) {
@@ -247,7 +262,7 @@ public final class AppConfig {
     Properties kafka = new Properties();
     all.forEach(
         (k, v) -> {
-          if (!OWN_KEYS.contains((String) k)) {
+          if (!OWN_KEYS.contains((String) k) && !((String) k).startsWith(GATEWAY_PREFIX)) {
             kafka.put(k, v);
           }
         });

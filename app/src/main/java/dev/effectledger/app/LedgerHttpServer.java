@@ -6,6 +6,8 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerStore;
+import dev.effectledger.schema.Replies;
+import dev.effectledger.schema.ReplyJson;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -30,8 +32,10 @@ import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
 /**
  * A processor instance's HTTP endpoint: {@code GET /v1/keys/{tenant}/{key}} answers the key's
  * ledger entry from the instance that owns it (forwarding once when that is another instance),
- * {@code /healthz}, {@code /readyz} (200 only while Kafka Streams is RUNNING) and {@code /metrics}
- * in Prometheus text format. Written on the JDK's server: four read-only routes need no framework.
+ * {@code GET /v1/results/{tenant}/{key}} its answer as a reply with the stored result (what the
+ * gateway's {@code GET /v1/calls/{key}} reads; keep it off networks callers reach), {@code
+ * /healthz}, {@code /readyz} (200 only while Kafka Streams is RUNNING) and {@code /metrics} in
+ * Prometheus text format. Written on the JDK's server: four read-only routes need no framework.
  */
 final class LedgerHttpServer implements AutoCloseable {
 
@@ -84,7 +88,8 @@ final class LedgerHttpServer implements AutoCloseable {
     server.createContext(
         "/metrics",
         ex -> answer(ex, 200, "text/plain; version=0.0.4; charset=utf-8", metrics.scrape()));
-    server.createContext("/v1/keys/", this::key);
+    server.createContext("/v1/keys/", ex -> key(ex, "/v1/keys/", false));
+    server.createContext("/v1/results/", ex -> key(ex, "/v1/results/", true));
   }
 
   void serve(KafkaStreams ledger) {
@@ -100,11 +105,15 @@ final class LedgerHttpServer implements AutoCloseable {
     return server.getAddress().getPort();
   }
 
-  private void key(HttpExchange exchange) throws IOException {
-    String[] parts =
-        exchange.getRequestURI().getRawPath().substring("/v1/keys/".length()).split("/", -1);
+  /**
+   * {@code /v1/keys/...}: the entry as operators see it ({@link #describe}); {@code
+   * /v1/results/...}: the key's answer as a reply ({@link ReplyJson}, result included), for the
+   * gateway's callers.
+   */
+  private void key(HttpExchange exchange, String route, boolean asReply) throws IOException {
+    String[] parts = exchange.getRequestURI().getRawPath().substring(route.length()).split("/", -1);
     if (parts.length != 2 || parts[0].isEmpty() || parts[1].isEmpty()) {
-      answer(exchange, 400, "application/json", "{\"error\":\"use /v1/keys/{tenant}/{key}\"}");
+      answer(exchange, 400, "application/json", "{\"error\":\"use " + route + "{tenant}/{key}\"}");
       return;
     }
     String tenant = URLDecoder.decode(parts[0], StandardCharsets.UTF_8);
@@ -121,7 +130,7 @@ final class LedgerHttpServer implements AutoCloseable {
         && owner != KeyQueryMetadata.NOT_AVAILABLE
         && !owner.activeHost().equals(self)
         && !forwarded) {
-      forward(exchange, owner.activeHost(), tenant, key);
+      forward(exchange, owner.activeHost(), route, tenant, key);
       return;
     }
     ReadOnlyKeyValueStore<String, LedgerEntry> store =
@@ -132,7 +141,11 @@ final class LedgerHttpServer implements AutoCloseable {
     if (entry == null) {
       answer(exchange, 404, "application/json", "{\"error\":\"no ledger entry for this key\"}");
     } else {
-      answer(exchange, 200, "application/json", describe(entry).toString());
+      answer(
+          exchange,
+          200,
+          "application/json",
+          (asReply ? ReplyJson.of(Replies.of(entry, true)) : describe(entry)).toString());
     }
   }
 
@@ -162,7 +175,8 @@ final class LedgerHttpServer implements AutoCloseable {
     return out;
   }
 
-  private void forward(HttpExchange exchange, HostInfo owner, String tenant, String key)
+  private void forward(
+      HttpExchange exchange, HostInfo owner, String route, String tenant, String key)
       throws IOException {
     URI uri =
         URI.create(
@@ -170,7 +184,7 @@ final class LedgerHttpServer implements AutoCloseable {
                 + owner.host()
                 + ":"
                 + owner.port()
-                + "/v1/keys/"
+                + route
                 + URLEncoder.encode(tenant, StandardCharsets.UTF_8)
                 + "/"
                 + URLEncoder.encode(key, StandardCharsets.UTF_8));

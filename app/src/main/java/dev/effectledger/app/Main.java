@@ -13,6 +13,7 @@ import picocli.CommandLine.Command;
       DemoCommand.class,
       ProcessorCommand.class,
       ExecutorCommand.class,
+      GatewayCommand.class,
       BrokerCommand.class,
       DownstreamCommand.class,
       ToolsCommand.class,

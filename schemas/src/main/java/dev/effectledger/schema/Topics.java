@@ -46,6 +46,14 @@ public final class Topics {
   /** Header on replies naming their topic; the ledger's results sink routes by it. */
   public static final String REPLY_TOPIC_HEADER = "effectledger.reply.topic";
 
+  /**
+   * Header a producer may put on an intent (at most 128 bytes) to tell its replies apart: the
+   * ledger copies it onto every reply that answers that intent itself (a replay, an in-flight
+   * notice, a refusal), and onto none that answers the key for every waiter (a final result, a
+   * timeout, a hold). The HTTP gateway sets it per request.
+   */
+  public static final String REQUEST_ID_HEADER = "effectledger.request.id";
+
   private Topics() {}
 
   /**

@@ -19,7 +19,10 @@ import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.Replies;
 import dev.effectledger.schema.ResultStatus;
+import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.Topics;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -29,7 +32,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.LongSupplier;
 import java.util.function.UnaryOperator;
 import java.util.stream.IntStream;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.test.TestRecord;
 import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -179,6 +185,54 @@ abstract class LedgerStateMachineContract {
     assertThat(reply.getError().getRetriable()).isTrue();
     assertThat(ledger.auditTypes())
         .containsExactly(AuditType.DISPATCHED, AuditType.REFUSED_IN_FLIGHT);
+  }
+
+  @Test
+  void shouldCopyAnIntentsRequestIdOntoTheRepliesThatAnswerItAndOntoNoOther() {
+    // A gateway waits on many calls of one key; the request id tells which call a refusal,
+    // notice or replay answers. A final result answers every call, and carries none.
+    ledger.intents.pipeInput(withRequestId(intent("e1", EMAIL, ARGS).build(), "call-1", T0));
+    Dispatch dispatch = ledger.dispatches("messaging").readValue();
+    ledger.intents.pipeInput(
+        withRequestId(intent("e1", EMAIL, ARGS).build(), "call-2", at(Duration.ofSeconds(1))));
+    ledger.intents.pipeInput(
+        withRequestId(
+            intent("e1", EMAIL, "{\"other\":1}").build(), "call-3", at(Duration.ofSeconds(1))));
+
+    var refused = ledger.results.readRecord();
+    assertThat(refused.value().getError().getCode()).isEqualTo("DUPLICATE_IN_FLIGHT");
+    assertThat(requestId(refused.headers())).isEqualTo("call-2");
+    var conflict = ledger.results.readRecord();
+    assertThat(conflict.value().getError().getCode()).isEqualTo("IDEMPOTENCY_KEY_REUSED");
+    assertThat(requestId(conflict.headers())).isEqualTo("call-3");
+
+    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofSeconds(2)));
+    var finals = ledger.results.readRecordsToList();
+    assertThat(finals).isNotEmpty();
+    assertThat(finals)
+        .allSatisfy(
+            r -> {
+              assertThat(r.value().getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+              assertThat(requestId(r.headers())).isNull();
+            });
+
+    ledger.intents.pipeInput(
+        withRequestId(intent("e1", EMAIL, ARGS).build(), "call-4", at(Duration.ofSeconds(3))));
+    var replay = ledger.results.readRecord();
+    assertThat(replay.value().getReplayed()).isTrue();
+    assertThat(requestId(replay.headers())).isEqualTo("call-4");
+  }
+
+  private static TestRecord<String, dev.effectledger.schema.ToolIntent> withRequestId(
+      ToolIntent intent, String requestId, Instant at) {
+    var headers = new RecordHeaders();
+    headers.add(Topics.REQUEST_ID_HEADER, requestId.getBytes(StandardCharsets.UTF_8));
+    return new TestRecord<>(intent.getIdempotencyKey(), intent, headers, at);
+  }
+
+  private static String requestId(Headers headers) {
+    var header = headers.lastHeader(Topics.REQUEST_ID_HEADER);
+    return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
   }
 
   @Test

@@ -9,12 +9,14 @@ import dev.effectledger.schema.LedgerState;
 import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.Replies;
 import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.topology.LedgerConfig;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.Optional;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
@@ -56,11 +58,17 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
   public void process(Record<byte[], byte[]> record) {
     int partition = context.recordMetadata().map(m -> m.partition()).orElse(-1);
     DecodedIntent decoded = decoder.decode(record.key(), record.value(), partition);
-    if (decoded instanceof DecodedIntent.Invalid invalid) {
-      deadLetter(record, invalid);
-    } else {
-      DecodedIntent.Valid valid = (DecodedIntent.Valid) decoded;
-      decide(valid.intent(), valid.replyTopic(), record.timestamp());
+    Header requestId = record.headers().lastHeader(Topics.REQUEST_ID_HEADER);
+    actions.outputs().answering(requestId == null ? null : requestId.value());
+    try {
+      if (decoded instanceof DecodedIntent.Invalid invalid) {
+        deadLetter(record, invalid);
+      } else {
+        DecodedIntent.Valid valid = (DecodedIntent.Valid) decoded;
+        decide(valid.intent(), valid.replyTopic(), record.timestamp());
+      }
+    } finally {
+      actions.outputs().answered();
     }
   }
 

@@ -36,6 +36,9 @@ final class Outputs {
   private final ProcessorContext<Object, Object> context;
   private final LedgerObserver observer;
 
+  /** The request id of the intent being answered, copied onto its replies; null otherwise. */
+  private byte[] answering;
+
   Outputs(ProcessorContext<Object, Object> context, LedgerObserver observer) {
     this.context = context;
     this.observer = observer;
@@ -47,9 +50,24 @@ final class Outputs {
         DISPATCH_SINK);
   }
 
+  /**
+   * Until {@link #answered()}, every reply answers the intent whose {@link
+   * Topics#REQUEST_ID_HEADER} is {@code requestId} (null or longer than 128 bytes: none is copied).
+   */
+  void answering(byte[] requestId) {
+    this.answering = requestId != null && requestId.length <= 128 ? requestId : null;
+  }
+
+  void answered() {
+    this.answering = null;
+  }
+
   void reply(ToolResult result, String replyTopic, long timestamp) {
     Headers headers =
         new RecordHeaders().add(REPLY_TOPIC_HEADER, replyTopic.getBytes(StandardCharsets.UTF_8));
+    if (answering != null) {
+      headers.add(Topics.REQUEST_ID_HEADER, answering);
+    }
     context.forward(
         new Record<>(result.getIdempotencyKey(), result, timestamp, headers), RESULTS_SINK);
   }

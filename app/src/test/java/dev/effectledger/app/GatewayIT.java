@@ -1,0 +1,693 @@
+package dev.effectledger.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.effectledger.connectors.Connectors;
+import dev.effectledger.connectors.executor.EffectExecutor;
+import dev.effectledger.connectors.executor.ExecutorConfig;
+import dev.effectledger.embedded.CountingDownstream;
+import dev.effectledger.embedded.CountingDownstream.Fault;
+import dev.effectledger.gateway.Credentials;
+import dev.effectledger.gateway.Gateway;
+import dev.effectledger.gateway.GatewayConfig;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicyLoader;
+import dev.effectledger.schema.Topics;
+import dev.effectledger.testkit.KafkaClusterExtension;
+import dev.effectledger.topology.LedgerConfig;
+import dev.effectledger.topology.LedgerTopology;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The gateway over loopback HTTP in front of the real ledger (with its HTTP endpoint), a real
+ * executor and a payment API that counts effects; two gateway instances. Every status code the API
+ * documents, each response checked against docs/openapi.yaml.
+ */
+@Tag("integration")
+@Timeout(300)
+class GatewayIT {
+
+  @RegisterExtension
+  static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+
+  private static final String REGISTRY = "mock://gateway-it";
+  private static final String TOKEN = "token-acme";
+  private static final String NARROW_TOKEN = "token-narrow";
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final OpenApiContract CONTRACT = new OpenApiContract();
+  private static final String CALLS = "/v1/tools/{tool}/calls";
+  private static final String CALL = "/v1/calls/{key}";
+
+  private static CountingDownstream payments;
+  private static CountingDownstream risky;
+  private static KafkaStreams ledger;
+  private static LedgerHttpServer ledgerHttp;
+  private static EffectExecutor executor;
+  private static Gateway gatewayA;
+  private static Gateway gatewayB;
+  private static ToolPolicies policies;
+  private static final HttpClient http = HttpClient.newHttpClient();
+
+  @BeforeAll
+  static void start() throws Exception {
+    payments = CountingDownstream.start(Duration.ofSeconds(20));
+    risky = CountingDownstream.start(Duration.ofSeconds(20)).honoursKeys(false);
+    policies =
+        new ToolPolicyLoader()
+            .parse(
+                """
+        tools:
+          charge_card:
+            class: irreversible
+            pendingTimeout: 10m
+            onInFlight: coalesce
+            lane: payments
+            connector: http
+            key: {ignore: [/reason], require: [/amount, /to]}
+            settings: {url: "%1$s", timeout: 30s, honoursKeys: true, effectIdPointer: /id}
+          send_email:
+            class: write-non-idempotent
+            pendingTimeout: 10m
+            onInFlight: refuse
+            lane: payments
+            connector: http
+            settings: {url: "%1$s", timeout: 30s, honoursKeys: true, effectIdPointer: /id}
+          refund:
+            class: write-non-idempotent
+            pendingTimeout: 10m
+            lane: payments
+            connector: http
+            settings: {url: "%2$s", timeout: 5s, honoursKeys: true}
+          transfer:
+            class: irreversible
+            pendingTimeout: 10m
+            onAmbiguous: hold
+            lane: risky
+            connector: http
+            settings: {url: "%3$s", timeout: 5s, honoursKeys: false, effectIdPointer: /id, lookupUrl: "%3$s?key={key}"}
+        """
+                    .formatted(
+                        payments.url(),
+                        payments.url().replace("/charges", "/no-such-api"),
+                        risky.url()),
+                "gateway-it.yaml");
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+      new TopicProvisioner(admin).create(TopicProvisioner.topics(policies), 4, (short) 1, 0);
+    }
+    Path state = Files.createTempDirectory("gateway-it");
+    ledgerHttp =
+        new LedgerHttpServer("127.0.0.1", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, "gateway-it");
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    props.put(StreamsConfig.STATE_DIR_CONFIG, state.toString());
+    props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "127.0.0.1:" + ledgerHttp.port());
+    ledger =
+        new KafkaStreams(
+            LedgerTopology.build(LedgerConfig.of(policies, REGISTRY).withIntentPartitions(4)),
+            LedgerTopology.streamsProperties(props));
+    ledgerHttp.serve(ledger);
+    ledger.start();
+    executor =
+        EffectExecutor.start(
+            ExecutorConfig.of(kafkaProps(), List.of("payments", "risky"), REGISTRY),
+            Connectors.forLanes(policies, List.of("payments", "risky"), Clock.systemUTC()),
+            policies);
+    gatewayA = Gateway.start(config("gw-a", URI.create("http://127.0.0.1:" + ledgerHttp.port())));
+    gatewayB = Gateway.start(config("gw-b", URI.create("http://127.0.0.1:" + ledgerHttp.port())));
+    await().atMost(Duration.ofSeconds(90)).until(() -> gatewayA.isReady() && gatewayB.isReady());
+  }
+
+  private static Properties kafkaProps() {
+    Properties p = new Properties();
+    p.put("bootstrap.servers", kafka.bootstrapServers());
+    return p;
+  }
+
+  private static GatewayConfig config(String instance, URI ledgerUrl) {
+    return GatewayConfig.of(
+            instance,
+            kafkaProps(),
+            REGISTRY,
+            ledgerUrl,
+            policies,
+            Credentials.of(
+                Map.of(
+                    Credentials.sha256Hex(TOKEN),
+                    new Credentials.Caller("acme-agents", "acme", Set.of()),
+                    Credentials.sha256Hex(NARROW_TOKEN),
+                    new Credentials.Caller("narrow", "acme", Set.of("send_email")))))
+        .withWaits(Duration.ofSeconds(20), Duration.ofSeconds(30))
+        .withMaxBodyBytes(4096)
+        .withReplyTopic(4, (short) 1);
+  }
+
+  @AfterAll
+  static void stop() {
+    gatewayA.close();
+    gatewayB.close();
+    executor.close();
+    ledger.close(Duration.ofSeconds(30));
+    ledgerHttp.close();
+    payments.close();
+    risky.close();
+  }
+
+  // --- helpers ---------------------------------------------------------------------------------
+
+  private static HttpResponse<String> post(
+      Gateway gateway, String tool, String body, String... headers) throws Exception {
+    return post(http, gateway, tool, body, headers);
+  }
+
+  private static HttpResponse<String> post(
+      HttpClient client, Gateway gateway, String tool, String body, String... headers)
+      throws Exception {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(gateway.uri().resolve("/v1/tools/" + tool + "/calls"))
+            .timeout(Duration.ofSeconds(60))
+            .header("Authorization", "Bearer " + TOKEN)
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body));
+    for (int i = 0; i < headers.length; i += 2) {
+      request.setHeader(headers[i], headers[i + 1]);
+    }
+    HttpResponse<String> response =
+        client.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    CONTRACT.check("POST", CALLS, response);
+    return response;
+  }
+
+  private static HttpResponse<String> getCall(Gateway gateway, String key, String... headers)
+      throws Exception {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(
+                gateway.uri().resolve("/v1/calls/" + java.net.URLEncoder.encode(key, "UTF-8")))
+            .timeout(Duration.ofSeconds(60))
+            .header("Authorization", "Bearer " + TOKEN)
+            .GET();
+    for (int i = 0; i < headers.length; i += 2) {
+      request.setHeader(headers[i], headers[i + 1]);
+    }
+    HttpResponse<String> response =
+        http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    CONTRACT.check("GET", CALL, response);
+    return response;
+  }
+
+  private static String call(String run, String step, String arguments) {
+    return "{\"arguments\":"
+        + arguments
+        + ",\"step\":{\"run\":\""
+        + run
+        + "\",\"step\":\""
+        + step
+        + "\"}}";
+  }
+
+  private static JsonNode json(HttpResponse<String> response) throws IOException {
+    return JSON.readTree(response.body());
+  }
+
+  /** Records on tool-intents so far, over every partition. */
+  private static long intentsPublished() throws Exception {
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+      Set<TopicPartition> partitions =
+          admin
+              .describeTopics(List.of(Topics.INTENTS))
+              .allTopicNames()
+              .get()
+              .get(Topics.INTENTS)
+              .partitions()
+              .stream()
+              .map(p -> new TopicPartition(Topics.INTENTS, p.partition()))
+              .collect(Collectors.toSet());
+      return admin
+          .listOffsets(
+              partitions.stream().collect(Collectors.toMap(p -> p, p -> OffsetSpec.latest())))
+          .all()
+          .get()
+          .values()
+          .stream()
+          .mapToLong(o -> o.offset())
+          .sum();
+    }
+  }
+
+  // --- 200, replay, the retry layers ---------------------------------------------------------
+
+  @Test
+  void shouldAnswer200WithTheResultAndReplayItWithoutASecondEffect() throws Exception {
+    String body = call("run-200", "pay", "{\"amount\":100,\"to\":\"cus_1\"}");
+    HttpResponse<String> first = post(gatewayA, "charge_card", body);
+    assertThat(first.statusCode()).isEqualTo(200);
+    JsonNode call = json(first);
+    assertThat(call.get("status").asText()).isEqualTo("SUCCEEDED");
+    assertThat(call.get("replayed").asBoolean()).isFalse();
+    assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
+    String key = call.get("key").asText();
+    assertThat(key).startsWith("v1:");
+
+    HttpResponse<String> again = post(gatewayB, "charge_card", body);
+    assertThat(again.statusCode()).isEqualTo(200);
+    assertThat(again.headers().firstValue("Idempotent-Replayed")).contains("true");
+    assertThat(json(again).get("effectId")).isEqualTo(call.get("effectId"));
+    assertThat(json(again).get("result")).isEqualTo(call.get("result"));
+    assertThat(payments.effects(key)).isEqualTo(1);
+  }
+
+  @Test
+  void shouldCollapseTheFourRetryLayersOverHttpIntoOneEffect() throws Exception {
+    String args = "{\"amount\":250,\"to\":\"cus_4\",\"reason\":\"invoice 4\"}";
+    String body = call("run-layers", "pay-invoice", args);
+    // Layer 2, the tool wrapper: the same call twice at once, on two connections.
+    HttpClient other = HttpClient.newHttpClient();
+    CompletableFuture<HttpResponse<String>> a =
+        CompletableFuture.supplyAsync(() -> unchecked(() -> post(gatewayA, "charge_card", body)));
+    CompletableFuture<HttpResponse<String>> b =
+        CompletableFuture.supplyAsync(
+            () -> unchecked(() -> post(other, gatewayA, "charge_card", body)));
+    JsonNode original = json(a.get());
+    assertThat(a.get().statusCode()).isEqualTo(200);
+    assertThat(b.get().statusCode()).isEqualTo(200);
+    assertThat(json(b.get()).get("effectId")).isEqualTo(original.get("effectId"));
+    // Layer 1, the HTTP client: the same request again.
+    assertThat(post(gatewayA, "charge_card", body).statusCode()).isEqualTo(200);
+    // Layer 3, the model re-emits the call: arguments reordered, reformatted, reason reworded.
+    HttpResponse<String> reemitted =
+        post(
+            gatewayB,
+            "charge_card",
+            call(
+                "run-layers",
+                "pay-invoice",
+                "{ \"reason\": \"paying invoice four as asked\", \"to\": \"cus_4\", \"amount\": 250.0 }"));
+    assertThat(reemitted.statusCode()).isEqualTo(200);
+    assertThat(reemitted.headers().firstValue("Idempotent-Replayed")).contains("true");
+    assertThat(json(reemitted).get("effectId")).isEqualTo(original.get("effectId"));
+    // Layer 4, the orchestrator replays the step after a crash: a new client, a new connection.
+    HttpResponse<String> replayed = post(HttpClient.newHttpClient(), gatewayB, "charge_card", body);
+    assertThat(json(replayed).get("effectId")).isEqualTo(original.get("effectId"));
+    assertThat(payments.effects(original.get("key").asText())).isEqualTo(1);
+  }
+
+  // --- keys, conflicts, in flight -----------------------------------------------------------
+
+  @Test
+  void shouldTakeTheCallersIdempotencyKeyAndAnswer422WhenItIsReusedWithOtherArguments()
+      throws Exception {
+    String body = call("run-422", "pay", "{\"amount\":5,\"to\":\"cus_5\"}");
+    HttpResponse<String> first =
+        post(gatewayA, "charge_card", body, "Idempotency-Key", "\"order-422\"");
+    assertThat(first.statusCode()).isEqualTo(200);
+    assertThat(json(first).get("key").asText()).isEqualTo("order-422");
+
+    HttpResponse<String> reused =
+        post(
+            gatewayA,
+            "charge_card",
+            call("run-422", "pay", "{\"amount\":6,\"to\":\"cus_5\"}"),
+            "Idempotency-Key",
+            "\"order-422\"");
+    assertThat(reused.statusCode()).isEqualTo(422);
+    assertThat(json(reused).get("code").asText()).isEqualTo("IDEMPOTENCY_KEY_REUSED");
+    assertThat(payments.effects("order-422")).isEqualTo(1);
+  }
+
+  @Test
+  void shouldAnswer409ToADuplicateWhileTheFirstIsInFlightOnARefuseTool() throws Exception {
+    String key = "email-409";
+    payments.holdBeforeEffect(key);
+    String body = call("run-409", "notify", "{\"to\":\"a@example.com\"}");
+    CompletableFuture<HttpResponse<String>> first =
+        CompletableFuture.supplyAsync(
+            () -> unchecked(() -> post(gatewayA, "send_email", body, "Idempotency-Key", key)));
+    await().atMost(Duration.ofSeconds(30)).until(() -> payments.requests(key) >= 1);
+
+    HttpResponse<String> duplicate = post(gatewayA, "send_email", body, "Idempotency-Key", key);
+    assertThat(duplicate.statusCode()).isEqualTo(409);
+    assertThat(json(duplicate).get("code").asText()).isEqualTo("DUPLICATE_IN_FLIGHT");
+
+    payments.releaseHeld(key);
+    assertThat(first.get().statusCode())
+        .as("the first call is not answered by its duplicate's refusal")
+        .isEqualTo(200);
+    assertThat(payments.effects(key)).isEqualTo(1);
+  }
+
+  @Test
+  void shouldAttachADuplicateToTheCallInFlightOnACoalesceToolAcrossTwoInstances() throws Exception {
+    String key = "charge-coalesce";
+    payments.holdBeforeEffect(key);
+    String body = call("run-coalesce", "pay", "{\"amount\":7,\"to\":\"cus_7\"}");
+    CompletableFuture<HttpResponse<String>> viaA =
+        CompletableFuture.supplyAsync(
+            () -> unchecked(() -> post(gatewayA, "charge_card", body, "Idempotency-Key", key)));
+    await().atMost(Duration.ofSeconds(30)).until(() -> payments.requests(key) >= 1);
+    CompletableFuture<HttpResponse<String>> viaB =
+        CompletableFuture.supplyAsync(
+            () -> unchecked(() -> post(gatewayB, "charge_card", body, "Idempotency-Key", key)));
+    CompletableFuture<HttpResponse<String>> againViaA =
+        CompletableFuture.supplyAsync(
+            () -> unchecked(() -> post(gatewayA, "charge_card", body, "Idempotency-Key", key)));
+    Thread.sleep(1_000); // both duplicates reach the ledger while the first is held
+    payments.releaseHeld(key);
+
+    JsonNode a = json(viaA.get());
+    assertThat(viaA.get().statusCode()).isEqualTo(200);
+    assertThat(viaB.get().statusCode()).isEqualTo(200);
+    assertThat(againViaA.get().statusCode()).isEqualTo(200);
+    assertThat(json(viaB.get()).get("effectId")).isEqualTo(a.get("effectId"));
+    assertThat(json(againViaA.get()).get("effectId")).isEqualTo(a.get("effectId"));
+    assertThat(payments.effects(key)).isEqualTo(1);
+  }
+
+  @Test
+  void shouldAnswer202WithLocationAtTheWaitBoundAndLetAnotherInstanceAttach() throws Exception {
+    String key = "charge-202";
+    payments.holdBeforeEffect(key);
+    HttpResponse<String> early =
+        post(
+            gatewayA,
+            "charge_card",
+            call("run-202", "pay", "{\"amount\":8,\"to\":\"cus_8\"}"),
+            "Idempotency-Key",
+            key,
+            "Prefer",
+            "wait=1");
+    assertThat(early.statusCode()).isEqualTo(202);
+    assertThat(early.headers().firstValue("Location")).contains("/v1/calls/charge-202");
+    assertThat(json(early).get("status").asText()).isEqualTo("IN_FLIGHT");
+
+    HttpResponse<String> stillRunning = getCall(gatewayB, key, "Prefer", "wait=1");
+    assertThat(stillRunning.statusCode()).isEqualTo(202);
+
+    CompletableFuture<HttpResponse<String>> attached =
+        CompletableFuture.supplyAsync(
+            () -> unchecked(() -> getCall(gatewayB, key, "Prefer", "wait=20")));
+    Thread.sleep(500);
+    payments.releaseHeld(key);
+    assertThat(attached.get().statusCode()).isEqualTo(200);
+    assertThat(attached.get().headers().firstValue("Idempotent-Replayed")).contains("true");
+    assertThat(json(attached.get()).get("status").asText()).isEqualTo("SUCCEEDED");
+    assertThat(payments.effects(key)).isEqualTo(1);
+  }
+
+  @Test
+  void shouldLetAClientThatDisconnectedMidWaitAttachFromAnotherInstance() throws Exception {
+    String key = "charge-disconnect";
+    payments.holdBeforeEffect(key);
+    HttpClient impatient = HttpClient.newHttpClient();
+    HttpRequest request =
+        HttpRequest.newBuilder(gatewayA.uri().resolve("/v1/tools/charge_card/calls"))
+            .timeout(Duration.ofSeconds(1))
+            .header("Authorization", "Bearer " + TOKEN)
+            .header("Content-Type", "application/json")
+            .header("Idempotency-Key", key)
+            .POST(
+                HttpRequest.BodyPublishers.ofString(
+                    call("run-disc", "pay", "{\"amount\":9,\"to\":\"cus_9\"}")))
+            .build();
+    try {
+      impatient.send(request, HttpResponse.BodyHandlers.ofString());
+    } catch (java.net.http.HttpTimeoutException expected) {
+      // the client gave up and dropped the connection mid-wait
+    }
+    payments.releaseHeld(key);
+    HttpResponse<String> resumed = getCall(gatewayB, key, "Prefer", "wait=20");
+    assertThat(resumed.statusCode()).isEqualTo(200);
+    assertThat(payments.effects(key)).isEqualTo(1);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () ->
+                assertThat(metrics(gatewayA))
+                    .as("the abandoned call stopped waiting")
+                    .contains("gateway_calls_waiting 0.0"));
+  }
+
+  @Test
+  void shouldAnswer404ForAKeyWithNoCall() throws Exception {
+    HttpResponse<String> unknown = getCall(gatewayA, "no-such-call");
+    assertThat(unknown.statusCode()).isEqualTo(404);
+    assertThat(json(unknown).get("type").asText())
+        .isEqualTo("urn:effectledger:problem:unknown-call");
+  }
+
+  // --- FAILED, UNKNOWN --------------------------------------------------------------------
+
+  @Test
+  void shouldAnswer424WhenTheToolFailedAndReplayIt() throws Exception {
+    String body = call("run-424", "refund", "{\"amount\":3}");
+    HttpResponse<String> failed = post(gatewayA, "refund", body);
+    assertThat(failed.statusCode()).isEqualTo(424);
+    JsonNode problem = json(failed);
+    assertThat(problem.get("call").get("status").asText()).isEqualTo("FAILED");
+    assertThat(problem.get("retriable").asBoolean()).isFalse();
+    HttpResponse<String> again = post(gatewayB, "refund", body);
+    assertThat(again.statusCode()).isEqualTo(424);
+    assertThat(again.headers().firstValue("Idempotent-Replayed")).contains("true");
+  }
+
+  @Test
+  void shouldAnswer202WithStatusUnknownWhenTheEffectMayHaveHappenedAndIsHeld() throws Exception {
+    String key = "transfer-held";
+    risky.inject(key, Fault.ERROR_AFTER_EFFECT);
+    HttpResponse<String> held =
+        post(
+            gatewayA,
+            "transfer",
+            call("run-held", "move", "{\"amount\":11}"),
+            "Idempotency-Key",
+            key);
+    assertThat(held.statusCode()).isEqualTo(202);
+    JsonNode call = json(held);
+    assertThat(call.get("status").asText()).isEqualTo("UNKNOWN");
+    assertThat(call.get("error").get("code").asText()).isNotBlank();
+    assertThat(held.headers().firstValue("Location")).isPresent();
+    assertThat(risky.effects(key)).isEqualTo(1);
+  }
+
+  // --- bad input: a clear 4xx, nothing published ---------------------------------------------
+
+  private void assertRefusedAndNothingPublished(
+      HttpResponse<String> response, int status, String field) throws Exception {
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(status);
+    assertThat(response.headers().firstValue("Content-Type")).contains("application/problem+json");
+    if (field != null) {
+      assertThat(json(response).get("field").asText()).isEqualTo(field);
+    }
+  }
+
+  @Test
+  void shouldRefuseMalformedJsonWith400() throws Exception {
+    long before = intentsPublished();
+    assertRefusedAndNothingPublished(post(gatewayA, "charge_card", "{\"arguments\": {"), 400, "");
+    assertRefusedAndNothingPublished(
+        post(gatewayA, "charge_card", call("r", "s", "{}") + " trailing"), 400, "");
+    assertThat(intentsPublished()).isEqualTo(before);
+  }
+
+  @Test
+  void shouldRefuseArgumentsThatAreNotAnObjectWith400() throws Exception {
+    long before = intentsPublished();
+    assertRefusedAndNothingPublished(
+        post(gatewayA, "charge_card", call("r", "s", "[1,2]")), 400, "/arguments");
+    assertThat(intentsPublished()).isEqualTo(before);
+  }
+
+  @Test
+  void shouldRefuseUnknownFieldsWith400NamingThem() throws Exception {
+    long before = intentsPublished();
+    assertRefusedAndNothingPublished(
+        post(
+            gatewayA,
+            "charge_card",
+            "{\"arguments\":{\"amount\":1,\"to\":\"c\"},\"step\":{\"run\":\"r\",\"step\":\"s\"},\"tenant\":\"evil\"}"),
+        400,
+        "/tenant");
+    assertRefusedAndNothingPublished(
+        post(
+            gatewayA,
+            "charge_card",
+            "{\"arguments\":{\"amount\":1,\"to\":\"c\"},\"step\":{\"run\":\"r\",\"step\":\"s\",\"tenant\":\"evil\"}}"),
+        400,
+        "/step/tenant");
+    assertRefusedAndNothingPublished(
+        post(gatewayA, "charge_card", "{\"arguments\":{\"amount\":1,\"to\":\"c\"}}"), 400, "/step");
+    assertThat(intentsPublished()).isEqualTo(before);
+  }
+
+  @Test
+  void shouldRefuseAMissingKeyFieldWith400() throws Exception {
+    long before = intentsPublished();
+    HttpResponse<String> response = post(gatewayA, "charge_card", call("r", "s", "{\"amount\":1}"));
+    assertRefusedAndNothingPublished(response, 400, "/arguments");
+    assertThat(json(response).get("code").asText()).isEqualTo("MISSING_REQUIRED_FIELD");
+    assertThat(json(response).get("detail").asText()).contains("/to");
+    assertThat(intentsPublished()).isEqualTo(before);
+  }
+
+  @Test
+  void shouldRefuseAnInvalidIdempotencyKeyHeaderWith400() throws Exception {
+    long before = intentsPublished();
+    String body = call("r", "s", "{\"amount\":1,\"to\":\"c\"}");
+    assertRefusedAndNothingPublished(
+        post(gatewayA, "charge_card", body, "Idempotency-Key", "\"unterminated"),
+        400,
+        "Idempotency-Key");
+    assertRefusedAndNothingPublished(
+        post(gatewayA, "charge_card", body, "Idempotency-Key", "has spaces in it"),
+        400,
+        "Idempotency-Key");
+    assertRefusedAndNothingPublished(
+        post(gatewayA, "charge_card", body, "Idempotency-Key", "\"" + "k".repeat(256) + "\""),
+        400,
+        "Idempotency-Key");
+    assertThat(intentsPublished()).isEqualTo(before);
+  }
+
+  @Test
+  void shouldAnswer404ForAnUnknownToolAndForPathTraversal() throws Exception {
+    long before = intentsPublished();
+    String body = call("r", "s", "{}");
+    assertRefusedAndNothingPublished(post(gatewayA, "no_such_tool", body), 404, "{tool}");
+    HttpResponse<String> traversal = post(gatewayA, "..%2F..%2Fetc%2Fpasswd", body);
+    assertThat(traversal.statusCode()).isBetween(400, 404);
+    assertThat(traversal.headers().firstValue("Content-Type")).contains("application/problem+json");
+    HttpResponse<String> dots = post(gatewayA, "%2E%2E", body);
+    assertThat(dots.statusCode()).isBetween(400, 404);
+    assertThat(intentsPublished()).isEqualTo(before);
+  }
+
+  @Test
+  void shouldAnswer401WithoutAKnownCredentialAnd403ForAToolItMayNotCall() throws Exception {
+    long before = intentsPublished();
+    String body = call("r", "s", "{\"amount\":1,\"to\":\"c\"}");
+    HttpResponse<String> none =
+        http.send(
+            HttpRequest.newBuilder(gatewayA.uri().resolve("/v1/tools/charge_card/calls"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    CONTRACT.check("POST", CALLS, none);
+    assertThat(none.statusCode()).isEqualTo(401);
+    assertThat(none.headers().firstValue("WWW-Authenticate")).isPresent();
+    assertRefusedAndNothingPublished(
+        post(gatewayA, "charge_card", body, "Authorization", "Bearer wrong-token"),
+        401,
+        "Authorization");
+    assertRefusedAndNothingPublished(
+        post(gatewayA, "charge_card", body, "Authorization", "Bearer " + NARROW_TOKEN), 403, null);
+    assertThat(intentsPublished()).isEqualTo(before);
+  }
+
+  @Test
+  void shouldAnswer413ForABodyAboveTheLimitAnd415ForAnotherMediaType() throws Exception {
+    long before = intentsPublished();
+    String big = call("r", "s", "{\"amount\":1,\"to\":\"" + "x".repeat(5000) + "\"}");
+    assertRefusedAndNothingPublished(post(gatewayA, "charge_card", big), 413, null);
+    assertRefusedAndNothingPublished(
+        post(
+            gatewayA,
+            "charge_card",
+            call("r", "s", "{\"amount\":1,\"to\":\"c\"}"),
+            "Content-Type",
+            "text/plain"),
+        415,
+        "Content-Type");
+    assertThat(intentsPublished()).isEqualTo(before);
+  }
+
+  // --- unavailable: fail closed ----------------------------------------------------------
+
+  @Test
+  void shouldAnswer503WithRetryAfterAndPublishNothingWhenTheLedgerIsUnreachable() throws Exception {
+    try (Gateway orphan = Gateway.start(config("gw-orphan", URI.create("http://127.0.0.1:9")))) {
+      Thread.sleep(1_500); // a probe or two
+      assertThat(orphan.isReady()).isFalse();
+      long before = intentsPublished();
+      HttpResponse<String> response =
+          post(orphan, "charge_card", call("run-503", "pay", "{\"amount\":1,\"to\":\"c\"}"));
+      assertThat(response.statusCode()).isEqualTo(503);
+      assertThat(response.headers().firstValue("Retry-After")).isPresent();
+      assertThat(json(response).get("retriable").asBoolean()).isTrue();
+      HttpResponse<String> ready =
+          http.send(
+              HttpRequest.newBuilder(orphan.uri().resolve("/readyz")).build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertThat(ready.statusCode()).isEqualTo(503);
+      assertThat(ready.body()).contains("ledger");
+      assertThat(intentsPublished()).isEqualTo(before);
+    }
+  }
+
+  // --- operations ----------------------------------------------------------------------------
+
+  @Test
+  void shouldServeHealthReadinessMetricsAndTheOpenApiDocument() throws Exception {
+    assertThat(get(gatewayA, "/healthz").statusCode()).isEqualTo(200);
+    assertThat(get(gatewayA, "/readyz").statusCode()).isEqualTo(200);
+    post(gatewayA, "charge_card", call("run-metrics", "pay", "{\"amount\":12,\"to\":\"c\"}"));
+    assertThat(metrics(gatewayA))
+        .contains("gateway_requests_total{status=\"200\",tool=\"charge_card\"}")
+        .contains("gateway_call_wait_seconds")
+        .contains("gateway_calls_waiting");
+    HttpResponse<String> doc = get(gatewayA, "/openapi.yaml");
+    assertThat(doc.statusCode()).isEqualTo(200);
+    assertThat(doc.body()).startsWith("openapi: 3.1.0");
+  }
+
+  private static HttpResponse<String> get(Gateway gateway, String path) throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(gateway.uri().resolve(path)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static String metrics(Gateway gateway) throws Exception {
+    return get(gateway, "/metrics").body();
+  }
+
+  private interface Io<T> {
+    T get() throws Exception;
+  }
+
+  private static <T> T unchecked(Io<T> io) {
+    try {
+      return io.get();
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}

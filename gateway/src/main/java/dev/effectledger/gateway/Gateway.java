@@ -1,0 +1,906 @@
+package dev.effectledger.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.effectledger.client.DerivedKey;
+import dev.effectledger.client.IdempotencyKeys;
+import dev.effectledger.client.KeyDerivationException;
+import dev.effectledger.client.KeyRules;
+import dev.effectledger.client.StepContext;
+import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.schema.ErrorCode;
+import dev.effectledger.schema.ReplyJson;
+import dev.effectledger.schema.ResultStatus;
+import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.Topics;
+import dev.effectledger.schema.serde.RegistryAvroSerde;
+import dev.effectledger.schema.serde.SchemaRegistries;
+import dev.effectledger.schema.serde.SchemaRegistry;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.ErrorHandler;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The HTTP gateway: {@code POST /v1/tools/{tool}/calls}, {@code GET /v1/calls/{key}}, {@code
+ * /healthz}, {@code /readyz}, {@code /metrics} and {@code /openapi.yaml}. See the package doc and
+ * docs/openapi.yaml.
+ */
+public final class Gateway implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(Gateway.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Pattern TOOL = Pattern.compile("[A-Za-z0-9_.-]{1,128}");
+  private static final Pattern CALLS = Pattern.compile("/v1/tools/([^/]*)/calls");
+  private static final Duration POLL = Duration.ofMillis(200);
+  private static final Duration PROBE = Duration.ofSeconds(1);
+  private static final int RETRY_AFTER_SECONDS = 5;
+
+  private final GatewayConfig config;
+  private final Server server;
+  private final ServerConnector connector;
+  private final KafkaProducer<String, ToolIntent> producer;
+  private final ReplyHub replies;
+  private final Admin admin;
+  private final HttpClient ledger;
+  private final ScheduledExecutorService timers;
+  private final PrometheusMeterRegistry metrics;
+  private final Timer waits;
+  private final Clock clock = Clock.systemUTC();
+  private final byte[] openApi;
+  private volatile boolean brokerUp;
+  private volatile boolean ledgerUp;
+  private volatile String notReady = "starting";
+
+  private Gateway(GatewayConfig config) throws Exception {
+    this.config = config;
+    SchemaRegistry registry = SchemaRegistries.forUrl(config.schemaRegistryUrl());
+    Properties kafka = config.kafka();
+    this.admin = Admin.create(adminSettings(kafka));
+    createReplyTopic();
+    Properties producerProps = new Properties();
+    producerProps.putAll(kafka);
+    producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
+    producerProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    // Fail closed and fast: an intent the broker did not take within 10 s is answered 503.
+    producerProps.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, 5_000);
+    producerProps.putIfAbsent(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
+    producerProps.putIfAbsent(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 10_000);
+    producerProps.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 1);
+    this.producer =
+        new KafkaProducer<>(
+            producerProps,
+            new StringSerializer(),
+            new RegistryAvroSerde<>(registry, ToolIntent.class));
+    this.replies =
+        new ReplyHub(
+            kafka, config.replyTopic(), new RegistryAvroSerde<>(registry, ToolResult.class));
+    this.ledger = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    this.timers =
+        Executors.newScheduledThreadPool(
+            2,
+            r -> {
+              Thread t = new Thread(r, "gateway-timers");
+              t.setDaemon(true);
+              return t;
+            });
+    this.metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    this.waits =
+        Timer.builder("gateway.call.wait")
+            .description("Time from a call's request to its answer")
+            .publishPercentiles(0.5, 0.99)
+            .register(metrics);
+    metrics.gauge("gateway.calls.waiting", replies, ReplyHub::waiting);
+    try (InputStream in = Gateway.class.getResourceAsStream("/openapi.yaml")) {
+      this.openApi = in == null ? new byte[0] : in.readAllBytes();
+    }
+    QueuedThreadPool threads = new QueuedThreadPool(64, 4);
+    threads.setName("gateway-http");
+    threads.setDaemon(true);
+    this.server = new Server(threads);
+    this.connector = new ServerConnector(server);
+    connector.setHost(config.host());
+    connector.setPort(config.port());
+    // Longer than any wait, so a waiting call is never cut by the connection's idle timeout.
+    connector.setIdleTimeout(config.maxWait().plusSeconds(30).toMillis());
+    server.addConnector(connector);
+    server.setHandler(new Routes());
+    server.setErrorHandler(new ProblemErrors());
+    timers.scheduleWithFixedDelay(this::probe, 0, PROBE.toMillis(), TimeUnit.MILLISECONDS);
+    server.start();
+  }
+
+  /**
+   * Starts a gateway: creates its reply topic when missing, starts its reply consumer and listens.
+   *
+   * @throws IllegalStateException when it cannot listen or reach Kafka's admin API
+   */
+  public static Gateway start(GatewayConfig config) {
+    try {
+      return new Gateway(config);
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IllegalStateException(
+          "Cannot start the gateway on "
+              + config.host()
+              + ":"
+              + config.port()
+              + ": "
+              + e.getMessage(),
+          e);
+    }
+  }
+
+  public int port() {
+    return connector.getLocalPort();
+  }
+
+  public URI uri() {
+    return URI.create("http://" + config.host() + ":" + port());
+  }
+
+  /** Ready to take calls: its reply consumer positioned, a broker and the ledger reachable. */
+  public boolean isReady() {
+    return readiness() == null;
+  }
+
+  private String readiness() {
+    if (replies.failure() != null) {
+      return "the reply consumer stopped: " + replies.failure().getMessage();
+    }
+    if (!replies.ready()) {
+      return "the reply consumer is not yet positioned on " + config.replyTopic();
+    }
+    if (!brokerUp) {
+      return "no Kafka broker answers at " + config.kafka().getProperty("bootstrap.servers");
+    }
+    if (!ledgerUp) {
+      return "the ledger at " + config.ledgerUrl() + " is not ready (its /readyz)";
+    }
+    return null;
+  }
+
+  private static Properties adminSettings(Properties kafka) {
+    Properties props = new Properties();
+    props.putAll(kafka);
+    props.putIfAbsent(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 3_000);
+    props.putIfAbsent(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5_000);
+    return props;
+  }
+
+  private void createReplyTopic() throws Exception {
+    try {
+      admin
+          .createTopics(
+              List.of(
+                  new NewTopic(
+                          config.replyTopic(), config.replyPartitions(), config.replyReplication())
+                      .configs(
+                          Map.of("retention.ms", String.valueOf(Duration.ofDays(1).toMillis())))))
+          .all()
+          .get(30, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.ExecutionException e) {
+      if (!(e.getCause() instanceof TopicExistsException)) {
+        throw new IllegalStateException(
+            "Cannot create the reply topic "
+                + config.replyTopic()
+                + " (create it, or grant the gateway CreateTopics): "
+                + e.getCause().getMessage(),
+            e.getCause());
+      }
+    }
+  }
+
+  private void probe() {
+    try {
+      brokerUp =
+          !admin
+              .describeCluster(new DescribeClusterOptions().timeoutMs(2_000))
+              .nodes()
+              .get(3, TimeUnit.SECONDS)
+              .isEmpty();
+    } catch (Exception e) {
+      brokerUp = false;
+    }
+    try {
+      HttpResponse<Void> r =
+          ledger.send(
+              HttpRequest.newBuilder(config.ledgerUrl().resolve("/readyz"))
+                  .timeout(Duration.ofSeconds(2))
+                  .GET()
+                  .build(),
+              HttpResponse.BodyHandlers.discarding());
+      ledgerUp = r.statusCode() == 200;
+    } catch (IOException e) {
+      ledgerUp = false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    String why = readiness();
+    if (!java.util.Objects.equals(why, notReady)) {
+      if (why == null) {
+        log.info("Gateway {} is ready", config.instance());
+      } else {
+        log.warn("Gateway {} is not ready: {}", config.instance(), why);
+      }
+      notReady = why;
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // HTTP
+
+  private final class Routes extends Handler.Abstract.NonBlocking {
+    @Override
+    public boolean handle(Request request, Response response, Callback callback) {
+      String path = Request.getPathInContext(request);
+      String method = request.getMethod();
+      Exchange ex = new Exchange(request, response, callback);
+      var calls = CALLS.matcher(path);
+      if (calls.matches()) {
+        if (!method.equals("POST")) {
+          ex.methodNotAllowed("POST");
+        } else {
+          post(ex, calls.group(1));
+        }
+      } else if (path.startsWith("/v1/calls/")) {
+        if (!method.equals("GET")) {
+          ex.methodNotAllowed("GET");
+        } else {
+          get(ex, path.substring("/v1/calls/".length()));
+        }
+      } else if (path.equals("/healthz")) {
+        ex.send(200, "text/plain; charset=utf-8", "ok\n");
+      } else if (path.equals("/readyz")) {
+        String why = readiness();
+        ex.send(
+            why == null ? 200 : 503,
+            "text/plain; charset=utf-8",
+            why == null ? "ready\n" : "not ready: " + why + "\n");
+      } else if (path.equals("/metrics")) {
+        ex.send(200, "text/plain; version=0.0.4; charset=utf-8", metrics.scrape());
+      } else if (path.equals("/openapi.yaml")) {
+        ex.send(200, "application/yaml", openApi);
+      } else {
+        ex.problem(
+            Problem.of(404, "not-found", "Not found", "no route " + path + " (see /openapi.yaml)"));
+      }
+      return true;
+    }
+  }
+
+  /** One request and its response, answered exactly once. */
+  private final class Exchange {
+    final Request request;
+    final Response response;
+    final Callback callback;
+    final long started = System.nanoTime();
+    final AtomicBoolean answered = new AtomicBoolean();
+    volatile String tool = "";
+    volatile Runnable onAbandon = () -> {};
+
+    Exchange(Request request, Response response, Callback callback) {
+      this.request = request;
+      this.response = response;
+      this.callback = callback;
+      request.addFailureListener(
+          failure -> {
+            if (answered.compareAndSet(false, true)) {
+              onAbandon.run();
+              count("abandoned");
+              callback.failed(failure);
+            }
+          });
+    }
+
+    String header(HttpHeader name) {
+      return request.getHeaders().get(name);
+    }
+
+    List<String> headers(String name) {
+      return request.getHeaders().getValuesList(name);
+    }
+
+    void send(int status, String type, String body) {
+      send(status, type, body.getBytes(StandardCharsets.UTF_8), Map.of());
+    }
+
+    void send(int status, String type, byte[] body) {
+      send(status, type, body, Map.of());
+    }
+
+    void send(int status, String type, byte[] body, Map<String, String> extra) {
+      if (!answered.compareAndSet(false, true)) {
+        return;
+      }
+      response.setStatus(status);
+      response.getHeaders().put(HttpHeader.CONTENT_TYPE, type);
+      extra.forEach((k, v) -> response.getHeaders().put(k, v));
+      response.write(true, ByteBuffer.wrap(body), callback);
+    }
+
+    void json(int status, JsonNode body, Map<String, String> extra) {
+      count(String.valueOf(status));
+      send(status, "application/json", body.toString().getBytes(StandardCharsets.UTF_8), extra);
+    }
+
+    void problem(Problem p) {
+      problem(p, Map.of());
+    }
+
+    void problem(Problem p, Map<String, String> extra) {
+      count(String.valueOf(p.status));
+      send(p.status, Problem.MEDIA_TYPE, p.json().getBytes(StandardCharsets.UTF_8), extra);
+    }
+
+    void methodNotAllowed(String allowed) {
+      problem(
+          Problem.of(
+              405,
+              "method-not-allowed",
+              "Method not allowed",
+              request.getMethod() + " is not allowed here; use " + allowed),
+          Map.of("Allow", allowed));
+    }
+
+    void count(String status) {
+      Counter.builder("gateway.requests")
+          .description("Requests by route, tool and status")
+          .tag("tool", tool)
+          .tag("status", status)
+          .register(metrics)
+          .increment();
+      waits.record(Duration.ofNanos(System.nanoTime() - started));
+    }
+  }
+
+  private final class ProblemErrors extends ErrorHandler {
+    @Override
+    protected void generateResponse(
+        Request request,
+        Response response,
+        int code,
+        String message,
+        Throwable cause,
+        Callback callback) {
+      response.getHeaders().put(HttpHeader.CONTENT_TYPE, Problem.MEDIA_TYPE);
+      Problem p =
+          Problem.of(
+              code,
+              code == 400 ? "bad-request" : "http-" + code,
+              code == 400 ? "Bad request" : "HTTP " + code,
+              message == null ? "the request could not be read" : message);
+      response.write(true, ByteBuffer.wrap(p.json().getBytes(StandardCharsets.UTF_8)), callback);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // POST /v1/tools/{tool}/calls
+
+  private void post(Exchange ex, String rawTool) {
+    String tool = java.net.URLDecoder.decode(rawTool, StandardCharsets.UTF_8);
+    Optional<Credentials.Caller> caller = authenticate(ex);
+    if (caller.isEmpty()) {
+      return;
+    }
+    Optional<ToolPolicy> policy =
+        TOOL.matcher(tool).matches() ? config.policies().forTool(tool) : Optional.empty();
+    if (policy.isEmpty()) {
+      ex.problem(
+          Problem.of(404, "unknown-tool", "Unknown tool", "no tool named '" + clip(tool) + "'")
+              .code(ErrorCode.UNKNOWN_TOOL.name(), false, ErrorCode.UNKNOWN_TOOL.correctiveAction())
+              .field("{tool}"));
+      return;
+    }
+    ex.tool = tool;
+    if (!caller.get().mayCall(tool)) {
+      ex.problem(
+          Problem.of(
+              403,
+              "forbidden",
+              "Forbidden",
+              "credential '" + caller.get().name() + "' may not call " + tool));
+      return;
+    }
+    String type = ex.header(HttpHeader.CONTENT_TYPE);
+    if (type == null || !isJson(type)) {
+      ex.problem(
+          Problem.of(
+                  415,
+                  "unsupported-media-type",
+                  "Unsupported media type",
+                  "send the body as application/json (UTF-8), not "
+                      + (type == null ? "nothing" : clip(type)))
+              .field("Content-Type"),
+          Map.of("Accept-Post", "application/json"));
+      return;
+    }
+    long length = ex.request.getLength();
+    if (length > config.maxBodyBytes()) {
+      tooLarge(ex);
+      return;
+    }
+    Optional<String> suppliedKey;
+    Duration wait;
+    try {
+      suppliedKey = HeaderSyntax.idempotencyKey(ex.headers("Idempotency-Key"));
+      wait = waitOf(ex);
+    } catch (HeaderSyntax.Invalid e) {
+      ex.problem(
+          Problem.of(400, "invalid-header", "Invalid header", e.getMessage())
+              .field("Idempotency-Key"));
+      return;
+    }
+    Content.Source.asByteArrayAsync(ex.request, config.maxBodyBytes())
+        .whenComplete(
+            (body, error) -> {
+              if (error != null) {
+                if (Request.getContentBytesRead(ex.request) > config.maxBodyBytes()
+                    || String.valueOf(error.getMessage()).contains("max")) {
+                  tooLarge(ex);
+                } else {
+                  ex.problem(
+                      Problem.of(
+                          400, "unreadable-body", "Bad request", "the body could not be read"));
+                }
+                return;
+              }
+              call(ex, caller.get(), policy.get(), suppliedKey, wait, body);
+            });
+  }
+
+  private void tooLarge(Exchange ex) {
+    ex.problem(
+        Problem.of(
+            413,
+            "body-too-large",
+            "Content too large",
+            "the body is larger than "
+                + config.maxBodyBytes()
+                + " bytes; pass a reference to large data instead"),
+        Map.of("Connection", "close"));
+  }
+
+  private Duration waitOf(Exchange ex) {
+    Duration asked = HeaderSyntax.preferredWait(ex.headers("Prefer")).orElse(config.defaultWait());
+    return asked.compareTo(config.maxWait()) > 0 ? config.maxWait() : asked;
+  }
+
+  private void call(
+      Exchange ex,
+      Credentials.Caller caller,
+      ToolPolicy policy,
+      Optional<String> suppliedKey,
+      Duration wait,
+      byte[] bytes) {
+    CallBody body;
+    DerivedKey derived;
+    try {
+      body = CallBody.parse(bytes);
+      derived =
+          IdempotencyKeys.derive(
+              new StepContext(caller.tenant(), body.run(), body.step(), body.scope()),
+              policy.name(),
+              body.argumentsJson(),
+              new KeyRules(policy.key().ignore(), policy.key().require()));
+    } catch (CallBody.Invalid e) {
+      ex.problem(
+          Problem.of(400, "invalid-body", "Invalid request body", e.getMessage()).field(e.field));
+      return;
+    } catch (KeyDerivationException e) {
+      ex.problem(
+          Problem.of(400, "invalid-arguments", "Invalid arguments", e.getMessage())
+              .field("/arguments")
+              .code(e.code(), false, correctiveAction(e.code())));
+      return;
+    }
+    String why = readiness();
+    if (why != null) {
+      unavailable(ex, why);
+      return;
+    }
+    String key = suppliedKey.orElse(derived.key());
+    String requestId = UUID.randomUUID().toString();
+    PendingCall pending = new PendingCall(ex, key, policy, requestId, wait);
+    ToolIntent intent =
+        ToolIntent.newBuilder()
+            .setIdempotencyKey(key)
+            .setTenant(caller.tenant())
+            .setRunId(body.run())
+            .setStepId(body.step())
+            .setTool(policy.name())
+            .setArguments(body.argumentsJson())
+            .setArgumentsHash(derived.argumentsHash())
+            .setBusinessScope(body.scope())
+            .setRequestedAt(clock.instant())
+            .setReplyTopic(config.replyTopic())
+            .setBypassApproval(null)
+            .setTraceId(header(ex, "traceparent"))
+            .build();
+    RecordHeaders headers = new RecordHeaders();
+    headers.add(Topics.REQUEST_ID_HEADER, requestId.getBytes(StandardCharsets.UTF_8));
+    try {
+      producer.send(
+          new ProducerRecord<>(Topics.INTENTS, null, key, intent, headers),
+          (metadata, error) -> {
+            if (error != null) {
+              pending.notPublished(error);
+            }
+          });
+    } catch (RuntimeException e) {
+      pending.notPublished(e);
+    }
+  }
+
+  private static String header(Exchange ex, String name) {
+    String value = ex.request.getHeaders().get(name);
+    return value == null || value.length() > 256 ? null : value;
+  }
+
+  private static String correctiveAction(String code) {
+    try {
+      return ErrorCode.valueOf(code).correctiveAction();
+    } catch (IllegalArgumentException e) {
+      return "Fix the arguments and call again.";
+    }
+  }
+
+  private void unavailable(Exchange ex, String why) {
+    ex.problem(
+        Problem.of(
+                503,
+                "unavailable",
+                "Service unavailable",
+                why + "; nothing was published, the action was not attempted")
+            .code("UNAVAILABLE", true, "Call again after Retry-After with the same step (or key)."),
+        Map.of("Retry-After", String.valueOf(RETRY_AFTER_SECONDS)));
+  }
+
+  /** A published call waiting for its answer on the reply topic, up to its wait. */
+  private final class PendingCall implements ReplyHub.Listener {
+    final Exchange ex;
+    final String key;
+    final ToolPolicy policy;
+    final String requestId;
+    final Runnable stopListening;
+    final ScheduledFuture<?> timeout;
+    volatile ToolResult latest;
+
+    PendingCall(Exchange ex, String key, ToolPolicy policy, String requestId, Duration wait) {
+      this.ex = ex;
+      this.key = key;
+      this.policy = policy;
+      this.requestId = requestId;
+      this.stopListening = replies.listen(key, this);
+      this.timeout =
+          timers.schedule(this::waited, Math.max(1, wait.toMillis()), TimeUnit.MILLISECONDS);
+      ex.onAbandon = this::stop;
+    }
+
+    @Override
+    public void onReply(ToolResult reply, String forRequest) {
+      boolean mine = forRequest == null || forRequest.equals(requestId);
+      boolean settled =
+          reply.getStatus() == ResultStatus.SUCCEEDED || reply.getStatus() == ResultStatus.FAILED;
+      if (!mine && !settled) {
+        return; // another call's refusal, notice or replay
+      }
+      if (reply.getStatus() == ResultStatus.IN_FLIGHT) {
+        latest = reply; // attached (coalesce): wait on for the result
+        return;
+      }
+      stop();
+      answer(ex, reply, policy);
+    }
+
+    void waited() {
+      stopListening.run();
+      ToolResult last = latest;
+      ObjectNode body =
+          last != null
+              ? ReplyJson.of(last)
+              : JSON.createObjectNode()
+                  .put("key", key)
+                  .put("tool", policy.name())
+                  .put("status", ResultStatus.IN_FLIGHT.name());
+      ex.json(202, body, stillRunning(key));
+    }
+
+    void notPublished(Exception error) {
+      stop();
+      log.warn("Could not publish an intent for key {}: {}", key, error.getMessage());
+      unavailable(
+          ex, "the intent could not be published (" + error.getClass().getSimpleName() + ")");
+    }
+
+    void stop() {
+      stopListening.run();
+      timeout.cancel(false);
+    }
+  }
+
+  private static Map<String, String> stillRunning(String key) {
+    return Map.of(
+        "Location",
+        "/v1/calls/" + URLEncoder.encode(key, StandardCharsets.UTF_8),
+        "Retry-After",
+        "1");
+  }
+
+  /** The one mapping from the ledger's answer to HTTP; docs/openapi.yaml documents it. */
+  private void answer(Exchange ex, ToolResult reply, ToolPolicy policy) {
+    Map<String, String> replayed =
+        reply.getReplayed() ? Map.of("Idempotent-Replayed", "true") : Map.of();
+    switch (reply.getStatus()) {
+      case SUCCEEDED -> ex.json(200, ReplyJson.of(reply), replayed);
+      case FAILED -> ex.problem(Problem.of(424, "tool-failed", "The tool failed", reply), replayed);
+      case UNKNOWN, IN_FLIGHT -> {
+        Map<String, String> headers =
+            new java.util.HashMap<>(stillRunning(reply.getIdempotencyKey()));
+        headers.putAll(replayed);
+        ex.json(202, ReplyJson.of(reply), headers);
+      }
+      case REJECTED -> ex.problem(rejected(reply), replayed);
+    }
+  }
+
+  private static Problem rejected(ToolResult reply) {
+    String code = reply.getError() == null ? "" : reply.getError().getCode();
+    return switch (code) {
+      case "IDEMPOTENCY_KEY_REUSED" ->
+          Problem.of(422, "idempotency-key-reused", "Idempotency key reused", reply);
+      case "DUPLICATE_IN_FLIGHT" ->
+          Problem.of(409, "duplicate-in-flight", "The same call is in flight", reply);
+      case "UNKNOWN_TOOL" -> Problem.of(404, "unknown-tool", "Unknown tool", reply);
+      case "BYPASS_NOT_ALLOWED" ->
+          Problem.of(403, "bypass-not-allowed", "Bypass not allowed", reply);
+      case "ARGUMENTS_TOO_LARGE" ->
+          Problem.of(413, "arguments-too-large", "Arguments too large", reply);
+      case "ARGUMENTS_NOT_JSON",
+          "ARGUMENTS_NOT_OBJECT",
+          "MISSING_REQUIRED_FIELD",
+          "INVALID_INTENT" ->
+          Problem.of(400, "invalid-arguments", "Invalid arguments", reply);
+      default -> Problem.of(500, "ledger-refused", "The ledger refused the intent", reply);
+    };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // GET /v1/calls/{key}
+
+  private void get(Exchange ex, String rawKey) {
+    String key = java.net.URLDecoder.decode(rawKey, StandardCharsets.UTF_8);
+    Optional<Credentials.Caller> caller = authenticate(ex);
+    if (caller.isEmpty()) {
+      return;
+    }
+    if (key.isEmpty()
+        || key.length() > HeaderSyntax.MAX_KEY_LENGTH
+        || !key.chars().allMatch(c -> c >= 0x20 && c <= 0x7e)) {
+      ex.problem(
+          Problem.of(
+                  400, "invalid-key", "Invalid key", "a key is 1 to 255 printable ASCII characters")
+              .field("{key}"));
+      return;
+    }
+    Duration wait;
+    try {
+      wait = waitOf(ex);
+    } catch (HeaderSyntax.Invalid e) {
+      ex.problem(Problem.of(400, "invalid-header", "Invalid header", e.getMessage()));
+      return;
+    }
+    if (!replies.ready() || !brokerUp && !ledgerUp) {
+      unavailable(ex, readiness());
+      return;
+    }
+    new Attach(ex, caller.get(), key, wait).poll();
+  }
+
+  /**
+   * A caller attached to a call by key: polls the ledger until the call settles or the wait ends.
+   */
+  private final class Attach implements ReplyHub.Listener {
+    final Exchange ex;
+    final Credentials.Caller caller;
+    final String key;
+    final long deadline;
+    final Runnable stopListening;
+    volatile ToolResult latest;
+
+    Attach(Exchange ex, Credentials.Caller caller, String key, Duration wait) {
+      this.ex = ex;
+      this.caller = caller;
+      this.key = key;
+      this.deadline = System.nanoTime() + wait.toNanos();
+      this.stopListening = replies.listen(key, this);
+      ex.onAbandon = stopListening;
+    }
+
+    @Override
+    public void onReply(ToolResult reply, String forRequest) {
+      if ((reply.getStatus() == ResultStatus.SUCCEEDED || reply.getStatus() == ResultStatus.FAILED)
+          && reply.getTenant().equals(caller.tenant())) {
+        stopListening.run();
+        answer(ex, ToolResult.newBuilder(reply).setReplayed(true).build(), null);
+      }
+    }
+
+    void poll() {
+      if (ex.answered.get()) {
+        return;
+      }
+      URI uri =
+          config
+              .ledgerUrl()
+              .resolve(
+                  "/v1/results/"
+                      + URLEncoder.encode(caller.tenant(), StandardCharsets.UTF_8)
+                      + "/"
+                      + URLEncoder.encode(key, StandardCharsets.UTF_8));
+      ledger
+          .sendAsync(
+              HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).GET().build(),
+              HttpResponse.BodyHandlers.ofString())
+          .whenComplete(this::read);
+    }
+
+    private void read(HttpResponse<String> response, Throwable error) {
+      if (error != null || response.statusCode() == 503 || response.statusCode() == 502) {
+        stopListening.run();
+        unavailable(ex, "the ledger at " + config.ledgerUrl() + " did not answer");
+        return;
+      }
+      if (response.statusCode() == 404) {
+        if (latest == null) {
+          stopListening.run();
+          ex.problem(
+              Problem.of(
+                      404,
+                      "unknown-call",
+                      "Unknown call",
+                      "no call with this key for your tenant (never published, or its window ended)")
+                  .key(key));
+          return;
+        }
+      } else if (response.statusCode() == 200) {
+        ToolResult reply;
+        try {
+          reply = ReplyJson.parse(JSON.readTree(response.body()), caller.tenant());
+        } catch (IOException | IllegalArgumentException e) {
+          stopListening.run();
+          ex.problem(
+              Problem.of(502, "ledger-answer", "Bad answer from the ledger", e.getMessage()));
+          return;
+        }
+        latest = reply;
+        if (reply.getStatus() != ResultStatus.IN_FLIGHT) {
+          stopListening.run();
+          answer(ex, reply, null);
+          return;
+        }
+      } else {
+        stopListening.run();
+        ex.problem(
+            Problem.of(
+                502,
+                "ledger-answer",
+                "Bad answer from the ledger",
+                "the ledger answered HTTP " + response.statusCode()));
+        return;
+      }
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        stopListening.run();
+        ex.json(
+            202,
+            latest == null
+                ? JSON.createObjectNode().put("key", key).put("status", "IN_FLIGHT")
+                : ReplyJson.of(latest),
+            stillRunning(key));
+        return;
+      }
+      timers.schedule(this::poll, Math.min(POLL.toNanos(), left), TimeUnit.NANOSECONDS);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private Optional<Credentials.Caller> authenticate(Exchange ex) {
+    String authorization = ex.header(HttpHeader.AUTHORIZATION);
+    Optional<Credentials.Caller> caller = config.credentials().authenticate(authorization);
+    if (caller.isEmpty()) {
+      ex.problem(
+          Problem.of(
+                  401,
+                  "unauthorized",
+                  "Unauthorized",
+                  authorization == null
+                      ? "send Authorization: Bearer <token>"
+                      : "the credential is not known to this gateway")
+              .field("Authorization"),
+          Map.of("WWW-Authenticate", "Bearer realm=\"effectledger\""));
+    }
+    return caller;
+  }
+
+  private static boolean isJson(String contentType) {
+    String[] parts = contentType.split(";");
+    if (!parts[0].trim().equalsIgnoreCase("application/json")) {
+      return false;
+    }
+    for (int i = 1; i < parts.length; i++) {
+      String[] kv = parts[i].trim().split("=", 2);
+      if (kv[0].trim().equalsIgnoreCase("charset")
+          && (kv.length < 2 || !kv[1].trim().replace("\"", "").equalsIgnoreCase("utf-8"))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static String clip(String s) {
+    return s.length() > 64 ? s.substring(0, 64) + "..." : s;
+  }
+
+  @Override
+  public void close() {
+    try {
+      server.stop();
+    } catch (Exception e) {
+      log.warn("Stopping the HTTP server failed", e);
+    }
+    timers.shutdownNow();
+    replies.close();
+    producer.close(Duration.ofSeconds(5));
+    admin.close(Duration.ofSeconds(5));
+    metrics.close();
+  }
+}

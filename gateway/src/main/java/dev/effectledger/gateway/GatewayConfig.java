@@ -1,0 +1,180 @@
+package dev.effectledger.gateway;
+
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.schema.Topics;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.regex.Pattern;
+
+/**
+ * A gateway instance's settings.
+ *
+ * @param host address to listen on
+ * @param port port to listen on; 0 picks a free one
+ * @param instance this instance's name: its replies come on {@code tool-results.<instance>}, so
+ *     every instance needs its own
+ * @param kafka settings for the Kafka clients (bootstrap.servers, SASL/SSL)
+ * @param schemaRegistryUrl the registry the ledger uses
+ * @param ledgerUrl a processor's HTTP endpoint (or a load balancer in front of them): readiness,
+ *     and {@code GET /v1/calls/{key}} reads calls from it
+ * @param policies the ledger's tools.yaml: which tools exist and their key rules
+ * @param credentials who may call, as which tenant
+ * @param defaultWait how long a call waits for its result when the request has no {@code Prefer:
+ *     wait}
+ * @param maxWait the longest wait a request may ask for
+ * @param maxBodyBytes the largest request body; above it the answer is 413
+ * @param replyPartitions partitions of the reply topic when the gateway creates it
+ * @param replyReplication replication of the reply topic when the gateway creates it
+ */
+public record GatewayConfig(
+    String host,
+    int port,
+    String instance,
+    Properties kafka,
+    String schemaRegistryUrl,
+    URI ledgerUrl,
+    ToolPolicies policies,
+    Credentials credentials,
+    Duration defaultWait,
+    Duration maxWait,
+    int maxBodyBytes,
+    int replyPartitions,
+    short replyReplication) {
+
+  static final Pattern INSTANCE = Pattern.compile("[A-Za-z0-9._-]{1,200}");
+
+  public GatewayConfig {
+    Objects.requireNonNull(host, "host");
+    Objects.requireNonNull(kafka, "kafka");
+    Objects.requireNonNull(schemaRegistryUrl, "schemaRegistryUrl");
+    Objects.requireNonNull(ledgerUrl, "ledgerUrl");
+    Objects.requireNonNull(policies, "policies");
+    Objects.requireNonNull(credentials, "credentials");
+    if (instance == null || !INSTANCE.matcher(instance).matches()) {
+      throw new IllegalArgumentException(
+          "gateway.instance must be 1-200 letters, digits, '.', '_' or '-' (it names the reply topic"
+              + " tool-results.<instance>), was "
+              + instance);
+    }
+    if (maxWait.isNegative() || maxWait.compareTo(Duration.ofMinutes(10)) > 0) {
+      throw new IllegalArgumentException(
+          "gateway.wait.max must be 0 to 10 minutes, was " + maxWait);
+    }
+    if (defaultWait.isNegative() || defaultWait.compareTo(maxWait) > 0) {
+      throw new IllegalArgumentException(
+          "gateway.wait.default must be 0 to gateway.wait.max ("
+              + maxWait
+              + "), was "
+              + defaultWait);
+    }
+    if (maxBodyBytes < 64 || maxBodyBytes > 8 * 1024 * 1024) {
+      throw new IllegalArgumentException(
+          "gateway.body.max.bytes must be 64 to 8 MiB, was " + maxBodyBytes);
+    }
+    kafka = copy(kafka);
+  }
+
+  /** Listens on 127.0.0.1:0, waits 10 s by default and 60 s at most, bodies up to 1 MiB. */
+  public static GatewayConfig of(
+      String instance,
+      Properties kafka,
+      String schemaRegistryUrl,
+      URI ledgerUrl,
+      ToolPolicies policies,
+      Credentials credentials) {
+    return new GatewayConfig(
+        "127.0.0.1",
+        0,
+        instance,
+        kafka,
+        schemaRegistryUrl,
+        ledgerUrl,
+        policies,
+        credentials,
+        Duration.ofSeconds(10),
+        Duration.ofSeconds(60),
+        1024 * 1024,
+        8,
+        (short) 1);
+  }
+
+  public String replyTopic() {
+    return Topics.RESULTS + "." + instance;
+  }
+
+  public GatewayConfig withListen(String listenHost, int listenPort) {
+    return new GatewayConfig(
+        listenHost,
+        listenPort,
+        instance,
+        kafka,
+        schemaRegistryUrl,
+        ledgerUrl,
+        policies,
+        credentials,
+        defaultWait,
+        maxWait,
+        maxBodyBytes,
+        replyPartitions,
+        replyReplication);
+  }
+
+  public GatewayConfig withWaits(Duration byDefault, Duration atMost) {
+    return new GatewayConfig(
+        host,
+        port,
+        instance,
+        kafka,
+        schemaRegistryUrl,
+        ledgerUrl,
+        policies,
+        credentials,
+        byDefault,
+        atMost,
+        maxBodyBytes,
+        replyPartitions,
+        replyReplication);
+  }
+
+  public GatewayConfig withMaxBodyBytes(int bytes) {
+    return new GatewayConfig(
+        host,
+        port,
+        instance,
+        kafka,
+        schemaRegistryUrl,
+        ledgerUrl,
+        policies,
+        credentials,
+        defaultWait,
+        maxWait,
+        bytes,
+        replyPartitions,
+        replyReplication);
+  }
+
+  public GatewayConfig withReplyTopic(int partitions, short replication) {
+    return new GatewayConfig(
+        host,
+        port,
+        instance,
+        kafka,
+        schemaRegistryUrl,
+        ledgerUrl,
+        policies,
+        credentials,
+        defaultWait,
+        maxWait,
+        maxBodyBytes,
+        partitions,
+        replication);
+  }
+
+  private static Properties copy(Properties p) {
+    Properties out = new Properties();
+    out.putAll(p);
+    return out;
+  }
+}

@@ -1,0 +1,73 @@
+package dev.effectledger.gateway;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.effectledger.schema.ErrorInfo;
+import dev.effectledger.schema.ReplyJson;
+import dev.effectledger.schema.ToolResult;
+
+/**
+ * An RFC 9457 problem: {@code type} is {@code urn:effectledger:problem:<slug>}, with the members
+ * this API adds: {@code code} (an Effect Ledger error code, or the connector's), {@code retriable},
+ * {@code correctiveAction}, {@code field} (a JSON pointer into the request body, or a header's
+ * name), {@code key} and, when the ledger answered, {@code call} (the call as a 200 gives it).
+ */
+final class Problem {
+
+  static final String MEDIA_TYPE = "application/problem+json";
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  final int status;
+  private final ObjectNode body;
+
+  private Problem(int status, String slug, String title, String detail) {
+    this.status = status;
+    this.body =
+        JSON.createObjectNode()
+            .put("type", "urn:effectledger:problem:" + slug)
+            .put("title", title)
+            .put("status", status)
+            .put("detail", detail);
+  }
+
+  static Problem of(int status, String slug, String title, String detail) {
+    return new Problem(status, slug, title, detail);
+  }
+
+  /** A problem the ledger's answer to a call maps to. */
+  static Problem of(int status, String slug, String title, ToolResult reply) {
+    ErrorInfo error = reply.getError();
+    Problem p =
+        new Problem(
+            status, slug, title, error == null ? reply.getStatus().name() : error.getMessage());
+    if (error != null) {
+      p.error(error);
+    }
+    p.body.put("key", reply.getIdempotencyKey());
+    p.body.set("call", ReplyJson.of(reply));
+    return p;
+  }
+
+  Problem field(String pointer) {
+    body.put("field", pointer);
+    return this;
+  }
+
+  Problem key(String key) {
+    body.put("key", key);
+    return this;
+  }
+
+  Problem code(String code, boolean retriable, String correctiveAction) {
+    body.put("code", code).put("retriable", retriable).put("correctiveAction", correctiveAction);
+    return this;
+  }
+
+  private void error(ErrorInfo error) {
+    code(error.getCode(), error.getRetriable(), error.getCorrectiveAction());
+  }
+
+  String json() {
+    return body.toString();
+  }
+}
