@@ -5,42 +5,25 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.effectledger.connectors.Connectors;
-import dev.effectledger.connectors.executor.EffectExecutor;
-import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.embedded.CountingDownstream.Fault;
-import dev.effectledger.gateway.Credentials;
 import dev.effectledger.gateway.Gateway;
-import dev.effectledger.gateway.GatewayConfig;
-import dev.effectledger.policy.ToolPolicies;
-import dev.effectledger.policy.ToolPolicyLoader;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.testkit.KafkaClusterExtension;
-import dev.effectledger.topology.LedgerConfig;
-import dev.effectledger.topology.LedgerTopology;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.streams.KafkaStreams;
-import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -60,127 +43,35 @@ class GatewayIT {
   @RegisterExtension
   static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
 
-  private static final String REGISTRY = "mock://gateway-it";
-  private static final String TOKEN = "token-acme";
-  private static final String NARROW_TOKEN = "token-narrow";
+  private static final String TOKEN = GatewayPipeline.TOKEN;
+  private static final String NARROW_TOKEN = GatewayPipeline.NARROW_TOKEN;
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final OpenApiContract CONTRACT = new OpenApiContract();
   private static final String CALLS = "/v1/tools/{tool}/calls";
   private static final String CALL = "/v1/calls/{key}";
 
+  private static GatewayPipeline pipeline;
   private static CountingDownstream payments;
   private static CountingDownstream risky;
-  private static KafkaStreams ledger;
-  private static LedgerHttpServer ledgerHttp;
-  private static EffectExecutor executor;
   private static Gateway gatewayA;
   private static Gateway gatewayB;
-  private static ToolPolicies policies;
   private static final HttpClient http = HttpClient.newHttpClient();
 
   @BeforeAll
   static void start() throws Exception {
-    payments = CountingDownstream.start(Duration.ofSeconds(20));
-    risky = CountingDownstream.start(Duration.ofSeconds(20)).honoursKeys(false);
-    policies =
-        new ToolPolicyLoader()
-            .parse(
-                """
-        tools:
-          charge_card:
-            class: irreversible
-            pendingTimeout: 10m
-            onInFlight: coalesce
-            lane: payments
-            connector: http
-            key: {ignore: [/reason], require: [/amount, /to]}
-            settings: {url: "%1$s", timeout: 30s, honoursKeys: true, effectIdPointer: /id}
-          send_email:
-            class: write-non-idempotent
-            pendingTimeout: 10m
-            onInFlight: refuse
-            lane: payments
-            connector: http
-            settings: {url: "%1$s", timeout: 30s, honoursKeys: true, effectIdPointer: /id}
-          refund:
-            class: write-non-idempotent
-            pendingTimeout: 10m
-            lane: payments
-            connector: http
-            settings: {url: "%2$s", timeout: 5s, honoursKeys: true}
-          transfer:
-            class: irreversible
-            pendingTimeout: 10m
-            onAmbiguous: hold
-            lane: risky
-            connector: http
-            settings: {url: "%3$s", timeout: 5s, honoursKeys: false, effectIdPointer: /id, lookupUrl: "%3$s?key={key}"}
-        """
-                    .formatted(
-                        payments.url(),
-                        payments.url().replace("/charges", "/no-such-api"),
-                        risky.url()),
-                "gateway-it.yaml");
-    try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
-      new TopicProvisioner(admin).create(TopicProvisioner.topics(policies), 4, (short) 1, 0);
-    }
-    Path state = Files.createTempDirectory("gateway-it");
-    ledgerHttp =
-        new LedgerHttpServer("127.0.0.1", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
-    Properties props = new Properties();
-    props.put(StreamsConfig.APPLICATION_ID_CONFIG, "gateway-it");
-    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-    props.put(StreamsConfig.STATE_DIR_CONFIG, state.toString());
-    props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "127.0.0.1:" + ledgerHttp.port());
-    ledger =
-        new KafkaStreams(
-            LedgerTopology.build(LedgerConfig.of(policies, REGISTRY).withIntentPartitions(4)),
-            LedgerTopology.streamsProperties(props));
-    ledgerHttp.serve(ledger);
-    ledger.start();
-    executor =
-        EffectExecutor.start(
-            ExecutorConfig.of(kafkaProps(), List.of("payments", "risky"), REGISTRY),
-            Connectors.forLanes(policies, List.of("payments", "risky"), Clock.systemUTC()),
-            policies);
-    gatewayA = Gateway.start(config("gw-a", URI.create("http://127.0.0.1:" + ledgerHttp.port())));
-    gatewayB = Gateway.start(config("gw-b", URI.create("http://127.0.0.1:" + ledgerHttp.port())));
+    pipeline = GatewayPipeline.start(kafka.bootstrapServers(), "gateway-it");
+    payments = pipeline.payments;
+    risky = pipeline.risky;
+    gatewayA = Gateway.start(pipeline.gatewayConfig("gw-a", pipeline.ledgerUrl()));
+    gatewayB = Gateway.start(pipeline.gatewayConfig("gw-b", pipeline.ledgerUrl()));
     await().atMost(Duration.ofSeconds(90)).until(() -> gatewayA.isReady() && gatewayB.isReady());
-  }
-
-  private static Properties kafkaProps() {
-    Properties p = new Properties();
-    p.put("bootstrap.servers", kafka.bootstrapServers());
-    return p;
-  }
-
-  private static GatewayConfig config(String instance, URI ledgerUrl) {
-    return GatewayConfig.of(
-            instance,
-            kafkaProps(),
-            REGISTRY,
-            ledgerUrl,
-            policies,
-            Credentials.of(
-                Map.of(
-                    Credentials.sha256Hex(TOKEN),
-                    new Credentials.Caller("acme-agents", "acme", Set.of()),
-                    Credentials.sha256Hex(NARROW_TOKEN),
-                    new Credentials.Caller("narrow", "acme", Set.of("send_email")))))
-        .withWaits(Duration.ofSeconds(20), Duration.ofSeconds(30))
-        .withMaxBodyBytes(4096)
-        .withReplyTopic(4, (short) 1);
   }
 
   @AfterAll
   static void stop() {
     gatewayA.close();
     gatewayB.close();
-    executor.close();
-    ledger.close(Duration.ofSeconds(30));
-    ledgerHttp.close();
-    payments.close();
-    risky.close();
+    pipeline.close();
   }
 
   // --- helpers ---------------------------------------------------------------------------------
@@ -634,7 +525,8 @@ class GatewayIT {
 
   @Test
   void shouldAnswer503WithRetryAfterAndPublishNothingWhenTheLedgerIsUnreachable() throws Exception {
-    try (Gateway orphan = Gateway.start(config("gw-orphan", URI.create("http://127.0.0.1:9")))) {
+    try (Gateway orphan =
+        Gateway.start(pipeline.gatewayConfig("gw-orphan", URI.create("http://127.0.0.1:9")))) {
       Thread.sleep(1_500); // a probe or two
       assertThat(orphan.isReady()).isFalse();
       long before = intentsPublished();

@@ -1,0 +1,157 @@
+package dev.effectledger.app;
+
+import dev.effectledger.connectors.Connectors;
+import dev.effectledger.connectors.executor.EffectExecutor;
+import dev.effectledger.connectors.executor.ExecutorConfig;
+import dev.effectledger.embedded.CountingDownstream;
+import dev.effectledger.gateway.Credentials;
+import dev.effectledger.gateway.GatewayConfig;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicyLoader;
+import dev.effectledger.topology.LedgerConfig;
+import dev.effectledger.topology.LedgerTopology;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+
+/**
+ * What a gateway stands in front of, in one JVM on a test's cluster: the ledger with its HTTP
+ * endpoint, an executor for lanes {@code payments} (a payment API that honours keys; {@code
+ * charge_card} coalesces, {@code send_email} refuses duplicates in flight, {@code refund} always
+ * fails) and {@code risky} ({@code transfer}, on an API that ignores keys, held when ambiguous).
+ */
+final class GatewayPipeline implements AutoCloseable {
+
+  static final String TOKEN = "token-acme";
+  static final String NARROW_TOKEN = "token-narrow";
+
+  final CountingDownstream payments;
+  final CountingDownstream risky;
+  final ToolPolicies policies;
+  private final String bootstrap;
+  private final String registry;
+  private final KafkaStreams ledger;
+  private final LedgerHttpServer ledgerHttp;
+  private final EffectExecutor executor;
+
+  private GatewayPipeline(String bootstrap, String name) throws Exception {
+    this.bootstrap = bootstrap;
+    this.registry = "mock://" + name;
+    payments = CountingDownstream.start(Duration.ofSeconds(20));
+    risky = CountingDownstream.start(Duration.ofSeconds(20)).honoursKeys(false);
+    policies =
+        new ToolPolicyLoader()
+            .parse(
+                """
+        tools:
+          charge_card:
+            class: irreversible
+            pendingTimeout: 10m
+            onInFlight: coalesce
+            lane: payments
+            connector: http
+            key: {ignore: [/reason], require: [/amount, /to]}
+            settings: {url: "%1$s", timeout: 30s, honoursKeys: true, effectIdPointer: /id}
+          send_email:
+            class: write-non-idempotent
+            pendingTimeout: 10m
+            onInFlight: refuse
+            lane: payments
+            connector: http
+            settings: {url: "%1$s", timeout: 30s, honoursKeys: true, effectIdPointer: /id}
+          refund:
+            class: write-non-idempotent
+            pendingTimeout: 10m
+            lane: payments
+            connector: http
+            settings: {url: "%2$s", timeout: 5s, honoursKeys: true}
+          transfer:
+            class: irreversible
+            pendingTimeout: 10m
+            onAmbiguous: hold
+            lane: risky
+            connector: http
+            settings: {url: "%3$s", timeout: 5s, honoursKeys: false, effectIdPointer: /id, lookupUrl: "%3$s?key={key}"}
+        """
+                    .formatted(
+                        payments.url(),
+                        payments.url().replace("/charges", "/no-such-api"),
+                        risky.url()),
+                name + ".yaml");
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+      new TopicProvisioner(admin).create(TopicProvisioner.topics(policies), 4, (short) 1, 0);
+    }
+    Path state = Files.createTempDirectory(name);
+    ledgerHttp =
+        new LedgerHttpServer("127.0.0.1", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, name);
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    props.put(StreamsConfig.STATE_DIR_CONFIG, state.toString());
+    props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "127.0.0.1:" + ledgerHttp.port());
+    ledger =
+        new KafkaStreams(
+            LedgerTopology.build(LedgerConfig.of(policies, registry).withIntentPartitions(4)),
+            LedgerTopology.streamsProperties(props));
+    ledgerHttp.serve(ledger);
+    ledger.start();
+    executor =
+        EffectExecutor.start(
+            ExecutorConfig.of(kafka(), List.of("payments", "risky"), registry),
+            Connectors.forLanes(policies, List.of("payments", "risky"), Clock.systemUTC()),
+            policies);
+  }
+
+  static GatewayPipeline start(String bootstrap, String name) throws Exception {
+    return new GatewayPipeline(bootstrap, name);
+  }
+
+  Properties kafka() {
+    Properties p = new Properties();
+    p.put("bootstrap.servers", bootstrap);
+    return p;
+  }
+
+  URI ledgerUrl() {
+    return URI.create("http://127.0.0.1:" + ledgerHttp.port());
+  }
+
+  /** Callers: {@link #TOKEN} (tenant acme, every tool), {@link #NARROW_TOKEN} (send_email only). */
+  GatewayConfig gatewayConfig(String instance, URI ledgerUrl) {
+    return GatewayConfig.of(
+            instance,
+            kafka(),
+            registry,
+            ledgerUrl,
+            policies,
+            Credentials.of(
+                Map.of(
+                    Credentials.sha256Hex(TOKEN),
+                    new Credentials.Caller("acme-agents", "acme", Set.of()),
+                    Credentials.sha256Hex(NARROW_TOKEN),
+                    new Credentials.Caller("narrow", "acme", Set.of("send_email")))))
+        .withWaits(Duration.ofSeconds(20), Duration.ofSeconds(30))
+        .withMaxBodyBytes(4096)
+        .withReplyTopic(4, (short) 1);
+  }
+
+  @Override
+  public void close() {
+    executor.close();
+    ledger.close(Duration.ofSeconds(30));
+    ledgerHttp.close();
+    payments.close();
+    risky.close();
+  }
+}
