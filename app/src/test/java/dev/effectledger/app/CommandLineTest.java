@@ -2,6 +2,8 @@ package dev.effectledger.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.effectledger.gateway.Credentials;
+import dev.effectledger.gateway.GatewayConfig;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.topology.LedgerConfig;
 import java.io.ByteArrayOutputStream;
@@ -51,6 +53,7 @@ class CommandLineTest {
         "demo",
         "processor",
         "executor",
+        "gateway",
         "broker",
         "downstream",
         "tools",
@@ -70,7 +73,7 @@ class CommandLineTest {
   @Test
   void shouldListTheCommandsInTopLevelHelp() {
     assertThat(run("--help").out())
-        .contains("demo", "processor", "executor", "broker", "tools", "status");
+        .contains("demo", "processor", "executor", "gateway", "broker", "tools", "status");
   }
 
   @Test
@@ -191,6 +194,49 @@ class CommandLineTest {
             "ledger.purge.interval",
             "ledger.punctuation.budget",
             "ledger.store.caching");
+  }
+
+  @Test
+  void shouldReadTheExampleGatewayConfigAndKeepGatewaySettingsFromKafka() throws Exception {
+    AppConfig config = AppConfig.load(Path.of("../config/gateway.properties"), Map.of());
+    GatewayConfig gateway =
+        GatewayCommand.gatewayConfig(config, config.policies(Path.of("../config/tools.yaml")));
+
+    assertThat(gateway.instance()).isEqualTo("gw-1");
+    assertThat(gateway.replyTopic()).isEqualTo("tool-results.gw-1");
+    assertThat(gateway.port()).isEqualTo(8088);
+    assertThat(gateway.maxWait()).isEqualTo(Duration.ofSeconds(60));
+    assertThat(gateway.credentials().authenticate("Bearer dev-token"))
+        .as("the documented local token")
+        .hasValueSatisfying(caller -> assertThat(caller.tenant()).isEqualTo("acme"));
+    assertThat(gateway.kafka().stringPropertyNames())
+        .contains("bootstrap.servers")
+        .noneMatch(key -> key.startsWith("gateway."));
+  }
+
+  @Test
+  void shouldRefuseAGatewayWithoutCredentialsOrInstanceNamingTheSetting() throws Exception {
+    Path noCredentials =
+        Files.writeString(
+            dir.resolve("g.properties"),
+            "bootstrap.servers=a:9092\nschema.registry.url=mock://x\ngateway.instance=gw-1\n");
+    Assertions.assertThatThrownBy(
+            () ->
+                GatewayCommand.gatewayConfig(
+                    AppConfig.load(noCredentials, Map.of()), ToolPolicies.of()))
+        .hasMessageContaining("gateway.credentials.<name>.sha256");
+    Path noInstance =
+        Files.writeString(
+            dir.resolve("g2.properties"),
+            "bootstrap.servers=a:9092\nschema.registry.url=mock://x\n"
+                + "gateway.credentials.a.sha256="
+                + Credentials.sha256Hex("t")
+                + "\ngateway.credentials.a.tenant=acme\n");
+    Assertions.assertThatThrownBy(
+            () ->
+                GatewayCommand.gatewayConfig(
+                    AppConfig.load(noInstance, Map.of()), ToolPolicies.of()))
+        .hasMessageContaining("gateway.instance");
   }
 
   @Test

@@ -57,6 +57,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
@@ -144,7 +146,10 @@ public final class Gateway implements AutoCloseable {
     threads.setName("gateway-http");
     threads.setDaemon(true);
     this.server = new Server(threads);
-    this.connector = new ServerConnector(server);
+    HttpConfiguration http = new HttpConfiguration();
+    http.setSendServerVersion(false);
+    http.setSendXPoweredBy(false);
+    this.connector = new ServerConnector(server, new HttpConnectionFactory(http));
     connector.setHost(config.host());
     connector.setPort(config.port());
     // Longer than any wait, so a waiting call is never cut by the connection's idle timeout.
