@@ -28,6 +28,9 @@ final class GatewayCommand implements Callable<Integer> {
   static final String BODY_MAX = "gateway.body.max.bytes";
   static final String REPLY_PARTITIONS = "gateway.reply.partitions";
   static final String REPLY_REPLICATION = "gateway.reply.replication";
+  static final String TLS_KEYSTORE = "gateway.tls.keystore.path";
+  static final String TLS_PASSWORD = "gateway.tls.keystore.password";
+  static final String TLS_TYPE = "gateway.tls.keystore.type";
 
   @Option(
       names = "--config",
@@ -71,6 +74,15 @@ final class GatewayCommand implements Callable<Integer> {
           "Config is missing "
               + INSTANCE
               + ": this instance's name, unique per instance (its replies come on tool-results.<name>)");
+    }
+    GatewayConfig.Tls tls = null;
+    if (cfg.get(TLS_KEYSTORE) != null) {
+      String password = cfg.get(TLS_PASSWORD);
+      if (password == null) {
+        throw new IllegalArgumentException(
+            "Config is missing " + TLS_PASSWORD + ": the password of " + TLS_KEYSTORE);
+      }
+      tls = new GatewayConfig.Tls(Path.of(cfg.get(TLS_KEYSTORE)), password, cfg.get(TLS_TYPE));
     }
     return GatewayConfig.of(
             instance,

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.embedded.CountingDownstream.Fault;
 import dev.effectledger.gateway.Gateway;
+import dev.effectledger.gateway.GatewayConfig;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import java.io.IOException;
@@ -15,15 +16,21 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Collectors;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.common.TopicPartition;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -559,6 +566,71 @@ class GatewayIT {
     HttpResponse<String> doc = get(gatewayA, "/openapi.yaml");
     assertThat(doc.statusCode()).isEqualTo(200);
     assertThat(doc.body()).startsWith("openapi: 3.1.0");
+  }
+
+  @Test
+  void shouldServeACallOverHttpsWithTheConfiguredKeyStore() throws Exception {
+    Path dir = Files.createTempDirectory("gateway-tls");
+    Path keyStore = dir.resolve("gateway.p12");
+    Process keytool =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "keytool").toString(),
+                "-genkeypair",
+                "-alias",
+                "gateway",
+                "-keyalg",
+                "RSA",
+                "-keysize",
+                "2048",
+                "-storetype",
+                "PKCS12",
+                "-keystore",
+                keyStore.toString(),
+                "-storepass",
+                "changeit",
+                "-dname",
+                "CN=127.0.0.1",
+                "-ext",
+                "SAN=ip:127.0.0.1",
+                "-validity",
+                "2")
+            .redirectErrorStream(true)
+            .start();
+    assertThat(keytool.waitFor()).as(new String(keytool.getInputStream().readAllBytes())).isZero();
+    KeyStore trusted = KeyStore.getInstance("PKCS12");
+    try (var in = Files.newInputStream(keyStore)) {
+      trusted.load(in, "changeit".toCharArray());
+    }
+    TrustManagerFactory trust =
+        TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+    trust.init(trusted);
+    SSLContext ssl = SSLContext.getInstance("TLS");
+    ssl.init(null, trust.getTrustManagers(), null);
+    HttpClient https = HttpClient.newBuilder().sslContext(ssl).build();
+
+    try (Gateway secure =
+        Gateway.start(
+            pipeline
+                .gatewayConfig("gw-tls", pipeline.ledgerUrl())
+                .withTls(new GatewayConfig.Tls(keyStore, "changeit", null)))) {
+      assertThat(secure.uri().getScheme()).isEqualTo("https");
+      await().atMost(Duration.ofSeconds(30)).until(secure::isReady);
+      HttpResponse<String> call =
+          post(
+              https, secure, "charge_card", call("run-tls", "pay", "{\"amount\":13,\"to\":\"c\"}"));
+      assertThat(call.statusCode()).isEqualTo(200);
+      assertThat(payments.effects(json(call).get("key").asText())).isEqualTo(1);
+      Assertions.assertThatThrownBy(
+              () ->
+                  http.send(
+                      HttpRequest.newBuilder(
+                              URI.create("http://127.0.0.1:" + secure.port() + "/healthz"))
+                          .timeout(Duration.ofSeconds(5))
+                          .build(),
+                      HttpResponse.BodyHandlers.ofString()))
+          .as("plain HTTP is not served")
+          .isInstanceOf(IOException.class);
+    }
   }
 
   private static HttpResponse<String> get(Gateway gateway, String path) throws Exception {

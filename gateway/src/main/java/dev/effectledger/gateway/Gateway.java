@@ -55,6 +55,7 @@ import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpVersion;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
@@ -63,8 +64,10 @@ import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.SslConnectionFactory;
 import org.eclipse.jetty.server.handler.ErrorHandler;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -149,7 +152,19 @@ public final class Gateway implements AutoCloseable {
     HttpConfiguration http = new HttpConfiguration();
     http.setSendServerVersion(false);
     http.setSendXPoweredBy(false);
-    this.connector = new ServerConnector(server, new HttpConnectionFactory(http));
+    if (config.tls() == null) {
+      this.connector = new ServerConnector(server, new HttpConnectionFactory(http));
+    } else {
+      SslContextFactory.Server tls = new SslContextFactory.Server();
+      tls.setKeyStorePath(config.tls().keyStore().toString());
+      tls.setKeyStorePassword(config.tls().password());
+      tls.setKeyStoreType(config.tls().type());
+      this.connector =
+          new ServerConnector(
+              server,
+              new SslConnectionFactory(tls, HttpVersion.HTTP_1_1.asString()),
+              new HttpConnectionFactory(http));
+    }
     connector.setHost(config.host());
     connector.setPort(config.port());
     // Longer than any wait, so a waiting call is never cut by the connection's idle timeout.
@@ -188,7 +203,8 @@ public final class Gateway implements AutoCloseable {
   }
 
   public URI uri() {
-    return URI.create("http://" + config.host() + ":" + port());
+    return URI.create(
+        (config.tls() == null ? "http://" : "https://") + config.host() + ":" + port());
   }
 
   /** Ready to take calls: its reply consumer positioned, a broker and the ledger reachable. */

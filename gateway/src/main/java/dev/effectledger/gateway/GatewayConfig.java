@@ -27,6 +27,7 @@ import java.util.regex.Pattern;
  * @param maxBodyBytes the largest request body; above it the answer is 413
  * @param replyPartitions partitions of the reply topic when the gateway creates it
  * @param replyReplication replication of the reply topic when the gateway creates it
+ * @param tls the key store to serve HTTPS with; null serves plain HTTP
  */
 public record GatewayConfig(
     String host,
@@ -41,7 +42,20 @@ public record GatewayConfig(
     Duration maxWait,
     int maxBodyBytes,
     int replyPartitions,
-    short replyReplication) {
+    short replyReplication,
+    Tls tls) {
+
+  /**
+   * HTTPS: a key store (PKCS12 unless {@code type} says otherwise) holding the server's key and
+   * certificate chain.
+   */
+  public record Tls(java.nio.file.Path keyStore, String password, String type) {
+    public Tls {
+      Objects.requireNonNull(keyStore, "gateway.tls.keystore.path");
+      Objects.requireNonNull(password, "gateway.tls.keystore.password");
+      type = type == null || type.isBlank() ? "PKCS12" : type;
+    }
+  }
 
   static final Pattern INSTANCE = Pattern.compile("[A-Za-z0-9._-]{1,200}");
 
@@ -97,7 +111,26 @@ public record GatewayConfig(
         Duration.ofSeconds(60),
         1024 * 1024,
         8,
-        (short) 1);
+        (short) 1,
+        null);
+  }
+
+  public GatewayConfig withTls(Tls keyStore) {
+    return new GatewayConfig(
+        host,
+        port,
+        instance,
+        kafka,
+        schemaRegistryUrl,
+        ledgerUrl,
+        policies,
+        credentials,
+        defaultWait,
+        maxWait,
+        maxBodyBytes,
+        replyPartitions,
+        replyReplication,
+        keyStore);
   }
 
   public String replyTopic() {
@@ -118,7 +151,8 @@ public record GatewayConfig(
         maxWait,
         maxBodyBytes,
         replyPartitions,
-        replyReplication);
+        replyReplication,
+        tls);
   }
 
   public GatewayConfig withWaits(Duration byDefault, Duration atMost) {
@@ -135,7 +169,8 @@ public record GatewayConfig(
         atMost,
         maxBodyBytes,
         replyPartitions,
-        replyReplication);
+        replyReplication,
+        tls);
   }
 
   public GatewayConfig withMaxBodyBytes(int bytes) {
@@ -152,7 +187,8 @@ public record GatewayConfig(
         maxWait,
         bytes,
         replyPartitions,
-        replyReplication);
+        replyReplication,
+        tls);
   }
 
   public GatewayConfig withReplyTopic(int partitions, short replication) {
@@ -169,7 +205,8 @@ public record GatewayConfig(
         maxWait,
         maxBodyBytes,
         partitions,
-        replication);
+        replication,
+        tls);
   }
 
   private static Properties copy(Properties p) {
