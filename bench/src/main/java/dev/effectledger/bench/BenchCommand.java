@@ -25,6 +25,7 @@ import picocli.CommandLine.Spec;
       BenchCommand.State.class,
       BenchCommand.Sustain.class,
       BenchCommand.Failover.class,
+      BenchCommand.GatewayOverhead.class,
       ChaosCommand.class
     })
 final class BenchCommand implements Callable<Integer> {
@@ -94,6 +95,45 @@ final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
       return Bench.scaling(intents, repeats);
+    }
+  }
+
+  @Command(
+      name = "gateway",
+      mixinStandardHelpOptions = true,
+      description =
+          "Calls through the HTTP gateway against the Java client, and many calls waiting on one gateway.")
+  static final class GatewayOverhead implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Option(
+        names = "--seconds",
+        defaultValue = "20",
+        description = "measured seconds per point; default ${DEFAULT-VALUE}")
+    int seconds;
+
+    @Option(
+        names = "--warmup",
+        defaultValue = "5",
+        description = "warm-up seconds per point (excluded); default ${DEFAULT-VALUE}")
+    int warmup;
+
+    @Option(
+        names = "--loads",
+        split = ",",
+        defaultValue = "500,2000",
+        description = "offered loads, calls/s; default ${DEFAULT-VALUE}")
+    List<Integer> loads;
+
+    @Option(
+        names = "--waiting",
+        defaultValue = "10000",
+        description = "calls waiting at once on one gateway; default ${DEFAULT-VALUE}")
+    int waiting;
+
+    @Override
+    public Integer call() throws Exception {
+      return GatewayBench.run(seconds, warmup, loads, waiting, typed(spec));
     }
   }
 

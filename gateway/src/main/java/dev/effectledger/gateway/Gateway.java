@@ -207,6 +207,11 @@ public final class Gateway implements AutoCloseable {
         (config.tls() == null ? "http://" : "https://") + config.host() + ":" + port());
   }
 
+  /** Calls waiting for their answer on this instance (the {@code gateway_calls_waiting} gauge). */
+  public int waitingCalls() {
+    return replies.waiting();
+  }
+
   /** Ready to take calls: its reply consumer positioned, a broker and the ledger reachable. */
   public boolean isReady() {
     return readiness() == null;

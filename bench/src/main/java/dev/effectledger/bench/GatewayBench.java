@@ -1,0 +1,375 @@
+package dev.effectledger.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpServer;
+import dev.effectledger.client.CallResult;
+import dev.effectledger.client.StepContext;
+import dev.effectledger.client.ToolCall;
+import dev.effectledger.client.ToolCallClient;
+import dev.effectledger.connectors.Connectors;
+import dev.effectledger.connectors.executor.EffectExecutor;
+import dev.effectledger.connectors.executor.ExecutorConfig;
+import dev.effectledger.embedded.EmbeddedKafkaCluster;
+import dev.effectledger.gateway.Credentials;
+import dev.effectledger.gateway.Gateway;
+import dev.effectledger.gateway.GatewayConfig;
+import dev.effectledger.policy.ToolClass;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.schema.Topics;
+import dev.effectledger.topology.LedgerConfig;
+import dev.effectledger.topology.LedgerTopology;
+import java.lang.management.ManagementFactory;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Function;
+import org.HdrHistogram.Histogram;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+
+/**
+ * {@code bench/run gateway}: a call through the HTTP gateway against the same call through the Java
+ * client, on one ledger and one zero-latency executor (the {@code kafka} connector), at fixed
+ * offered loads, side by side; then many calls waiting at once on one gateway instance, sent by a
+ * separate JVM ({@link WaitingClients}) so that each process holds only its own sockets.
+ */
+final class GatewayBench {
+
+  private static final String REGISTRY = "mock://gateway-bench";
+  private static final String TOKEN = "bench-token";
+
+  record Side(
+      int load, String side, long sent, long answered, double p50, double p99, double p999) {}
+
+  record Waiting(
+      int calls,
+      long reachedMillis,
+      int threadsBefore,
+      int threadsDuring,
+      int gatewayThreadsDuring,
+      long heapBefore,
+      long heapDuring,
+      int answered503) {}
+
+  private GatewayBench() {}
+
+  static int run(int seconds, int warmup, List<Integer> loads, int waiting, String command)
+      throws Exception {
+    List<Side> sides = new ArrayList<>();
+    Waiting parked;
+    try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1)) {
+      Bench.createTopics(kafka, "gateway-effects", Topics.dispatch("parked"));
+      ToolPolicies policies =
+          ToolPolicies.of(
+              ToolPolicy.builder("charge_card", ToolClass.WRITE_IDEMPOTENT)
+                  .pendingTimeout(Duration.ofMinutes(30))
+                  .lane("bench")
+                  .connector("kafka")
+                  .build()
+                  .withSettings(
+                      "kafka", new ObjectMapper().readTree("{\"topic\":\"gateway-effects\"}")),
+              ToolPolicy.builder("parked_call", ToolClass.WRITE_IDEMPOTENT)
+                  .pendingTimeout(Duration.ofMinutes(30))
+                  .lane("parked") // no executor consumes it: its calls wait
+                  .connector("kafka")
+                  .build()
+                  .withSettings(
+                      "kafka", new ObjectMapper().readTree("{\"topic\":\"gateway-effects\"}")));
+      Properties kafkaProps = new Properties();
+      kafkaProps.put("bootstrap.servers", kafka.bootstrapServers());
+      kafkaProps.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+      Properties streamsProps = new Properties();
+      streamsProps.put(StreamsConfig.APPLICATION_ID_CONFIG, "gateway-bench");
+      streamsProps.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+      streamsProps.put(
+          StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("gateway-bench").toString());
+      streamsProps.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
+      streamsProps.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 2);
+      streamsProps.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
+      streamsProps.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 0);
+      try (KafkaStreams ledger =
+              new KafkaStreams(
+                  LedgerTopology.build(
+                      LedgerConfig.of(policies, REGISTRY).withIntentPartitions(Bench.PARTITIONS)),
+                  LedgerTopology.streamsProperties(streamsProps));
+          EffectExecutor executor =
+              EffectExecutor.start(
+                  ExecutorConfig.of(kafkaProps, List.of("bench"), REGISTRY)
+                      .withCommitInterval(Duration.ofMillis(100))
+                      .withGroupId("gateway-bench-executor"),
+                  Connectors.forLanes(policies, List.of("bench"), Clock.systemUTC()),
+                  policies)) {
+        HttpServer readyz = readiness(ledger);
+        ledger.start();
+        try (Gateway gateway =
+                Gateway.start(
+                    GatewayConfig.of(
+                            "bench",
+                            kafkaProps,
+                            REGISTRY,
+                            URI.create("http://127.0.0.1:" + readyz.getAddress().getPort()),
+                            policies,
+                            Credentials.of(
+                                Map.of(
+                                    Credentials.sha256Hex(TOKEN),
+                                    new Credentials.Caller("bench", "bench", Set.of()))))
+                        .withWaits(Duration.ofSeconds(30), Duration.ofSeconds(300))
+                        .withReplyTopic(Bench.PARTITIONS, (short) 1));
+            ToolCallClient client =
+                ToolCallClient.builder()
+                    .bootstrapServers(kafka.bootstrapServers())
+                    .schemaRegistryUrl(REGISTRY)
+                    .producerConfig(ProducerConfig.LINGER_MS_CONFIG, 1)
+                    .timeout(Duration.ofSeconds(30))
+                    .build()) {
+          long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+          while (!gateway.isReady() && System.nanoTime() < deadline) {
+            TimeUnit.MILLISECONDS.sleep(100);
+          }
+          Bench.say("gateway ready: " + gateway.isReady());
+          HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+          for (int load : loads) {
+            for (String side : List.of("java client", "gateway (HTTP)")) {
+              Bench.say(side + " at " + load + " calls/s");
+              sides.add(
+                  side.startsWith("java")
+                      ? pace(load, warmup, seconds, side, i -> viaClient(client, "c" + load, i))
+                      : pace(
+                          load,
+                          warmup,
+                          seconds,
+                          side,
+                          i -> viaGateway(http, gateway, "g" + load, i)));
+            }
+          }
+          Bench.say(waiting + " calls waiting at once on one gateway");
+          parked = waitingCalls(gateway, waiting);
+        }
+        readyz.stop(0);
+      }
+    }
+    Bench.writeReport("gateway", report(sides, parked, warmup, seconds, command));
+    return 0;
+  }
+
+  /** What the gateway probes on the ledger: 200 while Kafka Streams runs. */
+  private static HttpServer readiness(KafkaStreams ledger) throws Exception {
+    HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    server.createContext(
+        "/readyz",
+        ex -> {
+          int status = ledger.state() == KafkaStreams.State.RUNNING ? 200 : 503;
+          ex.sendResponseHeaders(status, -1);
+          ex.close();
+        });
+    server.start();
+    return server;
+  }
+
+  private static CompletableFuture<Boolean> viaClient(ToolCallClient client, String run, long i) {
+    return client
+        .invoke(
+            ToolCall.of(
+                new StepContext("bench", run, "step-" + i, ""),
+                "charge_card",
+                "{\"amount\":" + i + "}"))
+        .thenApply(r -> r instanceof CallResult.Succeeded);
+  }
+
+  private static CompletableFuture<Boolean> viaGateway(
+      HttpClient http, Gateway gateway, String run, long i) {
+    return http.sendAsync(
+            HttpRequest.newBuilder(gateway.uri().resolve("/v1/tools/charge_card/calls"))
+                .header("Authorization", "Bearer " + TOKEN)
+                .header("Content-Type", "application/json")
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"arguments\":{\"amount\":"
+                            + i
+                            + "},\"step\":{\"run\":\""
+                            + run
+                            + "\",\"step\":\"step-"
+                            + i
+                            + "\"}}"))
+                .build(),
+            HttpResponse.BodyHandlers.discarding())
+        .thenApply(r -> r.statusCode() == 200);
+  }
+
+  /** Calls at {@code load}/s; the time from each call to its answer, after the warm-up. */
+  private static Side pace(
+      int load,
+      int warmup,
+      int seconds,
+      String side,
+      Function<Long, CompletableFuture<Boolean>> call)
+      throws Exception {
+    Histogram histogram = new Histogram(TimeUnit.SECONDS.toMicros(120), 3);
+    AtomicLong answered = new AtomicLong();
+    List<CompletableFuture<?>> pending = new ArrayList<>();
+    long total = (long) load * (warmup + seconds);
+    long warmupCount = (long) load * warmup;
+    long start = System.nanoTime();
+    for (long i = 0; i < total; i++) {
+      long due = start + i * 1_000_000_000L / load;
+      long wait = due - System.nanoTime();
+      if (wait > 0) {
+        LockSupport.parkNanos(wait); // pacing the offered load
+      }
+      long sentAt = System.nanoTime();
+      boolean measured = i >= warmupCount;
+      pending.add(
+          call.apply(i)
+              .whenComplete(
+                  (ok, error) -> {
+                    if (measured && error == null && Boolean.TRUE.equals(ok)) {
+                      synchronized (histogram) {
+                        histogram.recordValue(
+                            Math.min(
+                                (System.nanoTime() - sentAt) / 1_000,
+                                histogram.getHighestTrackableValue()));
+                      }
+                      answered.incrementAndGet();
+                    }
+                  }));
+    }
+    CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new))
+        .exceptionally(e -> null)
+        .get(60, TimeUnit.SECONDS);
+    return new Side(
+        load,
+        side,
+        total - warmupCount,
+        answered.get(),
+        histogram.getValueAtPercentile(50) / 1_000.0,
+        histogram.getValueAtPercentile(99) / 1_000.0,
+        histogram.getValueAtPercentile(99.9) / 1_000.0);
+  }
+
+  private static Waiting waitingCalls(Gateway gateway, int calls) throws Exception {
+    var threads = ManagementFactory.getThreadMXBean();
+    var memory = ManagementFactory.getMemoryMXBean();
+    System.gc();
+    int threadsBefore = threads.getThreadCount();
+    long heapBefore = memory.getHeapMemoryUsage().getUsed();
+    Process clients =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx1g",
+                "-cp",
+                System.getProperty("java.class.path"),
+                WaitingClients.class.getName(),
+                gateway.uri().toString(),
+                TOKEN,
+                String.valueOf(calls))
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.INHERIT)
+            .start();
+    long started = System.nanoTime();
+    long deadline = started + TimeUnit.SECONDS.toNanos(180);
+    while (gateway.waitingCalls() < calls && System.nanoTime() < deadline && clients.isAlive()) {
+      TimeUnit.MILLISECONDS.sleep(100);
+    }
+    long reached = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+    int waitingNow = gateway.waitingCalls();
+    TimeUnit.SECONDS.sleep(2);
+    System.gc();
+    int threadsDuring = threads.getThreadCount();
+    long heapDuring = memory.getHeapMemoryUsage().getUsed();
+    int gatewayThreads =
+        (int)
+            Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith("gateway-"))
+                .count();
+    clients.destroy();
+    clients.waitFor(30, TimeUnit.SECONDS);
+    return new Waiting(
+        waitingNow,
+        reached,
+        threadsBefore,
+        threadsDuring,
+        gatewayThreads,
+        heapBefore,
+        heapDuring,
+        0);
+  }
+
+  private static String report(
+      List<Side> sides, Waiting waiting, int warmup, int seconds, String command) {
+    StringBuilder md = new StringBuilder();
+    md.append("# Gateway: HTTP against the Java client\n\n")
+        .append("`")
+        .append(command)
+        .append("`, ")
+        .append(java.time.LocalDate.now())
+        .append(". One embedded broker, the ledger (2 stream threads, `exactly_once_v2`, commit")
+        .append(" interval 100 ms) and one executor with the `kafka` connector (no I/O), one")
+        .append(" gateway instance; every call a new key. Each point offers calls at a fixed")
+        .append(" rate for ")
+        .append(warmup)
+        .append(" s of warm-up (excluded) and ")
+        .append(seconds)
+        .append(" s measured; the time is from sending the call to its answer (the client's")
+        .append(" `CallResult`, the gateway's HTTP 200). Both sides run in this JVM.\n\n")
+        .append("| calls/s | side | sent | answered | p50 ms | p99 ms | p99.9 ms |\n")
+        .append("| ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
+    for (Side s : sides) {
+      md.append(
+          String.format(
+              "| %,d | %s | %,d | %,d | %.1f | %.1f | %.1f |%n",
+              s.load(), s.side(), s.sent(), s.answered(), s.p50(), s.p99(), s.p999()));
+    }
+    md.append("\n| calls/s | gateway p99 / client p99 | target |\n| ---: | ---: | --- |\n");
+    for (int i = 0; i + 1 < sides.size(); i += 2) {
+      Side client = sides.get(i);
+      Side gateway = sides.get(i + 1);
+      double ratio = gateway.p99() / client.p99();
+      md.append(
+          String.format(
+              "| %,d | %.2f | <= 1.15: %s |%n",
+              client.load(), ratio, ratio <= 1.15 ? "met" : "**missed**"));
+    }
+    md.append("\n## Calls waiting at once on one gateway\n\n")
+        .append("A separate JVM sends the calls (HTTP/1.1, one connection each) to a tool whose")
+        .append(" lane no executor consumes, with `Prefer: wait=300`, so every call waits.")
+        .append(" Threads and heap are this JVM's (the gateway, the ledger, the executor and the")
+        .append(" broker), after a GC.\n\n")
+        .append("| measure | value |\n| --- | ---: |\n")
+        .append(String.format("| calls waiting | %,d |%n", waiting.calls()))
+        .append(String.format("| time until all waited | %,d ms |%n", waiting.reachedMillis()))
+        .append(
+            String.format(
+                "| JVM threads before / while waiting | %d / %d |%n",
+                waiting.threadsBefore(), waiting.threadsDuring()))
+        .append(
+            String.format(
+                "| gateway threads while waiting (`gateway-*`) | %d |%n",
+                waiting.gatewayThreadsDuring()))
+        .append(
+            String.format(
+                "| heap used before / while waiting | %,d / %,d KiB (%,d bytes per waiting call) |%n",
+                waiting.heapBefore() / 1024,
+                waiting.heapDuring() / 1024,
+                waiting.calls() == 0
+                    ? 0
+                    : (waiting.heapDuring() - waiting.heapBefore()) / waiting.calls()));
+    return md.toString();
+  }
+}
