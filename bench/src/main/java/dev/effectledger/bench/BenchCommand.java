@@ -45,6 +45,21 @@ final class BenchCommand implements Callable<Integer> {
         + String.join(" ", spec.root().commandLine().getParseResult().originalArgs());
   }
 
+  /** How long each point of a fixed-load measurement runs. */
+  static final class Points {
+    @Option(
+        names = "--seconds",
+        defaultValue = "20",
+        description = "measured seconds per point; default ${DEFAULT-VALUE}")
+    int seconds;
+
+    @Option(
+        names = "--warmup",
+        defaultValue = "5",
+        description = "warm-up seconds per point (excluded); default ${DEFAULT-VALUE}")
+    int warmup;
+  }
+
   /** The workload options of the side-by-side throughput comparisons. */
   static final class Workload {
     @Option(
@@ -106,17 +121,7 @@ final class BenchCommand implements Callable<Integer> {
   static final class GatewayOverhead implements Callable<Integer> {
     @Spec CommandSpec spec;
 
-    @Option(
-        names = "--seconds",
-        defaultValue = "20",
-        description = "measured seconds per point; default ${DEFAULT-VALUE}")
-    int seconds;
-
-    @Option(
-        names = "--warmup",
-        defaultValue = "5",
-        description = "warm-up seconds per point (excluded); default ${DEFAULT-VALUE}")
-    int warmup;
+    @Mixin Points points;
 
     @Option(
         names = "--loads",
@@ -133,7 +138,7 @@ final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-      return GatewayBench.run(seconds, warmup, loads, waiting, typed(spec));
+      return GatewayBench.run(points.seconds, points.warmup, loads, waiting, typed(spec));
     }
   }
 
@@ -145,17 +150,7 @@ final class BenchCommand implements Callable<Integer> {
   static final class Latency implements Callable<Integer> {
     @Spec CommandSpec spec;
 
-    @Option(
-        names = "--seconds",
-        defaultValue = "20",
-        description = "measured seconds per point; default ${DEFAULT-VALUE}")
-    int seconds;
-
-    @Option(
-        names = "--warmup",
-        defaultValue = "5",
-        description = "warm-up seconds per point (excluded); default ${DEFAULT-VALUE}")
-    int warmup;
+    @Mixin Points points;
 
     @Option(
         names = "--loads",
@@ -173,7 +168,7 @@ final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-      return LatencyBench.run(seconds, warmup, loads, intervals, typed(spec));
+      return LatencyBench.run(points.seconds, points.warmup, loads, intervals, typed(spec));
     }
   }
 

@@ -65,8 +65,7 @@ final class GatewayBench {
       int threadsDuring,
       int gatewayThreadsDuring,
       long heapBefore,
-      long heapDuring,
-      int answered503) {}
+      long heapDuring) {}
 
   private GatewayBench() {}
 
@@ -301,14 +300,7 @@ final class GatewayBench {
     clients.destroy();
     clients.waitFor(30, TimeUnit.SECONDS);
     return new Waiting(
-        waitingNow,
-        reached,
-        threadsBefore,
-        threadsDuring,
-        gatewayThreads,
-        heapBefore,
-        heapDuring,
-        0);
+        waitingNow, reached, threadsBefore, threadsDuring, gatewayThreads, heapBefore, heapDuring);
   }
 
   private static String report(

@@ -115,98 +115,95 @@ public record GatewayConfig(
         null);
   }
 
-  public GatewayConfig withTls(Tls keyStore) {
-    return new GatewayConfig(
-        host,
-        port,
-        instance,
-        kafka,
-        schemaRegistryUrl,
-        ledgerUrl,
-        policies,
-        credentials,
-        defaultWait,
-        maxWait,
-        maxBodyBytes,
-        replyPartitions,
-        replyReplication,
-        keyStore);
-  }
-
   public String replyTopic() {
     return Topics.RESULTS + "." + instance;
   }
 
   public GatewayConfig withListen(String listenHost, int listenPort) {
-    return new GatewayConfig(
-        listenHost,
-        listenPort,
-        instance,
-        kafka,
-        schemaRegistryUrl,
-        ledgerUrl,
-        policies,
-        credentials,
-        defaultWait,
-        maxWait,
-        maxBodyBytes,
-        replyPartitions,
-        replyReplication,
-        tls);
+    Copy c = new Copy(this);
+    c.host = listenHost;
+    c.port = listenPort;
+    return c.build();
   }
 
   public GatewayConfig withWaits(Duration byDefault, Duration atMost) {
-    return new GatewayConfig(
-        host,
-        port,
-        instance,
-        kafka,
-        schemaRegistryUrl,
-        ledgerUrl,
-        policies,
-        credentials,
-        byDefault,
-        atMost,
-        maxBodyBytes,
-        replyPartitions,
-        replyReplication,
-        tls);
+    Copy c = new Copy(this);
+    c.defaultWait = byDefault;
+    c.maxWait = atMost;
+    return c.build();
   }
 
   public GatewayConfig withMaxBodyBytes(int bytes) {
-    return new GatewayConfig(
-        host,
-        port,
-        instance,
-        kafka,
-        schemaRegistryUrl,
-        ledgerUrl,
-        policies,
-        credentials,
-        defaultWait,
-        maxWait,
-        bytes,
-        replyPartitions,
-        replyReplication,
-        tls);
+    Copy c = new Copy(this);
+    c.maxBodyBytes = bytes;
+    return c.build();
   }
 
   public GatewayConfig withReplyTopic(int partitions, short replication) {
-    return new GatewayConfig(
-        host,
-        port,
-        instance,
-        kafka,
-        schemaRegistryUrl,
-        ledgerUrl,
-        policies,
-        credentials,
-        defaultWait,
-        maxWait,
-        maxBodyBytes,
-        partitions,
-        replication,
-        tls);
+    Copy c = new Copy(this);
+    c.replyPartitions = partitions;
+    c.replyReplication = replication;
+    return c.build();
+  }
+
+  /** Serves HTTPS with {@code keyStore}; null serves plain HTTP. */
+  public GatewayConfig withTls(Tls keyStore) {
+    Copy c = new Copy(this);
+    c.tls = keyStore;
+    return c.build();
+  }
+
+  /** A mutable copy, for the {@code with} methods. */
+  private static final class Copy {
+    String host;
+    int port;
+    String instance;
+    Properties kafka;
+    String schemaRegistryUrl;
+    URI ledgerUrl;
+    ToolPolicies policies;
+    Credentials credentials;
+    Duration defaultWait;
+    Duration maxWait;
+    int maxBodyBytes;
+    int replyPartitions;
+    short replyReplication;
+    Tls tls;
+
+    Copy(GatewayConfig c) {
+      host = c.host;
+      port = c.port;
+      instance = c.instance;
+      kafka = c.kafka;
+      schemaRegistryUrl = c.schemaRegistryUrl;
+      ledgerUrl = c.ledgerUrl;
+      policies = c.policies;
+      credentials = c.credentials;
+      defaultWait = c.defaultWait;
+      maxWait = c.maxWait;
+      maxBodyBytes = c.maxBodyBytes;
+      replyPartitions = c.replyPartitions;
+      replyReplication = c.replyReplication;
+      tls = c.tls;
+    }
+
+    GatewayConfig build() {
+      return new GatewayConfig(
+          host,
+          port,
+          instance,
+          kafka,
+          schemaRegistryUrl,
+          ledgerUrl,
+          policies,
+          credentials,
+          defaultWait,
+          maxWait,
+          maxBodyBytes,
+          replyPartitions,
+          replyReplication,
+          tls);
+    }
   }
 
   private static Properties copy(Properties p) {
