@@ -35,7 +35,7 @@ import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
  * {@code GET /v1/results/{tenant}/{key}} its answer as a reply with the stored result (what the
  * gateway's {@code GET /v1/calls/{key}} reads; keep it off networks callers reach), {@code
  * /healthz}, {@code /readyz} (200 only while Kafka Streams is RUNNING) and {@code /metrics} in
- * Prometheus text format. Written on the JDK's server: four read-only routes need no framework.
+ * Prometheus text format. Written on the JDK's server: a few read-only routes need no framework.
  */
 final class LedgerHttpServer implements AutoCloseable {
 

@@ -355,6 +355,35 @@ class GatewayIT {
   }
 
   @Test
+  void shouldFindACallByItsLocationWhateverCharactersTheCallersKeyHas() throws Exception {
+    String key = "order 7+x/%41";
+    payments.holdBeforeEffect(key);
+    HttpResponse<String> early =
+        post(
+            gatewayA,
+            "charge_card",
+            call("run-location", "pay", "{\"amount\":14,\"to\":\"cus_14\"}"),
+            "Idempotency-Key",
+            "\"" + key + "\"",
+            "Prefer",
+            "wait=1");
+    assertThat(early.statusCode()).isEqualTo(202);
+    payments.releaseHeld(key);
+    HttpRequest follow =
+        HttpRequest.newBuilder(
+                gatewayB.uri().resolve(early.headers().firstValue("Location").orElseThrow()))
+            .timeout(Duration.ofSeconds(60))
+            .header("Authorization", "Bearer " + TOKEN)
+            .header("Prefer", "wait=20")
+            .build();
+    HttpResponse<String> resumed = http.send(follow, HttpResponse.BodyHandlers.ofString());
+    CONTRACT.check("GET", CALL, resumed);
+    assertThat(resumed.statusCode()).as(resumed.body()).isEqualTo(200);
+    assertThat(json(resumed).get("key").asText()).isEqualTo(key);
+    assertThat(payments.effects(key)).isEqualTo(1);
+  }
+
+  @Test
   void shouldAnswer404ForAKeyWithNoCall() throws Exception {
     HttpResponse<String> unknown = getCall(gatewayA, "no-such-call");
     assertThat(unknown.statusCode()).isEqualTo(404);
@@ -516,6 +545,19 @@ class GatewayIT {
     long before = intentsPublished();
     String big = call("r", "s", "{\"amount\":1,\"to\":\"" + "x".repeat(5000) + "\"}");
     assertRefusedAndNothingPublished(post(gatewayA, "charge_card", big), 413, null);
+    byte[] bigBytes = big.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    HttpResponse<String> chunked =
+        http.send(
+            HttpRequest.newBuilder(gatewayA.uri().resolve("/v1/tools/charge_card/calls"))
+                .header("Authorization", "Bearer " + TOKEN)
+                .header("Content-Type", "application/json")
+                .POST(
+                    HttpRequest.BodyPublishers.ofInputStream(
+                        () -> new java.io.ByteArrayInputStream(bigBytes)))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    CONTRACT.check("POST", CALLS, chunked);
+    assertRefusedAndNothingPublished(chunked, 413, null);
     assertRefusedAndNothingPublished(
         post(
             gatewayA,

@@ -56,6 +56,7 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpVersion;
+import org.eclipse.jetty.http.UriCompliance;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
@@ -67,6 +68,7 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.SslConnectionFactory;
 import org.eclipse.jetty.server.handler.ErrorHandler;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.URIUtil;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
@@ -152,6 +154,12 @@ public final class Gateway implements AutoCloseable {
     HttpConfiguration http = new HttpConfiguration();
     http.setSendServerVersion(false);
     http.setSendXPoweredBy(false);
+    // A key in GET /v1/calls/{key} may contain an encoded '/' (%2F) or '%' (%25).
+    http.setUriCompliance(
+        UriCompliance.DEFAULT.with(
+            "effectledger-keys",
+            UriCompliance.Violation.AMBIGUOUS_PATH_SEPARATOR,
+            UriCompliance.Violation.AMBIGUOUS_PATH_ENCODING));
     if (config.tls() == null) {
       this.connector = new ServerConnector(server, new HttpConnectionFactory(http));
     } else {
@@ -306,7 +314,9 @@ public final class Gateway implements AutoCloseable {
   private final class Routes extends Handler.Abstract.NonBlocking {
     @Override
     public boolean handle(Request request, Response response, Callback callback) {
-      String path = Request.getPathInContext(request);
+      // Routed on the path as sent: a key or tool is one segment, percent-decoded once here
+      // (a caller's key may hold '/', '+' or '%', which Location encodes).
+      String path = request.getHttpURI().getPath();
       String method = request.getMethod();
       Exchange ex = new Exchange(request, response, callback);
       var calls = CALLS.matcher(path);
@@ -451,7 +461,12 @@ public final class Gateway implements AutoCloseable {
   // POST /v1/tools/{tool}/calls
 
   private void post(Exchange ex, String rawTool) {
-    String tool = java.net.URLDecoder.decode(rawTool, StandardCharsets.UTF_8);
+    String tool;
+    try {
+      tool = URIUtil.decodePath(rawTool);
+    } catch (IllegalArgumentException e) {
+      tool = rawTool; // not a valid encoding: no tool has that name
+    }
     Optional<Credentials.Caller> caller = authenticate(ex);
     if (caller.isEmpty()) {
       return;
@@ -508,8 +523,7 @@ public final class Gateway implements AutoCloseable {
         .whenComplete(
             (body, error) -> {
               if (error != null) {
-                if (Request.getContentBytesRead(ex.request) > config.maxBodyBytes()
-                    || String.valueOf(error.getMessage()).contains("max")) {
+                if (Request.getContentBytesRead(ex.request) >= config.maxBodyBytes()) {
                   tooLarge(ex);
                 } else {
                   ex.problem(
@@ -663,7 +677,7 @@ public final class Gateway implements AutoCloseable {
         return;
       }
       stop();
-      answer(ex, reply, policy);
+      answer(ex, reply);
     }
 
     void waited() {
@@ -695,13 +709,13 @@ public final class Gateway implements AutoCloseable {
   private static Map<String, String> stillRunning(String key) {
     return Map.of(
         "Location",
-        "/v1/calls/" + URLEncoder.encode(key, StandardCharsets.UTF_8),
+        "/v1/calls/" + URLEncoder.encode(key, StandardCharsets.UTF_8).replace("+", "%20"),
         "Retry-After",
         "1");
   }
 
   /** The one mapping from the ledger's answer to HTTP; docs/openapi.yaml documents it. */
-  private void answer(Exchange ex, ToolResult reply, ToolPolicy policy) {
+  private void answer(Exchange ex, ToolResult reply) {
     Map<String, String> replayed =
         reply.getReplayed() ? Map.of("Idempotent-Replayed", "true") : Map.of();
     switch (reply.getStatus()) {
@@ -742,7 +756,12 @@ public final class Gateway implements AutoCloseable {
   // GET /v1/calls/{key}
 
   private void get(Exchange ex, String rawKey) {
-    String key = java.net.URLDecoder.decode(rawKey, StandardCharsets.UTF_8);
+    String key;
+    try {
+      key = URIUtil.decodePath(rawKey);
+    } catch (IllegalArgumentException e) {
+      key = "";
+    }
     Optional<Credentials.Caller> caller = authenticate(ex);
     if (caller.isEmpty()) {
       return;
@@ -795,7 +814,7 @@ public final class Gateway implements AutoCloseable {
       if ((reply.getStatus() == ResultStatus.SUCCEEDED || reply.getStatus() == ResultStatus.FAILED)
           && reply.getTenant().equals(caller.tenant())) {
         stopListening.run();
-        answer(ex, ToolResult.newBuilder(reply).setReplayed(true).build(), null);
+        answer(ex, ToolResult.newBuilder(reply).setReplayed(true).build());
       }
     }
 
@@ -849,7 +868,7 @@ public final class Gateway implements AutoCloseable {
         latest = reply;
         if (reply.getStatus() != ResultStatus.IN_FLIGHT) {
           stopListening.run();
-          answer(ex, reply, null);
+          answer(ex, reply);
           return;
         }
       } else {
