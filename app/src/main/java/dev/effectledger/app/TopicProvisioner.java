@@ -3,8 +3,10 @@ package dev.effectledger.app;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.LedgerStore;
+import dev.effectledger.schema.TopicVisibility;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.topology.CoPartitioning;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -78,6 +80,9 @@ final class TopicProvisioner {
     } catch (TimeoutException e) {
       throw new IllegalStateException("Timed out creating topics; is the cluster reachable?", e);
     }
+    // The checks that follow (co-partitioning) describe the topics from a broker's cache.
+    TopicVisibility.await(
+        admin, missing.stream().map(NewTopic::name).toList(), Duration.ofSeconds(60));
   }
 
   /** Fails with one message listing every problem. */

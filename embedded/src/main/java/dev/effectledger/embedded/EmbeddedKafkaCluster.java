@@ -1,7 +1,9 @@
 package dev.effectledger.embedded;
 
+import dev.effectledger.schema.TopicVisibility;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -124,6 +126,7 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
             topics.add(new NewTopic(name, partitions, (short) Math.min(brokers, 3))));
     try {
       admin().createTopics(topics).all().get(60, TimeUnit.SECONDS);
+      TopicVisibility.await(admin(), partitionsByTopic.keySet(), Duration.ofSeconds(60));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException(

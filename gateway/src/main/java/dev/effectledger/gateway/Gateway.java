@@ -14,6 +14,7 @@ import dev.effectledger.schema.ReplyJson;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.TopicVisibility;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
@@ -260,6 +261,7 @@ public final class Gateway implements AutoCloseable {
                           Map.of("retention.ms", String.valueOf(Duration.ofDays(1).toMillis())))))
           .all()
           .get(30, TimeUnit.SECONDS);
+      TopicVisibility.await(admin, List.of(config.replyTopic()), Duration.ofSeconds(30));
     } catch (java.util.concurrent.ExecutionException e) {
       if (!(e.getCause() instanceof TopicExistsException)) {
         throw new IllegalStateException(

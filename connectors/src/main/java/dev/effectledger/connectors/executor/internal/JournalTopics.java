@@ -1,6 +1,7 @@
 package dev.effectledger.connectors.executor.internal;
 
 import dev.effectledger.schema.TopicReads;
+import dev.effectledger.schema.TopicVisibility;
 import dev.effectledger.schema.Topics;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -204,6 +205,7 @@ final class JournalTopics {
             throw e;
           }
         }
+        TopicVisibility.await(admin, missing.stream().map(NewTopic::name).toList(), ADMIN_TIMEOUT);
       }
     } catch (ExecutionException | TimeoutException e) {
       throw new IllegalStateException(
