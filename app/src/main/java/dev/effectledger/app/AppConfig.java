@@ -37,6 +37,8 @@ public final class AppConfig {
   public static final String EXECUTOR_CONCURRENCY = "executor.concurrency";
   public static final String EXECUTOR_GROUP = "executor.group";
   public static final String EXECUTOR_INSTANCE_ID = "executor.instance.id";
+  public static final String EXECUTOR_HTTP_HOST = "executor.http.host";
+  public static final String EXECUTOR_HTTP_PORT = "executor.http.port";
   public static final String MAX_ARGUMENTS_BYTES = "max.arguments.bytes";
   public static final String PUNCTUATION_INTERVAL = "ledger.punctuation.interval";
   public static final String PURGE_INTERVAL = "ledger.purge.interval";
@@ -61,6 +63,8 @@ public final class AppConfig {
           EXECUTOR_CONCURRENCY,
           EXECUTOR_GROUP,
           EXECUTOR_INSTANCE_ID,
+          EXECUTOR_HTTP_HOST,
+          EXECUTOR_HTTP_PORT,
           MAX_ARGUMENTS_BYTES,
           PUNCTUATION_INTERVAL,
           PURGE_INTERVAL,

@@ -2,22 +2,33 @@ package dev.effectledger.app;
 
 import dev.effectledger.client.KeyRules;
 import dev.effectledger.client.ToolCallClient;
+import dev.effectledger.client.ToolCalls;
 import dev.effectledger.connectors.Connectors;
 import dev.effectledger.connectors.executor.EffectExecutor;
 import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.connectors.reconcile.Reconciler;
 import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.embedded.EmbeddedKafkaCluster;
+import dev.effectledger.gateway.Credentials;
+import dev.effectledger.gateway.Gateway;
+import dev.effectledger.gateway.GatewayConfig;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopology;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.Callable;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
@@ -54,6 +65,20 @@ final class DemoCommand implements Callable<Integer> {
       description = "how long the workload may take, ISO-8601 (default: ${DEFAULT-VALUE})")
   Duration timeout;
 
+  /** How the simulated agents reach the ledger. */
+  enum Via {
+    kafka,
+    gateway
+  }
+
+  @Option(
+      names = "--via",
+      defaultValue = "kafka",
+      description =
+          "kafka: agents use the Java client; gateway: agents call two HTTP gateways (the restarted"
+              + " orchestrator the second one) (default: ${DEFAULT-VALUE})")
+  Via via;
+
   static final String REGISTRY = "mock://demo";
   static final List<String> LANES = List.of("payments", "events", "notify");
 
@@ -81,6 +106,14 @@ final class DemoCommand implements Callable<Integer> {
       streamsProps.put(StreamsConfig.APPLICATION_ID_CONFIG, "effectledger-demo");
       streamsProps.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
       streamsProps.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
+      LedgerHttpServer http =
+          via == Via.gateway
+              ? new LedgerHttpServer(
+                  "127.0.0.1", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT))
+              : null;
+      if (http != null) {
+        streamsProps.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "127.0.0.1:" + http.port());
+      }
       say("starting the ledger topology (exactly_once_v2) and an executor for lanes " + LANES);
       try (KafkaStreams ledger =
               new KafkaStreams(
@@ -91,18 +124,22 @@ final class DemoCommand implements Callable<Integer> {
                   ExecutorConfig.of(kafkaProps, LANES, REGISTRY),
                   Connectors.forLanes(policies, LANES, Clock.systemUTC()),
                   policies);
-          ToolCallClient agent = client(kafka);
-          ToolCallClient restartedAgent = client(kafka)) {
-        DemoCounters counters = new DemoCounters(kafka.bootstrapServers(), REGISTRY);
+          AutoCloseable ledgerHttp = http == null ? () -> {} : http;
+          Agents agents = agents(kafka, kafkaProps, policies, http)) {
         ledger.start();
+        if (http != null) {
+          http.serve(ledger);
+          agents.awaitReady(timeout);
+        }
+        DemoCounters counters = new DemoCounters(kafka.bootstrapServers(), REGISTRY);
         DemoWorkload workload =
             new DemoWorkload(
                 actions,
                 faultPercent,
                 payments,
                 receipts,
-                agent,
-                restartedAgent,
+                agents.agent(),
+                agents.restarted(),
                 kafka.bootstrapServers());
         say(
             "running "
@@ -127,6 +164,69 @@ final class DemoCommand implements Callable<Integer> {
         return report.exactlyOnce() ? 0 : 1;
       }
     }
+  }
+
+  /** The workload's two agents, and the gateways they call when {@code --via gateway}. */
+  private record Agents(ToolCalls agent, ToolCalls restarted, List<Gateway> gateways)
+      implements AutoCloseable {
+
+    void awaitReady(Duration timeout) throws InterruptedException {
+      long deadline = System.nanoTime() + timeout.toNanos();
+      while (!gateways.stream().allMatch(Gateway::isReady)) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException(
+              "the demo's gateways were not ready within " + timeout + "; raise --timeout");
+        }
+        Thread.sleep(100);
+      }
+    }
+
+    @Override
+    public void close() {
+      agent.close();
+      restarted.close();
+      gateways.forEach(Gateway::close);
+    }
+  }
+
+  private Agents agents(
+      EmbeddedKafkaCluster kafka,
+      Properties kafkaProps,
+      ToolPolicies policies,
+      LedgerHttpServer http) {
+    if (via == Via.kafka) {
+      return new Agents(client(kafka), client(kafka), List.of());
+    }
+    // A token made for this run; the gateways keep only its SHA-256, mapped to the demo's tenant.
+    String token = UUID.randomUUID().toString();
+    Credentials credentials =
+        Credentials.of(
+            Map.of(
+                Credentials.sha256Hex(token),
+                new Credentials.Caller("demo", DemoWorkload.TENANT, Set.of())));
+    List<Gateway> gateways = new ArrayList<>();
+    for (String instance : List.of("demo-gw-1", "demo-gw-2")) {
+      gateways.add(
+          Gateway.start(
+              GatewayConfig.of(
+                      instance,
+                      kafkaProps,
+                      REGISTRY,
+                      URI.create("http://127.0.0.1:" + http.port()),
+                      policies,
+                      credentials)
+                  .withWaits(Duration.ofSeconds(10), Duration.ofSeconds(30))
+                  .withReplyTopic(4, (short) 1)));
+    }
+    say(
+        "agents call the HTTP gateways at "
+            + gateways.get(0).uri()
+            + " and (after the orchestrator restarts) "
+            + gateways.get(1).uri());
+    return new Agents(
+        new GatewayToolCalls(gateways.get(0).uri(), token, policies, Duration.ofMinutes(2)),
+        new GatewayToolCalls(gateways.get(1).uri(), token, policies, Duration.ofMinutes(2)),
+        gateways);
   }
 
   private static ToolCallClient client(EmbeddedKafkaCluster kafka) {

@@ -47,7 +47,19 @@ final class ExecutorCommand implements Callable<Integer> {
     EffectExecutor executor =
         EffectExecutor.start(
             executorConfig, Connectors.forLanes(policies, lanes, Clock.systemUTC()), policies);
-    Lifecycle lifecycle = new Lifecycle("executor", executor);
+    String httpPort = cfg.get(AppConfig.EXECUTOR_HTTP_PORT);
+    HealthEndpoint health =
+        httpPort == null
+            ? null
+            : HealthEndpoint.start(
+                cfg.get(AppConfig.EXECUTOR_HTTP_HOST, "127.0.0.1"),
+                cfg.getInt(AppConfig.EXECUTOR_HTTP_PORT, 0),
+                AppConfig.EXECUTOR_HTTP_PORT,
+                () -> executor.isRunning() ? null : "the executor stopped: " + executor.failure());
+    Lifecycle lifecycle =
+        health == null
+            ? new Lifecycle("executor", executor)
+            : new Lifecycle("executor", executor, health);
     System.out.println(
         "effectledger executor: lanes "
             + lanes
@@ -56,7 +68,8 @@ final class ExecutorCommand implements Callable<Integer> {
             + " effects at once"
             + (executorConfig.instanceId() == null
                 ? ""
-                : ", instance " + executorConfig.instanceId()));
+                : ", instance " + executorConfig.instanceId())
+            + (health == null ? "" : ", health on port " + health.port()));
     return lifecycle.awaitStop(
         () ->
             executor.isRunning() ? null : "the executor stopped on its own: " + executor.failure());

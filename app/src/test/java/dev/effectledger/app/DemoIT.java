@@ -37,4 +37,31 @@ class DemoIT {
         .contains("every action took effect exactly once");
     assertThat(table).containsPattern("held as UNKNOWN\\s+[1-9]");
   }
+
+  @Test
+  @Timeout(300)
+  void shouldTakeEveryActionOnceWhenTheAgentsCallThroughTwoGateways() {
+    PrintStream out = System.out;
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
+    int status;
+    try {
+      status = Main.run("demo", "--actions", "150", "--fault-percent", "20", "--via", "gateway");
+    } finally {
+      System.setOut(out);
+    }
+    String table = captured.toString(StandardCharsets.UTF_8);
+
+    assertThat(status).as(table).isZero();
+    assertThat(table)
+        .containsPattern("agents call the HTTP gateways at http://127\\.0\\.0\\.1:\\d+ and")
+        .containsPattern("logical actions\\s+150")
+        .containsPattern("effects: http \\(Idempotency-Key API\\)\\s+50")
+        .containsPattern("effects: kafka \\(order events\\)\\s+50")
+        .containsPattern("effects: http \\(API ignoring keys\\)\\s+50")
+        .containsPattern("conflicts \\(key reused, refused\\)\\s+[1-9]")
+        .containsPattern("replies missing\\s+0")
+        .contains("every action took effect exactly once");
+    assertThat(table).containsPattern("held as UNKNOWN\\s+[1-9]");
+  }
 }

@@ -32,6 +32,8 @@ final class JarFixture implements AutoCloseable {
   private final List<Process> processes = new ArrayList<>();
   private final HttpClient http = HttpClient.newHttpClient();
 
+  private int executorHealthPort;
+
   JarFixture(Path dir, String bootstrapServers) {
     this.dir = dir;
     this.bootstrapServers = bootstrapServers;
@@ -56,6 +58,7 @@ final class JarFixture implements AutoCloseable {
         """
             .formatted(downstream.url()));
     int port = JarProcess.freePort();
+    executorHealthPort = JarProcess.freePort();
     Files.writeString(
         dir.resolve("processor.properties"),
         String.join(
@@ -79,8 +82,16 @@ final class JarFixture implements AutoCloseable {
             "schema.registry.url=" + registry.url(),
             "tools.file=tools.yaml",
             "executor.group=" + applicationId + "-executor",
+            "executor.http.port=" + executorHealthPort,
             ""));
     return port;
+  }
+
+  /**
+   * The executor's health endpoint (executor.http.port) in the configs {@link #writeConfigs} wrote.
+   */
+  String executorHealth() {
+    return "http://127.0.0.1:" + executorHealthPort;
   }
 
   /** Starts {@code effectledger <args>}; its output goes to {@code <args[0]>.log}. */

@@ -63,6 +63,10 @@ class ProcessesIT {
       JarFixture.Running executor =
           jar.start("executor", "--config", "executor.properties", "--lanes", "payments");
       assertThat(jar.get(base + "/healthz").statusCode()).isEqualTo(200);
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .ignoreExceptions()
+          .until(() -> jar.get(jar.executorHealth() + "/readyz").statusCode() == 200);
 
       StepContext step = new StepContext("acme", "run-1", "charge", "customer:1");
       CallResult answer;

@@ -2,8 +2,11 @@ package dev.effectledger.client;
 
 import dev.effectledger.schema.ToolResult;
 
-/** The ledger's final reply as a {@link CallResult}. */
-final class CallResults {
+/**
+ * The ledger's final reply as a {@link CallResult}: one mapping for every client (over Kafka here,
+ * over the HTTP gateway in the demo's agent).
+ */
+public final class CallResults {
 
   private CallResults() {}
 
@@ -11,7 +14,7 @@ final class CallResults {
    * {@code reply} must be final (not IN_FLIGHT): the reply listener completes calls with final
    * replies only.
    */
-  static CallResult of(ToolResult reply) {
+  public static CallResult of(ToolResult reply) {
     String key = reply.getIdempotencyKey();
     return switch (reply.getStatus()) {
       case SUCCEEDED ->

@@ -105,6 +105,12 @@ public final class Gateway implements AutoCloseable {
   private volatile boolean brokerUp;
   private volatile boolean ledgerUp;
   private volatile String notReady = "starting";
+  // Not being ready while the ledger starts is expected: warn only after this grace, or once the
+  // gateway had been ready; then once per reason.
+  private static final long STARTUP_GRACE_NANOS = TimeUnit.SECONDS.toNanos(30);
+  private final long startedAt = System.nanoTime();
+  private boolean everReady;
+  private String warned;
 
   private Gateway(GatewayConfig config) throws Exception {
     this.config = config;
@@ -300,14 +306,18 @@ public final class Gateway implements AutoCloseable {
       Thread.currentThread().interrupt();
     }
     String why = readiness();
-    if (!java.util.Objects.equals(why, notReady)) {
-      if (why == null) {
+    if (why == null) {
+      if (notReady != null) {
         log.info("Gateway {} is ready", config.instance());
-      } else {
-        log.warn("Gateway {} is not ready: {}", config.instance(), why);
       }
-      notReady = why;
+      everReady = true;
+      warned = null;
+    } else if (!why.equals(warned)
+        && (everReady || System.nanoTime() - startedAt > STARTUP_GRACE_NANOS)) {
+      log.warn("Gateway {} is not ready, calls are answered 503: {}", config.instance(), why);
+      warned = why;
     }
+    notReady = why;
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,72 @@
+package dev.effectledger.app;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.function.Supplier;
+
+/**
+ * {@code /healthz} (200 while the process serves) and {@code /readyz} (200 while {@code notReady}
+ * answers null, else 503 with its reason) for a command that has no other HTTP endpoint (the
+ * executor), so an orchestrator can probe it. On the JDK's server: two fixed answers need no
+ * framework.
+ */
+final class HealthEndpoint implements AutoCloseable {
+
+  private final HttpServer server;
+
+  private HealthEndpoint(HttpServer server) {
+    this.server = server;
+  }
+
+  /**
+   * Listens on {@code host:port} (0 picks a free port).
+   *
+   * @param notReady null when ready, else why not
+   */
+  static HealthEndpoint start(String host, int port, String setting, Supplier<String> notReady) {
+    HttpServer server;
+    try {
+      server = HttpServer.create(new InetSocketAddress(host, port), 0);
+    } catch (IOException e) {
+      throw new UncheckedIOException(
+          "Cannot listen on " + host + ":" + port + " (" + setting + "): " + e.getMessage(), e);
+    }
+    server.createContext("/healthz", ex -> answer(ex, 200, "ok\n"));
+    server.createContext(
+        "/readyz",
+        ex -> {
+          String reason = notReady.get();
+          answer(
+              ex,
+              reason == null ? 200 : 503,
+              reason == null ? "ready\n" : "not ready: " + reason + "\n");
+        });
+    server.start();
+    return new HealthEndpoint(server);
+  }
+
+  int port() {
+    return server.getAddress().getPort();
+  }
+
+  private static void answer(HttpExchange exchange, int status, String body) throws IOException {
+    try (exchange) {
+      byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+      exchange.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
+      exchange.sendResponseHeaders(status, bytes.length);
+      try (OutputStream out = exchange.getResponseBody()) {
+        out.write(bytes);
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    server.stop(0);
+  }
+}
