@@ -43,6 +43,9 @@ import org.HdrHistogram.Histogram;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
+import org.eclipse.jetty.client.StringRequestContent;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpMethod;
 
 /**
  * {@code bench/run gateway}: a call through the HTTP gateway against the same call through the Java
@@ -144,6 +147,10 @@ final class GatewayBench {
           }
           Bench.say("gateway ready: " + gateway.isReady());
           HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+          org.eclipse.jetty.client.HttpClient pooled = new org.eclipse.jetty.client.HttpClient();
+          pooled.setMaxConnectionsPerDestination(1024);
+          pooled.setMaxRequestsQueuedPerDestination(1_000_000);
+          pooled.start();
           for (int load : loads) {
             for (String side : List.of("java client", "gateway (HTTP)")) {
               Bench.say(side + " at " + load + " calls/s");
@@ -155,9 +162,13 @@ final class GatewayBench {
                           warmup,
                           seconds,
                           side,
-                          i -> viaGateway(http, gateway, "g" + load, i)));
+                          i -> viaGateway(pooled, gateway, "g" + load, i)));
+              if (!side.startsWith("java")) {
+                Bench.say("gateway's own wait metric: " + serverWaits(http, gateway));
+              }
             }
           }
+          pooled.stop();
           Bench.say(waiting + " calls waiting at once on one gateway");
           try {
             parked = waitingCalls(gateway, waiting);
@@ -197,24 +208,44 @@ final class GatewayBench {
         .thenApply(r -> r instanceof CallResult.Succeeded);
   }
 
+  /**
+   * A call through the gateway on a pooled keep-alive connection (Jetty's client, as agents' HTTP
+   * libraries pool theirs).
+   */
   private static CompletableFuture<Boolean> viaGateway(
-      HttpClient http, Gateway gateway, String run, long i) {
-    return http.sendAsync(
-            HttpRequest.newBuilder(gateway.uri().resolve("/v1/tools/charge_card/calls"))
-                .header("Authorization", "Bearer " + TOKEN)
-                .header("Content-Type", "application/json")
-                .POST(
-                    HttpRequest.BodyPublishers.ofString(
-                        "{\"arguments\":{\"amount\":"
-                            + i
-                            + "},\"step\":{\"run\":\""
-                            + run
-                            + "\",\"step\":\"step-"
-                            + i
-                            + "\"}}"))
-                .build(),
-            HttpResponse.BodyHandlers.discarding())
-        .thenApply(r -> r.statusCode() == 200);
+      org.eclipse.jetty.client.HttpClient http, Gateway gateway, String run, long i) {
+    CompletableFuture<Boolean> answered = new CompletableFuture<>();
+    http.newRequest(gateway.uri().resolve("/v1/tools/charge_card/calls"))
+        .method(HttpMethod.POST)
+        .headers(h -> h.put(HttpHeader.AUTHORIZATION, "Bearer " + TOKEN))
+        .timeout(60, TimeUnit.SECONDS)
+        .body(
+            new StringRequestContent(
+                "application/json",
+                "{\"arguments\":{\"amount\":"
+                    + i
+                    + "},\"step\":{\"run\":\""
+                    + run
+                    + "\",\"step\":\"step-"
+                    + i
+                    + "\"}}"))
+        .send(
+            result ->
+                answered.complete(result.isSucceeded() && result.getResponse().getStatus() == 200));
+    return answered;
+  }
+
+  /** The gateway's own request-to-answer quantiles, from its /metrics. */
+  private static String serverWaits(HttpClient http, Gateway gateway) throws Exception {
+    String metrics =
+        http.send(
+                HttpRequest.newBuilder(gateway.uri().resolve("/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString())
+            .body();
+    return metrics
+        .lines()
+        .filter(l -> l.startsWith("gateway_call_wait_seconds{"))
+        .collect(java.util.stream.Collectors.joining("; "));
   }
 
   /** Calls at {@code load}/s; the time from each call to its answer, after the warm-up. */
