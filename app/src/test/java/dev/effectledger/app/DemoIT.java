@@ -13,21 +13,29 @@ import org.junit.jupiter.api.Timeout;
 @Tag("integration")
 class DemoIT {
 
-  @Test
-  @Timeout(300)
-  void shouldFinishWithEveryActionTakingEffectOnceAndNoReplyMissing() {
+  /** Runs the demo with these flags; its output, after asserting it exited 0. */
+  private static String demo(String... flags) {
     PrintStream out = System.out;
     ByteArrayOutputStream captured = new ByteArrayOutputStream();
     System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
     int status;
     try {
-      status = Main.run("demo", "--actions", "240", "--fault-percent", "20");
+      String[] args = new String[flags.length + 1];
+      args[0] = "demo";
+      System.arraycopy(flags, 0, args, 1, flags.length);
+      status = Main.run(args);
     } finally {
       System.setOut(out);
     }
     String table = captured.toString(StandardCharsets.UTF_8);
-
     assertThat(status).as(table).isZero();
+    return table;
+  }
+
+  @Test
+  @Timeout(300)
+  void shouldFinishWithEveryActionTakingEffectOnceAndNoReplyMissing() {
+    String table = demo("--actions", "240", "--fault-percent", "20");
     assertThat(table)
         .containsPattern("logical actions\\s+240")
         .containsPattern("effects: http \\(Idempotency-Key API\\)\\s+80")
@@ -41,18 +49,7 @@ class DemoIT {
   @Test
   @Timeout(300)
   void shouldTakeEveryActionOnceWhenTheAgentsCallThroughTwoGateways() {
-    PrintStream out = System.out;
-    ByteArrayOutputStream captured = new ByteArrayOutputStream();
-    System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
-    int status;
-    try {
-      status = Main.run("demo", "--actions", "150", "--fault-percent", "20", "--via", "gateway");
-    } finally {
-      System.setOut(out);
-    }
-    String table = captured.toString(StandardCharsets.UTF_8);
-
-    assertThat(status).as(table).isZero();
+    String table = demo("--actions", "150", "--fault-percent", "20", "--via", "gateway");
     assertThat(table)
         .containsPattern("agents call the HTTP gateways at http://127\\.0\\.0\\.1:\\d+ and")
         .containsPattern("logical actions\\s+150")
