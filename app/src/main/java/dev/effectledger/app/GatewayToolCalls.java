@@ -150,7 +150,8 @@ final class GatewayToolCalls implements ToolCalls {
                   + " with a body that is not JSON: "
                   + response.body()));
     }
-    String key = body.path("key").asText(keyOf(call).key());
+    // Every answer names its key; derive it only for one that does not.
+    String key = body.hasNonNull("key") ? body.get("key").asText() : keyOf(call).key();
     int status = response.statusCode();
     if (status == 503) {
       return later(retryAfter(response), deadline, call, again);
