@@ -152,21 +152,40 @@ final class GatewayBench {
           pooled.setMaxRequestsQueuedPerDestination(1_000_000);
           pooled.start();
           for (int load : loads) {
-            for (String side : List.of("java client", "gateway (HTTP)")) {
-              Bench.say(side + " at " + load + " calls/s");
-              sides.add(
-                  side.startsWith("java")
-                      ? pace(load, warmup, seconds, side, i -> viaClient(client, "c" + load, i))
-                      : pace(
-                          load,
-                          warmup,
-                          seconds,
-                          side,
-                          i -> viaGateway(pooled, gateway, "g" + load, i)));
-              if (!side.startsWith("java")) {
-                Bench.say("gateway's own wait metric: " + serverWaits(http, gateway));
-              }
+            Function<String, Function<Long, CompletableFuture<Boolean>>> viaJava =
+                run -> i -> viaClient(client, run, i);
+            Function<String, Function<Long, CompletableFuture<Boolean>>> viaHttp =
+                run -> i -> viaGateway(pooled, gateway, run, i);
+            // Both paths warm (JIT, connections) before either is measured; then the two are
+            // measured in the order client, gateway, gateway, client, so that what drifts over a
+            // run (the store growing, the heap, compilation) weighs on both alike.
+            Bench.say("warming both sides at " + load + " calls/s");
+            pace(load, warmup, viaJava.apply("cw" + load), null);
+            pace(load, warmup, viaHttp.apply("gw" + load), null);
+            Tally viaJavaTimes = new Tally();
+            Tally viaHttpTimes = new Tally();
+            int half = Math.max(1, seconds / 2);
+            String[] order = {"c", "g", "g", "c"};
+            for (int segment = 0; segment < order.length; segment++) {
+              boolean isJava = order[segment].equals("c");
+              String run = order[segment] + load + "-" + segment;
+              Bench.say(
+                  (isJava ? "java client" : "gateway (HTTP)")
+                      + " at "
+                      + load
+                      + " calls/s, "
+                      + half
+                      + " s");
+              pace(
+                  load,
+                  half,
+                  (isJava ? viaJava : viaHttp).apply(run),
+                  isJava ? viaJavaTimes : viaHttpTimes);
             }
+            sides.add(viaJavaTimes.side(load, "java client"));
+            sides.add(viaHttpTimes.side(load, "gateway (HTTP)"));
+            Bench.say(
+                "gateway's own wait metric (warm-up included): " + serverWaits(http, gateway));
           }
           pooled.stop();
           Bench.say(waiting + " calls waiting at once on one gateway");
@@ -248,19 +267,40 @@ final class GatewayBench {
         .collect(java.util.stream.Collectors.joining("; "));
   }
 
-  /** Calls at {@code load}/s; the time from each call to its answer, after the warm-up. */
-  private static Side pace(
-      int load,
-      int warmup,
-      int seconds,
-      String side,
-      Function<Long, CompletableFuture<Boolean>> call)
+  /** The times from call to answer of one side, over its measured segments. */
+  private static final class Tally {
+    final Histogram histogram = new Histogram(TimeUnit.SECONDS.toMicros(120), 3);
+    final AtomicLong sent = new AtomicLong();
+    final AtomicLong answered = new AtomicLong();
+
+    void record(long micros) {
+      synchronized (histogram) {
+        histogram.recordValue(Math.min(micros, histogram.getHighestTrackableValue()));
+      }
+      answered.incrementAndGet();
+    }
+
+    Side side(int load, String name) {
+      return new Side(
+          load,
+          name,
+          sent.get(),
+          answered.get(),
+          histogram.getValueAtPercentile(50) / 1_000.0,
+          histogram.getValueAtPercentile(99) / 1_000.0,
+          histogram.getValueAtPercentile(99.9) / 1_000.0);
+    }
+  }
+
+  /**
+   * Calls at {@code load}/s for {@code seconds}, then waits for their answers; the time from each
+   * call to its answer goes to {@code tally} (none: a warm-up).
+   */
+  private static void pace(
+      int load, int seconds, Function<Long, CompletableFuture<Boolean>> call, Tally tally)
       throws Exception {
-    Histogram histogram = new Histogram(TimeUnit.SECONDS.toMicros(120), 3);
-    AtomicLong answered = new AtomicLong();
     List<CompletableFuture<?>> pending = new ArrayList<>();
-    long total = (long) load * (warmup + seconds);
-    long warmupCount = (long) load * warmup;
+    long total = (long) load * seconds;
     long start = System.nanoTime();
     for (long i = 0; i < total; i++) {
       long due = start + i * 1_000_000_000L / load;
@@ -269,33 +309,21 @@ final class GatewayBench {
         LockSupport.parkNanos(wait); // pacing the offered load
       }
       long sentAt = System.nanoTime();
-      boolean measured = i >= warmupCount;
+      if (tally != null) {
+        tally.sent.incrementAndGet();
+      }
       pending.add(
           call.apply(i)
               .whenComplete(
                   (ok, error) -> {
-                    if (measured && error == null && Boolean.TRUE.equals(ok)) {
-                      synchronized (histogram) {
-                        histogram.recordValue(
-                            Math.min(
-                                (System.nanoTime() - sentAt) / 1_000,
-                                histogram.getHighestTrackableValue()));
-                      }
-                      answered.incrementAndGet();
+                    if (tally != null && error == null && Boolean.TRUE.equals(ok)) {
+                      tally.record((System.nanoTime() - sentAt) / 1_000);
                     }
                   }));
     }
     CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new))
         .exceptionally(e -> null)
         .get(60, TimeUnit.SECONDS);
-    return new Side(
-        load,
-        side,
-        total - warmupCount,
-        answered.get(),
-        histogram.getValueAtPercentile(50) / 1_000.0,
-        histogram.getValueAtPercentile(99) / 1_000.0,
-        histogram.getValueAtPercentile(99.9) / 1_000.0);
   }
 
   private static Waiting waitingCalls(Gateway gateway, int calls) throws Exception {
@@ -349,13 +377,14 @@ final class GatewayBench {
         .append(java.time.LocalDate.now())
         .append(". One embedded broker, the ledger (2 stream threads, `exactly_once_v2`, commit")
         .append(" interval 100 ms) and one executor with the `kafka` connector (no I/O), one")
-        .append(" gateway instance; every call a new key. Each point offers calls at a fixed")
-        .append(" rate for ")
+        .append(" gateway instance; every call a new key. At each load both sides first run ")
         .append(warmup)
-        .append(" s of warm-up (excluded) and ")
-        .append(seconds)
-        .append(" s measured; the time is from sending the call to its answer (the client's")
-        .append(" `CallResult`, the gateway's HTTP 200). Both sides run in this JVM.\n\n")
+        .append(" s of warm-up (not measured), then each side is measured for ")
+        .append(Math.max(1, seconds / 2) * 2)
+        .append(" s in two halves, in the order client, gateway, gateway, client, each half's")
+        .append(" calls answered before the next begins; the time is from sending the call to")
+        .append(" its answer (the client's `CallResult`, the gateway's HTTP 200). Both sides run")
+        .append(" in this JVM, on the same cores as the broker, the ledger and the executor.\n\n")
         .append("| calls/s | side | sent | answered | p50 ms | p99 ms | p99.9 ms |\n")
         .append("| ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
     for (Side s : sides) {

@@ -170,8 +170,12 @@ public final class ToolCallClient implements ToolCalls {
     CompletableFuture<ToolResult> reply = replies.await(key.key());
     CompletableFuture<Answer> answer = new CompletableFuture<>();
     reply.thenAccept(r -> answer.complete(new Answer(r, null)));
-    CompletableFuture.delayedExecutor(wait.toMillis(), TimeUnit.MILLISECONDS)
-        .execute(() -> answer.complete(new Answer(null, CallResult.StillRunning.Reason.TIMED_OUT)));
+    // completeOnTimeout cancels its timer when the answer comes first: a timer that merely ran
+    // later (delayedExecutor) held every answered call, result and all, for the whole timeout.
+    answer.completeOnTimeout(
+        new Answer(null, CallResult.StillRunning.Reason.TIMED_OUT),
+        wait.toMillis(),
+        TimeUnit.MILLISECONDS);
     open.add(answer);
     answer.whenComplete(
         (r, e) -> {

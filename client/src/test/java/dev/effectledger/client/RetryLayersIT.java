@@ -17,6 +17,7 @@ import dev.effectledger.schema.Topics;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopology;
+import java.lang.ref.WeakReference;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -287,6 +288,28 @@ class RetryLayersIT {
         .isEqualTo(
             new CallResult.StillRunning(
                 client.keyOf(call).key(), call, CallResult.StillRunning.Reason.CLIENT_CLOSED));
+  }
+
+  @Test
+  @SuppressWarnings("removal") // call() hands back the reply object the client held
+  void shouldLetGoOfAnAnsweredCallBeforeItsTimeout() throws Exception {
+    StepContext step = new StepContext("acme", "run-let-go", "pay", "customer:9");
+    try (ToolCallClient client = client(Duration.ofHours(1))) {
+      ToolResult reply =
+          client
+              .call(ToolCall.of(step, "charge_card", "{\"amount\":9,\"to\":\"cus_9\"}"))
+              .get(60, TimeUnit.SECONDS);
+      assertThat(reply.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+      WeakReference<ToolResult> answered = new WeakReference<>(reply);
+      reply = null;
+      for (int i = 0; i < 50 && answered.get() != null; i++) {
+        System.gc();
+        TimeUnit.MILLISECONDS.sleep(100);
+      }
+
+      // A timer left to run for the hour would hold every answered call, its reply included.
+      assertThat(answered.get()).as("the answered call's reply, after GC").isNull();
+    }
   }
 
   @Test

@@ -39,7 +39,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.UUID;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -135,14 +134,7 @@ public final class Gateway implements AutoCloseable {
         new ReplyHub(
             kafka, config.replyTopic(), new RegistryAvroSerde<>(registry, ToolResult.class));
     this.ledger = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-    this.timers =
-        Executors.newScheduledThreadPool(
-            2,
-            r -> {
-              Thread t = new Thread(r, "gateway-timers");
-              t.setDaemon(true);
-              return t;
-            });
+    this.timers = Timers.create();
     this.metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     this.waits =
         Timer.builder("gateway.call.wait")
