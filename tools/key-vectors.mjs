@@ -1,8 +1,9 @@
-// Generates client/src/test/resources/key-vectors.json from the cases below with an independent
-// implementation of docs/key-derivation.md in JavaScript, whose JSON.stringify is the number and
-// string serialization RFC 8785 prescribes. The Java client's tests check every vector.
+// Generates clients/key-vectors.json from the cases below with an independent implementation of
+// docs/key-derivation.md in JavaScript, whose JSON.stringify is the number and string
+// serialization RFC 8785 prescribes. The Java, Python and TypeScript clients' tests check every
+// vector of that one file.
 //
-//   node tools/key-vectors.mjs > client/src/test/resources/key-vectors.json
+//   node tools/key-vectors.mjs > clients/key-vectors.json
 import { createHash } from 'node:crypto';
 
 function jcs(value) {
@@ -35,11 +36,24 @@ function remove(root, pointer) {
   }
 }
 
+// I-JSON (RFC 7493), which RFC 8785 requires: numbers a double holds, Unicode text (no unpaired
+// surrogate), and, the key derivation's own bound, no deeper than 100 levels of objects and arrays.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+function interchangeable(value, depth) {
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (typeof value === 'string') return !LONE_SURROGATE.test(value);
+  if (value === null || typeof value !== 'object') return true;
+  if (depth > 100) return false;
+  if (Array.isArray(value)) return value.every(v => interchangeable(v, depth + 1));
+  return Object.keys(value).every(k => !LONE_SURROGATE.test(k) && interchangeable(value[k], depth + 1));
+}
+
 const sha256 = text => createHash('sha256').update(Buffer.from(text, 'utf8'));
 
 function derive(c) {
   let args;
   try { args = JSON.parse(c.arguments); } catch { return { error: 'ARGUMENTS_NOT_JSON' }; }
+  if (!interchangeable(args, 1)) return { error: 'ARGUMENTS_NOT_JSON' };
   if (args === null || typeof args !== 'object' || Array.isArray(args)) return { error: 'ARGUMENTS_NOT_OBJECT' };
   for (const p of c.volatile) remove(args, p);
   for (const p of c.required) {
@@ -109,6 +123,47 @@ const cases = [
     arguments: '{"\\ufb33":1,"\\ud83d\\ude00":2,"a":3,"A":4,"\\u00e9":5}' }],
   ['array arguments are refused', { tool: 'ping', required: [], volatile: [], arguments: '[1,2]' }],
   ['literals', { tool: 'flags', required: [], volatile: [], arguments: '{"t":true,"f":false,"n":null}' }],
+  // Edges where JSON libraries of different languages part ways; docs/key-derivation.md says what
+  // each one must do.
+  ['numbers: an integer above 2^53 is a double (precision lost)', { tool: 'lookup', required: [], volatile: [],
+    arguments: '{"id":9007199254740993}' }],
+  ['numbers: 2^53 itself, the same key as 2^53 + 1', { tool: 'lookup', required: [], volatile: [],
+    arguments: '{"id":9007199254740992}' }],
+  ['numbers: a large id sent as a string keeps every digit', { tool: 'lookup', required: [], volatile: [],
+    arguments: '{"id":"9007199254740993"}' }],
+  ['numbers: a 30-digit integer', { tool: 'math', required: [], volatile: [],
+    arguments: '{"n":123456789012345678901234567890}' }],
+  ['numbers: where the exponent form begins and ends', { tool: 'math', required: [], volatile: [],
+    arguments: '{"n":[1e16,1e20,1e21,1e-6,1e-7,123e-20,0.000001234,5e-324,1.7976931348623157e308,-1e-7,100000000000000000000000,4.35,0.1e1,-0.0,0e10]}' }],
+  ['numbers: beyond a double are refused', { tool: 'math', required: [], volatile: [], arguments: '{"n":1e400}' }],
+  ['numbers: NaN is not JSON', { tool: 'math', required: [], volatile: [], arguments: '{"n":NaN}' }],
+  ['numbers: a leading zero is not JSON', { tool: 'math', required: [], volatile: [], arguments: '{"n":01}' }],
+  ['strings: an unpaired surrogate is refused', { tool: 'note', required: [], volatile: [], arguments: '{"text":"\\ud800"}' }],
+  ['strings: an unpaired surrogate in a member name is refused', { tool: 'note', required: [], volatile: [],
+    arguments: '{"\\udc00":1}' }],
+  ['strings: DEL, U+2028 and U+2029 as they are, controls escaped', { tool: 'note', required: [], volatile: [],
+    arguments: '{"text":"\\u007f \\u2028 \\u2029 \\u001f \\u0000 \\b\\f\\r"}' }],
+  ['keys: a non-BMP member sorts before U+E000 (UTF-16 order, not code points)', { tool: 'note', required: [], volatile: [],
+    arguments: '{"\\ue000":1,"\\ud83d\\ude00":2,"\\uffff":3,"\\ud7ff":4}' }],
+  ['keys: a member name with a non-BMP character, nested', { tool: 'note', required: [], volatile: [],
+    arguments: '{"outer":{"\\ud83d\\ude00b":1,"\\ud83d\\ude00a":2}}' }],
+  ['keys: the same member twice, the last one counts', { tool: 'note', required: [], volatile: [],
+    arguments: '{"a":1,"a":2}' }],
+  ['nesting: 100 levels', { tool: 'deep', required: [], volatile: [],
+    arguments: '{"a":'.repeat(99) + '[1]' + '}'.repeat(99) }],
+  ['nesting: 101 levels are refused', { tool: 'deep', required: [], volatile: [],
+    arguments: '{"a":'.repeat(100) + '[1]' + '}'.repeat(100) }],
+  ['trailing content after the object is refused', { tool: 'ping', required: [], volatile: [], arguments: '{"x":1} x' }],
+  ['an empty member name, left out by the pointer "/"', { tool: 'tag', required: [], volatile: ['/'],
+    arguments: '{"":1,"b":2}' }],
+  ['a pointer with a leading zero names no array element', { tool: 'tag', required: [], volatile: ['/tags/01'],
+    arguments: '{"tags":["a","b"]}' }],
+  ['a pointer past the end of an array names nothing', { tool: 'tag', required: [], volatile: ['/tags/2', '/tags/-'],
+    arguments: '{"tags":["a","b"]}' }],
+  ['required through an array', { tool: 'order', required: ['/items/0/sku'], volatile: [],
+    arguments: '{"items":[{"sku":"A-1","qty":2}]}' }],
+  ['required through an array, missing', { tool: 'order', required: ['/items/1/sku'], volatile: [],
+    arguments: '{"items":[{"sku":"A-1","qty":2}]}' }],
 ];
 
 const vectors = cases.map(([name, over]) => {

@@ -1,6 +1,5 @@
 package dev.effectledger.client;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -67,22 +66,18 @@ public final class IdempotencyKeys {
   }
 
   private static JsonNode parse(String json) {
+    JsonNode node;
     try {
-      JsonNode node = JSON.readTree(json);
-      if (node == null || node.isMissingNode()) {
-        throw new KeyDerivationException(
-            ErrorCode.ARGUMENTS_NOT_JSON.name(), "arguments are empty");
-      }
-      if (!node.isObject()) {
-        throw new KeyDerivationException(
-            ErrorCode.ARGUMENTS_NOT_OBJECT.name(),
-            "arguments must be a JSON object of named arguments");
-      }
-      return node;
-    } catch (JsonProcessingException e) {
-      throw new KeyDerivationException(
-          ErrorCode.ARGUMENTS_NOT_JSON.name(), "arguments are not JSON: " + e.getOriginalMessage());
+      node = ArgumentsHash.parse(json); // the ledger's own parse and I-JSON checks
+    } catch (IllegalArgumentException e) {
+      throw new KeyDerivationException(ErrorCode.ARGUMENTS_NOT_JSON.name(), e.getMessage());
     }
+    if (!node.isObject()) {
+      throw new KeyDerivationException(
+          ErrorCode.ARGUMENTS_NOT_OBJECT.name(),
+          "arguments must be a JSON object of named arguments");
+    }
+    return node;
   }
 
   private static String canonical(String json) {

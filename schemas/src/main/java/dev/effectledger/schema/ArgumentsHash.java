@@ -2,6 +2,7 @@ package dev.effectledger.schema;
 
 import com.fasterxml.jackson.core.JsonPointer;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -23,7 +24,12 @@ import org.erdtman.jcs.JsonCanonicalizer;
 public final class ArgumentsHash {
 
   public static final String PREFIX = "sha256:";
-  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** The deepest nesting of objects and arrays that arguments may have. */
+  public static final int MAX_DEPTH = 100;
+
+  private static final ObjectMapper JSON =
+      new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
   private ArgumentsHash() {}
 
@@ -67,7 +73,61 @@ public final class ArgumentsHash {
     if (arguments == null || arguments.isMissingNode()) {
       throw new IllegalArgumentException("arguments are empty");
     }
+    checkInterchangeable(arguments, 1);
     return arguments;
+  }
+
+  /**
+   * Refuses what JSON parsers read differently (RFC 7493, I-JSON, which RFC 8785 requires): a
+   * number no double can hold ({@code 1e400} would canonicalize as the string "Infinity", the same
+   * key as that string), a string or member name with an unpaired UTF-16 surrogate (its UTF-8 bytes
+   * are undefined: Java writes '?'), and nesting deeper than {@link #MAX_DEPTH}, where parsers'
+   * limits differ. Trailing content after the value is refused by the parser.
+   */
+  private static void checkInterchangeable(JsonNode node, int depth) {
+    if (node.isContainerNode()) {
+      if (depth > MAX_DEPTH) {
+        throw new IllegalArgumentException(
+            "arguments are nested deeper than " + MAX_DEPTH + " levels");
+      }
+      var fields = node.fields();
+      if (node.isObject()) {
+        while (fields.hasNext()) {
+          var field = fields.next();
+          checkText(field.getKey());
+          checkInterchangeable(field.getValue(), depth + 1);
+        }
+      } else {
+        for (JsonNode element : node) {
+          checkInterchangeable(element, depth + 1);
+        }
+      }
+    } else if (node.isNumber()) {
+      if (!Double.isFinite(node.doubleValue())) {
+        throw new IllegalArgumentException(
+            "arguments hold a number beyond the range of a double ("
+                + node.asText()
+                + "); send it as a string");
+      }
+    } else if (node.isTextual()) {
+      checkText(node.textValue());
+    }
+  }
+
+  private static void checkText(String text) {
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (Character.isHighSurrogate(c)
+          && i + 1 < text.length()
+          && Character.isLowSurrogate(text.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        throw new IllegalArgumentException(
+            "arguments hold an unpaired UTF-16 surrogate (\\u"
+                + String.format("%04x", (int) c)
+                + "), which is not Unicode text");
+      }
+    }
   }
 
   /** The hash of arguments already in canonical form. */
