@@ -123,6 +123,14 @@ final class GatewayPipeline implements AutoCloseable {
     return p;
   }
 
+  String registry() {
+    return registry;
+  }
+
+  String bootstrap() {
+    return bootstrap;
+  }
+
   URI ledgerUrl() {
     return URI.create("http://127.0.0.1:" + ledgerHttp.port());
   }
