@@ -1,5 +1,5 @@
 """The Python client against a real gateway, ledger, executor and counting payment API, started by
-the Java integration test PythonClientIT (app module), which passes where they listen:
+the Java integration test ClientsIT (app module), which passes where they listen:
 
     EFFECTLEDGER_GATEWAY_URL, EFFECTLEDGER_TOKEN  the gateway and a token of tenant acme
     EFFECTLEDGER_REPORT                           a file: one JSON line per action {"name", "key"},
@@ -47,7 +47,7 @@ class GatewayClientTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         if not (URL and TOKEN and REPORT):
-            raise RuntimeError("run by PythonClientIT, which sets EFFECTLEDGER_GATEWAY_URL and the rest")
+            raise RuntimeError("run by ClientsIT, which sets EFFECTLEDGER_GATEWAY_URL and the rest")
 
     def client(self, **options):
         return GatewayClient(URL, TOKEN, **options)
@@ -81,7 +81,7 @@ class GatewayClientTest(unittest.TestCase):
             self.assertEqual(first.key, again.key)
             self.assertEqual(first.effect_id, again.effect_id)
         self.assertEqual(first.result, replayed_result)
-        report("four retry layers", first.key)
+        report("python: four retry layers", first.key)
 
     def test_the_same_step_gets_the_key_the_java_client_derived_and_its_result(self):
         java_key = os.environ["EFFECTLEDGER_JAVA_KEY"]
@@ -96,7 +96,7 @@ class GatewayClientTest(unittest.TestCase):
         self.assertIsInstance(answer, Succeeded)
         self.assertEqual(java_key, answer.key)
         self.assertTrue(answer.replayed)
-        report("java then python", answer.key)
+        report("python: after java", answer.key)
 
     def test_a_call_still_running_at_the_end_of_its_wait_is_attached_to_by_key(self):
         step = StepContext("acme", "run-py-attach", "pay", "customer:5")
@@ -108,7 +108,7 @@ class GatewayClientTest(unittest.TestCase):
 
         self.assertIsInstance(done, Succeeded)
         self.assertEqual(running.key, done.key)
-        report("attached after 202", done.key)
+        report("python: attached after 202", done.key)
 
     def test_a_failed_tool_is_a_typed_failure_and_stays_failed(self):
         step = StepContext("acme", "run-py-refund", "refund")
@@ -142,7 +142,7 @@ class GatewayClientTest(unittest.TestCase):
         self.assertIsInstance(other, Rejected)
         self.assertEqual(422, other.status)
         self.assertEqual("IDEMPOTENCY_KEY_REUSED", other.error.code)
-        report("own key, reused", key)
+        report("python: own key, reused", key)
 
     def test_the_gateway_refusing_the_request_is_a_typed_error(self):
         step = StepContext("acme", "run-py-refused", "s")

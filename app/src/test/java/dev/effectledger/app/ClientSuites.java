@@ -1,0 +1,63 @@
+package dev.effectledger.app;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs the Python and TypeScript clients' own test suites (clients/python, clients/typescript) as
+ * child processes: python3 with the package's sources on its path, and Node 20 after {@code npm ci}
+ * from the lockfile (the npm registry is the only network it needs).
+ */
+final class ClientSuites {
+
+  static final Path PYTHON = Path.of("..", "clients", "python");
+  static final Path TYPESCRIPT = Path.of("..", "clients", "typescript");
+
+  record Run(int exit, String output) {}
+
+  private ClientSuites() {}
+
+  /** {@code python3 -m unittest} over one suite directory of the Python client. */
+  static Run python(String suite, Map<String, String> env)
+      throws IOException, InterruptedException {
+    return run(
+        PYTHON,
+        List.of("python3", "-m", "unittest", "discover", "-v", "-s", suite, "-t", "."),
+        Map.of("PYTHONPATH", "src", "PYTHONDONTWRITEBYTECODE", "1"),
+        env);
+  }
+
+  /** {@code npm ci}, then {@code npm run <script>} of the TypeScript client. */
+  static Run npm(String script, Map<String, String> env) throws IOException, InterruptedException {
+    Run install =
+        run(
+            TYPESCRIPT,
+            List.of("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"),
+            Map.of(),
+            Map.of());
+    if (install.exit() != 0) {
+      return new Run(install.exit(), "npm ci failed:\n" + install.output());
+    }
+    return run(TYPESCRIPT, List.of("npm", "run", "--silent", script), Map.of(), env);
+  }
+
+  private static Run run(
+      Path dir, List<String> command, Map<String, String> base, Map<String, String> env)
+      throws IOException, InterruptedException {
+    ProcessBuilder builder =
+        new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true);
+    builder.environment().putAll(base);
+    builder.environment().putAll(env);
+    Process process = builder.start();
+    byte[] out = process.getInputStream().readAllBytes();
+    if (!process.waitFor(240, TimeUnit.SECONDS)) {
+      process.destroyForcibly();
+      return new Run(-1, new String(out, StandardCharsets.UTF_8) + "\n(timed out)");
+    }
+    return new Run(process.exitValue(), new String(out, StandardCharsets.UTF_8));
+  }
+}

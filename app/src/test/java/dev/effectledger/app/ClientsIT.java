@@ -1,0 +1,114 @@
+package dev.effectledger.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.effectledger.client.CallResult;
+import dev.effectledger.client.KeyRules;
+import dev.effectledger.client.StepContext;
+import dev.effectledger.client.ToolCall;
+import dev.effectledger.client.ToolCallClient;
+import dev.effectledger.gateway.Gateway;
+import dev.effectledger.testkit.KafkaClusterExtension;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The Python and TypeScript clients against the real thing: this test starts the embedded cluster,
+ * the ledger, an executor in front of counting payment APIs and a gateway; the Java client calls
+ * one step first; then the Python integration suite (clients/python/ tests_integration) and the
+ * TypeScript one (clients/typescript/test-integration) run, each calling that same step again (the
+ * same key, replayed) among their own actions; finally every action they report is counted on the
+ * payment API: one effect each.
+ */
+@Tag("integration")
+@Timeout(400)
+class ClientsIT {
+
+  @RegisterExtension
+  static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  @Test
+  void shouldTakeEffectOncePerActionFromJavaPythonAndTypeScriptWithOneKey() throws Exception {
+    try (GatewayPipeline pipeline = GatewayPipeline.start(kafka.bootstrapServers(), "clients-it");
+        Gateway gateway =
+            Gateway.start(pipeline.gatewayConfig("gw-clients", pipeline.ledgerUrl()));
+        ToolCallClient java =
+            ToolCallClient.builder()
+                .bootstrapServers(pipeline.bootstrap())
+                .schemaRegistryUrl(pipeline.registry())
+                .keyRules(
+                    "charge_card",
+                    KeyRules.builder().ignore("/reason").require("/amount", "/to").build())
+                .timeout(Duration.ofSeconds(60))
+                .build()) {
+      await().atMost(Duration.ofSeconds(90)).until(gateway::isReady);
+      StepContext step = new StepContext("acme", "run-cross", "pay", "customer:7");
+      CallResult first =
+          java.invoke(ToolCall.of(step, "charge_card", "{\"amount\":700,\"to\":\"cus_7\"}"))
+              .get(60, TimeUnit.SECONDS);
+      assertThat(first).isInstanceOf(CallResult.Succeeded.class);
+      assertThat(((CallResult.Succeeded) first).replayed()).isFalse();
+      String javaKey = ((CallResult.Succeeded) first).key();
+      Path report = Files.createTempFile("clients-it", ".jsonl");
+      Map<String, String> env =
+          Map.of(
+              "EFFECTLEDGER_GATEWAY_URL",
+              gateway.uri().toString(),
+              "EFFECTLEDGER_TOKEN",
+              GatewayPipeline.TOKEN,
+              "EFFECTLEDGER_REPORT",
+              report.toString(),
+              "EFFECTLEDGER_JAVA_KEY",
+              javaKey,
+              "EFFECTLEDGER_JAVA_STEP",
+              "run-cross/pay/customer:7");
+
+      ClientSuites.Run python = ClientSuites.python("tests_integration", env);
+      ClientSuites.Run typescript = ClientSuites.npm("test:integration", env);
+
+      assertThat(python.exit()).as(python.output()).isZero();
+      assertThat(python.output()).contains("Ran 7 tests").contains("OK");
+      assertThat(typescript.exit()).as(typescript.output()).isZero();
+      assertThat(typescript.output()).contains("# pass 7").contains("# fail 0");
+      List<JsonNode> actions = new ArrayList<>();
+      for (String line : Files.readAllLines(report, StandardCharsets.UTF_8)) {
+        actions.add(JSON.readTree(line));
+      }
+      assertThat(actions)
+          .extracting(a -> a.get("name").asText())
+          .containsExactlyInAnyOrder(
+              "python: four retry layers",
+              "python: after java",
+              "python: attached after 202",
+              "python: own key, reused",
+              "typescript: four retry layers",
+              "typescript: after java and python",
+              "typescript: attached after 202",
+              "typescript: own key, reused");
+      for (JsonNode action : actions) {
+        assertThat(pipeline.payments.effects(action.get("key").asText()))
+            .as("effects of %s", action)
+            .isEqualTo(1);
+      }
+      assertThat(actions)
+          .filteredOn(a -> a.get("name").asText().contains("after java"))
+          .extracting(a -> a.get("key").asText())
+          .containsExactly(javaKey, javaKey);
+    }
+  }
+}
