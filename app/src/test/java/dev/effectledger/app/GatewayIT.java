@@ -384,6 +384,37 @@ class GatewayIT {
   }
 
   @Test
+  void shouldFindACallAttachedToTheMomentItsPostAnswered202() throws Exception {
+    // The GET goes to the other instance right after the POST's 202 (wait=0): the intent may not
+    // have reached the ledger yet, which must not make the call unknown (it did, in ClientsIT).
+    for (int i = 0; i < 10; i++) {
+      HttpResponse<String> early =
+          post(
+              gatewayA,
+              "charge_card",
+              call(
+                  "run-early-attach", "pay-" + i, "{\"amount\":" + (20 + i) + ",\"to\":\"cus_9\"}"),
+              "Prefer",
+              "wait=0");
+      assertThat(early.statusCode()).as(early.body()).isEqualTo(202);
+      String key = json(early).get("key").asText();
+
+      HttpResponse<String> attached = getCall(gatewayB, key, "Prefer", "wait=20");
+
+      assertThat(attached.statusCode()).as("attempt %d: %s", i, attached.body()).isEqualTo(200);
+      assertThat(payments.effects(key)).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void shouldAnswer404ForAKeyWithNoCallOnceItStayedUnknown() throws Exception {
+    long started = System.nanoTime();
+    HttpResponse<String> unknown = getCall(gatewayA, "no-such-call-waited", "Prefer", "wait=20");
+    assertThat(unknown.statusCode()).isEqualTo(404);
+    assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(15));
+  }
+
+  @Test
   void shouldAnswer404ForAKeyWithNoCall() throws Exception {
     HttpResponse<String> unknown = getCall(gatewayA, "no-such-call");
     assertThat(unknown.statusCode()).isEqualTo(404);

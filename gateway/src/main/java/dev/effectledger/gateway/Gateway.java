@@ -85,6 +85,7 @@ public final class Gateway implements AutoCloseable {
   private static final Pattern TOOL = Pattern.compile("[A-Za-z0-9_.-]{1,128}");
   private static final Pattern CALLS = Pattern.compile("/v1/tools/([^/]*)/calls");
   private static final Duration POLL = Duration.ofMillis(200);
+  private static final Duration UNKNOWN_GRACE = Duration.ofSeconds(3);
   private static final Duration PROBE = Duration.ofSeconds(1);
   private static final int RETRY_AFTER_SECONDS = 5;
 
@@ -112,8 +113,9 @@ public final class Gateway implements AutoCloseable {
 
   private Gateway(GatewayConfig config) throws Exception {
     this.config = config;
-    SchemaRegistry registry = SchemaRegistries.forUrl(config.schemaRegistryUrl());
     Properties kafka = config.kafka();
+    // The Kafka settings may carry the registry's credentials (basic.auth.*, bearer.auth.*).
+    SchemaRegistry registry = SchemaRegistries.forUrl(config.schemaRegistryUrl(), kafka);
     this.admin = Admin.create(adminSettings(kafka));
     createReplyTopic();
     Properties producerProps = new Properties();
@@ -809,6 +811,7 @@ public final class Gateway implements AutoCloseable {
     final Credentials.Caller caller;
     final String key;
     final long deadline;
+    final long unknownUntil;
     final Runnable stopListening;
     volatile ToolResult latest;
 
@@ -816,7 +819,12 @@ public final class Gateway implements AutoCloseable {
       this.ex = ex;
       this.caller = caller;
       this.key = key;
-      this.deadline = System.nanoTime() + wait.toNanos();
+      long now = System.nanoTime();
+      this.deadline = now + wait.toNanos();
+      // A call published a moment ago (a 202's Location, or through another instance) is on the
+      // intents topic but not yet in the ledger: it is only unknown once it stayed unknown for a
+      // while (found by ClientsIT: a GET right after a 202 was answered 404).
+      this.unknownUntil = now + Math.min(wait.toNanos(), UNKNOWN_GRACE.toNanos());
       this.stopListening = replies.listen(key, this);
       ex.onAbandon = stopListening;
     }
@@ -856,7 +864,7 @@ public final class Gateway implements AutoCloseable {
         return;
       }
       if (response.statusCode() == 404) {
-        if (latest == null) {
+        if (latest == null && System.nanoTime() - unknownUntil >= 0) {
           stopListening.run();
           ex.problem(
               Problem.of(
