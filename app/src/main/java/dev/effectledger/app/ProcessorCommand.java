@@ -1,6 +1,7 @@
 package dev.effectledger.app;
 
 import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.topology.CoPartitioning;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopology;
@@ -79,7 +80,8 @@ final class ProcessorCommand implements Callable<Integer> {
             .withObserver(new MicrometerObserver(registry, policies.tools().keySet()));
     KafkaStreams streams =
         new KafkaStreams(
-            LedgerTopology.build(ledgerConfig),
+            LedgerTopology.build(
+                ledgerConfig, SchemaRegistries.forUrl(ledgerConfig.schemaRegistryUrl(), kafka)),
             LedgerTopology.streamsProperties(kafka, ledgerConfig));
     streams.setUncaughtExceptionHandler(
         new StreamThreadFailures(10, Duration.ofMinutes(5), Clock.systemUTC()));

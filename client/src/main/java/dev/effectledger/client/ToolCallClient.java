@@ -66,7 +66,8 @@ public final class ToolCallClient implements ToolCalls {
   private volatile int replyPartitions = -1;
 
   private ToolCallClient(Builder b) {
-    SchemaRegistry registry = SchemaRegistries.forUrl(b.schemaRegistryUrl);
+    // The Kafka settings may carry the registry's credentials (basic.auth.*, bearer.auth.*).
+    SchemaRegistry registry = SchemaRegistries.forUrl(b.schemaRegistryUrl, b.kafka);
     Properties producerProps = new Properties();
     producerProps.putAll(b.kafka);
     producerProps.putAll(b.producerOverrides);

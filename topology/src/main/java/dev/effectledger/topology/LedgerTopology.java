@@ -5,6 +5,8 @@ import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.AvroBinarySerde;
+import dev.effectledger.schema.serde.SchemaRegistries;
+import dev.effectledger.schema.serde.SchemaRegistry;
 import dev.effectledger.topology.internal.IntentProcessor;
 import dev.effectledger.topology.internal.OutcomeProcessor;
 import java.nio.charset.StandardCharsets;
@@ -44,7 +46,15 @@ public final class LedgerTopology {
   private LedgerTopology() {}
 
   public static Topology build(LedgerConfig config) {
-    LedgerTopics topics = new LedgerTopics(config.schemaRegistryUrl());
+    return build(config, SchemaRegistries.forUrl(config.schemaRegistryUrl()));
+  }
+
+  /**
+   * The topology with its serdes on {@code registry} (one that authenticates: {@link
+   * SchemaRegistries#forUrl(String, java.util.Map)}).
+   */
+  public static Topology build(LedgerConfig config, SchemaRegistry registry) {
+    LedgerTopics topics = new LedgerTopics(registry);
     Topology topology = new Topology();
     topology.addSource(
         INTENTS_SOURCE,

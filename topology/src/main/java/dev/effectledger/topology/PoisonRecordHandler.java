@@ -89,10 +89,10 @@ public final class PoisonRecordHandler implements ProcessingExceptionHandler {
     }
     Object registry = configs.get(REGISTRY_URL_CONFIG);
     if (registry != null) {
-      intents =
-          new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry.toString()), ToolIntent.class);
-      results =
-          new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry.toString()), ToolResult.class);
+      // The Streams settings carry the registry's credentials (basic.auth.*, bearer.auth.*).
+      var schemas = SchemaRegistries.forUrl(registry.toString(), configs);
+      intents = new RegistryAvroSerde<>(schemas, ToolIntent.class);
+      results = new RegistryAvroSerde<>(schemas, ToolResult.class);
     }
   }
 

@@ -127,7 +127,8 @@ public final class EffectExecutor implements AutoCloseable {
     this.connectors = Map.copyOf(connectors);
     this.policies = policies;
     this.clock = clock;
-    SchemaRegistry registry = SchemaRegistries.forUrl(config.schemaRegistryUrl());
+    // The Kafka settings may carry the registry's credentials (basic.auth.*, bearer.auth.*).
+    SchemaRegistry registry = SchemaRegistries.forUrl(config.schemaRegistryUrl(), config.kafka());
     this.performer =
         new EffectPerformer(
             this.connectors,

@@ -100,7 +100,7 @@ public final class Reconciler implements AutoCloseable {
     this.connectors = Map.copyOf(connectors);
     this.minAge = minAge;
     this.clock = clock;
-    var registry = SchemaRegistries.forUrl(schemaRegistryUrl);
+    var registry = SchemaRegistries.forUrl(schemaRegistryUrl, kafka);
     Properties consumerProps = new Properties();
     consumerProps.putAll(kafka);
     consumerProps.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");

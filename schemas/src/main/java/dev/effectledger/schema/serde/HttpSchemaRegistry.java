@@ -17,7 +17,8 @@ import org.apache.avro.Schema;
 /**
  * A client of the Schema Registry REST API: {@code POST /subjects/{subject}/versions} to register
  * and {@code GET /schemas/ids/{id}} to fetch. Both answers are cached for the life of the client,
- * since a schema id never changes meaning.
+ * since a schema id never changes meaning. Authenticates as {@link RegistryAuth} says (basic or
+ * bearer, as managed registries require).
  */
 public final class HttpSchemaRegistry implements SchemaRegistry {
 
@@ -27,6 +28,7 @@ public final class HttpSchemaRegistry implements SchemaRegistry {
   private final URI baseUri;
   private final HttpClient http;
   private final Duration requestTimeout;
+  private final RegistryAuth auth;
   private final Map<String, Integer> idsBySubjectAndSchema = new ConcurrentHashMap<>();
   private final Map<Integer, Schema> schemasById = new ConcurrentHashMap<>();
 
@@ -35,9 +37,15 @@ public final class HttpSchemaRegistry implements SchemaRegistry {
   }
 
   public HttpSchemaRegistry(URI baseUri, Duration requestTimeout) {
-    String base = baseUri.toString();
+    this(baseUri, requestTimeout, RegistryAuth.of(baseUri, java.util.Map.of()));
+  }
+
+  /** A client that sends {@code auth}'s credentials; {@code baseUri}'s user info is dropped. */
+  public HttpSchemaRegistry(URI baseUri, Duration requestTimeout, RegistryAuth auth) {
+    String base = RegistryAuth.withoutCredentials(baseUri).toString();
     this.baseUri = URI.create(base.endsWith("/") ? base : base + "/");
     this.requestTimeout = requestTimeout;
+    this.auth = auth;
     this.http = HttpClient.newBuilder().connectTimeout(requestTimeout).build();
   }
 
@@ -93,7 +101,15 @@ public final class HttpSchemaRegistry implements SchemaRegistry {
     return schema;
   }
 
-  private JsonNode send(HttpRequest request, String what) {
+  private JsonNode send(HttpRequest unauthenticated, String what) {
+    HttpRequest request =
+        auth.header()
+            .map(
+                value ->
+                    HttpRequest.newBuilder(unauthenticated, (name, v) -> true)
+                        .header("Authorization", value)
+                        .build())
+            .orElse(unauthenticated);
     HttpResponse<String> response;
     try {
       response = http.send(request, HttpResponse.BodyHandlers.ofString());
@@ -112,6 +128,25 @@ public final class HttpSchemaRegistry implements SchemaRegistry {
       throw new SchemaRegistryException("Interrupted while trying to " + what, e);
     }
     JsonNode json = parse(response.body());
+    if (response.statusCode() == 401 || response.statusCode() == 403) {
+      throw new SchemaRegistryException(
+          "Could not "
+              + what
+              + ": Schema Registry at "
+              + baseUri
+              + " refused "
+              + (auth.kind().equals("none")
+                  ? "a request without credentials"
+                  : "the " + auth.kind() + " credentials")
+              + " (HTTP "
+              + response.statusCode()
+              + "); set "
+              + RegistryAuth.BASIC_USER_INFO
+              + "=<key>:<secret> or "
+              + RegistryAuth.BEARER_TOKEN
+              + " beside schema.registry.url",
+          false);
+    }
     if (response.statusCode() / 100 != 2) {
       int errorCode = json.path("error_code").asInt(response.statusCode());
       String message = json.path("message").asText(response.body());

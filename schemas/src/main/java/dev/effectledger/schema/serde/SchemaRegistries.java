@@ -1,6 +1,7 @@
 package dev.effectledger.schema.serde;
 
 import java.net.URI;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -20,6 +21,17 @@ public final class SchemaRegistries {
    * @throws IllegalArgumentException for any other URL, naming what is accepted
    */
   public static SchemaRegistry forUrl(String url) {
+    return forUrl(url, Map.of());
+  }
+
+  /**
+   * {@link #forUrl(String)}, with the REST client authenticating as {@code settings} say ({@link
+   * RegistryAuth}: {@code basic.auth.user.info}, {@code bearer.auth.token}, ...; any other entries
+   * are ignored, so a component's whole Kafka configuration can be passed).
+   *
+   * @throws IllegalArgumentException for a URL or credentials settings that are wrong
+   */
+  public static SchemaRegistry forUrl(String url, Map<?, ?> settings) {
     if (url == null || url.isBlank()) {
       throw new IllegalArgumentException(
           "schema.registry.url is not set: give http(s)://host:port or mock://<scope>");
@@ -29,7 +41,8 @@ public final class SchemaRegistries {
       return MOCK_SCOPES.computeIfAbsent(scope, s -> new InMemorySchemaRegistry());
     }
     if (url.startsWith("http://") || url.startsWith("https://")) {
-      return new HttpSchemaRegistry(URI.create(url));
+      URI uri = URI.create(url);
+      return new HttpSchemaRegistry(uri, Duration.ofSeconds(10), RegistryAuth.of(uri, settings));
     }
     throw new IllegalArgumentException(
         "schema.registry.url '"

@@ -18,6 +18,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -31,6 +32,19 @@ class HttpSchemaRegistryTest {
   private final Map<Integer, String> schemas = new ConcurrentHashMap<>();
   private final List<String> requests = new CopyOnWriteArrayList<>();
   private final AtomicInteger nextId = new AtomicInteger(41);
+  private volatile String requiredAuthorization;
+  private final List<String> authorizations = new CopyOnWriteArrayList<>();
+
+  /** Answers 401 as a managed registry does when the credentials are missing or wrong. */
+  private boolean refused(HttpExchange exchange) throws IOException {
+    String sent = exchange.getRequestHeaders().getFirst("Authorization");
+    authorizations.add(String.valueOf(sent));
+    if (requiredAuthorization != null && !requiredAuthorization.equals(sent)) {
+      answer(exchange, 401, "{\"error_code\":401,\"message\":\"Unauthorized\"}");
+      return true;
+    }
+    return false;
+  }
 
   @BeforeEach
   void start() throws IOException {
@@ -50,6 +64,9 @@ class HttpSchemaRegistryTest {
   }
 
   private void register(HttpExchange exchange) throws IOException {
+    if (refused(exchange)) {
+      return;
+    }
     requests.add(
         exchange.getRequestMethod()
             + " "
@@ -68,6 +85,9 @@ class HttpSchemaRegistryTest {
   }
 
   private void fetch(HttpExchange exchange) throws IOException {
+    if (refused(exchange)) {
+      return;
+    }
     requests.add(exchange.getRequestMethod() + " " + exchange.getRequestURI().getRawPath());
     int id =
         Integer.parseInt(exchange.getRequestURI().getPath().substring("/schemas/ids/".length()));
@@ -146,5 +166,109 @@ class HttpSchemaRegistryTest {
         .isInstanceOf(SchemaRegistryException.class)
         .hasMessageContaining("unreachable")
         .hasMessageContaining("schema.registry.url");
+  }
+
+  private static final Schema SCHEMA =
+      SchemaBuilder.record("Probe").fields().requiredString("name").endRecord();
+
+  private static String basic(String userInfo) {
+    return "Basic "
+        + java.util.Base64.getEncoder().encodeToString(userInfo.getBytes(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void shouldSendBasicCredentialsFromTheSettingsToARegistryThatDemandsThem() {
+    requiredAuthorization = basic("KEY42:s3cr3t");
+    SchemaRegistry registry =
+        SchemaRegistries.forUrl(
+            uri().toString(),
+            Map.of(
+                RegistryAuth.BASIC_SOURCE,
+                "USER_INFO",
+                RegistryAuth.BASIC_USER_INFO,
+                "KEY42:s3cr3t"));
+
+    int id = registry.register("probe-value", SCHEMA);
+
+    assertThat(
+            new HttpSchemaRegistry(
+                    uri(),
+                    java.time.Duration.ofSeconds(5),
+                    RegistryAuth.of(uri(), Map.of(RegistryAuth.BASIC_USER_INFO, "KEY42:s3cr3t")))
+                .schemaById(id))
+        .isEqualTo(SCHEMA);
+  }
+
+  @Test
+  void shouldTakeBasicCredentialsFromTheUrlAndKeepThemOutOfTheRequestLine() {
+    requiredAuthorization = basic("KEY42:p@ss:word");
+    String url = "http://KEY42:p%40ss:word@127.0.0.1:" + server.getAddress().getPort();
+
+    int id = SchemaRegistries.forUrl(url).register("probe-value", SCHEMA);
+
+    assertThat(id).isPositive();
+    assertThat(authorizations).containsExactly(basic("KEY42:p@ss:word"));
+    assertThat(requests).noneMatch(r -> r.contains("p@ss") || r.contains("p%40ss"));
+  }
+
+  @Test
+  void shouldSendABearerToken() {
+    requiredAuthorization = "Bearer tok-123";
+
+    int id =
+        SchemaRegistries.forUrl(
+                uri().toString(),
+                Map.of(
+                    RegistryAuth.BEARER_SOURCE,
+                    "STATIC_TOKEN",
+                    RegistryAuth.BEARER_TOKEN,
+                    "tok-123",
+                    "bootstrap.servers",
+                    "ignored:9092"))
+            .register("probe-value", SCHEMA);
+
+    assertThat(id).isPositive();
+  }
+
+  @Test
+  void shouldSayWhatToSetWhenTheRegistryRefusesTheCredentialsWithoutShowingThem() {
+    requiredAuthorization = basic("KEY42:right");
+    SchemaRegistry wrong =
+        SchemaRegistries.forUrl(
+            uri().toString(), Map.of(RegistryAuth.BASIC_USER_INFO, "KEY42:wrong-secret"));
+    SchemaRegistry none = SchemaRegistries.forUrl(uri().toString());
+
+    assertThatThrownBy(() -> wrong.register("probe-value", SCHEMA))
+        .isInstanceOf(SchemaRegistryException.class)
+        .hasMessageContaining("refused the basic credentials (HTTP 401)")
+        .hasMessageContaining(RegistryAuth.BASIC_USER_INFO)
+        .hasMessageNotContaining("wrong-secret");
+    assertThatThrownBy(() -> none.schemaById(1))
+        .isInstanceOf(SchemaRegistryException.class)
+        .hasMessageContaining("refused a request without credentials");
+  }
+
+  @Test
+  void shouldRefuseCredentialsSettingsThatContradictEachOther() {
+    String url = uri().toString();
+    assertThatThrownBy(
+            () ->
+                SchemaRegistries.forUrl(
+                    url,
+                    Map.of(RegistryAuth.BASIC_USER_INFO, "k:s", RegistryAuth.BEARER_TOKEN, "t")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("give one");
+    assertThatThrownBy(
+            () -> SchemaRegistries.forUrl(url, Map.of(RegistryAuth.BASIC_SOURCE, "SASL_INHERIT")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("USER_INFO or URL");
+    assertThatThrownBy(
+            () -> SchemaRegistries.forUrl(url, Map.of(RegistryAuth.BASIC_SOURCE, "USER_INFO")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(RegistryAuth.BASIC_USER_INFO);
+    assertThatThrownBy(
+            () -> SchemaRegistries.forUrl(url, Map.of(RegistryAuth.BASIC_USER_INFO, "no-colon")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("<key>:<secret>");
   }
 }
