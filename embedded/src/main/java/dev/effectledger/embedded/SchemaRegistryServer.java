@@ -22,6 +22,7 @@ public final class SchemaRegistryServer implements AutoCloseable {
 
   private final InMemorySchemaRegistry registry = new InMemorySchemaRegistry();
   private final HttpServer server;
+  private volatile String requiredAuthorization;
 
   private SchemaRegistryServer(HttpServer server) {
     this.server = server;
@@ -45,11 +46,33 @@ public final class SchemaRegistryServer implements AutoCloseable {
     }
   }
 
+  /**
+   * From now on, answers 401 (as a managed registry does) to a request whose {@code Authorization}
+   * header is not {@code authorization} ({@code "Basic ..."} or {@code "Bearer ..."}).
+   */
+  public SchemaRegistryServer requireAuthorization(String authorization) {
+    this.requiredAuthorization = authorization;
+    return this;
+  }
+
+  private boolean refused(HttpExchange exchange) throws IOException {
+    String required = requiredAuthorization;
+    if (required != null
+        && !required.equals(exchange.getRequestHeaders().getFirst("Authorization"))) {
+      answer(exchange, 401, "{\"error_code\":401,\"message\":\"Unauthorized\"}");
+      return true;
+    }
+    return false;
+  }
+
   public String url() {
     return "http://127.0.0.1:" + server.getAddress().getPort();
   }
 
   private void register(HttpExchange exchange) throws IOException {
+    if (refused(exchange)) {
+      return;
+    }
     String path = exchange.getRequestURI().getPath();
     if (!"POST".equals(exchange.getRequestMethod()) || !path.endsWith("/versions")) {
       answer(exchange, 404, "{\"error_code\":404,\"message\":\"Not found\"}");
@@ -72,6 +95,9 @@ public final class SchemaRegistryServer implements AutoCloseable {
   }
 
   private void fetch(HttpExchange exchange) throws IOException {
+    if (refused(exchange)) {
+      return;
+    }
     String id = exchange.getRequestURI().getPath().substring("/schemas/ids/".length());
     try {
       Schema schema = registry.schemaById(Integer.parseInt(id));

@@ -626,6 +626,8 @@ public final class Gateway implements AutoCloseable {
           (metadata, error) -> {
             if (error != null) {
               pending.notPublished(error);
+            } else {
+              pending.published();
             }
           });
     } catch (RuntimeException e) {
@@ -664,7 +666,8 @@ public final class Gateway implements AutoCloseable {
     final ToolPolicy policy;
     final String requestId;
     final Runnable stopListening;
-    final ScheduledFuture<?> timeout;
+    final long waitUntil;
+    volatile ScheduledFuture<?> timeout;
     volatile ToolResult latest;
 
     PendingCall(Exchange ex, String key, ToolPolicy policy, String requestId, Duration wait) {
@@ -672,10 +675,25 @@ public final class Gateway implements AutoCloseable {
       this.key = key;
       this.policy = policy;
       this.requestId = requestId;
+      this.waitUntil = System.nanoTime() + wait.toNanos();
       this.stopListening = replies.listen(key, this);
-      this.timeout =
-          timers.schedule(this::waited, Math.max(1, wait.toMillis()), TimeUnit.MILLISECONDS);
       ex.onAbandon = this::stop;
+    }
+
+    /**
+     * The broker took the intent: from now on the wait bound may answer 202. Before, it may not: a
+     * 202 says the call runs, and an intent the broker then refuses never runs (found by
+     * RegistryAuthIT: with wait=0 the bound answered 202 before the serializer failed).
+     */
+    void published() {
+      if (ex.answered.get()) {
+        return;
+      }
+      long left = Math.max(1, TimeUnit.NANOSECONDS.toMillis(waitUntil - System.nanoTime()));
+      timeout = timers.schedule(this::waited, left, TimeUnit.MILLISECONDS);
+      if (ex.answered.get()) {
+        timeout.cancel(false);
+      }
     }
 
     @Override
@@ -716,7 +734,10 @@ public final class Gateway implements AutoCloseable {
 
     void stop() {
       stopListening.run();
-      timeout.cancel(false);
+      ScheduledFuture<?> bound = timeout;
+      if (bound != null) {
+        bound.cancel(false);
+      }
     }
   }
 
