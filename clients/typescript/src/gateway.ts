@@ -19,8 +19,10 @@ export type CallResult =
   | { kind: 'succeeded'; key: string; result: unknown; effectId?: string; replayed: boolean; attempts: number }
   | { kind: 'failed'; key: string; error?: CallError; replayed: boolean }
   | { kind: 'held'; key: string; error?: CallError; replayed: boolean }
-  | { kind: 'rejected'; key: string; error?: CallError; status: number }
-  | { kind: 'running'; key: string; location: string };
+  /** `status`: the gateway's HTTP status (422, 409, ...); absent in the native mode. */
+  | { kind: 'rejected'; key: string; error?: CallError; status?: number }
+  /** `location`: where the gateway lets you attach; absent in the native mode. */
+  | { kind: 'running'; key: string; location?: string };
 
 export interface GatewayClientOptions {
   /** The gateway, or a load balancer in front of several: `http://127.0.0.1:8088`. */

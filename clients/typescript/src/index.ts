@@ -4,3 +4,4 @@ export * from './errors.js';
 export * from './keys.js';
 export * from './gateway.js';
 export * from './tool.js';
+export * from './native.js';

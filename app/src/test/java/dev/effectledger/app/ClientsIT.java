@@ -10,6 +10,7 @@ import dev.effectledger.client.KeyRules;
 import dev.effectledger.client.StepContext;
 import dev.effectledger.client.ToolCall;
 import dev.effectledger.client.ToolCallClient;
+import dev.effectledger.embedded.SchemaRegistryServer;
 import dev.effectledger.gateway.Gateway;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import java.nio.charset.StandardCharsets;
@@ -17,6 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -41,10 +43,26 @@ class ClientsIT {
   static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
 
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String REGISTRY_USER = "clients-it";
+  private static final String REGISTRY_PASSWORD = "s3cr3t";
 
   @Test
   void shouldTakeEffectOncePerActionFromJavaPythonAndTypeScriptWithOneKey() throws Exception {
-    try (GatewayPipeline pipeline = GatewayPipeline.start(kafka.bootstrapServers(), "clients-it");
+    // A registry that demands credentials, as managed ones do: the Java parts carry them in the
+    // URL's user info, the TypeScript native client as its basic option.
+    SchemaRegistryServer schemas =
+        SchemaRegistryServer.start()
+            .requireAuthorization(
+                "Basic "
+                    + Base64.getEncoder()
+                        .encodeToString(
+                            (REGISTRY_USER + ":" + REGISTRY_PASSWORD)
+                                .getBytes(StandardCharsets.UTF_8)));
+    String registryUrl =
+        schemas.url().replace("http://", "http://" + REGISTRY_USER + ":" + REGISTRY_PASSWORD + "@");
+    try (schemas;
+        GatewayPipeline pipeline =
+            GatewayPipeline.start(kafka.bootstrapServers(), "clients-it", registryUrl);
         Gateway gateway =
             Gateway.start(pipeline.gatewayConfig("gw-clients", pipeline.ledgerUrl()));
         ToolCallClient java =
@@ -76,7 +94,15 @@ class ClientsIT {
               "EFFECTLEDGER_JAVA_KEY",
               javaKey,
               "EFFECTLEDGER_JAVA_STEP",
-              "run-cross/pay/customer:7");
+              "run-cross/pay/customer:7",
+              "EFFECTLEDGER_BOOTSTRAP",
+              pipeline.bootstrap(),
+              "EFFECTLEDGER_REGISTRY_URL",
+              schemas.url(),
+              "EFFECTLEDGER_REGISTRY_USER",
+              REGISTRY_USER,
+              "EFFECTLEDGER_REGISTRY_PASSWORD",
+              REGISTRY_PASSWORD);
 
       ClientSuites.Run python = ClientSuites.python("tests_integration", env);
       ClientSuites.Run typescript = ClientSuites.npm("test:integration", env);
@@ -84,7 +110,7 @@ class ClientsIT {
       assertThat(python.exit()).as(python.output()).isZero();
       assertThat(python.output()).contains("Ran 7 tests").contains("OK");
       assertThat(typescript.exit()).as(typescript.output()).isZero();
-      assertThat(typescript.output()).contains("# pass 7").contains("# fail 0");
+      assertThat(typescript.output()).contains("# pass 11").contains("# fail 0");
       List<JsonNode> actions = new ArrayList<>();
       for (String line : Files.readAllLines(report, StandardCharsets.UTF_8)) {
         actions.add(JSON.readTree(line));
@@ -99,7 +125,9 @@ class ClientsIT {
               "typescript: four retry layers",
               "typescript: after java and python",
               "typescript: attached after 202",
-              "typescript: own key, reused");
+              "typescript: own key, reused",
+              "typescript native: four retry layers",
+              "typescript native: after java, python and the gateway");
       for (JsonNode action : actions) {
         assertThat(pipeline.payments.effects(action.get("key").asText()))
             .as("effects of %s", action)
@@ -108,7 +136,7 @@ class ClientsIT {
       assertThat(actions)
           .filteredOn(a -> a.get("name").asText().contains("after java"))
           .extracting(a -> a.get("key").asText())
-          .containsExactly(javaKey, javaKey);
+          .containsExactly(javaKey, javaKey, javaKey);
     }
   }
 }

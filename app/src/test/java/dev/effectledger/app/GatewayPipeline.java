@@ -45,9 +45,9 @@ final class GatewayPipeline implements AutoCloseable {
   private final LedgerHttpServer ledgerHttp;
   private final EffectExecutor executor;
 
-  private GatewayPipeline(String bootstrap, String name) throws Exception {
+  private GatewayPipeline(String bootstrap, String name, String registry) throws Exception {
     this.bootstrap = bootstrap;
-    this.registry = "mock://" + name;
+    this.registry = registry;
     payments = CountingDownstream.start(Duration.ofSeconds(20));
     risky = CountingDownstream.start(Duration.ofSeconds(20)).honoursKeys(false);
     policies =
@@ -114,7 +114,12 @@ final class GatewayPipeline implements AutoCloseable {
   }
 
   static GatewayPipeline start(String bootstrap, String name) throws Exception {
-    return new GatewayPipeline(bootstrap, name);
+    return new GatewayPipeline(bootstrap, name, "mock://" + name);
+  }
+
+  /** On a Schema Registry at {@code registryUrl} (credentials, if any, in its user info). */
+  static GatewayPipeline start(String bootstrap, String name, String registryUrl) throws Exception {
+    return new GatewayPipeline(bootstrap, name, registryUrl);
   }
 
   Properties kafka() {

@@ -1,0 +1,99 @@
+// The native Kafka mode against the real broker, ledger and executor ClientsIT starts, on a Schema
+// Registry (the project's loopback one) that demands basic credentials:
+//   EFFECTLEDGER_BOOTSTRAP, EFFECTLEDGER_REGISTRY_URL, EFFECTLEDGER_REGISTRY_USER/PASSWORD
+// plus EFFECTLEDGER_REPORT and EFFECTLEDGER_JAVA_KEY/STEP as for gateway.test.ts, which runs first.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync } from 'node:fs';
+import { derive, EffectLedgerError, NativeToolCallClient, type CallResult, type NativeClientOptions } from '../src/index.js';
+
+const env = (name: string): string => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: this suite is run by ClientsIT`);
+  return value;
+};
+const CHARGE_RULES = { ignore: ['/reason'], require: ['/amount', '/to'] };
+const options = (): NativeClientOptions => ({
+  brokers: [env('EFFECTLEDGER_BOOTSTRAP')],
+  schemaRegistry: {
+    url: env('EFFECTLEDGER_REGISTRY_URL'),
+    basic: { username: env('EFFECTLEDGER_REGISTRY_USER'), password: env('EFFECTLEDGER_REGISTRY_PASSWORD') },
+  },
+  keyRules: { charge_card: CHARGE_RULES },
+  timeoutMs: 60_000,
+});
+const report = (name: string, key: string) =>
+  appendFileSync(env('EFFECTLEDGER_REPORT'), JSON.stringify({ name, key }) + '\n');
+function succeeded(r: CallResult) {
+  assert.equal(r.kind, 'succeeded', JSON.stringify(r));
+  return r as Extract<CallResult, { kind: 'succeeded' }>;
+}
+
+let client: NativeToolCallClient;
+before(async () => {
+  client = await NativeToolCallClient.connect(options());
+});
+after(async () => {
+  await client?.close();
+});
+
+test('native: the retry layers take effect once, and a new client replaying the step gets the result', async () => {
+  const step = { tenant: 'acme', runId: 'run-ts-native', stepId: 'pay-invoice', scope: 'customer:43' };
+  const args = { amount: 1300, to: 'cus_43', reason: 'monthly invoice' };
+
+  const [first, concurrent] = await Promise.all([
+    client.call(step, 'charge_card', args),
+    client.call(step, 'charge_card', { to: 'cus_43', amount: 1300, reason: 'the model again' }),
+  ]);
+  const retried = succeeded(await client.call(step, 'charge_card', JSON.stringify(args)));
+  const replayer = await NativeToolCallClient.connect(options());
+  let replayed: CallResult;
+  try {
+    replayed = await replayer.call(step, 'charge_card', { amount: 1300, to: 'cus_43', reason: 'after the crash' });
+  } finally {
+    await replayer.close();
+  }
+
+  const a = succeeded(first);
+  const b = succeeded(concurrent);
+  assert.equal(b.key, a.key);
+  assert.equal(b.effectId, a.effectId);
+  for (const again of [retried, succeeded(replayed)]) {
+    assert.equal(again.replayed, true);
+    assert.equal(again.key, a.key);
+    assert.equal(again.effectId, a.effectId);
+  }
+  report('typescript native: four retry layers', a.key);
+});
+
+test('native: the step Java, Python and the gateway called: the same key, replayed', async () => {
+  const [runId, stepId, scope] = env('EFFECTLEDGER_JAVA_STEP').split('/');
+  const step = { tenant: 'acme', runId, stepId, scope };
+
+  const answer = succeeded(await client.call(step, 'charge_card', { amount: 700, to: 'cus_7' }));
+
+  assert.equal(answer.key, env('EFFECTLEDGER_JAVA_KEY'));
+  assert.equal(answer.key, derive(step, 'charge_card', { amount: 700, to: 'cus_7' }, CHARGE_RULES).key);
+  assert.equal(answer.replayed, true);
+  report('typescript native: after java, python and the gateway', answer.key);
+});
+
+test('native: a client without the tool\'s key rules is refused by the ledger, not given a second effect', async () => {
+  const step = { tenant: 'acme', runId: 'run-ts-native-rules', stepId: 'pay' };
+  // Without the tool's key rules the client hashes /reason, which the ledger leaves out: refused.
+  const careless = await NativeToolCallClient.connect({ ...options(), keyRules: {} });
+  try {
+    const answer = await careless.call(step, 'charge_card', { amount: 5, to: 'cus_5', reason: 'x' });
+    assert.equal(answer.kind, 'rejected', JSON.stringify(answer));
+    assert.equal((answer as { error?: { code: string } }).error?.code, 'ARGUMENTS_HASH_MISMATCH');
+  } finally {
+    await careless.close();
+  }
+});
+
+test('native: a registry refusing the credentials stops the client at connect, naming what to give', async () => {
+  await assert.rejects(
+    NativeToolCallClient.connect({ ...options(), schemaRegistry: { url: env('EFFECTLEDGER_REGISTRY_URL') } }),
+    (e: unknown) => e instanceof EffectLedgerError && /refused a request without credentials \(HTTP 401\)/.test(e.message),
+  );
+});
