@@ -172,6 +172,9 @@ export class NativeToolCallClient {
       return await answered;
     } catch (e) {
       if (e instanceof KeyDerivationError) throw e;
+      // Closed while publishing: whether the intent went out is not known; the step, called
+      // again, finds out (as a closed Java client answers StillRunning).
+      if (this.closed) return { kind: 'running', key: derived.key };
       throw new Unavailable(
         `could not publish the intent for key ${derived.key} (${(e as Error).message}); call again with the same step`,
       );
@@ -182,8 +185,12 @@ export class NativeToolCallClient {
     }
   }
 
+  /** Stops; calls still waiting are answered `running` at once (their keys stay valid). */
   async close(): Promise<void> {
     this.closed = true;
+    for (const [key, set] of this.waiters) {
+      for (const w of set) w.done({ kind: 'running', key });
+    }
     await Promise.allSettled([this.producer.disconnect(), this.consumer.disconnect()]);
   }
 }

@@ -91,6 +91,16 @@ test('native: a client without the tool\'s key rules is refused by the ledger, n
   }
 });
 
+test('native: closing the client answers a waiting call at once, still running', async () => {
+  const closing = await NativeToolCallClient.connect({ ...options(), timeoutMs: 120_000 });
+  const started = Date.now();
+  const waiting = closing.call({ tenant: 'acme', runId: 'run-ts-native-close', stepId: 'pay' }, 'charge_card', { amount: 8, to: 'cus_8' });
+  await closing.close();
+  const answer = await waiting;
+  assert.equal(answer.kind, 'running');
+  assert.ok(Date.now() - started < 30_000, 'answered when the client closed, not at its timeout');
+});
+
 test('native: a registry refusing the credentials stops the client at connect, naming what to give', async () => {
   await assert.rejects(
     NativeToolCallClient.connect({ ...options(), schemaRegistry: { url: env('EFFECTLEDGER_REGISTRY_URL') } }),

@@ -110,7 +110,7 @@ class ClientsIT {
       assertThat(python.exit()).as(python.output()).isZero();
       assertThat(python.output()).contains("Ran 7 tests").contains("OK");
       assertThat(typescript.exit()).as(typescript.output()).isZero();
-      assertThat(typescript.output()).contains("# pass 11").contains("# fail 0");
+      assertThat(typescript.output()).contains("# pass 12").contains("# fail 0");
       List<JsonNode> actions = new ArrayList<>();
       for (String line : Files.readAllLines(report, StandardCharsets.UTF_8)) {
         actions.add(JSON.readTree(line));
