@@ -87,9 +87,20 @@ final class ProcessorCommand implements Callable<Integer> {
         new StreamThreadFailures(10, Duration.ofMinutes(5), Clock.systemUTC()));
     KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams);
     streamsMetrics.bindTo(registry);
+    // Under exactly_once_v2, a transaction of the ledger's that a broker crash left hanging on its
+    // changelogs would stop restoration for good: the sweep ends it as its coordinator decided.
+    AutoCloseable ledgerSweep =
+        StreamsConfig.AT_LEAST_ONCE.equals(
+                kafka.getProperty(StreamsConfig.PROCESSING_GUARANTEE_CONFIG))
+            ? () -> {}
+            : LedgerSweep.start(kafka);
     Lifecycle lifecycle =
         new Lifecycle(
-            "processor", http, () -> streams.close(Duration.ofSeconds(30)), streamsMetrics);
+            "processor",
+            http,
+            () -> streams.close(Duration.ofSeconds(30)),
+            streamsMetrics,
+            ledgerSweep);
     http.serve(streams);
     streams.start();
     System.out.println(

@@ -76,11 +76,25 @@ public final class HangingSweep {
    * @return how many it ended
    */
   public int sweep(Collection<String> topics, String groupId, Predicate<String> ours) {
+    return sweep(topics, groupId, ours, false);
+  }
+
+  /**
+   * {@link #sweep(Collection, String, Predicate)}, committing rather than aborting on {@code
+   * topics} a transaction whose fate cannot be told when {@code commitUnknown}: for partitions
+   * where losing a committed record is worse than keeping an aborted one (the ledger's changelogs:
+   * an entry forgotten lets a retry run again; an entry kept from an aborted transaction is only a
+   * duplicate the ledger answers, and the pending timeout dispatches it again).
+   */
+  public int sweep(
+      Collection<String> topics, String groupId, Predicate<String> ours, boolean commitUnknown) {
     List<TopicPartition> partitions = partitions(topics, groupId, false);
     int ended = 0;
     for (Hanging h : hanging.find(partitions)) {
       boolean offsets = h.partition().topic().equals(Topic.GROUP_METADATA_TOPIC_NAME);
-      boolean commit = h.decision() == Decision.COMMITTED;
+      boolean commit =
+          h.decision() == Decision.COMMITTED
+              || (commitUnknown && !offsets && h.decision() == Decision.UNKNOWN);
       if (offsets && h.decision() == Decision.UNKNOWN) {
         commit = h.transactionalIds().stream().anyMatch(ours);
       }
@@ -102,7 +116,7 @@ public final class HangingSweep {
                 + " end it, and every read_committed reader of the partition waited behind it).{}",
             commit ? "Committed" : "Aborted",
             h,
-            commit || offsets
+            commit || offsets || commitUnknown
                 ? ""
                 : " The ledger's pending timeout sends a dispatch in it again and answers an"
                     + " outcome in it again (by a lookup where the effect may have happened)");

@@ -307,7 +307,7 @@ public final class HangingTransactions implements AutoCloseable {
   }
 
   /** The Admin client this asks with. */
-  Admin admin() {
+  public Admin admin() {
     return admin;
   }
 
