@@ -22,12 +22,12 @@ import org.junit.jupiter.api.Timeout;
  * faults), on three brokers. {@code bench/run chaos} is the long run. Each run's process logs stay
  * under {@code bench/target/chaos-it/} for a failed run to be read.
  *
- * <p>The single-broker run (its only broker killed with -9) is not in the default suite: its
- * hanging transactions on the executors' path are handled (docs/chaos.md, {@code
- * HangingTransactionIT}), but a CI run on 2026-11-23 (b12b6f5) met a processor whose tasks,
- * corrupted after the broker's kill, did not become ready again within 180 s; not diagnosed yet
- * (docs/chaos.md). It runs with {@code bench/run chaos --mode ignore-keys --single-broker
- * --min-workload 90s}.
+ * <p>The third run has one broker, killed with -9: it leaves hanging transactions, which the
+ * executors' sweep and journal reader end on their path ({@code HangingTransactionIT}) and the
+ * processors' sweep on the ledger's changelogs, replies and audit ({@code LedgerSweepIT}). It was
+ * out of the suite while the ledger's side stalled (docs/chaos.md); by hand after the processors'
+ * sweep, seven runs passed, one of them meeting a ledger transaction left hanging on nine
+ * partitions, which the sweep committed.
  */
 @Tag("integration")
 class ChaosRunIT {
@@ -60,13 +60,17 @@ class ChaosRunIT {
   }
 
   private ChaosRun.Options options(boolean ignoreKeys) {
+    return options(ignoreKeys, false);
+  }
+
+  private ChaosRun.Options options(boolean ignoreKeys, boolean singleBroker) {
     return new ChaosRun.Options(
         4,
         500,
         2,
         2,
         ignoreKeys,
-        false,
+        singleBroker,
         32,
         ChaosRun.FAULT_MIX,
         SEED,
@@ -102,6 +106,15 @@ class ChaosRunIT {
     ChaosRun.Result result = new ChaosRun(options(true)).run();
 
     assertNoEffectRepeated(result);
+  }
+
+  @Test
+  @Timeout(600)
+  void shouldNeverRepeatAnEffectWhenTheOnlyBrokerIsKilledWithSigkill() throws Exception {
+    ChaosRun.Result result = new ChaosRun(options(true, true)).run();
+
+    assertNoEffectRepeated(result);
+    assertThat(result.answered()).isEqualTo(result.steps());
   }
 
   private static void assertNoEffectRepeated(ChaosRun.Result result) {
