@@ -6,6 +6,7 @@ import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.policy.ToolPolicies;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -39,11 +40,7 @@ final class ExecutorCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     AppConfig cfg = AppConfig.load(config, System.getenv());
     ToolPolicies policies = cfg.policies(tools);
-    ExecutorConfig executorConfig =
-        ExecutorConfig.of(cfg.kafka(), lanes, cfg.get(AppConfig.SCHEMA_REGISTRY_URL))
-            .withGroupId(cfg.get(AppConfig.EXECUTOR_GROUP, "effectledger-executor"))
-            .withConcurrency(cfg.getInt(AppConfig.EXECUTOR_CONCURRENCY, 32))
-            .withInstanceId(cfg.get(AppConfig.EXECUTOR_INSTANCE_ID));
+    ExecutorConfig executorConfig = executorConfig(cfg, lanes);
     EffectExecutor executor =
         EffectExecutor.start(
             executorConfig, Connectors.forLanes(policies, lanes, Clock.systemUTC()), policies);
@@ -73,5 +70,31 @@ final class ExecutorCommand implements Callable<Integer> {
     return lifecycle.awaitStop(
         () ->
             executor.isRunning() ? null : "the executor stopped on its own: " + executor.failure());
+  }
+
+  /**
+   * The executor's settings from {@code cfg}.
+   *
+   * @throws IllegalArgumentException naming the setting that is wrong
+   */
+  static ExecutorConfig executorConfig(AppConfig cfg, List<String> lanes) {
+    ExecutorConfig executorConfig =
+        ExecutorConfig.of(cfg.kafka(), lanes, cfg.get(AppConfig.SCHEMA_REGISTRY_URL))
+            .withGroupId(cfg.get(AppConfig.EXECUTOR_GROUP, "effectledger-executor"))
+            .withConcurrency(cfg.getInt(AppConfig.EXECUTOR_CONCURRENCY, 32))
+            .withInstanceId(cfg.get(AppConfig.EXECUTOR_INSTANCE_ID));
+    int commitMs =
+        cfg.getInt(
+            AppConfig.EXECUTOR_COMMIT_INTERVAL, (int) executorConfig.commitInterval().toMillis());
+    if (commitMs <= 0) {
+      throw new IllegalArgumentException(
+          "Config "
+              + AppConfig.EXECUTOR_COMMIT_INTERVAL
+              + "="
+              + commitMs
+              + " must be a positive number of milliseconds");
+    }
+    executorConfig = executorConfig.withCommitInterval(Duration.ofMillis(commitMs));
+    return executorConfig;
   }
 }

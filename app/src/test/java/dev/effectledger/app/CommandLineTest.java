@@ -2,6 +2,7 @@ package dev.effectledger.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.gateway.Credentials;
 import dev.effectledger.gateway.GatewayConfig;
 import dev.effectledger.policy.ToolPolicies;
@@ -12,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import org.assertj.core.api.Assertions;
@@ -194,6 +196,38 @@ class CommandLineTest {
             "ledger.purge.interval",
             "ledger.punctuation.budget",
             "ledger.store.caching");
+  }
+
+  @Test
+  void shouldReadTheExecutorCommitIntervalAndRefuseOneThatIsNotPositive() throws Exception {
+    Path file =
+        Files.writeString(
+            dir.resolve("e.properties"),
+            "bootstrap.servers=a:9092\nschema.registry.url=mock://x\nexecutor.commit.interval.ms=10\n");
+    AppConfig config = AppConfig.load(file, Map.of());
+
+    assertThat(ExecutorCommand.executorConfig(config, List.of("payments")).commitInterval())
+        .isEqualTo(Duration.ofMillis(10));
+    assertThat(config.kafka()).doesNotContainKey("executor.commit.interval.ms");
+    Path unset =
+        Files.writeString(
+            dir.resolve("e2.properties"),
+            "bootstrap.servers=a:9092\nschema.registry.url=mock://x\n");
+    assertThat(
+            ExecutorCommand.executorConfig(AppConfig.load(unset, Map.of()), List.of("payments"))
+                .commitInterval())
+        .as("the documented default")
+        .isEqualTo(
+            ExecutorConfig.of(new Properties(), List.of("payments"), "mock://x").commitInterval());
+    Path zero =
+        Files.writeString(
+            dir.resolve("e3.properties"),
+            "bootstrap.servers=a:9092\nschema.registry.url=mock://x\nexecutor.commit.interval.ms=0\n");
+    Assertions.assertThatThrownBy(
+            () ->
+                ExecutorCommand.executorConfig(AppConfig.load(zero, Map.of()), List.of("payments")))
+        .hasMessageContaining("executor.commit.interval.ms=0")
+        .hasMessageContaining("positive");
   }
 
   @Test

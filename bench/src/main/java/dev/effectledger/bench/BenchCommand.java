@@ -166,9 +166,19 @@ final class BenchCommand implements Callable<Integer> {
         description = "commit.interval.ms values; default ${DEFAULT-VALUE}")
     List<Integer> intervals;
 
+    @Option(
+        names = "--executor-intervals",
+        split = ",",
+        defaultValue = "0",
+        description =
+            "the executor's commit intervals (ms) to measure the ledger with, each on its own broker; 0: the"
+                + " ledger's commit.interval.ms; default ${DEFAULT-VALUE}")
+    List<Integer> executorIntervals;
+
     @Override
     public Integer call() throws Exception {
-      return LatencyBench.run(points.seconds, points.warmup, loads, intervals, typed(spec));
+      return LatencyBench.run(
+          points.seconds, points.warmup, loads, intervals, executorIntervals, typed(spec));
     }
   }
 

@@ -58,7 +58,11 @@ final class Charts {
     for (LatencyBench.Point p : points) {
       bySeries
           .computeIfAbsent(
-              p.side().split(" ")[0] + ", commit " + p.commitMs() + " ms", k -> new ArrayList<>())
+              (p.executorMs() == 0 ? "baseline" : "ledger (executor " + p.executorMs() + " ms)")
+                  + ", commit "
+                  + p.commitMs()
+                  + " ms",
+              k -> new ArrayList<>())
           .add(p);
     }
     bySeries.forEach(

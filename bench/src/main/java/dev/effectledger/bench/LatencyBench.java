@@ -65,10 +65,12 @@ final class LatencyBench {
    * One measured point; {@code hops} holds, for the ledger, p50 and p99 in ms of each of {@link
    * #HOPS} (empty for the baseline); {@code toLastStage} p50, p99 and p99.9 in ms from the send to
    * the last stage (for the ledger the committed outcome: when a reply the executor published in
-   * the outcome's transaction would be visible; empty for the baseline).
+   * the outcome's transaction would be visible; empty for the baseline). {@code executorMs} is the
+   * executor's commit interval (0 for the baseline).
    */
   record Point(
       int commitMs,
+      int executorMs,
       int load,
       String side,
       long sent,
@@ -81,16 +83,32 @@ final class LatencyBench {
 
   private LatencyBench() {}
 
+  /**
+   * Runs every point: the baseline, then the ledger with its executor committing at each of {@code
+   * executorIntervals} (0: at the ledger's own commit interval), each ledger run on a fresh broker
+   * (the baseline shares the first).
+   */
   static int run(
-      int seconds, int warmup, List<Integer> loads, List<Integer> intervals, String command)
+      int seconds,
+      int warmup,
+      List<Integer> loads,
+      List<Integer> intervals,
+      List<Integer> executorIntervals,
+      String command)
       throws Exception {
     List<Point> points = new ArrayList<>();
     for (int commitMs : intervals) {
       for (int load : loads) {
-        try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1)) {
-          Bench.createTopics(kafka, "latency-effects");
-          points.add(baseline(kafka, commitMs, load, warmup, seconds));
-          points.add(ledger(kafka, commitMs, load, warmup, seconds));
+        List<Integer> executors =
+            executorIntervals.stream().map(ms -> ms == 0 ? commitMs : ms).distinct().toList();
+        for (int e = 0; e < executors.size(); e++) {
+          try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1)) {
+            Bench.createTopics(kafka, "latency-effects");
+            if (e == 0) {
+              points.add(baseline(kafka, commitMs, load, warmup, seconds));
+            }
+            points.add(ledger(kafka, commitMs, executors.get(e), load, warmup, seconds));
+          }
         }
       }
     }
@@ -124,6 +142,7 @@ final class LatencyBench {
           kafka,
           streams,
           commitMs,
+          0,
           load,
           warmup,
           seconds,
@@ -136,7 +155,7 @@ final class LatencyBench {
   }
 
   private static Point ledger(
-      EmbeddedKafkaCluster kafka, int commitMs, int load, int warmup, int seconds)
+      EmbeddedKafkaCluster kafka, int commitMs, int executorMs, int load, int warmup, int seconds)
       throws Exception {
     ToolPolicies policies =
         ToolPolicies.of(
@@ -152,12 +171,13 @@ final class LatencyBench {
     kafkaProps.put(ProducerConfig.LINGER_MS_CONFIG, 0);
     ExecutorConfig executorConfig =
         ExecutorConfig.of(kafkaProps, List.of("bench"), REGISTRY)
-            .withCommitInterval(Duration.ofMillis(commitMs))
-            .withGroupId("latency-executor");
+            .withCommitInterval(Duration.ofMillis(executorMs))
+            .withGroupId("latency-executor-" + executorMs);
     RegistryAvroSerde<ToolIntent> serde =
         new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), ToolIntent.class);
     Properties streamsProps =
-        LedgerTopology.streamsProperties(streamsProps(kafka, "ledger-latency", commitMs));
+        LedgerTopology.streamsProperties(
+            streamsProps(kafka, "ledger-latency-" + executorMs, commitMs));
     try (KafkaStreams streams =
             new KafkaStreams(
                 LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)), streamsProps);
@@ -170,10 +190,11 @@ final class LatencyBench {
           kafka,
           streams,
           commitMs,
+          executorMs,
           load,
           warmup,
           seconds,
-          "ledger (intent to reply)",
+          "ledger, executor commits every " + executorMs + " ms",
           Topics.INTENTS,
           Topics.RESULTS,
           List.of(Topics.dispatch("bench"), Topics.OUTCOMES),
@@ -208,6 +229,7 @@ final class LatencyBench {
       EmbeddedKafkaCluster kafka,
       KafkaStreams streams,
       int commitMs,
+      int executorMs,
       int load,
       int warmup,
       int seconds,
@@ -317,6 +339,7 @@ final class LatencyBench {
     Point point =
         new Point(
             commitMs,
+            executorMs,
             load,
             side,
             sent,
@@ -340,7 +363,7 @@ final class LatencyBench {
                 });
     Bench.say(
         String.format(
-            "commit.interval.ms=%-3d load %,6d/s %-26s p50 %7.1f ms  p99 %7.1f ms  p99.9 %7.1f ms  (%,d of %,d answered)",
+            "commit.interval.ms=%-3d load %,6d/s %-38s p50 %7.1f ms  p99 %7.1f ms  p99.9 %7.1f ms  (%,d of %,d answered)",
             commitMs,
             load,
             side,
