@@ -11,9 +11,12 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HexFormat;
 import java.util.List;
 import org.erdtman.jcs.JsonCanonicalizer;
+import org.erdtman.jcs.NumberToJSON;
 
 /**
  * The arguments hash of key derivation v1 (docs/key-derivation.md): {@code "sha256:" +
@@ -55,7 +58,7 @@ public final class ArgumentsHash {
         remove(kept, pointer);
       }
     }
-    return of(canonical(kept.toString()));
+    return of(canonical(kept));
   }
 
   /**
@@ -155,6 +158,89 @@ public final class ArgumentsHash {
     } catch (IOException | RuntimeException e) {
       throw new IllegalArgumentException("arguments cannot be canonicalized: " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * RFC 8785 canonical form of a tree {@link #parse} returned, written from the tree itself rather
+   * than by printing it and handing the text to {@code JsonCanonicalizer}, which parses it again
+   * (that second parse and print were a third of the ledger's hash check, docs/performance.md). The
+   * rules written here are the RFC's, checked against every vector in clients/key-vectors.json:
+   * members sorted by their names' UTF-16 code units ({@link String#compareTo}), strings with only
+   * {@code "}, {@code \\} and the controls below U+0020 escaped (the five short forms, the rest as
+   * lowercase {@code \\u00hh}), and numbers as doubles printed by the library's own ECMAScript
+   * formatter ({@link NumberToJSON}).
+   */
+  public static String canonical(JsonNode tree) {
+    StringBuilder out = new StringBuilder(64);
+    try {
+      write(tree, out);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("arguments cannot be canonicalized: " + e.getMessage(), e);
+    }
+    return out.toString();
+  }
+
+  private static void write(JsonNode node, StringBuilder out) throws IOException {
+    if (node.isObject()) {
+      List<String> names = new ArrayList<>(node.size());
+      node.fieldNames().forEachRemaining(names::add);
+      Collections.sort(names);
+      out.append('{');
+      for (int i = 0; i < names.size(); i++) {
+        if (i > 0) {
+          out.append(',');
+        }
+        writeString(names.get(i), out);
+        out.append(':');
+        write(node.get(names.get(i)), out);
+      }
+      out.append('}');
+    } else if (node.isArray()) {
+      out.append('[');
+      for (int i = 0; i < node.size(); i++) {
+        if (i > 0) {
+          out.append(',');
+        }
+        write(node.get(i), out);
+      }
+      out.append(']');
+    } else if (node.isTextual()) {
+      writeString(node.textValue(), out);
+    } else if (node.isNumber()) {
+      out.append(NumberToJSON.serializeNumber(node.doubleValue()));
+    } else if (node.isBoolean()) {
+      out.append(node.booleanValue());
+    } else if (node.isNull()) {
+      out.append("null");
+    } else {
+      throw new IOException("not a JSON value: " + node.getNodeType());
+    }
+  }
+
+  private static void writeString(String text, StringBuilder out) {
+    out.append('"');
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      switch (c) {
+        case '"' -> out.append("\\\"");
+        case '\\' -> out.append("\\\\");
+        case '\b' -> out.append("\\b");
+        case '\f' -> out.append("\\f");
+        case '\n' -> out.append("\\n");
+        case '\r' -> out.append("\\r");
+        case '\t' -> out.append("\\t");
+        default -> {
+          if (c < 0x20) {
+            out.append("\\u00")
+                .append(Character.forDigit(c >> 4, 16))
+                .append(Character.forDigit(c & 0xf, 16));
+          } else {
+            out.append(c);
+          }
+        }
+      }
+    }
+    out.append('"');
   }
 
   /** Removes the member or element {@code pointer} names from {@code root}, when there is one. */

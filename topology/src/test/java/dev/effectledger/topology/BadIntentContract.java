@@ -157,6 +157,17 @@ abstract class BadIntentContract {
   }
 
   @Test
+  void shouldDeadLetterAReadToolsArgumentsThatAreNotJson() {
+    // A read tool's hash is not checked (nothing is ledgered), so its arguments are only scanned.
+    deadLetterOf(
+        "k1",
+        bytes(intent("k1", LedgerStateMachineContract.LOOKUP, "{\"id\":1} x").build()),
+        "ARGUMENTS_NOT_JSON");
+
+    assertThat(onlyReply().getTool()).isEqualTo(LedgerStateMachineContract.LOOKUP);
+  }
+
+  @Test
   void shouldDeadLetterTwoJsonValuesAsNotJson() {
     deadLetterOf(
         "k1",

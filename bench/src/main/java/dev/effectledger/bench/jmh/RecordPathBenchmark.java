@@ -145,6 +145,23 @@ public class RecordPathBenchmark {
     return IdempotencyKeys.derive(step, "charge_card", intent.getArguments(), rules).key();
   }
 
+  /** The ledger's hash check of one intent: one parse, the canonical form from the tree. */
+  @Benchmark
+  public String checkHash() {
+    return ArgumentsHash.of(ArgumentsHash.parse(intent.getArguments()), List.of("/reason"));
+  }
+
+  /**
+   * The check as it was before 2026-11-24, for comparison in the same run: parse, print the tree,
+   * and let the RFC 8785 library parse the text again to canonicalize it.
+   */
+  @Benchmark
+  public String checkHashViaText() {
+    var kept = ArgumentsHash.parse(intent.getArguments()).deepCopy();
+    ArgumentsHash.remove(kept, "/reason");
+    return ArgumentsHash.of(ArgumentsHash.canonical(kept.toString()));
+  }
+
   @Benchmark
   public byte[] rocksGetHit() throws RocksDBException {
     return db.get(key(ThreadLocalRandom.current().nextInt(ENTRIES)));

@@ -138,7 +138,11 @@ final class IntentDecoder {
           intent.getTool(),
           replyTopic);
     }
-    if (!isJson(arguments)) {
+    ToolPolicy policy = policies.forTool(intent.getTool()).orElse(null);
+    boolean checkHash = verifyHash && policy != null && policy.isLedgered();
+    // The hash check parses the arguments and refuses what is not JSON itself; only the intents
+    // it does not check need this scan.
+    if (!checkHash && !isJson(arguments)) {
       return new DecodedIntent.Invalid(
           ErrorCode.ARGUMENTS_NOT_JSON,
           "arguments are not one JSON value",
@@ -147,8 +151,7 @@ final class IntentDecoder {
           intent.getTool(),
           replyTopic);
     }
-    ToolPolicy policy = policies.forTool(intent.getTool()).orElse(null);
-    if (verifyHash && policy != null && policy.isLedgered()) {
+    if (checkHash) {
       DecodedIntent.Invalid refused = checkArguments(intent, policy, key, replyTopic);
       if (refused != null) {
         return refused;
