@@ -56,6 +56,8 @@ public class RecordPathBenchmark {
   private ToolIntent intent;
   private byte[] intentBytes;
   private Dispatch dispatch;
+  private final org.apache.avro.specific.SpecificDatumWriter<Dispatch> dispatchWriter =
+      new org.apache.avro.specific.SpecificDatumWriter<>(Dispatch.class);
   private StepContext step;
   private KeyRules rules;
   private RocksDB db;
@@ -138,6 +140,20 @@ public class RecordPathBenchmark {
   @Benchmark
   public byte[] encodeDispatch() {
     return dispatchSerde.serialize("tool-dispatch.payments", dispatch);
+  }
+
+  /**
+   * Encoding a dispatch as it was before 2026-11-24, for comparison in the same run: Avro's direct
+   * (unbuffered) encoder into a fresh stream.
+   */
+  @Benchmark
+  public byte[] encodeDispatchDirect() throws java.io.IOException {
+    var out = new java.io.ByteArrayOutputStream(256);
+    out.write(new byte[] {0, 0, 0, 0, 1});
+    var encoder = org.apache.avro.io.EncoderFactory.get().directBinaryEncoder(out, null);
+    dispatchWriter.write(dispatch, encoder);
+    encoder.flush();
+    return out.toByteArray();
   }
 
   @Benchmark

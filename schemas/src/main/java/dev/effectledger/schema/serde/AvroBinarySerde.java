@@ -1,11 +1,8 @@
 package dev.effectledger.schema.serde;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import org.apache.avro.Schema;
-import org.apache.avro.io.BinaryEncoder;
 import org.apache.avro.io.DecoderFactory;
-import org.apache.avro.io.EncoderFactory;
 import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificDatumReader;
 import org.apache.avro.specific.SpecificDatumWriter;
@@ -19,6 +16,8 @@ import org.apache.kafka.common.errors.SerializationException;
  * @param <T> the generated record type
  */
 public final class AvroBinarySerde<T extends SpecificRecord> implements SelfSerde<T> {
+
+  private static final byte[] NO_HEADER = new byte[0];
 
   private final Schema schema;
   private final SpecificDatumWriter<T> writer;
@@ -35,15 +34,11 @@ public final class AvroBinarySerde<T extends SpecificRecord> implements SelfSerd
     if (data == null) {
       return null;
     }
-    ByteArrayOutputStream out = new ByteArrayOutputStream(256);
-    BinaryEncoder encoder = EncoderFactory.get().directBinaryEncoder(out, null);
     try {
-      writer.write(data, encoder);
-      encoder.flush();
+      return Encoding.encode(writer, data, NO_HEADER);
     } catch (IOException e) {
       throw new SerializationException("Could not encode " + schema.getName(), e);
     }
-    return out.toByteArray();
   }
 
   @Override

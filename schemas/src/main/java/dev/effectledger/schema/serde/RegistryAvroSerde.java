@@ -1,15 +1,12 @@
 package dev.effectledger.schema.serde;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.avro.Schema;
 import org.apache.avro.io.BinaryDecoder;
-import org.apache.avro.io.BinaryEncoder;
 import org.apache.avro.io.DecoderFactory;
-import org.apache.avro.io.EncoderFactory;
 import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificDatumReader;
 import org.apache.avro.specific.SpecificDatumWriter;
@@ -34,7 +31,10 @@ public final class RegistryAvroSerde<T extends SpecificRecord> implements SelfSe
 
   private final SchemaRegistry registry;
   private final Schema readerSchema;
-  private final Map<String, Integer> idsByTopic = new ConcurrentHashMap<>();
+
+  /** Per topic, the wire-format header of its registered schema: magic byte and id. */
+  private final Map<String, byte[]> headersByTopic = new ConcurrentHashMap<>();
+
   private final Map<Integer, SpecificDatumReader<T>> readersById = new ConcurrentHashMap<>();
   private final SpecificDatumWriter<T> writer;
 
@@ -49,19 +49,20 @@ public final class RegistryAvroSerde<T extends SpecificRecord> implements SelfSe
     if (data == null) {
       return null;
     }
-    int id = idsByTopic.computeIfAbsent(topic, t -> registry.register(t + "-value", readerSchema));
-    ByteArrayOutputStream out = new ByteArrayOutputStream(256);
-    out.write(MAGIC_BYTE);
-    out.write(ByteBuffer.allocate(4).putInt(id).array(), 0, 4);
-    BinaryEncoder encoder = EncoderFactory.get().directBinaryEncoder(out, null);
+    byte[] header =
+        headersByTopic.computeIfAbsent(
+            topic,
+            t ->
+                ByteBuffer.allocate(HEADER_LENGTH)
+                    .put(MAGIC_BYTE)
+                    .putInt(registry.register(t + "-value", readerSchema))
+                    .array());
     try {
-      writer.write(data, encoder);
-      encoder.flush();
+      return Encoding.encode(writer, data, header);
     } catch (IOException | RuntimeException e) {
       throw new SerializationException(
           "Could not encode " + readerSchema.getName() + " for topic " + topic, e);
     }
-    return out.toByteArray();
   }
 
   @Override

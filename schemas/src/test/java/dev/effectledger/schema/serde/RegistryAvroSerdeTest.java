@@ -46,6 +46,28 @@ class RegistryAvroSerdeTest {
     };
   }
 
+  /**
+   * The encoder and buffer are kept per thread: a record that fails half-way must not leave its
+   * bytes in front of the next one, and a large record must not be cut or kept.
+   */
+  @Test
+  void shouldEncodeEachRecordWholeAfterAFailedOneAndAfterALargeOne() {
+    var serde = new RegistryAvroSerde<>(fixedId(258, ErrorInfo.getClassSchema()), ErrorInfo.class);
+    ErrorInfo half = error("X", "m", true, "");
+    half.setCorrectiveAction(null); // not nullable: the writer fails after writing three fields
+
+    assertThatThrownBy(() -> serde.serialize("t", half))
+        .isInstanceOf(org.apache.kafka.common.errors.SerializationException.class);
+    byte[] after = serde.serialize("t", error("X", "m", true, ""));
+    assertThat(after)
+        .containsExactly(0x00, 0x00, 0x00, 0x01, 0x02, 0x02, 'X', 0x02, 'm', 0x01, 0x00);
+
+    String large = "y".repeat(200_000);
+    ErrorInfo big = serde.deserialize("t", serde.serialize("t", error("X", large, false, "")));
+    assertThat(big.getMessage()).isEqualTo(large);
+    assertThat(serde.serialize("t", error("X", "m", true, ""))).isEqualTo(after);
+  }
+
   @Test
   void shouldWriteMagicByteBigEndianIdAndAvroBinary() {
     var serde = new RegistryAvroSerde<>(fixedId(258, ErrorInfo.getClassSchema()), ErrorInfo.class);
