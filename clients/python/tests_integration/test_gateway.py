@@ -38,9 +38,11 @@ REPORT = os.environ.get("EFFECTLEDGER_REPORT", "")
 CHARGE_RULES = KeyRules(ignore=["/reason"], require=["/amount", "/to"])
 
 
-def report(name, key):
+def report(name, key, bypassed=False):
+    """Records an action for ClientsIT to count: one effect under ``key``, and, when ``bypassed``,
+    one more under the fresh effect key of the one operator approval it was run again with."""
     with open(REPORT, "a", encoding="utf-8") as f:
-        f.write(json.dumps({"name": name, "key": key}) + "\n")
+        f.write(json.dumps({"name": name, "key": key, "bypassed": bypassed}) + "\n")
 
 
 class GatewayClientTest(unittest.TestCase):
@@ -143,6 +145,31 @@ class GatewayClientTest(unittest.TestCase):
         self.assertEqual(422, other.status)
         self.assertEqual("IDEMPOTENCY_KEY_REUSED", other.error.code)
         report("python: own key, reused", key)
+
+    def test_an_operator_approval_runs_a_settled_call_once_more(self):
+        step = StepContext("acme", "run-py-bypass", "mail")
+        arguments = {"to": "ops@example.com", "text": "receipt 12"}
+
+        first = self.client().call(step, "send_email", arguments)
+        approved = self.client().call(step, "send_email", arguments, bypass_approval="py-ops-ticket-1")
+        retried = self.client().call(step, "send_email", arguments, bypass_approval="py-ops-ticket-1")
+
+        self.assertIsInstance(first, Succeeded)
+        self.assertIsInstance(approved, Succeeded)
+        self.assertFalse(approved.replayed)
+        self.assertNotEqual(first.effect_id, approved.effect_id)
+        self.assertIsInstance(retried, Succeeded)
+        self.assertEqual(approved.effect_id, retried.effect_id)
+        report("python: bypass", first.key, bypassed=True)
+
+        pay = StepContext("acme", "run-py-bypass", "pay", "customer:3")
+        self.assertIsInstance(self.client().call(pay, "charge_card", {"amount": 3, "to": "cus_3"}), Succeeded)
+        refused = self.client().call(pay, "charge_card", {"amount": 3, "to": "cus_3"}, bypass_approval="x")
+        self.assertIsInstance(refused, Rejected)
+        self.assertEqual(403, refused.status)
+        self.assertEqual("BYPASS_NOT_ALLOWED", refused.error.code)
+        with self.assertRaises(ValueError):
+            self.client().call(pay, "charge_card", {"amount": 3, "to": "cus_3"}, bypass_approval=" ")
 
     def test_the_gateway_refusing_the_request_is_a_typed_error(self):
         step = StepContext("acme", "run-py-refused", "s")

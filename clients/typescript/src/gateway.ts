@@ -43,6 +43,11 @@ export interface CallOptions {
   wait?: number;
   /** The caller's own key instead of the derived one (`Idempotency-Key`). */
   idempotencyKey?: string;
+  /**
+   * An operator's approval for a deliberate second execution of a settled call: once per
+   * approval, where the tool's policy allows bypass; otherwise `rejected` with BYPASS_NOT_ALLOWED.
+   */
+  bypassApproval?: string;
 }
 
 const KEY_ERRORS = new Set(['ARGUMENTS_NOT_JSON', 'ARGUMENTS_NOT_OBJECT', 'MISSING_REQUIRED_FIELD']);
@@ -79,6 +84,12 @@ export class GatewayClient {
   ): Promise<CallResult> {
     const s = stepContext(step);
     if (typeof tool !== 'string' || tool === '') throw new TypeError('tool must be set');
+    if (
+      options.bypassApproval !== undefined &&
+      (typeof options.bypassApproval !== 'string' || options.bypassApproval.trim() === '')
+    ) {
+      throw new TypeError("bypassApproval must be an operator's approval; leave it out for a normal call");
+    }
     let argumentsValue: unknown = args;
     if (typeof args === 'string') {
       try {
@@ -90,7 +101,11 @@ export class GatewayClient {
     let body: string;
     try {
       body = JSON.stringify(
-        { arguments: argumentsValue, step: { run: s.runId, step: s.stepId, scope: s.scope } },
+        {
+          arguments: argumentsValue,
+          step: { run: s.runId, step: s.stepId, scope: s.scope },
+          ...(options.bypassApproval === undefined ? {} : { bypassApproval: options.bypassApproval }),
+        },
         (_k, v: unknown) => {
           // JSON.stringify would write NaN and Infinity as null: another call than the one meant.
           if (typeof v === 'number' && !Number.isFinite(v)) throw new TypeError(`${v} is not JSON`);

@@ -21,8 +21,9 @@ const env = (name: string): string => {
 };
 const client = (options: Partial<ConstructorParameters<typeof GatewayClient>[0]> = {}) =>
   new GatewayClient({ url: env('EFFECTLEDGER_GATEWAY_URL'), token: env('EFFECTLEDGER_TOKEN'), ...options });
-const report = (name: string, key: string) =>
-  appendFileSync(env('EFFECTLEDGER_REPORT'), JSON.stringify({ name, key }) + '\n');
+// bypassed: run once more under the fresh effect key of one operator approval (ClientsIT counts it)
+const report = (name: string, key: string, bypassed = false) =>
+  appendFileSync(env('EFFECTLEDGER_REPORT'), JSON.stringify({ name, key, bypassed }) + '\n');
 const CHARGE_RULES = { ignore: ['/reason'], require: ['/amount', '/to'] };
 
 function succeeded(r: CallResult) {
@@ -101,6 +102,27 @@ test('a key reused for other arguments is rejected with 422', async () => {
   assert.equal(rejected.status, 422);
   assert.equal(rejected.error?.code, 'IDEMPOTENCY_KEY_REUSED');
   report('typescript: own key, reused', key);
+});
+
+test('an operator approval runs a settled call once more, where the policy allows bypass', async () => {
+  const step = { tenant: 'acme', runId: 'run-ts-bypass', stepId: 'mail' };
+  const args = { to: 'ops@example.com', text: 'receipt 13' };
+  const first = succeeded(await client().call(step, 'send_email', args));
+  const approved = succeeded(await client().call(step, 'send_email', args, { bypassApproval: 'ts-ops-ticket-1' }));
+  const retried = succeeded(await client().call(step, 'send_email', args, { bypassApproval: 'ts-ops-ticket-1' }));
+  assert.equal(approved.replayed, false);
+  assert.notEqual(approved.effectId, first.effectId);
+  assert.equal(retried.effectId, approved.effectId);
+  report('typescript: bypass', first.key, true);
+
+  const pay = { tenant: 'acme', runId: 'run-ts-bypass', stepId: 'pay', scope: 'customer:4' };
+  succeeded(await client().call(pay, 'charge_card', { amount: 4, to: 'cus_4' }));
+  const refused = await client().call(pay, 'charge_card', { amount: 4, to: 'cus_4' }, { bypassApproval: 'x' });
+  assert.equal(refused.kind, 'rejected');
+  const rejected = refused as Extract<CallResult, { kind: 'rejected' }>;
+  assert.equal(rejected.status, 403);
+  assert.equal(rejected.error?.code, 'BYPASS_NOT_ALLOWED');
+  await assert.rejects(client().call(pay, 'charge_card', { amount: 4, to: 'cus_4' }, { bypassApproval: ' ' }), TypeError);
 });
 
 test('the gateway refusing the request is a typed error', async () => {

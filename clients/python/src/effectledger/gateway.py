@@ -117,10 +117,14 @@ class GatewayClient:
         *,
         wait: Optional[float] = None,
         idempotency_key: Optional[str] = None,
+        bypass_approval: Optional[str] = None,
     ) -> CallResult:
         """Calls ``tool`` once for ``step``: a retry of this call (here, after a crash, from
         another process) gets the first call's result, never a second effect. ``arguments`` is a
         dict or JSON text. ``idempotency_key``: the caller's own key instead of the derived one.
+        ``bypass_approval``: an operator's approval for a deliberate second execution of a settled
+        call (once per approval, where the tool's policy allows bypass; otherwise a
+        :class:`Rejected` result with ``BYPASS_NOT_ALLOWED``).
         Raises :class:`GatewayError` when the gateway refuses the request itself,
         :class:`KeyDerivationError` when the arguments cannot give a key, :class:`Unavailable`
         when it cannot be reached within the retries."""
@@ -135,6 +139,10 @@ class GatewayClient:
             "arguments": arguments,
             "step": {"run": step.run_id, "step": step.step_id, "scope": step.scope},
         }
+        if bypass_approval is not None:
+            if not isinstance(bypass_approval, str) or not bypass_approval.strip():
+                raise ValueError("bypass_approval must be an operator's approval; leave it out for a normal call")
+            body["bypassApproval"] = bypass_approval
         try:
             payload = json.dumps(body, allow_nan=False, ensure_ascii=False).encode("utf-8")
         except (TypeError, ValueError) as e:

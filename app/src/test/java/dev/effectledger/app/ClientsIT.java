@@ -108,9 +108,9 @@ class ClientsIT {
       ClientSuites.Run typescript = ClientSuites.npm("test:integration", env);
 
       assertThat(python.exit()).as(python.output()).isZero();
-      assertThat(python.output()).contains("Ran 7 tests").contains("OK");
+      assertThat(python.output()).contains("Ran 8 tests").contains("OK");
       assertThat(typescript.exit()).as(typescript.output()).isZero();
-      assertThat(typescript.output()).contains("# pass 12").contains("# fail 0");
+      assertThat(typescript.output()).contains("# pass 13").contains("# fail 0");
       List<JsonNode> actions = new ArrayList<>();
       for (String line : Files.readAllLines(report, StandardCharsets.UTF_8)) {
         actions.add(JSON.readTree(line));
@@ -122,16 +122,25 @@ class ClientsIT {
               "python: after java",
               "python: attached after 202",
               "python: own key, reused",
+              "python: bypass",
               "typescript: four retry layers",
               "typescript: after java and python",
               "typescript: attached after 202",
               "typescript: own key, reused",
+              "typescript: bypass",
               "typescript native: four retry layers",
               "typescript native: after java, python and the gateway");
       for (JsonNode action : actions) {
-        assertThat(pipeline.payments.effects(action.get("key").asText()))
-            .as("effects of %s", action)
-            .isEqualTo(1);
+        String key = action.get("key").asText();
+        assertThat(pipeline.payments.effects(key)).as("effects of %s", action).isEqualTo(1);
+        // An operator's approval runs the action once more, under one fresh effect key.
+        assertThat(
+                pipeline.payments.effectsByKey().entrySet().stream()
+                    .filter(e -> e.getKey().startsWith(key + "~bypass-"))
+                    .map(Map.Entry::getValue)
+                    .toList())
+            .as("effects of %s under a bypass effect key", action)
+            .isEqualTo(action.path("bypassed").asBoolean() ? List.of(1) : List.of());
       }
       assertThat(actions)
           .filteredOn(a -> a.get("name").asText().contains("after java"))

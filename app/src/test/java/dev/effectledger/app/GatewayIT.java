@@ -468,6 +468,59 @@ class GatewayIT {
   }
 
   @Test
+  void shouldRunASettledCallAgainOncePerOperatorApprovalWhereThePolicyAllowsBypass()
+      throws Exception {
+    String body = call("run-bypass", "mail", "{\"to\":\"ops@example.com\",\"text\":\"hi\"}");
+    HttpResponse<String> first = post(gatewayA, "send_email", body);
+    assertThat(first.statusCode()).isEqualTo(200);
+    String key = json(first).get("key").asText();
+    String approved =
+        body.substring(0, body.length() - 1) + ",\"bypassApproval\":\"ops-ticket-42\"}";
+
+    HttpResponse<String> again = post(gatewayB, "send_email", approved);
+    HttpResponse<String> retried = post(gatewayA, "send_email", approved);
+
+    assertThat(again.statusCode()).isEqualTo(200);
+    assertThat(again.headers().firstValue("Idempotent-Replayed")).isEmpty();
+    assertThat(json(again).get("effectId")).isNotEqualTo(json(first).get("effectId"));
+    assertThat(retried.statusCode()).as("the same approval, retried").isEqualTo(200);
+    assertThat(json(retried).get("effectId")).isEqualTo(json(again).get("effectId"));
+    assertThat(payments.effects(key)).as("the first execution").isEqualTo(1);
+    assertThat(payments.effectsByKey())
+        .as("one more execution, under a fresh effect key")
+        .hasEntrySatisfying(
+            key + "~bypass-" + bypassSuffixOf(payments, key), n -> assertThat(n).isEqualTo(1));
+  }
+
+  @Test
+  void shouldAnswer403ToABypassTheToolsPolicyForbidsAnd400ToAnEmptyApproval() throws Exception {
+    String body = call("run-bypass", "pay", "{\"amount\":5,\"to\":\"cus_5\"}");
+    assertThat(post(gatewayA, "charge_card", body).statusCode()).isEqualTo(200);
+    String approved = body.substring(0, body.length() - 1) + ",\"bypassApproval\":\"ops-1\"}";
+
+    HttpResponse<String> refused = post(gatewayA, "charge_card", approved);
+    HttpResponse<String> empty =
+        post(
+            gatewayA,
+            "charge_card",
+            body.substring(0, body.length() - 1) + ",\"bypassApproval\":\"\"}");
+
+    assertThat(refused.statusCode()).isEqualTo(403);
+    assertThat(json(refused).get("code").asText()).isEqualTo("BYPASS_NOT_ALLOWED");
+    assertThat(empty.statusCode()).isEqualTo(400);
+    assertThat(json(empty).get("field").asText()).isEqualTo("/bypassApproval");
+  }
+
+  /** The suffix the ledger gave the one bypass effect key of {@code key} the downstream saw. */
+  private static String bypassSuffixOf(CountingDownstream downstream, String key) {
+    return downstream.effectsByKey().keySet().stream()
+        .filter(k -> k.startsWith(key + "~bypass-"))
+        .map(k -> k.substring((key + "~bypass-").length()))
+        .findFirst()
+        .orElse("(none)");
+  }
+
+  @Test
   void shouldRefuseMalformedJsonWith400() throws Exception {
     long before = intentsPublished();
     assertRefusedAndNothingPublished(post(gatewayA, "charge_card", "{\"arguments\": {"), 400, "");

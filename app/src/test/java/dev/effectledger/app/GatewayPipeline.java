@@ -28,8 +28,9 @@ import org.apache.kafka.streams.StreamsConfig;
 /**
  * What a gateway stands in front of, in one JVM on a test's cluster: the ledger with its HTTP
  * endpoint, an executor for lanes {@code payments} (a payment API that honours keys; {@code
- * charge_card} coalesces, {@code send_email} refuses duplicates in flight, {@code refund} always
- * fails) and {@code risky} ({@code transfer}, on an API that ignores keys, held when ambiguous).
+ * charge_card} coalesces, {@code send_email} refuses duplicates in flight and allows an operator's
+ * bypass, {@code refund} always fails) and {@code risky} ({@code transfer}, on an API that ignores
+ * keys, held when ambiguous).
  */
 final class GatewayPipeline implements AutoCloseable {
 
@@ -67,6 +68,7 @@ final class GatewayPipeline implements AutoCloseable {
             class: write-non-idempotent
             pendingTimeout: 10m
             onInFlight: refuse
+            bypass: true
             lane: payments
             connector: http
             settings: {url: "%1$s", timeout: 30s, honoursKeys: true, effectIdPointer: /id}

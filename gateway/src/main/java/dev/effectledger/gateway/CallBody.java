@@ -10,24 +10,29 @@ import java.util.Set;
 
 /**
  * The body of {@code POST /v1/tools/{tool}/calls}: {@code {"arguments": {...}, "step": {"run":
- * "...", "step": "...", "scope": "..."}}}, read strictly: one JSON object, no duplicate names, no
- * trailing data, no field the API does not define.
+ * "...", "step": "...", "scope": "..."}, "bypassApproval": "..."}} (the last optional), read
+ * strictly: one JSON object, no duplicate names, no trailing data, no field the API does not
+ * define.
  *
  * @param argumentsJson the arguments object as JSON text
  * @param run the durable run the call belongs to
  * @param step the logical step within the run
  * @param scope what the effect is about; empty when none
+ * @param bypassApproval an operator's approval for a deliberate second execution of a settled key
+ *     (docs/tool-policy.md#bypass), or null for a normal call
  */
-record CallBody(String argumentsJson, String run, String step, String scope) {
+record CallBody(
+    String argumentsJson, String run, String step, String scope, String bypassApproval) {
 
   private static final ObjectMapper JSON =
       new ObjectMapper()
           .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
           .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
-  private static final Set<String> FIELDS = Set.of("arguments", "step");
+  private static final Set<String> FIELDS = Set.of("arguments", "step", "bypassApproval");
   private static final Set<String> STEP_FIELDS = Set.of("run", "step", "scope");
   private static final int MAX_TEXT = 512;
+  private static final int MAX_APPROVAL = 4096;
 
   /**
    * A body the API cannot take: {@code field} is a JSON pointer into it, or empty for the whole.
@@ -75,7 +80,25 @@ record CallBody(String argumentsJson, String run, String step, String scope) {
         arguments.toString(),
         text(step, "run", true),
         text(step, "step", true),
-        text(step, "scope", false));
+        text(step, "scope", false),
+        approval(root.get("bypassApproval")));
+  }
+
+  private static String approval(JsonNode value) {
+    if (value == null || value.isNull()) {
+      return null;
+    }
+    if (!value.isTextual() || value.asText().isBlank()) {
+      throw new Invalid(
+          "/bypassApproval",
+          "\"bypassApproval\" must be an operator's approval (a non-empty string); leave it out for"
+              + " a normal call");
+    }
+    if (value.asText().length() > MAX_APPROVAL) {
+      throw new Invalid(
+          "/bypassApproval", "\"bypassApproval\" is longer than " + MAX_APPROVAL + " characters");
+    }
+    return value.asText();
   }
 
   private static void unknownFields(JsonNode object, Set<String> known, String at) {

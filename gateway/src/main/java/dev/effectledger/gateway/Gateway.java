@@ -615,7 +615,7 @@ public final class Gateway implements AutoCloseable {
             .setBusinessScope(body.scope())
             .setRequestedAt(clock.instant())
             .setReplyTopic(config.replyTopic())
-            .setBypassApproval(null)
+            .setBypassApproval(body.bypassApproval())
             .setTraceId(header(ex, "traceparent"))
             .build();
     RecordHeaders headers = new RecordHeaders();
