@@ -21,12 +21,24 @@ final class ClientSuites {
 
   private ClientSuites() {}
 
+  /**
+   * Debian's Python, which has Debian's python3-confluent-kafka and python3-avro for the native
+   * Kafka mode (the {@code python3} first on a PATH may be another installation without them).
+   */
+  static final String DEBIAN_PYTHON = "/usr/bin/python3";
+
   /** {@code python3 -m unittest} over one suite directory of the Python client. */
   static Run python(String suite, Map<String, String> env)
       throws IOException, InterruptedException {
+    return python("python3", suite, env);
+  }
+
+  /** {@code <interpreter> -m unittest} over one suite directory of the Python client. */
+  static Run python(String interpreter, String suite, Map<String, String> env)
+      throws IOException, InterruptedException {
     return run(
         PYTHON,
-        List.of("python3", "-m", "unittest", "discover", "-v", "-s", suite, "-t", "."),
+        List.of(interpreter, "-m", "unittest", "discover", "-v", "-s", suite, "-t", "."),
         Map.of("PYTHONPATH", "src", "PYTHONDONTWRITEBYTECODE", "1"),
         env);
   }

@@ -30,10 +30,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * The Python and TypeScript clients against the real thing: this test starts the embedded cluster,
  * the ledger, an executor in front of counting payment APIs and a gateway; the Java client calls
- * one step first; then the Python integration suite (clients/python/ tests_integration) and the
- * TypeScript one (clients/typescript/test-integration) run, each calling that same step again (the
- * same key, replayed) among their own actions; finally every action they report is counted on the
- * payment API: one effect each.
+ * one step first; then the Python integration suite (clients/python/ tests_integration), the
+ * TypeScript one (clients/typescript/test-integration, gateway and native) and the Python native
+ * Kafka mode's (clients/python/tests_native, under Debian's python3 with Debian's
+ * python3-confluent-kafka and python3-avro) run, each calling that same step again (the same key,
+ * replayed) among their own actions; finally every action they report is counted on the payment
+ * API: one effect each.
  */
 @Tag("integration")
 @Timeout(400)
@@ -49,7 +51,7 @@ class ClientsIT {
   @Test
   void shouldTakeEffectOncePerActionFromJavaPythonAndTypeScriptWithOneKey() throws Exception {
     // A registry that demands credentials, as managed ones do: the Java parts carry them in the
-    // URL's user info, the TypeScript native client as its basic option.
+    // URL's user info, the TypeScript and Python native clients as their basic option.
     SchemaRegistryServer schemas =
         SchemaRegistryServer.start()
             .requireAuthorization(
@@ -106,11 +108,15 @@ class ClientsIT {
 
       ClientSuites.Run python = ClientSuites.python("tests_integration", env);
       ClientSuites.Run typescript = ClientSuites.npm("test:integration", env);
+      ClientSuites.Run pythonNative =
+          ClientSuites.python(ClientSuites.DEBIAN_PYTHON, "tests_native", env);
 
       assertThat(python.exit()).as(python.output()).isZero();
       assertThat(python.output()).contains("Ran 8 tests").contains("OK");
       assertThat(typescript.exit()).as(typescript.output()).isZero();
       assertThat(typescript.output()).contains("# pass 13").contains("# fail 0");
+      assertThat(pythonNative.exit()).as(pythonNative.output()).isZero();
+      assertThat(pythonNative.output()).contains("Ran 3 tests").contains("OK");
       List<JsonNode> actions = new ArrayList<>();
       for (String line : Files.readAllLines(report, StandardCharsets.UTF_8)) {
         actions.add(JSON.readTree(line));
@@ -129,7 +135,9 @@ class ClientsIT {
               "typescript: own key, reused",
               "typescript: bypass",
               "typescript native: four retry layers",
-              "typescript native: after java, python and the gateway");
+              "typescript native: after java, python and the gateway",
+              "python native: four retry layers",
+              "python native: after java and the others");
       for (JsonNode action : actions) {
         String key = action.get("key").asText();
         assertThat(pipeline.payments.effects(key)).as("effects of %s", action).isEqualTo(1);
@@ -145,7 +153,7 @@ class ClientsIT {
       assertThat(actions)
           .filteredOn(a -> a.get("name").asText().contains("after java"))
           .extracting(a -> a.get("key").asText())
-          .containsExactly(javaKey, javaKey, javaKey);
+          .containsExactly(javaKey, javaKey, javaKey, javaKey);
     }
   }
 }

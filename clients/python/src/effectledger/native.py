@@ -1,0 +1,359 @@
+"""The native Kafka mode: calls without the gateway, made exactly as the Java ``ToolCallClient`` and
+the TypeScript ``NativeToolCallClient`` make them. A ``ToolIntent`` goes to ``tool-intents`` in the
+Schema Registry wire format (magic byte, 4-byte schema id, Avro binary), keyed by the idempotency
+key, through Kafka's Java default partitioner (murmur2: the ledger refuses an intent in another
+partition than its key's, and librdkafka's own default, CRC32, would put most keys elsewhere); the
+reply is read read_committed from the reply topic, every partition positioned at its end before the
+intent is published so that no reply is missed; an in-flight notice keeps the call waiting for the
+final reply.
+
+It needs two libraries the rest of the package does not: ``confluent_kafka`` (librdkafka) and
+``avro``. Debian has both (``apt-get install python3-confluent-kafka python3-avro``; PyPI's
+``confluent-kafka`` and ``avro`` are the same). The Schema Registry's REST calls (register the
+intent schema, fetch a reply's schema by id) are the standard library's ``urllib``, as in the
+gateway client, with HTTP Basic or a bearer token as managed registries require.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import io
+import json
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any, Dict, Mapping, Optional, Set, Tuple, Union
+
+from .errors import CallError, EffectLedgerError, Unavailable
+from .gateway import CallResult, Failed, HeldUnknown, Rejected, StillRunning, Succeeded
+from .keys import KeyRules, StepContext, derive
+
+# The status the gateway answers for each refusal, so that a Rejected means the same in both modes.
+_REJECTED_STATUS = {
+    "IDEMPOTENCY_KEY_REUSED": 422,
+    "DUPLICATE_IN_FLIGHT": 409,
+    "UNKNOWN_TOOL": 404,
+    "BYPASS_NOT_ALLOWED": 403,
+    "ARGUMENTS_TOO_LARGE": 413,
+    "ARGUMENTS_NOT_JSON": 400,
+    "ARGUMENTS_NOT_OBJECT": 400,
+    "MISSING_REQUIRED_FIELD": 400,
+    "INVALID_INTENT": 400,
+}
+
+
+def _libraries():
+    try:
+        import avro.io
+        import avro.schema
+        import confluent_kafka
+    except ImportError as e:
+        raise EffectLedgerError(
+            f"the native Kafka mode needs confluent_kafka and avro ({e}): apt-get install "
+            "python3-confluent-kafka python3-avro, or pip install confluent-kafka avro; "
+            "or call through the gateway (GatewayClient), which needs neither"
+        ) from None
+    return confluent_kafka, avro
+
+
+def _intent_schema() -> str:
+    """ToolIntent.avsc: inside the package when it was built as a wheel (setup.py copies it), else
+    the one copy in the repository (schemas/src/main/avro), for the package used from its sources."""
+    here = Path(__file__).resolve().parent
+    for candidate in [here / "schemas" / "ToolIntent.avsc"] + [
+        parent / "schemas" / "src" / "main" / "avro" / "ToolIntent.avsc" for parent in here.parents
+    ]:
+        if candidate.is_file():
+            return candidate.read_text(encoding="utf-8")
+    raise EffectLedgerError("ToolIntent.avsc is missing from the package; rebuild it with setup.py")
+
+
+class _Registry:
+    """The two Schema Registry calls the wire format needs, with the registry's credentials."""
+
+    def __init__(self, url: str, basic: Optional[Tuple[str, str]], token: Optional[str]) -> None:
+        if basic and token:
+            raise ValueError("give the Schema Registry basic credentials or a bearer token, not both")
+        self.url = url.rstrip("/")
+        self.authorization = None
+        if basic:
+            self.authorization = "Basic " + base64.b64encode(f"{basic[0]}:{basic[1]}".encode()).decode()
+        elif token:
+            self.authorization = "Bearer " + token
+        self._schemas: Dict[int, Any] = {}
+        self._lock = threading.Lock()
+
+    def _request(self, method: str, path: str, body: Optional[bytes]) -> Mapping[str, Any]:
+        request = urllib.request.Request(self.url + path, data=body, method=method)
+        request.add_header("Accept", "application/vnd.schemaregistry.v1+json")
+        if body is not None:
+            request.add_header("Content-Type", "application/vnd.schemaregistry.v1+json")
+        if self.authorization:
+            request.add_header("Authorization", self.authorization)
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return json.loads(response.read().decode("utf-8"))
+        except urllib.error.HTTPError as e:
+            if e.code in (401, 403):
+                raise EffectLedgerError(
+                    f"the Schema Registry at {self.url} refused "
+                    f"{'the credentials' if self.authorization else 'a request without credentials'} "
+                    f"(HTTP {e.code}); give registry_basic=(user, password) or registry_token"
+                ) from None
+            raise EffectLedgerError(f"the Schema Registry at {self.url} answered HTTP {e.code} to {path}") from None
+        except (urllib.error.URLError, OSError) as e:
+            raise Unavailable(f"the Schema Registry at {self.url} is unreachable ({e})") from None
+
+    def register(self, subject: str, schema: str) -> int:
+        body = json.dumps({"schema": json.dumps(json.loads(schema))}).encode("utf-8")
+        answer = self._request("POST", f"/subjects/{urllib.parse.quote(subject, safe='')}/versions", body)
+        return int(answer["id"])
+
+    def schema(self, schema_id: int, avro) -> Any:
+        with self._lock:
+            known = self._schemas.get(schema_id)
+        if known is None:
+            text = self._request("GET", f"/schemas/ids/{schema_id}", None)["schema"]
+            known = avro.schema.parse(text)
+            with self._lock:
+                self._schemas[schema_id] = known
+        return known
+
+
+class _Waiter:
+    def __init__(self, tenant: str) -> None:
+        self.tenant = tenant
+        self.result: Optional[CallResult] = None
+        self.done = threading.Event()
+
+
+class NativeToolCallClient:
+    """Publishes intents to Kafka and reads their replies, without the gateway.
+
+    ``bootstrap_servers``: Kafka's ``bootstrap.servers``. ``registry_url``: the Schema Registry,
+    with ``registry_basic=(user, password)`` or ``registry_token`` when it demands credentials.
+    ``key_rules``: per tool, the same pointers as its ``key:`` in the ledger's tools.yaml (the key
+    and the ledger's hash check depend on them). ``reply_topic``: where replies come (the ledger
+    must allow the name; ``tool-results.<suffix>`` gives this client a topic of its own).
+    ``kafka_config``: more librdkafka settings (security, client.id) for the producer and consumer.
+    ``timeout``: how long a call waits for its final reply before answering ``StillRunning``.
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        registry_url: str,
+        *,
+        registry_basic: Optional[Tuple[str, str]] = None,
+        registry_token: Optional[str] = None,
+        key_rules: Optional[Mapping[str, KeyRules]] = None,
+        reply_topic: str = "tool-results",
+        intents_topic: str = "tool-intents",
+        kafka_config: Optional[Mapping[str, Any]] = None,
+        timeout: float = 30.0,
+    ) -> None:
+        kafka, self._avro = _libraries()
+        self._registry = _Registry(registry_url, registry_basic, registry_token)
+        schema_text = _intent_schema()
+        self._intent_writer = self._avro.io.DatumWriter(self._avro.schema.parse(schema_text))
+        self._intent_header = b"\x00" + self._registry.register(intents_topic + "-value", schema_text).to_bytes(4, "big")
+        self._key_rules = dict(key_rules or {})
+        self._reply_topic = reply_topic
+        self._intents_topic = intents_topic
+        self._timeout = timeout
+        common = {"bootstrap.servers": bootstrap_servers, "log_level": 3, **(kafka_config or {})}
+        self._producer = kafka.Producer(
+            {
+                **common,
+                # Kafka's Java default partitioner; librdkafka's default (CRC32) would put the
+                # intent in another partition than the ledger expects (WRONG_PARTITION).
+                "partitioner": "murmur2_random",
+                "enable.idempotence": True,
+                "acks": "all",
+                "linger.ms": 0,
+            }
+        )
+        self._consumer = kafka.Consumer(
+            {
+                **common,
+                "group.id": "effectledger-py-replies-" + str(uuid.uuid4()),
+                "isolation.level": "read_committed",
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+            }
+        )
+        self._waiters: Dict[str, Set[_Waiter]] = {}
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        try:
+            metadata = self._consumer.list_topics(reply_topic, timeout=10)
+            topic = metadata.topics.get(reply_topic)
+            if topic is None or topic.error is not None or not topic.partitions:
+                raise Unavailable(f"the reply topic {reply_topic} does not exist or has no partitions")
+            # Every partition from its end now, before any intent is published: no reply to an
+            # intent of this client can be before it.
+            ends = []
+            for partition in sorted(topic.partitions):
+                tp = kafka.TopicPartition(reply_topic, partition)
+                _, high = self._consumer.get_watermark_offsets(tp, timeout=10)
+                ends.append(kafka.TopicPartition(reply_topic, partition, high))
+            self._consumer.assign(ends)
+        except kafka.KafkaException as e:
+            self._producer.flush(0)
+            self._consumer.close()
+            raise Unavailable(f"could not reach Kafka at {bootstrap_servers}: {e}") from None
+        self._reader = threading.Thread(target=self._read, name="effectledger-replies", daemon=True)
+        self._reader.start()
+
+    # -- calls --------------------------------------------------------------------------------
+
+    def call(
+        self,
+        step: StepContext,
+        tool: str,
+        arguments: Union[Mapping[str, Any], str],
+        *,
+        timeout: Optional[float] = None,
+        bypass_approval: Optional[str] = None,
+    ) -> CallResult:
+        """Derives the key (with the tool's key rules), publishes the intent and waits for the
+        final reply. ``StillRunning`` when the timeout passed first: the action takes effect at
+        most once either way, and calling again with the same step finds it. Raises
+        :class:`KeyDerivationError` for arguments that give no key, :class:`Unavailable` when the
+        intent could not be published (nothing ran; call again with the same step)."""
+        if self._closed.is_set():
+            raise EffectLedgerError("the client is closed")
+        if bypass_approval is not None and (not isinstance(bypass_approval, str) or not bypass_approval.strip()):
+            raise ValueError("bypass_approval must be an operator's approval; leave it out for a normal call")
+        derived = derive(step, tool, arguments, self._key_rules.get(tool, KeyRules()))
+        arguments_json = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False, allow_nan=False)
+        waiter = _Waiter(step.tenant)
+        with self._lock:
+            self._waiters.setdefault(derived.key, set()).add(waiter)
+        try:
+            value = self._encode(
+                {
+                    "idempotencyKey": derived.key,
+                    "tenant": step.tenant,
+                    "runId": step.run_id,
+                    "stepId": step.step_id,
+                    "tool": tool,
+                    "arguments": arguments_json,
+                    "argumentsHash": derived.arguments_hash,
+                    "businessScope": step.scope,
+                    # timestamp-millis: avro takes an aware datetime
+                    "requestedAt": datetime.datetime.now(datetime.timezone.utc),
+                    "replyTopic": self._reply_topic,
+                    "bypassApproval": bypass_approval,
+                    "traceId": None,
+                }
+            )
+            self._publish(derived.key, value)
+            if not waiter.done.wait(self._timeout if timeout is None else timeout):
+                return StillRunning(derived.key, "")
+            return waiter.result  # type: ignore[return-value]
+        finally:
+            with self._lock:
+                waiting = self._waiters.get(derived.key)
+                if waiting is not None:
+                    waiting.discard(waiter)
+                    if not waiting:
+                        del self._waiters[derived.key]
+
+    def close(self) -> None:
+        """Stops; calls still waiting answer ``StillRunning`` at once (their keys stay valid)."""
+        self._closed.set()
+        with self._lock:
+            for key, waiting in self._waiters.items():
+                for waiter in waiting:
+                    waiter.result = StillRunning(key, "")
+                    waiter.done.set()
+        self._reader.join(timeout=5)
+        self._producer.flush(5)
+
+    def __enter__(self) -> "NativeToolCallClient":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- the wire -----------------------------------------------------------------------------
+
+    def _encode(self, intent: Mapping[str, Any]) -> bytes:
+        out = io.BytesIO()
+        out.write(self._intent_header)
+        self._intent_writer.write(intent, self._avro.io.BinaryEncoder(out))
+        return out.getvalue()
+
+    def _publish(self, key: str, value: bytes) -> None:
+        outcome: Dict[str, Any] = {}
+        acked = threading.Event()
+
+        def on_delivery(error, _message) -> None:
+            outcome["error"] = error
+            acked.set()
+
+        try:
+            self._producer.produce(self._intents_topic, key=key.encode("utf-8"), value=value, on_delivery=on_delivery)
+        except BufferError as e:
+            raise Unavailable(f"could not publish the intent for key {key} ({e}); call again with the same step") from None
+        deadline = time.monotonic() + 30
+        while not acked.is_set() and time.monotonic() < deadline:
+            self._producer.poll(0.05)
+        if not acked.is_set() or outcome.get("error") is not None:
+            raise Unavailable(
+                f"could not publish the intent for key {key} ({outcome.get('error', 'no broker acknowledgement in 30 s')});"
+                " call again with the same step"
+            )
+
+    def _read(self) -> None:
+        while not self._closed.is_set():
+            message = self._consumer.poll(0.1)
+            if message is None or message.error() is not None or message.value() is None:
+                continue
+            reply = self._decode(message.value())
+            if reply is None or reply.get("status") == "IN_FLIGHT":
+                continue  # not a reply this client can read, or in flight: wait on for the result
+            with self._lock:
+                waiting = [w for w in self._waiters.get(reply.get("idempotencyKey", ""), ()) if w.tenant == reply.get("tenant")]
+            for waiter in waiting:
+                waiter.result = _result(reply)
+                waiter.done.set()
+        self._consumer.close()
+
+    def _decode(self, value: bytes) -> Optional[Mapping[str, Any]]:
+        if len(value) < 5 or value[0] != 0:
+            return None
+        try:
+            schema = self._registry.schema(int.from_bytes(value[1:5], "big"), self._avro)
+            reader = self._avro.io.DatumReader(schema)
+            return reader.read(self._avro.io.BinaryDecoder(io.BytesIO(value[5:])))
+        except Exception:  # noqa: BLE001 - a record this client cannot read is skipped, as in Java
+            return None
+
+
+def _result(reply: Mapping[str, Any]) -> CallResult:
+    key = reply["idempotencyKey"]
+    error = reply.get("error")
+    call_error = CallError.of(error) if error else None
+    replayed = bool(reply.get("replayed"))
+    status = reply.get("status")
+    if status == "SUCCEEDED":
+        result_json = reply.get("resultJson")
+        return Succeeded(
+            key=key,
+            result=None if result_json is None else json.loads(result_json),
+            effect_id=reply.get("effectId"),
+            replayed=replayed,
+            attempts=int(reply.get("attempts") or 0),
+        )
+    if status == "FAILED":
+        return Failed(key, call_error, replayed)
+    if status == "UNKNOWN":
+        return HeldUnknown(key, call_error, replayed)
+    return Rejected(key, call_error, _REJECTED_STATUS.get(call_error.code if call_error else "", 500))

@@ -1,0 +1,99 @@
+"""The native Kafka mode against the real broker, ledger and executor ClientsIT (app module)
+starts, on a Schema Registry (the project's loopback one) that demands basic credentials:
+
+    EFFECTLEDGER_BOOTSTRAP, EFFECTLEDGER_REGISTRY_URL, EFFECTLEDGER_REGISTRY_USER/PASSWORD
+    EFFECTLEDGER_REPORT, EFFECTLEDGER_JAVA_KEY, EFFECTLEDGER_JAVA_STEP   as for tests_integration
+
+Run with an interpreter that has confluent_kafka and avro (Debian's /usr/bin/python3 with
+python3-confluent-kafka and python3-avro). Not meant to run on its own: without those variables
+every test fails, it does not skip.
+"""
+
+import json
+import os
+import threading
+import unittest
+
+from effectledger import EffectLedgerError, KeyRules, StepContext, Succeeded, derive
+from effectledger.native import NativeToolCallClient
+
+CHARGE_RULES = KeyRules(ignore=["/reason"], require=["/amount", "/to"])
+
+
+def env(name):
+    value = os.environ.get(name)
+    if not value:
+        raise RuntimeError(f"{name} is not set: this suite is run by ClientsIT")
+    return value
+
+
+def client(**options):
+    return NativeToolCallClient(
+        env("EFFECTLEDGER_BOOTSTRAP"),
+        env("EFFECTLEDGER_REGISTRY_URL"),
+        registry_basic=(env("EFFECTLEDGER_REGISTRY_USER"), env("EFFECTLEDGER_REGISTRY_PASSWORD")),
+        key_rules={"charge_card": CHARGE_RULES},
+        timeout=60,
+        **options,
+    )
+
+
+def report(name, key):
+    with open(env("EFFECTLEDGER_REPORT"), "a", encoding="utf-8") as f:
+        f.write(json.dumps({"name": name, "key": key}) + "\n")
+
+
+class NativeClientTest(unittest.TestCase):
+    def test_the_retry_layers_take_effect_once_and_a_new_client_replaying_the_step_gets_the_result(self):
+        step = StepContext("acme", "run-py-native", "pay-invoice", "customer:44")
+        arguments = {"amount": 1400, "to": "cus_44", "reason": "monthly invoice"}
+        answers = {}
+        with client() as native:
+            # the tool wrapper's retry and the model re-emitting the call, at once
+            first = threading.Thread(target=lambda: answers.__setitem__("a", native.call(step, "charge_card", arguments)))
+            second = threading.Thread(
+                target=lambda: answers.__setitem__(
+                    "b", native.call(step, "charge_card", {"to": "cus_44", "amount": 1400, "reason": "again"})
+                )
+            )
+            first.start()
+            second.start()
+            first.join()
+            second.join()
+            retried = native.call(step, "charge_card", json.dumps(arguments))
+        with client() as replayer:  # the orchestrator replaying the step after a crash
+            replayed = replayer.call(step, "charge_card", {"amount": 1400, "to": "cus_44", "reason": "after the crash"})
+
+        a, b = answers["a"], answers["b"]
+        self.assertIsInstance(a, Succeeded, a)
+        self.assertIsInstance(b, Succeeded, b)
+        self.assertEqual(a.key, b.key)
+        self.assertEqual(a.effect_id, b.effect_id)
+        for again in (retried, replayed):
+            self.assertIsInstance(again, Succeeded, again)
+            self.assertTrue(again.replayed)
+            self.assertEqual(a.key, again.key)
+            self.assertEqual(a.effect_id, again.effect_id)
+        report("python native: four retry layers", a.key)
+
+    def test_the_step_the_other_clients_called_has_the_same_key_and_is_replayed(self):
+        run, step_id, scope = env("EFFECTLEDGER_JAVA_STEP").split("/")
+        step = StepContext("acme", run, step_id, scope)
+        with client() as native:
+            answer = native.call(step, "charge_card", {"amount": 700, "to": "cus_7"})
+
+        self.assertIsInstance(answer, Succeeded, answer)
+        self.assertEqual(env("EFFECTLEDGER_JAVA_KEY"), answer.key)
+        self.assertEqual(derive(step, "charge_card", {"amount": 700, "to": "cus_7"}, CHARGE_RULES).key, answer.key)
+        self.assertTrue(answer.replayed)
+        report("python native: after java and the others", answer.key)
+
+    def test_a_registry_demanding_credentials_refuses_a_client_without_them(self):
+        with self.assertRaises(EffectLedgerError) as refused:
+            NativeToolCallClient(env("EFFECTLEDGER_BOOTSTRAP"), env("EFFECTLEDGER_REGISTRY_URL"))
+        self.assertIn("without credentials", str(refused.exception))
+        self.assertIn("registry_basic", str(refused.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
