@@ -33,6 +33,20 @@ final class ClientSuites {
     return python("python3", suite, env);
   }
 
+  /**
+   * The native Kafka mode's suite under {@link #DEBIAN_PYTHON}, after the client's
+   * scripts/install-native-deps (Debian's python3-confluent-kafka and python3-avro, installed when
+   * missing, as {@code npm ci} installs the TypeScript client's modules).
+   */
+  static Run pythonNative(String suite, Map<String, String> env)
+      throws IOException, InterruptedException {
+    Run install = run(PYTHON, List.of("bash", "scripts/install-native-deps"), Map.of(), Map.of());
+    if (install.exit() != 0) {
+      return new Run(install.exit(), "scripts/install-native-deps failed:\n" + install.output());
+    }
+    return python(DEBIAN_PYTHON, suite, env);
+  }
+
   /** {@code <interpreter> -m unittest} over one suite directory of the Python client. */
   static Run python(String interpreter, String suite, Map<String, String> env)
       throws IOException, InterruptedException {

@@ -108,8 +108,7 @@ class ClientsIT {
 
       ClientSuites.Run python = ClientSuites.python("tests_integration", env);
       ClientSuites.Run typescript = ClientSuites.npm("test:integration", env);
-      ClientSuites.Run pythonNative =
-          ClientSuites.python(ClientSuites.DEBIAN_PYTHON, "tests_native", env);
+      ClientSuites.Run pythonNative = ClientSuites.pythonNative("tests_native", env);
 
       assertThat(python.exit()).as(python.output()).isZero();
       assertThat(python.output()).contains("Ran 8 tests").contains("OK");
