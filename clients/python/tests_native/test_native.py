@@ -1,7 +1,8 @@
 """The native Kafka mode against the real broker, ledger and executor ClientsIT (app module)
-starts, on a Schema Registry (the project's loopback one) that demands basic credentials:
+starts, on a Schema Registry (the project's loopback one) that demands basic credentials or a token:
 
-    EFFECTLEDGER_BOOTSTRAP, EFFECTLEDGER_REGISTRY_URL, EFFECTLEDGER_REGISTRY_USER/PASSWORD
+    EFFECTLEDGER_BOOTSTRAP, EFFECTLEDGER_REGISTRY_URL, EFFECTLEDGER_REGISTRY_USER/PASSWORD,
+    EFFECTLEDGER_REGISTRY_TOKEN
     EFFECTLEDGER_REPORT, EFFECTLEDGER_JAVA_KEY, EFFECTLEDGER_JAVA_STEP   as for tests_integration
 
 Run with an interpreter that has confluent_kafka and avro (Debian's /usr/bin/python3 with
@@ -27,13 +28,18 @@ def env(name):
     return value
 
 
-def client(**options):
+def client(token=False, **options):
+    credentials = (
+        {"registry_token": env("EFFECTLEDGER_REGISTRY_TOKEN")}
+        if token
+        else {"registry_basic": (env("EFFECTLEDGER_REGISTRY_USER"), env("EFFECTLEDGER_REGISTRY_PASSWORD"))}
+    )
     return NativeToolCallClient(
         env("EFFECTLEDGER_BOOTSTRAP"),
         env("EFFECTLEDGER_REGISTRY_URL"),
-        registry_basic=(env("EFFECTLEDGER_REGISTRY_USER"), env("EFFECTLEDGER_REGISTRY_PASSWORD")),
         key_rules={"charge_card": CHARGE_RULES},
         timeout=60,
+        **credentials,
         **options,
     )
 
@@ -61,7 +67,9 @@ class NativeClientTest(unittest.TestCase):
             first.join()
             second.join()
             retried = native.call(step, "charge_card", json.dumps(arguments))
-        with client() as replayer:  # the orchestrator replaying the step after a crash
+        # the orchestrator replaying the step after a crash; with a bearer token, with which the
+        # intent schema is registered and the reply's schema fetched
+        with client(token=True) as replayer:
             replayed = replayer.call(step, "charge_card", {"amount": 1400, "to": "cus_44", "reason": "after the crash"})
 
         a, b = answers["a"], answers["b"]

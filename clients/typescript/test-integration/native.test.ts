@@ -1,6 +1,7 @@
 // The native Kafka mode against the real broker, ledger and executor ClientsIT starts, on a Schema
-// Registry (the project's loopback one) that demands basic credentials:
-//   EFFECTLEDGER_BOOTSTRAP, EFFECTLEDGER_REGISTRY_URL, EFFECTLEDGER_REGISTRY_USER/PASSWORD
+// Registry (the project's loopback one) that demands basic credentials or a bearer token:
+//   EFFECTLEDGER_BOOTSTRAP, EFFECTLEDGER_REGISTRY_URL, EFFECTLEDGER_REGISTRY_USER/PASSWORD,
+//   EFFECTLEDGER_REGISTRY_TOKEN
 // plus EFFECTLEDGER_REPORT and EFFECTLEDGER_JAVA_KEY/STEP as for gateway.test.ts, which runs first.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -46,7 +47,11 @@ test('native: the retry layers take effect once, and a new client replaying the 
     client.call(step, 'charge_card', { to: 'cus_43', amount: 1300, reason: 'the model again' }),
   ]);
   const retried = succeeded(await client.call(step, 'charge_card', JSON.stringify(args)));
-  const replayer = await NativeToolCallClient.connect(options());
+  // with a bearer token: the intent schema is registered and the reply's schema fetched with it
+  const replayer = await NativeToolCallClient.connect({
+    ...options(),
+    schemaRegistry: { url: env('EFFECTLEDGER_REGISTRY_URL'), bearerToken: env('EFFECTLEDGER_REGISTRY_TOKEN') },
+  });
   let replayed: CallResult;
   try {
     replayed = await replayer.call(step, 'charge_card', { amount: 1300, to: 'cus_43', reason: 'after the crash' });

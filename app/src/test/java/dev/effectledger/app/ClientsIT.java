@@ -47,11 +47,13 @@ class ClientsIT {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String REGISTRY_USER = "clients-it";
   private static final String REGISTRY_PASSWORD = "s3cr3t";
+  private static final String REGISTRY_TOKEN = "clients-it-token";
 
   @Test
   void shouldTakeEffectOncePerActionFromJavaPythonAndTypeScriptWithOneKey() throws Exception {
     // A registry that demands credentials, as managed ones do: the Java parts carry them in the
-    // URL's user info, the TypeScript and Python native clients as their basic option.
+    // URL's user info, the TypeScript and Python native clients as their basic option, and their
+    // replaying clients as a bearer token (registering the intent schema and reading replies).
     SchemaRegistryServer schemas =
         SchemaRegistryServer.start()
             .requireAuthorization(
@@ -59,7 +61,8 @@ class ClientsIT {
                     + Base64.getEncoder()
                         .encodeToString(
                             (REGISTRY_USER + ":" + REGISTRY_PASSWORD)
-                                .getBytes(StandardCharsets.UTF_8)));
+                                .getBytes(StandardCharsets.UTF_8)),
+                "Bearer " + REGISTRY_TOKEN);
     String registryUrl =
         schemas.url().replace("http://", "http://" + REGISTRY_USER + ":" + REGISTRY_PASSWORD + "@");
     try (schemas;
@@ -104,7 +107,9 @@ class ClientsIT {
               "EFFECTLEDGER_REGISTRY_USER",
               REGISTRY_USER,
               "EFFECTLEDGER_REGISTRY_PASSWORD",
-              REGISTRY_PASSWORD);
+              REGISTRY_PASSWORD,
+              "EFFECTLEDGER_REGISTRY_TOKEN",
+              REGISTRY_TOKEN);
 
       ClientSuites.Run python = ClientSuites.python("tests_integration", env);
       ClientSuites.Run typescript = ClientSuites.npm("test:integration", env);

@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.Set;
 import org.apache.avro.Schema;
 
 /**
@@ -22,7 +23,7 @@ public final class SchemaRegistryServer implements AutoCloseable {
 
   private final InMemorySchemaRegistry registry = new InMemorySchemaRegistry();
   private final HttpServer server;
-  private volatile String requiredAuthorization;
+  private volatile Set<String> acceptedAuthorizations = Set.of();
 
   private SchemaRegistryServer(HttpServer server) {
     this.server = server;
@@ -48,17 +49,21 @@ public final class SchemaRegistryServer implements AutoCloseable {
 
   /**
    * From now on, answers 401 (as a managed registry does) to a request whose {@code Authorization}
-   * header is not {@code authorization} ({@code "Basic ..."} or {@code "Bearer ..."}).
+   * header is none of {@code accepted} ({@code "Basic ..."} or {@code "Bearer ..."}): one registry
+   * can then be reached with basic credentials by some clients and a bearer token by others.
    */
-  public SchemaRegistryServer requireAuthorization(String authorization) {
-    this.requiredAuthorization = authorization;
+  public SchemaRegistryServer requireAuthorization(String... accepted) {
+    if (accepted.length == 0) {
+      throw new IllegalArgumentException("name at least one accepted Authorization header");
+    }
+    this.acceptedAuthorizations = Set.of(accepted);
     return this;
   }
 
   private boolean refused(HttpExchange exchange) throws IOException {
-    String required = requiredAuthorization;
-    if (required != null
-        && !required.equals(exchange.getRequestHeaders().getFirst("Authorization"))) {
+    Set<String> accepted = acceptedAuthorizations;
+    String given = exchange.getRequestHeaders().getFirst("Authorization");
+    if (!accepted.isEmpty() && (given == null || !accepted.contains(given))) {
       answer(exchange, 401, "{\"error_code\":401,\"message\":\"Unauthorized\"}");
       return true;
     }
