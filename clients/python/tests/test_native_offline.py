@@ -141,6 +141,14 @@ class ReplyMappingTest(unittest.TestCase):
     def reply(self, status, **more):
         return {"idempotencyKey": "v1:k", "tenant": "acme", "status": status, **more}
 
+    def test_in_flight_notices_keep_the_call_waiting_and_nothing_else_does(self):
+        self.assertTrue(native._in_flight_notice(self.reply("IN_FLIGHT")))
+        self.assertTrue(native._in_flight_notice(self.reply("REJECTED", error={"code": "DUPLICATE_IN_FLIGHT"})))
+        self.assertFalse(native._in_flight_notice(self.reply("REJECTED", error={"code": "IDEMPOTENCY_KEY_REUSED"})))
+        self.assertFalse(native._in_flight_notice(self.reply("REJECTED", error=None)))
+        self.assertFalse(native._in_flight_notice(self.reply("SUCCEEDED")))
+        self.assertFalse(native._in_flight_notice(self.reply("UNKNOWN", error={"code": "DUPLICATE_IN_FLIGHT"})))
+
     def test_succeeded_carries_the_result_effect_and_replay(self):
         result = native._result(self.reply("SUCCEEDED", resultJson='{"id": "ch_1"}', effectId="ch_1", replayed=True, attempts=2))
         self.assertEqual(Succeeded("v1:k", {"id": "ch_1"}, "ch_1", True, 2), result)

@@ -96,6 +96,30 @@ class NativeClientTest(unittest.TestCase):
         self.assertTrue(answer.replayed)
         report("python native: after java and the others", answer.key)
 
+    def test_a_duplicate_refused_while_the_first_is_in_flight_waits_for_the_first_s_result(self):
+        # send_email refuses duplicates in flight; ClientsIT makes this key's effect take 4 s
+        step = StepContext("acme", "run-py-native-refuse", "notify")
+        arguments = {"to": "py@example.com", "subject": "receipt"}
+        answers = {}
+        with client() as native:
+            calls = [
+                threading.Thread(target=lambda n=n: answers.__setitem__(n, native.call(step, "send_email", arguments)))
+                for n in range(2)
+            ]
+            for call in calls:
+                call.start()
+            for call in calls:
+                call.join()
+
+        first, second = answers[0], answers[1]
+        self.assertIsInstance(first, Succeeded, first)
+        self.assertIsInstance(second, Succeeded, second)
+        self.assertEqual(env("EFFECTLEDGER_REFUSE_KEY_PY"), first.key)
+        self.assertEqual(first, second)
+        # both answered by the first call's own reply, not a replay: the second did arrive in flight
+        self.assertFalse(first.replayed)
+        report("python native: duplicate refused in flight", first.key)
+
     def test_a_registry_demanding_credentials_refuses_a_client_without_them(self):
         with self.assertRaises(EffectLedgerError) as refused:
             NativeToolCallClient(env("EFFECTLEDGER_BOOTSTRAP"), env("EFFECTLEDGER_REGISTRY_URL"))

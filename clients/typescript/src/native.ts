@@ -4,7 +4,8 @@
  * Avro), keyed by the idempotency key, through Kafka's Java default partitioner (murmur2: the
  * ledger refuses an intent in another partition than its key's); the reply is read read_committed
  * from the reply topic, positioned at its end before the intent is published so that no reply is
- * missed; an in-flight notice keeps the call waiting for the final reply.
+ * missed; an in-flight notice (or a `refuse` tool's DUPLICATE_IN_FLIGHT) keeps the call waiting for the
+ * final reply of the key's first call.
  *
  * Kafka is `kafkajs` (pure JavaScript; it has no manual partition assignment, so the reply
  * consumer is a group of its own, and never commits offsets). Encoding and decoding are
@@ -133,7 +134,7 @@ export class NativeToolCallClient {
       return; // not a reply this client can read; the Java client skips it too
     }
     const waiting = this.waiters.get(reply.idempotencyKey);
-    if (!waiting || reply.status === 'IN_FLIGHT') return; // in flight: wait on for the result
+    if (!waiting || isInFlightNotice(reply)) return; // in flight: wait on for the result
     for (const w of waiting) {
       if (w.tenant === reply.tenant) w.done(toResult(reply));
     }
@@ -193,6 +194,15 @@ export class NativeToolCallClient {
     }
     await Promise.allSettled([this.producer.disconnect(), this.consumer.disconnect()]);
   }
+}
+
+/**
+ * IN_FLIGHT (a duplicate attached on a `coalesce` tool) and the `refuse` tool's DUPLICATE_IN_FLIGHT
+ * refusal both say the first call of the key is still running: the call waits for that call's final
+ * reply, as the Java client's does (and the gateway client attaches on its 409).
+ */
+function isInFlightNotice(r: Pick<ReplyRecord, 'status' | 'error'>): boolean {
+  return r.status === 'IN_FLIGHT' || (r.status === 'REJECTED' && r.error?.code === 'DUPLICATE_IN_FLIGHT');
 }
 
 function toResult(r: ReplyRecord): CallResult {

@@ -83,6 +83,20 @@ test('native: the step Java, Python and the gateway called: the same key, replay
   report('typescript native: after java, python and the gateway', answer.key);
 });
 
+test('native: a duplicate refused while the first is in flight waits for the first\'s result', async () => {
+  // send_email refuses duplicates in flight; ClientsIT makes this key's effect take 4 s
+  const step = { tenant: 'acme', runId: 'run-ts-native-refuse', stepId: 'notify' };
+  const args = { to: 'ts@example.com', subject: 'receipt' };
+
+  const [first, second] = (await Promise.all([client.call(step, 'send_email', args), client.call(step, 'send_email', args)])).map(succeeded);
+
+  assert.equal(first.key, env('EFFECTLEDGER_REFUSE_KEY_TS'));
+  assert.deepEqual(second, first);
+  // both answered by the first call's own reply, not a replay: the second did arrive in flight
+  assert.equal(first.replayed, false);
+  report('typescript native: duplicate refused in flight', first.key);
+});
+
 test('native: a client without the tool\'s key rules is refused by the ledger, not given a second effect', async () => {
   const step = { tenant: 'acme', runId: 'run-ts-native-rules', stepId: 'pay' };
   // Without the tool's key rules the client hashes /reason, which the ledger leaves out: refused.

@@ -4,8 +4,8 @@ Schema Registry wire format (magic byte, 4-byte schema id, Avro binary), keyed b
 key, through Kafka's Java default partitioner (murmur2: the ledger refuses an intent in another
 partition than its key's, and librdkafka's own default, CRC32, would put most keys elsewhere); the
 reply is read read_committed from the reply topic, every partition positioned at its end before the
-intent is published so that no reply is missed; an in-flight notice keeps the call waiting for the
-final reply.
+intent is published so that no reply is missed; an in-flight notice (or a ``refuse`` tool's
+DUPLICATE_IN_FLIGHT) keeps the call waiting for the final reply of the key's first call.
 
 It needs two libraries the rest of the package does not: ``confluent_kafka`` (librdkafka) and
 ``avro``. Debian has both (``apt-get install python3-confluent-kafka python3-avro``; PyPI's
@@ -317,7 +317,7 @@ class NativeToolCallClient:
             if message is None or message.error() is not None or message.value() is None:
                 continue
             reply = self._decode(message.value())
-            if reply is None or reply.get("status") == "IN_FLIGHT":
+            if reply is None or _in_flight_notice(reply):
                 continue  # not a reply this client can read, or in flight: wait on for the result
             with self._lock:
                 waiting = [w for w in self._waiters.get(reply.get("idempotencyKey", ""), ()) if w.tenant == reply.get("tenant")]
@@ -335,6 +335,17 @@ class NativeToolCallClient:
             return reader.read(self._avro.io.BinaryDecoder(io.BytesIO(value[5:])))
         except Exception:  # noqa: BLE001 - a record this client cannot read is skipped, as in Java
             return None
+
+
+def _in_flight_notice(reply: Mapping[str, Any]) -> bool:
+    """IN_FLIGHT (a duplicate attached on a ``coalesce`` tool) and the ``refuse`` tool's
+    DUPLICATE_IN_FLIGHT refusal both say the first call of the key is still running: the call
+    waits for that call's final reply, as the Java client's does (and the gateway client attaches
+    on its 409)."""
+    if reply.get("status") == "IN_FLIGHT":
+        return True
+    error = reply.get("error") or {}
+    return reply.get("status") == "REJECTED" and error.get("code") == "DUPLICATE_IN_FLIGHT"
 
 
 def _result(reply: Mapping[str, Any]) -> CallResult:

@@ -6,10 +6,12 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.effectledger.client.CallResult;
+import dev.effectledger.client.IdempotencyKeys;
 import dev.effectledger.client.KeyRules;
 import dev.effectledger.client.StepContext;
 import dev.effectledger.client.ToolCall;
 import dev.effectledger.client.ToolCallClient;
+import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.embedded.SchemaRegistryServer;
 import dev.effectledger.gateway.Gateway;
 import dev.effectledger.testkit.KafkaClusterExtension;
@@ -19,7 +21,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
@@ -88,7 +92,24 @@ class ClientsIT {
       assertThat(((CallResult.Succeeded) first).replayed()).isFalse();
       String javaKey = ((CallResult.Succeeded) first).key();
       Path report = Files.createTempFile("clients-it", ".jsonl");
-      Map<String, String> env =
+      // One send_email step (a tool that refuses duplicates in flight) per native client, whose
+      // effect takes 4 s: the client's second, concurrent call is answered DUPLICATE_IN_FLIGHT and
+      // must wait for the first call's result, as the Java client does.
+      pipeline.payments.slow(Duration.ofSeconds(4));
+      Map<String, String> refuseKeys = new HashMap<>();
+      for (String client : List.of("py", "ts")) {
+        String key =
+            IdempotencyKeys.derive(
+                    new StepContext("acme", "run-" + client + "-native-refuse", "notify", ""),
+                    "send_email",
+                    "{\"to\":\"" + client + "@example.com\",\"subject\":\"receipt\"}",
+                    KeyRules.NONE)
+                .key();
+        pipeline.payments.inject(key, CountingDownstream.Fault.SLOW_SUCCESS);
+        refuseKeys.put("EFFECTLEDGER_REFUSE_KEY_" + client.toUpperCase(Locale.ROOT), key);
+      }
+      Map<String, String> env = new HashMap<>(refuseKeys);
+      env.putAll(
           Map.of(
               "EFFECTLEDGER_GATEWAY_URL",
               gateway.uri().toString(),
@@ -109,7 +130,7 @@ class ClientsIT {
               "EFFECTLEDGER_REGISTRY_PASSWORD",
               REGISTRY_PASSWORD,
               "EFFECTLEDGER_REGISTRY_TOKEN",
-              REGISTRY_TOKEN);
+              REGISTRY_TOKEN));
 
       ClientSuites.Run python = ClientSuites.python("tests_integration", env);
       ClientSuites.Run typescript = ClientSuites.npm("test:integration", env);
@@ -118,9 +139,9 @@ class ClientsIT {
       assertThat(python.exit()).as(python.output()).isZero();
       assertThat(python.output()).contains("Ran 8 tests").contains("OK");
       assertThat(typescript.exit()).as(typescript.output()).isZero();
-      assertThat(typescript.output()).contains("# pass 13").contains("# fail 0");
+      assertThat(typescript.output()).contains("# pass 14").contains("# fail 0");
       assertThat(pythonNative.exit()).as(pythonNative.output()).isZero();
-      assertThat(pythonNative.output()).contains("Ran 3 tests").contains("OK");
+      assertThat(pythonNative.output()).contains("Ran 4 tests").contains("OK");
       List<JsonNode> actions = new ArrayList<>();
       for (String line : Files.readAllLines(report, StandardCharsets.UTF_8)) {
         actions.add(JSON.readTree(line));
@@ -140,8 +161,10 @@ class ClientsIT {
               "typescript: bypass",
               "typescript native: four retry layers",
               "typescript native: after java, python and the gateway",
+              "typescript native: duplicate refused in flight",
               "python native: four retry layers",
-              "python native: after java and the others");
+              "python native: after java and the others",
+              "python native: duplicate refused in flight");
       for (JsonNode action : actions) {
         String key = action.get("key").asText();
         assertThat(pipeline.payments.effects(key)).as("effects of %s", action).isEqualTo(1);
