@@ -7,6 +7,12 @@ reply is read read_committed from the reply topic, every partition positioned at
 intent is published so that no reply is missed; an in-flight notice (or a ``refuse`` tool's
 DUPLICATE_IN_FLIGHT) keeps the call waiting for the final reply of the key's first call.
 
+Unlike the Java client, which assigns itself only the reply partition of each key it waits on, this
+client reads every partition of its reply topic (as the TypeScript one, which kafkajs leaves no
+choice): simpler, and the same answers, but on a reply topic shared by many clients each reads every
+reply. Under load, give each client a reply topic of its own (``reply_topic="tool-results.<name>"``,
+created beforehand: the ledger answers on ``tool-results`` or any ``tool-results.<suffix>``).
+
 It needs two libraries the rest of the package does not: ``confluent_kafka`` (librdkafka) and
 ``avro``. Debian has both (``apt-get install python3-confluent-kafka python3-avro``; PyPI's
 ``confluent-kafka`` and ``avro`` are the same). The Schema Registry's REST calls (register the
