@@ -3,7 +3,6 @@ package dev.effectledger.app;
 import dev.effectledger.client.KeyRules;
 import dev.effectledger.client.ToolCallClient;
 import dev.effectledger.client.ToolCalls;
-import dev.effectledger.connectors.Connectors;
 import dev.effectledger.connectors.executor.EffectExecutor;
 import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.connectors.reconcile.Reconciler;
@@ -12,6 +11,7 @@ import dev.effectledger.embedded.EmbeddedKafkaCluster;
 import dev.effectledger.gateway.Credentials;
 import dev.effectledger.gateway.Gateway;
 import dev.effectledger.gateway.GatewayConfig;
+import dev.effectledger.mcp.connector.McpConnectors;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
 import dev.effectledger.topology.LedgerConfig;
@@ -122,7 +122,7 @@ final class DemoCommand implements Callable<Integer> {
           EffectExecutor executor =
               EffectExecutor.start(
                   ExecutorConfig.of(kafkaProps, LANES, REGISTRY),
-                  Connectors.forLanes(policies, LANES, Clock.systemUTC()),
+                  McpConnectors.all().create(policies, LANES, Clock.systemUTC()),
                   policies);
           AutoCloseable ledgerHttp = http == null ? () -> {} : http;
           Agents agents = agents(kafka, kafkaProps, policies, http)) {
@@ -154,7 +154,7 @@ final class DemoCommand implements Callable<Integer> {
             new Reconciler(
                 kafkaProps,
                 REGISTRY,
-                Connectors.forLanes(policies, List.of("notify"), Clock.systemUTC()),
+                McpConnectors.all().create(policies, List.of("notify"), Clock.systemUTC()),
                 Duration.ZERO,
                 Clock.systemUTC())) {
           result = workload.reconcile(reconciler, result, timeout);

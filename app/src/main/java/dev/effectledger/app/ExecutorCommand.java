@@ -1,8 +1,8 @@
 package dev.effectledger.app;
 
-import dev.effectledger.connectors.Connectors;
 import dev.effectledger.connectors.executor.EffectExecutor;
 import dev.effectledger.connectors.executor.ExecutorConfig;
+import dev.effectledger.mcp.connector.McpConnectors;
 import dev.effectledger.policy.ToolPolicies;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -43,7 +43,9 @@ final class ExecutorCommand implements Callable<Integer> {
     ExecutorConfig executorConfig = executorConfig(cfg, lanes);
     EffectExecutor executor =
         EffectExecutor.start(
-            executorConfig, Connectors.forLanes(policies, lanes, Clock.systemUTC()), policies);
+            executorConfig,
+            McpConnectors.all().create(policies, lanes, Clock.systemUTC()),
+            policies);
     String httpPort = cfg.get(AppConfig.EXECUTOR_HTTP_PORT);
     HealthEndpoint health =
         httpPort == null

@@ -1,6 +1,6 @@
 package dev.effectledger.app;
 
-import dev.effectledger.connectors.Connectors;
+import dev.effectledger.mcp.connector.McpConnectors;
 import dev.effectledger.policy.PolicyException;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
@@ -44,7 +44,7 @@ final class ToolsCommand implements Runnable {
         problems.addAll(e.problems());
       }
       if (policies != null) {
-        problems.addAll(Connectors.check(policies));
+        problems.addAll(McpConnectors.all().checkAll(policies));
       }
       if (!problems.isEmpty()) {
         System.out.println(file + ": " + problems.size() + " problem(s)");

@@ -5,19 +5,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import com.networknt.schema.JsonSchema;
-import com.networknt.schema.JsonSchemaFactory;
+import com.networknt.schema.Error;
+import com.networknt.schema.Schema;
 import com.networknt.schema.SchemaLocation;
-import com.networknt.schema.SpecVersion;
-import com.networknt.schema.ValidationMessage;
-import com.networknt.schema.oas.OpenApi31;
+import com.networknt.schema.SchemaRegistry;
+import com.networknt.schema.dialect.Dialects;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.http.HttpResponse;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -31,14 +30,8 @@ final class OpenApiContract {
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
   private static final ObjectMapper JSON = new ObjectMapper();
   private final JsonNode doc;
-  private final JsonSchemaFactory factory =
-      JsonSchemaFactory.getInstance(
-          SpecVersion.VersionFlag.V202012,
-          builder ->
-              builder
-                  .metaSchema(OpenApi31.getInstance())
-                  .defaultMetaSchemaIri(OpenApi31.getInstance().getIri()));
-  private final Map<String, JsonSchema> schemas = new ConcurrentHashMap<>();
+  private final SchemaRegistry factory = SchemaRegistry.withDefaultDialect(Dialects.getOpenApi31());
+  private final Map<String, Schema> schemas = new ConcurrentHashMap<>();
 
   OpenApiContract() {
     try (InputStream in = OpenApiContract.class.getResourceAsStream("/openapi.yaml")) {
@@ -82,10 +75,10 @@ final class OpenApiContract {
       return;
     }
     String pointer = schema.get("$ref").asText();
-    JsonSchema validator =
+    Schema validator =
         schemas.computeIfAbsent(
             pointer, p -> factory.getSchema(SchemaLocation.of("classpath:openapi.yaml" + p)));
-    Set<ValidationMessage> errors;
+    List<Error> errors;
     try {
       errors = validator.validate(JSON.readTree(response.body()));
     } catch (IOException e) {

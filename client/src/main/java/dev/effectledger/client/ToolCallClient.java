@@ -97,11 +97,16 @@ public final class ToolCallClient implements ToolCalls {
 
   @Override
   public DerivedKey keyOf(ToolCall call) {
-    return IdempotencyKeys.derive(
-        call.step(),
-        call.tool(),
-        call.argumentsJson(),
-        keyRules.getOrDefault(call.tool(), KeyRules.NONE));
+    DerivedKey derived =
+        IdempotencyKeys.derive(
+            call.step(),
+            call.tool(),
+            call.argumentsJson(),
+            keyRules.getOrDefault(call.tool(), KeyRules.NONE));
+    return call.idempotencyKey() == null
+        ? derived
+        : new DerivedKey(
+            call.idempotencyKey(), derived.canonicalArguments(), derived.argumentsHash());
   }
 
   @Override

@@ -1,0 +1,273 @@
+package dev.effectledger.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.effectledger.client.IdempotencyKeys;
+import dev.effectledger.client.KeyRules;
+import dev.effectledger.client.StepContext;
+import dev.effectledger.mcp.McpMeta;
+import dev.effectledger.mcp.embedded.CountingMcpServer.Fault;
+import dev.effectledger.mcp.gateway.McpGateway;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicyLoader;
+import dev.effectledger.testkit.KafkaClusterExtension;
+import io.modelcontextprotocol.client.McpClient;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
+import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
+import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import io.modelcontextprotocol.spec.McpSchema.TextContent;
+import io.modelcontextprotocol.spec.McpSchema.Tool;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * An MCP client (the SDK's, over Streamable HTTP) calling the counting MCP server's tools through
+ * the MCP gateway, with the ledger and an executor's {@code mcp} connector behind it: re-emitted
+ * calls, new sessions and restarted orchestrators take effect once per run.
+ */
+@Tag("integration")
+@Timeout(300)
+class McpGatewayIT {
+
+  @RegisterExtension
+  static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private static McpPipeline pipeline;
+  private static McpGateway gateway;
+  private final List<McpSyncClient> clients = new ArrayList<>();
+
+  @BeforeAll
+  static void start() throws Exception {
+    pipeline = new McpPipeline(kafka.bootstrapServers(), "mcp-gateway-it");
+    gateway = McpGateway.startHttp(pipeline.gatewayConfig(""), pipeline.policies);
+  }
+
+  @AfterAll
+  static void stop() {
+    gateway.close();
+    pipeline.close();
+  }
+
+  @AfterEach
+  void closeClients() {
+    clients.forEach(McpSyncClient::close);
+  }
+
+  /** A new MCP session with the gateway, sending {@code run} in the run header (null: none). */
+  private McpSyncClient agent(String url, String run) {
+    URI uri = URI.create(url);
+    McpSyncClient client =
+        McpClient.sync(
+                HttpClientStreamableHttpTransport.builder(
+                        uri.getScheme() + "://" + uri.getAuthority())
+                    .endpoint(uri.getPath())
+                    .jsonMapper(new JacksonMcpJsonMapper(JSON))
+                    .httpRequestCustomizer(
+                        (builder, method, endpoint, body, context) -> {
+                          if (run != null) {
+                            builder.setHeader("X-Agent-Run", run);
+                          }
+                        })
+                    .build())
+            .requestTimeout(Duration.ofSeconds(60))
+            .build();
+    client.initialize();
+    clients.add(client);
+    return client;
+  }
+
+  private static CallToolResult charge(McpSyncClient agent, int amount, String to) {
+    return agent.callTool(new CallToolRequest("create_charge", Map.of("amount", amount, "to", to)));
+  }
+
+  private static CallToolResult charge(
+      McpSyncClient agent, Map<String, Object> arguments, Map<String, Object> meta) {
+    return agent.callTool(new CallToolRequest("create_charge", arguments, meta));
+  }
+
+  private static String key(String run, String step, Map<String, Object> arguments)
+      throws Exception {
+    return IdempotencyKeys.derive(
+            new StepContext("acme", run, step, ""),
+            "create_charge",
+            JSON.writeValueAsString(arguments),
+            KeyRules.NONE)
+        .key();
+  }
+
+  private static JsonNode structured(CallToolResult result) {
+    return JSON.valueToTree(result.structuredContent());
+  }
+
+  private static String text(CallToolResult result) {
+    return ((TextContent) result.content().get(0)).text();
+  }
+
+  @Test
+  void shouldListTheUpstreamsToolsWithTheirSchemasAndAnnotations() {
+    List<Tool> tools = agent(gateway.url(), null).listTools().tools();
+
+    Map<String, Tool> byName = tools.stream().collect(Collectors.toMap(Tool::name, t -> t));
+    assertThat(byName).containsOnlyKeys("create_charge", "find_charge", "get_balance");
+    assertThat(byName.get("create_charge").annotations().destructiveHint()).isTrue();
+    assertThat(byName.get("find_charge").annotations().readOnlyHint()).isTrue();
+    assertThat(byName.get("create_charge").inputSchema()).containsKey("properties");
+  }
+
+  @Test
+  void shouldTakeEffectOncePerRunAcrossReEmittedCallsNewSessionsAndRestartedOrchestrators()
+      throws Exception {
+    String run = "run-mcp-gw-1";
+    String key = key(run, "mcp:create_charge", Map.of("amount", 700, "to", "cus_7"));
+
+    CallToolResult first = charge(agent(gateway.url(), run), 700, "cus_7");
+    CallToolResult reEmitted = charge(clients.get(0), 700, "cus_7"); // the model again
+    CallToolResult reconnected = charge(agent(gateway.url(), run), 700, "cus_7"); // new session
+    // a restarted orchestrator sending the run in _meta instead of the header
+    CallToolResult replayed =
+        charge(
+            agent(gateway.url(), null),
+            Map.of("to", "cus_7", "amount", 700),
+            Map.of(McpMeta.RUN_ID, run));
+    CallToolResult otherRun = charge(agent(gateway.url(), "run-mcp-gw-2"), 700, "cus_7");
+
+    assertThat(first.isError()).as(text(first)).isFalse();
+    assertThat(first.meta())
+        .containsEntry(McpMeta.REPLAYED, false)
+        .containsEntry(McpMeta.IDEMPOTENCY_KEY, key);
+    String id = structured(first).path("id").asText();
+    assertThat(text(first)).isEqualTo("charged 700 to cus_7");
+    for (CallToolResult again : List.of(reEmitted, reconnected, replayed)) {
+      assertThat(again.isError()).as(text(again)).isFalse();
+      assertThat(again.meta()).containsEntry(McpMeta.REPLAYED, true);
+      assertThat(structured(again).path("id").asText()).isEqualTo(id); // the stored result
+      assertThat(text(again)).isEqualTo("charged 700 to cus_7");
+    }
+    assertThat(pipeline.upstream.effects(key)).isEqualTo(1);
+    assertThat(otherRun.isError()).isFalse();
+    assertThat(structured(otherRun).path("id").asText()).isNotEqualTo(id);
+    assertThat(
+            pipeline.upstream.effects(
+                key("run-mcp-gw-2", "mcp:create_charge", Map.of("amount", 700, "to", "cus_7"))))
+        .isEqualTo(1);
+  }
+
+  @Test
+  void shouldTreatAnExplicitStepAsTheActionAndRefuseItsKeyWithOtherArguments() throws Exception {
+    McpSyncClient agent = agent(gateway.url(), null);
+    Map<String, Object> step =
+        Map.of(McpMeta.RUN_ID, "run-mcp-gw-3", McpMeta.STEP_ID, "pay-invoice-9");
+    Map<String, Object> own = new HashMap<>(step);
+    own.put(McpMeta.IDEMPOTENCY_KEY, "order-9-charge");
+
+    CallToolResult stepped = charge(agent, Map.of("amount", 90, "to", "cus_9"), step);
+    CallToolResult withKey = charge(agent, Map.of("amount", 91, "to", "cus_9"), own);
+    CallToolResult reused = charge(agent, Map.of("amount", 92, "to", "cus_9"), own);
+
+    assertThat(stepped.isError()).as(text(stepped)).isFalse();
+    assertThat(
+            pipeline.upstream.effects(
+                key("run-mcp-gw-3", "pay-invoice-9", Map.of("amount", 90, "to", "cus_9"))))
+        .isEqualTo(1);
+    assertThat(withKey.isError()).as(text(withKey)).isFalse();
+    assertThat(pipeline.upstream.effects("order-9-charge")).isEqualTo(1);
+    assertThat(reused.isError()).isTrue();
+    assertThat(structured(reused).path("code").asText()).isEqualTo("IDEMPOTENCY_KEY_REUSED");
+    assertThat(structured(reused).path("idempotencyKey").asText()).isEqualTo("order-9-charge");
+    assertThat(pipeline.upstream.effects("order-9-charge")).isEqualTo(1);
+  }
+
+  @Test
+  void shouldRefuseAWriteCallWithoutARunAndPassAReadCallStraightThrough() {
+    McpSyncClient agent = agent(gateway.url(), null);
+    int before = pipeline.upstream.effectCount();
+
+    CallToolResult refused = charge(agent, 5, "cus_5");
+    CallToolResult balance = agent.callTool(new CallToolRequest("get_balance", Map.of()));
+
+    assertThat(refused.isError()).isTrue();
+    assertThat(structured(refused).path("code").asText()).isEqualTo("RUN_ID_REQUIRED");
+    assertThat(structured(refused).path("correctiveAction").asText()).contains("X-Agent-Run");
+    assertThat(balance.isError()).isFalse();
+    assertThat(balance.meta()).isNull(); // the upstream's own answer, not the ledger's
+    assertThat(structured(balance).has("balance")).isTrue();
+    assertThat(pipeline.upstream.effectCount()).isEqualTo(before);
+  }
+
+  @Test
+  void shouldAnswerAHeldEffectAsAToolErrorNamingWhatToDo() throws Exception {
+    String run = "run-mcp-gw-held";
+    String key = key(run, "mcp:create_charge", Map.of("amount", 44, "to", "cus_44"));
+    pipeline.upstream.inject(key, Fault.DROP_AFTER);
+
+    CallToolResult held = charge(agent(gateway.url(), run), 44, "cus_44");
+
+    assertThat(held.isError()).isTrue();
+    assertThat(structured(held).path("code").asText()).isEqualTo("EFFECT_HELD");
+    assertThat(structured(held).path("correctiveAction").asText()).contains("same arguments");
+    assertThat(pipeline.upstream.effects(key)).isEqualTo(1);
+  }
+
+  @Test
+  void shouldAnswerAToolsErrorWithItsOwnContentAndReplayIt() throws Exception {
+    String run = "run-mcp-gw-declined";
+    String key = key(run, "mcp:create_charge", Map.of("amount", 13, "to", "cus_13"));
+    pipeline.upstream.inject(key, Fault.ERROR_BEFORE);
+
+    CallToolResult declined = charge(agent(gateway.url(), run), 13, "cus_13");
+    CallToolResult again = charge(agent(gateway.url(), run), 13, "cus_13");
+
+    assertThat(declined.isError()).isTrue();
+    assertThat(text(declined)).isEqualTo("card declined"); // the tool's own words
+    assertThat(structured(declined).path("code").asText()).isEqualTo("EFFECT_FAILED");
+    assertThat(again.isError()).isTrue();
+    assertThat(text(again)).isEqualTo("card declined");
+    assertThat(again.meta()).containsEntry(McpMeta.REPLAYED, true);
+    assertThat(pipeline.upstream.requests(key)).isEqualTo(1); // failed for good: never sent again
+    assertThat(pipeline.upstream.effects(key)).isZero();
+  }
+
+  @Test
+  void shouldRefuseWriteToolsTheLedgerHasNoPolicyForAndGenerateOne() throws Exception {
+    ToolPolicies none = new ToolPolicyLoader().parse("tools: {}\n", "empty.yaml");
+    try (McpGateway bare = McpGateway.startHttp(pipeline.gatewayConfig(""), none)) {
+      CallToolResult refused = charge(agent(bare.url(), "run-mcp-gw-4"), 6, "cus_6");
+      JsonNode generated = bare.missingPolicies().path("tools");
+
+      assertThat(refused.isError()).isTrue();
+      assertThat(structured(refused).path("code").asText()).isEqualTo("POLICY_MISSING");
+      assertThat(generated.fieldNames()).toIterable().containsExactly("create_charge");
+      JsonNode policy = generated.path("create_charge");
+      assertThat(policy.path("class").asText()).isEqualTo("irreversible"); // destructiveHint
+      assertThat(policy.path("connector").asText()).isEqualTo("mcp");
+      assertThat(policy.at("/settings/url").asText()).isEqualTo(pipeline.upstream.url());
+      assertThat(policy.at("/settings/tool").asText()).isEqualTo("create_charge");
+      // what it generates loads as a policy and checks as an mcp connector's settings
+      ToolPolicies loaded =
+          new ToolPolicyLoader()
+              .parse(
+                  new com.fasterxml.jackson.dataformat.yaml.YAMLMapper()
+                      .writeValueAsString(bare.missingPolicies()),
+                  "generated.yaml");
+      assertThat(dev.effectledger.mcp.connector.McpConnectors.all().checkAll(loaded)).isEmpty();
+    }
+  }
+}

@@ -1,0 +1,113 @@
+package dev.effectledger.app;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.effectledger.connectors.executor.EffectExecutor;
+import dev.effectledger.connectors.executor.ExecutorConfig;
+import dev.effectledger.mcp.connector.McpConnectors;
+import dev.effectledger.mcp.embedded.CountingMcpServer;
+import dev.effectledger.mcp.gateway.McpGatewayConfig;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicyLoader;
+import dev.effectledger.topology.LedgerConfig;
+import dev.effectledger.topology.LedgerTopology;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+
+/**
+ * An MCP upstream behind the ledger, in one JVM on a test's cluster: the counting MCP server over
+ * Streamable HTTP, whose {@code create_charge} tools.yaml names (irreversible, ambiguous outcomes
+ * held, {@code find_charge} the lookup tool), the ledger and an executor for lane {@code mcp}.
+ */
+final class McpPipeline implements AutoCloseable {
+
+  static final String REGISTRY_PREFIX = "mock://";
+
+  final CountingMcpServer upstream;
+  final ToolPolicies policies;
+  final String registry;
+  private final String bootstrap;
+  private final KafkaStreams ledger;
+  private final EffectExecutor executor;
+
+  McpPipeline(String bootstrap, String name) throws Exception {
+    this.bootstrap = bootstrap;
+    this.registry = REGISTRY_PREFIX + name;
+    upstream = CountingMcpServer.startHttp(0);
+    policies =
+        new ToolPolicyLoader()
+            .parse(
+                """
+        tools:
+          create_charge:
+            class: irreversible
+            pendingTimeout: 10m
+            onInFlight: coalesce
+            onAmbiguous: hold
+            lane: mcp
+            connector: mcp
+            settings: {url: "%s", timeout: 10s, effectIdPointer: /id, lookupTool: find_charge}
+        """
+                    .formatted(upstream.url()),
+                name + ".yaml");
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+      new TopicProvisioner(admin).create(TopicProvisioner.topics(policies), 2, (short) 1, 0);
+    }
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, name);
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    props.put(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory(name).toString());
+    ledger =
+        new KafkaStreams(
+            LedgerTopology.build(LedgerConfig.of(policies, registry).withIntentPartitions(2)),
+            LedgerTopology.streamsProperties(props));
+    ledger.start();
+    executor =
+        EffectExecutor.start(
+            ExecutorConfig.of(kafka(), List.of("mcp"), registry),
+            McpConnectors.all().create(policies, List.of("mcp"), Clock.systemUTC()),
+            policies);
+  }
+
+  Properties kafka() {
+    Properties p = new Properties();
+    p.put("bootstrap.servers", bootstrap);
+    return p;
+  }
+
+  /** An MCP gateway's configuration in front of the upstream, on a free port. */
+  McpGatewayConfig gatewayConfig(String extraYaml) throws Exception {
+    ObjectNode root =
+        (ObjectNode)
+            new YAMLMapper()
+                .readTree(
+                    """
+        listen: {host: 127.0.0.1, port: 0}
+        tenant: acme
+        run: {header: X-Agent-Run}
+        wait: 30s
+        kafka: {bootstrap.servers: "%s"}
+        schemaRegistryUrl: "%s"
+        upstreams:
+          payments: {url: "%s", timeout: 10s}
+        %s
+        """
+                        .formatted(bootstrap, registry, upstream.url(), extraYaml));
+    return McpGatewayConfig.parse(root, Path.of("."));
+  }
+
+  @Override
+  public void close() {
+    executor.close();
+    ledger.close(Duration.ofSeconds(30));
+    upstream.close();
+  }
+}

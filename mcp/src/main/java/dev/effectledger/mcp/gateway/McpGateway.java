@@ -1,0 +1,372 @@
+package dev.effectledger.mcp.gateway;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.effectledger.client.CallResult;
+import dev.effectledger.client.KeyDerivationException;
+import dev.effectledger.client.KeyRules;
+import dev.effectledger.client.StepContext;
+import dev.effectledger.client.ToolCall;
+import dev.effectledger.client.ToolCallClient;
+import dev.effectledger.mcp.McpMeta;
+import dev.effectledger.mcp.connector.McpConnectorSettings;
+import dev.effectledger.mcp.connector.McpSession;
+import dev.effectledger.policy.ToolClass;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicy;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.common.McpTransportContext;
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
+import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
+import io.modelcontextprotocol.server.McpSyncServer;
+import io.modelcontextprotocol.server.McpSyncServerExchange;
+import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
+import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
+import io.modelcontextprotocol.spec.McpError;
+import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import io.modelcontextprotocol.spec.McpSchema.ListToolsResult;
+import io.modelcontextprotocol.spec.McpSchema.Tool;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee11.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The MCP gateway: an MCP server (Streamable HTTP, or stdio) in front of one or more upstream MCP
+ * servers. It lists the upstreams' tools as one list ({@link ToolCatalog}); a read tool's call goes
+ * straight to its upstream; a write tool's call becomes an intent, published and answered through
+ * the ledger with the Java client, and performed once by an executor's {@code mcp} connector.
+ *
+ * <p>The key of a write call: the step in the call's {@code _meta} when the orchestrator sends one
+ * ({@value McpMeta#RUN_ID}, {@value McpMeta#STEP_ID}, {@value McpMeta#SCOPE}); otherwise the run
+ * from {@code _meta}, the configured header or the configured run id, and the step {@code
+ * mcp:<tool>}: the same tool with the same canonical arguments in the same run is one action.
+ */
+public final class McpGateway implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(McpGateway.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final McpJsonMapper MAPPER = new JacksonMcpJsonMapper(JSON);
+  private static final String RUN_HEADER = "effectledger-run-header";
+
+  private final McpGatewayConfig config;
+  private final ToolPolicies policies;
+  private final Map<String, McpSession> upstreams = new LinkedHashMap<>();
+  private final ToolCatalog catalog;
+  private final ToolCallClient ledger;
+  private McpSyncServer server;
+  private Server jetty;
+  private ServerConnector connector;
+
+  private McpGateway(McpGatewayConfig config, ToolPolicies policies) {
+    this.config = config;
+    this.policies = policies;
+    config
+        .upstreams()
+        .forEach(
+            (name, node) ->
+                upstreams.put(
+                    name,
+                    new McpSession(
+                        name,
+                        McpConnectorSettings.from(
+                            "upstream " + name, McpGatewayConfig.withTool(node)))));
+    try {
+      this.catalog = ToolCatalog.of(listTools());
+    } catch (RuntimeException e) {
+      upstreams.values().forEach(McpSession::close);
+      throw e;
+    }
+    ToolCallClient.Builder client =
+        ToolCallClient.builder()
+            .kafka(config.kafka())
+            .schemaRegistryUrl(config.schemaRegistryUrl())
+            .timeout(config.callWait());
+    for (ToolPolicy policy : policies.tools().values()) {
+      client.keyRules(policy.name(), new KeyRules(policy.key().ignore(), policy.key().require()));
+    }
+    this.ledger = client.build();
+    List<String> missing = new ArrayList<>();
+    for (ToolCatalog.Entry entry : catalog.entries()) {
+      if (classOf(entry) != ToolClass.READ && policies.forTool(entry.name()).isEmpty()) {
+        missing.add(entry.name());
+      }
+    }
+    if (!missing.isEmpty()) {
+      log.warn(
+          "Write tools without a policy in {}: {}. Their calls are refused until the ledger knows"
+              + " them: run `effectledger mcp policies --config <mcp.yaml>` and restart the"
+              + " processor, the executors and this gateway with its output.",
+          config.tools(),
+          missing);
+    }
+  }
+
+  /** Lists the upstreams' tools and serves them over Streamable HTTP at the configured address. */
+  public static McpGateway startHttp(McpGatewayConfig config, ToolPolicies policies) {
+    McpGateway gateway = new McpGateway(config, policies);
+    try {
+      HttpServletStreamableServerTransportProvider transport =
+          HttpServletStreamableServerTransportProvider.builder()
+              .jsonMapper(MAPPER)
+              .mcpEndpoint(config.path())
+              .contextExtractor(
+                  request -> {
+                    String run =
+                        config.runHeader() == null ? null : request.getHeader(config.runHeader());
+                    return McpTransportContext.create(
+                        run == null || run.isBlank() ? Map.of() : Map.of(RUN_HEADER, run));
+                  })
+              .build();
+      gateway.server = gateway.build(McpServer.sync(transport));
+      Server jetty = new Server();
+      ServerConnector connector = new ServerConnector(jetty);
+      connector.setHost(config.host());
+      connector.setPort(config.port());
+      jetty.addConnector(connector);
+      ServletContextHandler context = new ServletContextHandler();
+      context.addServlet(new ServletHolder(transport), config.path());
+      jetty.setHandler(context);
+      jetty.start();
+      gateway.jetty = jetty;
+      gateway.connector = connector;
+      return gateway;
+    } catch (Exception e) {
+      gateway.close();
+      throw new IllegalStateException(
+          "Could not start the MCP gateway on " + config.host() + ":" + config.port() + ": " + e,
+          e);
+    }
+  }
+
+  /** Lists the upstreams' tools and serves them over this process's stdin and stdout. */
+  public static McpGateway startStdio(McpGatewayConfig config, ToolPolicies policies) {
+    McpGateway gateway = new McpGateway(config, policies);
+    gateway.server = gateway.build(McpServer.sync(new StdioServerTransportProvider(MAPPER)));
+    return gateway;
+  }
+
+  private Map<String, List<Tool>> listTools() {
+    Map<String, List<Tool>> tools = new LinkedHashMap<>();
+    upstreams.forEach(
+        (name, session) -> {
+          List<Tool> listed = new ArrayList<>();
+          try {
+            McpSyncClient client = session.client();
+            String cursor = null;
+            do {
+              ListToolsResult page = client.listTools(cursor);
+              listed.addAll(page.tools());
+              cursor = page.nextCursor();
+            } while (cursor != null);
+          } catch (RuntimeException e) {
+            throw new IllegalStateException(
+                "Could not list the tools of upstream "
+                    + name
+                    + " at "
+                    + session.where()
+                    + " ("
+                    + e.getMessage()
+                    + "); start it, or fix upstreams."
+                    + name
+                    + " in the MCP gateway's configuration",
+                e);
+          }
+          tools.put(name, listed);
+        });
+    return tools;
+  }
+
+  private McpSyncServer build(McpServer.SyncSpecification<?> spec) {
+    List<SyncToolSpecification> tools = new ArrayList<>();
+    for (ToolCatalog.Entry entry : catalog.entries()) {
+      tools.add(
+          SyncToolSpecification.builder()
+              .tool(entry.listed())
+              .callHandler((exchange, request) -> call(entry, exchange, request))
+              .build());
+    }
+    return spec.serverInfo("effectledger-mcp-gateway", "1")
+        .capabilities(McpSchema.ServerCapabilities.builder().tools(true).build())
+        .tools(tools)
+        .build();
+  }
+
+  private ToolClass classOf(ToolCatalog.Entry entry) {
+    return policies
+        .forTool(entry.name())
+        .map(ToolPolicy::toolClass)
+        .orElse(ToolCatalog.classOf(entry, config.annotations()));
+  }
+
+  private CallToolResult call(
+      ToolCatalog.Entry entry, McpSyncServerExchange exchange, CallToolRequest request) {
+    if (classOf(entry) == ToolClass.READ) {
+      return passThrough(entry, request);
+    }
+    if (policies.forTool(entry.name()).isEmpty()) {
+      return Answers.refused(
+          "POLICY_MISSING",
+          "tool " + entry.name() + " writes, and the ledger has no policy for it",
+          "An operator adds it: `effectledger mcp policies --config <mcp.yaml>`, then restarts the"
+              + " ledger, the executors and this gateway. Nothing was done.");
+    }
+    Map<String, Object> meta = request.meta() == null ? Map.of() : request.meta();
+    String run = text(meta.get(McpMeta.RUN_ID));
+    if (run == null && exchange.transportContext() != null) {
+      run = text(exchange.transportContext().get(RUN_HEADER));
+    }
+    if (run == null) {
+      run = config.runId();
+    }
+    if (run == null && config.runFallback() == McpGatewayConfig.RunFallback.SESSION) {
+      run = "mcp-session:" + exchange.sessionId();
+    }
+    if (run == null) {
+      return Answers.refused(
+          "RUN_ID_REQUIRED",
+          "a write call needs the agent run it belongs to, and this one names none",
+          "Send the run id in _meta \""
+              + McpMeta.RUN_ID
+              + "\""
+              + (config.runHeader() == null ? "" : " or the " + config.runHeader() + " header")
+              + ", or configure run.id or run.fallback: session in the gateway. Nothing was done.");
+    }
+    String step = text(meta.get(McpMeta.STEP_ID));
+    String scope = text(meta.get(McpMeta.SCOPE));
+    String arguments;
+    try {
+      arguments =
+          JSON.writeValueAsString(request.arguments() == null ? Map.of() : request.arguments());
+    } catch (JsonProcessingException e) {
+      return Answers.refused("ARGUMENTS_NOT_JSON", e.getOriginalMessage(), "Send JSON arguments.");
+    }
+    ToolCall derived =
+        ToolCall.of(
+            new StepContext(
+                config.tenant(),
+                run,
+                step == null ? "mcp:" + entry.name() : step,
+                scope == null ? "" : scope),
+            entry.name(),
+            arguments);
+    String ownKey = text(meta.get(McpMeta.IDEMPOTENCY_KEY));
+    ToolCall call;
+    try {
+      call = ownKey == null ? derived : derived.withIdempotencyKey(ownKey);
+    } catch (IllegalArgumentException e) {
+      return Answers.refused(
+          "INVALID_IDEMPOTENCY_KEY",
+          "_meta \"" + McpMeta.IDEMPOTENCY_KEY + "\": " + e.getMessage(),
+          "Send a valid key, or none to have one derived. Nothing was done.");
+    }
+    try {
+      CallResult result =
+          ledger.invoke(call).get(config.callWait().toMillis() + 10_000, TimeUnit.MILLISECONDS);
+      return Answers.of(result);
+    } catch (KeyDerivationException e) {
+      return Answers.refused(e.code(), e.getMessage(), "Fix the arguments. Nothing was done.");
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof KeyDerivationException k) {
+        return Answers.refused(k.code(), k.getMessage(), "Fix the arguments. Nothing was done.");
+      }
+      return Answers.refused(
+          "LEDGER_UNAVAILABLE",
+          "the call could not be published to the ledger (" + e.getCause() + ")",
+          "Call again with the same arguments in the same run: it takes effect at most once.");
+    } catch (TimeoutException e) {
+      return Answers.refused(
+          "LEDGER_UNAVAILABLE",
+          "the ledger did not answer",
+          "Call again with the same arguments in the same run: it takes effect at most once.");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw McpError.builder(McpSchema.ErrorCodes.INTERNAL_ERROR).message("interrupted").build();
+    }
+  }
+
+  private CallToolResult passThrough(ToolCatalog.Entry entry, CallToolRequest request) {
+    McpSession session = upstreams.get(entry.upstream());
+    McpSyncClient client;
+    try {
+      client = session.client();
+    } catch (RuntimeException e) {
+      return Answers.refused(
+          "UPSTREAM_UNAVAILABLE",
+          "upstream " + entry.upstream() + " at " + session.where() + " is unreachable",
+          "Call again later.");
+    }
+    try {
+      return client.callTool(
+          new CallToolRequest(entry.tool().name(), request.arguments(), request.meta()));
+    } catch (McpError e) {
+      throw e; // the upstream's protocol error, as it answered it
+    } catch (RuntimeException e) {
+      session.discard(client);
+      return Answers.refused(
+          "UPSTREAM_UNAVAILABLE",
+          "lost upstream " + entry.upstream() + " during a read call (" + e.getMessage() + ")",
+          "Call again: it only reads.");
+    }
+  }
+
+  private static String text(Object value) {
+    if (value == null) {
+      return null;
+    }
+    String s = value.toString();
+    return s.isBlank() ? null : s;
+  }
+
+  /** The tools this gateway lists. */
+  public ToolCatalog catalog() {
+    return catalog;
+  }
+
+  /** The Streamable HTTP endpoint, e.g. {@code http://127.0.0.1:8097/mcp}. */
+  public String url() {
+    return "http://" + config.host() + ":" + connector.getLocalPort() + config.path();
+  }
+
+  /** Policies for the write tools tools.yaml does not name; see {@link PolicyGenerator}. */
+  public ObjectNode missingPolicies() {
+    return PolicyGenerator.missing(config, catalog, policies);
+  }
+
+  @Override
+  public void close() {
+    if (server != null) {
+      server.closeGracefully();
+    }
+    if (jetty != null) {
+      try {
+        jetty.stop();
+      } catch (Exception e) {
+        log.warn("Stopping the MCP gateway's HTTP server", e);
+      }
+    }
+    if (ledger != null) {
+      ledger.close();
+    }
+    upstreams.values().forEach(McpSession::close);
+  }
+
+  static JsonNode tree(Object value) {
+    return JSON.valueToTree(value);
+  }
+}

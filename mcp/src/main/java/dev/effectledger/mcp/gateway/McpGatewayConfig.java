@@ -1,0 +1,246 @@
+package dev.effectledger.mcp.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.effectledger.mcp.connector.McpConnectorSettings;
+import dev.effectledger.policy.FieldReader;
+import dev.effectledger.policy.PolicyException;
+import dev.effectledger.policy.ToolClass;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+
+/**
+ * The MCP gateway's configuration, {@code config/mcp.yaml}:
+ *
+ * <pre>
+ * listen: {host: 127.0.0.1, port: 8097, path: /mcp}   # Streamable HTTP (stdio: --stdio)
+ * tenant: acme                     # the tenant of every call through this gateway
+ * run:
+ *   header: X-Agent-Run            # the run id header an agent's MCP client sends (HTTP)
+ *   id: ""                         # a fixed run id (a stdio gateway launched per agent run)
+ *   fallback: refuse               # no run id: refuse write calls (refuse), or use the MCP session (session)
+ * wait: 30s                        # how long a write call waits for the ledger's answer
+ * tools: tools.yaml                # the ledger's policy file (relative to this file)
+ * kafka: {bootstrap.servers: 127.0.0.1:9092}   # Kafka client settings
+ * schemaRegistryUrl: http://127.0.0.1:8081
+ * annotations:                     # the class of a tool tools.yaml does not name, by its hints
+ *   readOnly: read
+ *   idempotent: write-idempotent
+ *   destructive: irreversible
+ *   none: irreversible
+ * defaults: {lane: mcp, pendingTimeout: 10m, onAmbiguous: hold}   # for generated policies
+ * upstreams:
+ *   payments: {url: http://127.0.0.1:8095/mcp}                # any mcp connector setting
+ *   files: {command: [npx, -y, some-mcp-server], env: {}}
+ * </pre>
+ */
+public record McpGatewayConfig(
+    String host,
+    int port,
+    String path,
+    String tenant,
+    String runHeader,
+    String runId,
+    RunFallback runFallback,
+    Duration callWait,
+    Path tools,
+    Properties kafka,
+    String schemaRegistryUrl,
+    Map<Hint, ToolClass> annotations,
+    JsonNode defaults,
+    Map<String, JsonNode> upstreams) {
+
+  /** What a write call without a run id does. */
+  public enum RunFallback {
+    /** Refused with a tool error naming how to send a run id: the safe default. */
+    REFUSE,
+    /**
+     * The MCP session id is the run: a retry in the same session is deduplicated, one after a
+     * reconnect (a new session) is not.
+     */
+    SESSION
+  }
+
+  /** The annotation a tool's class is read from, strongest first. */
+  public enum Hint {
+    READ_ONLY("readOnly"),
+    IDEMPOTENT("idempotent"),
+    DESTRUCTIVE("destructive"),
+    NONE("none");
+
+    final String field;
+
+    Hint(String field) {
+      this.field = field;
+    }
+  }
+
+  /** The documented mapping: read-only passes through; idempotent; everything else the safest. */
+  public static Map<Hint, ToolClass> defaultAnnotations() {
+    Map<Hint, ToolClass> mapping = new EnumMap<>(Hint.class);
+    mapping.put(Hint.READ_ONLY, ToolClass.READ);
+    mapping.put(Hint.IDEMPOTENT, ToolClass.WRITE_IDEMPOTENT);
+    mapping.put(Hint.DESTRUCTIVE, ToolClass.IRREVERSIBLE);
+    mapping.put(Hint.NONE, ToolClass.IRREVERSIBLE);
+    return mapping;
+  }
+
+  /** Reads and checks the file; the exception lists every problem. */
+  public static McpGatewayConfig load(Path file) throws IOException {
+    JsonNode root = new YAMLMapper().readTree(Files.readString(file));
+    if (root == null || !root.isObject()) {
+      throw new PolicyException(file.toString(), List.of("must be a mapping (see docs/mcp.md)"));
+    }
+    return parse(root, file.toAbsolutePath().getParent());
+  }
+
+  /** Parses {@code root}; relative paths are resolved against {@code base}. */
+  public static McpGatewayConfig parse(JsonNode root, Path base) {
+    FieldReader s = FieldReader.of("mcp", root);
+    s.allowOnly(
+        List.of(
+            "listen",
+            "tenant",
+            "run",
+            "wait",
+            "tools",
+            "kafka",
+            "schemaRegistryUrl",
+            "annotations",
+            "defaults",
+            "upstreams"));
+    String host = "127.0.0.1";
+    int port = 8097;
+    String path = "/mcp";
+    FieldReader listen = s.mapping("listen", "").orElse(null);
+    if (listen != null) {
+      listen.allowOnly(List.of("host", "port", "path"));
+      host = listen.text("host", host);
+      port = listen.atLeast("port", 0, port);
+      path = listen.text("path", path);
+      if (!path.startsWith("/")) {
+        listen.problem("path", "'" + path + "' must start with /");
+      }
+    }
+    String tenant = s.requiredText("tenant", "give the tenant of every call through this gateway");
+    String runHeader = null;
+    String runId = null;
+    RunFallback fallback = RunFallback.REFUSE;
+    FieldReader run = s.mapping("run", "").orElse(null);
+    if (run != null) {
+      run.allowOnly(List.of("header", "id", "fallback"));
+      runHeader = run.text("header", null);
+      runId = run.text("id", null);
+      if (runId != null && runId.isBlank()) {
+        runId = null;
+      }
+      fallback = run.choice("fallback", RunFallback.class, RunFallback.REFUSE);
+    }
+    Map<Hint, ToolClass> annotations = defaultAnnotations();
+    FieldReader hints = s.mapping("annotations", "").orElse(null);
+    if (hints != null) {
+      hints.allowOnly(List.of("readOnly", "idempotent", "destructive", "none"));
+      for (Hint hint : Hint.values()) {
+        String value = hints.text(hint.field, null);
+        if (value != null) {
+          ToolClass chosen = toolClass(value);
+          if (chosen == null) {
+            hints.problem(
+                hint.field,
+                "'"
+                    + value
+                    + "' is not a class; give read, write-idempotent, write-non-idempotent or"
+                    + " irreversible");
+          } else {
+            annotations.put(hint, chosen);
+          }
+        }
+      }
+    }
+    Properties kafka = new Properties();
+    JsonNode kafkaNode = s.object("kafka");
+    if (kafkaNode != null) {
+      kafkaNode.properties().forEach(e -> kafka.put(e.getKey(), e.getValue().asText()));
+    }
+    if (!kafka.containsKey("bootstrap.servers")) {
+      String env = System.getenv("KAFKA_BOOTSTRAP_SERVERS");
+      if (env != null && !env.isBlank()) {
+        kafka.put("bootstrap.servers", env);
+      } else {
+        s.problem("kafka", "give kafka.bootstrap.servers (or set KAFKA_BOOTSTRAP_SERVERS)");
+      }
+    }
+    Map<String, JsonNode> upstreams = new LinkedHashMap<>();
+    JsonNode upstreamNode = s.object("upstreams");
+    if (upstreamNode == null || upstreamNode.isEmpty()) {
+      s.problem(
+          "upstreams", "name at least one MCP server: {name: {url: ...}} or {command: [...]}");
+    } else {
+      upstreamNode
+          .properties()
+          .forEach(
+              e -> {
+                if (!e.getKey().matches("[A-Za-z0-9_-]{1,64}")) {
+                  s.problem(
+                      "upstreams." + e.getKey(),
+                      "an upstream's name is 1 to 64 letters, digits, _ or -");
+                }
+                try {
+                  McpConnectorSettings.from("upstream " + e.getKey(), withTool(e.getValue()));
+                } catch (IllegalArgumentException bad) {
+                  for (String line : bad.getMessage().split("\n")) {
+                    s.problem("upstreams." + e.getKey(), line);
+                  }
+                }
+                upstreams.put(e.getKey(), e.getValue());
+              });
+    }
+    JsonNode defaults = s.object("defaults");
+    McpGatewayConfig config =
+        new McpGatewayConfig(
+            host,
+            port,
+            path,
+            tenant,
+            runHeader,
+            runId,
+            fallback,
+            s.duration("wait", Duration.ofSeconds(30)),
+            base.resolve(s.text("tools", "tools.yaml")),
+            kafka,
+            s.text("schemaRegistryUrl", "http://127.0.0.1:8081"),
+            annotations,
+            defaults == null ? YAMLMapper.builder().build().createObjectNode() : defaults,
+            upstreams);
+    s.check();
+    return config;
+  }
+
+  /** An upstream's settings as the connector reads them (a tool name is filled in per tool). */
+  static JsonNode withTool(JsonNode upstream) {
+    ObjectNode copy = upstream.isObject() ? ((ObjectNode) upstream).deepCopy() : null;
+    if (copy == null) {
+      return upstream;
+    }
+    copy.remove("tool");
+    return copy;
+  }
+
+  static ToolClass toolClass(String name) {
+    for (ToolClass c : ToolClass.values()) {
+      if (c.name().equals(name.toUpperCase(Locale.ROOT).replace('-', '_'))) {
+        return c;
+      }
+    }
+    return null;
+  }
+}

@@ -1,0 +1,103 @@
+package dev.effectledger.mcp.gateway;
+
+import dev.effectledger.mcp.gateway.McpGatewayConfig.Hint;
+import dev.effectledger.policy.ToolClass;
+import io.modelcontextprotocol.spec.McpSchema.Tool;
+import io.modelcontextprotocol.spec.McpSchema.ToolAnnotations;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The upstreams' tools as the gateway shows them: one list, each tool under its own name unless two
+ * upstreams have a tool of that name, then both as {@code <upstream>_<name>}; each with the class
+ * its annotations give (the documented mapping, overridable in mcp.yaml).
+ */
+public final class ToolCatalog {
+
+  /**
+   * One tool.
+   *
+   * @param name the name the gateway lists and the ledger's policy uses
+   * @param upstream the upstream it lives on
+   * @param tool the upstream's tool, as it listed it (its own name, schemas and annotations)
+   * @param hint the annotation its class comes from
+   */
+  public record Entry(String name, String upstream, Tool tool, Hint hint) {
+
+    /** The tool as the gateway lists it: the upstream's, under the gateway's name. */
+    public Tool listed() {
+      return new Tool(
+          name,
+          tool.title(),
+          tool.description(),
+          tool.inputSchema(),
+          tool.outputSchema(),
+          tool.annotations(),
+          tool.meta(),
+          tool.icons());
+    }
+  }
+
+  private final Map<String, Entry> byName;
+
+  private ToolCatalog(Map<String, Entry> byName) {
+    this.byName = byName;
+  }
+
+  /** The catalog of {@code toolsByUpstream} (upstreams in their configured order). */
+  public static ToolCatalog of(Map<String, List<Tool>> toolsByUpstream) {
+    Map<String, Integer> owners = new HashMap<>();
+    toolsByUpstream.values().stream()
+        .flatMap(Collection::stream)
+        .forEach(t -> owners.merge(t.name(), 1, Integer::sum));
+    Map<String, Entry> byName = new LinkedHashMap<>();
+    toolsByUpstream.forEach(
+        (upstream, tools) -> {
+          for (Tool tool : tools) {
+            String name = owners.get(tool.name()) > 1 ? upstream + "_" + tool.name() : tool.name();
+            byName.put(name, new Entry(name, upstream, tool, hintOf(tool.annotations())));
+          }
+        });
+    return new ToolCatalog(byName);
+  }
+
+  /**
+   * The annotation that decides: {@code readOnlyHint}, then {@code idempotentHint} (a repeat has no
+   * further effect, destructive or not), then {@code destructiveHint}; none of them, or no
+   * annotations at all: {@link Hint#NONE}. MCP says hints are untrusted unless the server is: the
+   * mapping is the operator's to change, and a tool named in tools.yaml ignores them.
+   */
+  static Hint hintOf(ToolAnnotations annotations) {
+    if (annotations == null) {
+      return Hint.NONE;
+    }
+    if (Boolean.TRUE.equals(annotations.readOnlyHint())) {
+      return Hint.READ_ONLY;
+    }
+    if (Boolean.TRUE.equals(annotations.idempotentHint())) {
+      return Hint.IDEMPOTENT;
+    }
+    if (Boolean.TRUE.equals(annotations.destructiveHint())) {
+      return Hint.DESTRUCTIVE;
+    }
+    return Hint.NONE;
+  }
+
+  /** The class of {@code entry} by its annotations and {@code mapping}. */
+  public static ToolClass classOf(Entry entry, Map<Hint, ToolClass> mapping) {
+    return mapping.get(entry.hint());
+  }
+
+  public Optional<Entry> entry(String name) {
+    return Optional.ofNullable(byName.get(name));
+  }
+
+  public List<Entry> entries() {
+    return new ArrayList<>(byName.values());
+  }
+}
