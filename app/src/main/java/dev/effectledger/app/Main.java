@@ -14,6 +14,7 @@ import picocli.CommandLine.Command;
       ProcessorCommand.class,
       ExecutorCommand.class,
       GatewayCommand.class,
+      McpCommand.class,
       BrokerCommand.class,
       DownstreamCommand.class,
       ToolsCommand.class,

@@ -32,6 +32,8 @@ import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.ListToolsResult;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -68,7 +70,7 @@ public final class McpGateway implements AutoCloseable {
   private final ToolPolicies policies;
   private final Map<String, McpSession> upstreams = new LinkedHashMap<>();
   private final ToolCatalog catalog;
-  private final ToolCallClient ledger;
+  private ToolCallClient ledger;
   private McpSyncServer server;
   private Server jetty;
   private ServerConnector connector;
@@ -92,6 +94,22 @@ public final class McpGateway implements AutoCloseable {
       upstreams.values().forEach(McpSession::close);
       throw e;
     }
+  }
+
+  private void connectLedger() {
+    List<String> missing = new ArrayList<>();
+    for (ToolCatalog.Entry entry : catalog.entries()) {
+      if (classOf(entry) != ToolClass.READ && policies.forTool(entry.name()).isEmpty()) {
+        missing.add(entry.name());
+      }
+    }
+    if (!missing.isEmpty()) {
+      log.warn(
+          "Write tools without a policy in the ledger's tools.yaml: {}. Their calls are refused until the ledger knows"
+              + " them: run `effectledger mcp policies --config <mcp.yaml>` and restart the"
+              + " processor, the executors and this gateway with its output.",
+          missing);
+    }
     ToolCallClient.Builder client =
         ToolCallClient.builder()
             .kafka(config.kafka())
@@ -101,26 +119,18 @@ public final class McpGateway implements AutoCloseable {
       client.keyRules(policy.name(), new KeyRules(policy.key().ignore(), policy.key().require()));
     }
     this.ledger = client.build();
-    List<String> missing = new ArrayList<>();
-    for (ToolCatalog.Entry entry : catalog.entries()) {
-      if (classOf(entry) != ToolClass.READ && policies.forTool(entry.name()).isEmpty()) {
-        missing.add(entry.name());
-      }
-    }
-    if (!missing.isEmpty()) {
-      log.warn(
-          "Write tools without a policy in {}: {}. Their calls are refused until the ledger knows"
-              + " them: run `effectledger mcp policies --config <mcp.yaml>` and restart the"
-              + " processor, the executors and this gateway with its output.",
-          config.tools(),
-          missing);
-    }
+  }
+
+  /** Lists the upstreams' tools without serving them: for {@link #missingPolicies}. */
+  public static McpGateway inspect(McpGatewayConfig config, ToolPolicies policies) {
+    return new McpGateway(config, policies);
   }
 
   /** Lists the upstreams' tools and serves them over Streamable HTTP at the configured address. */
   public static McpGateway startHttp(McpGatewayConfig config, ToolPolicies policies) {
     McpGateway gateway = new McpGateway(config, policies);
     try {
+      gateway.connectLedger();
       HttpServletStreamableServerTransportProvider transport =
           HttpServletStreamableServerTransportProvider.builder()
               .jsonMapper(MAPPER)
@@ -154,10 +164,21 @@ public final class McpGateway implements AutoCloseable {
     }
   }
 
-  /** Lists the upstreams' tools and serves them over this process's stdin and stdout. */
-  public static McpGateway startStdio(McpGatewayConfig config, ToolPolicies policies) {
+  /**
+   * Lists the upstreams' tools and serves them over {@code in} and {@code out} (a process's stdin
+   * and stdout: nothing else may write to {@code out}).
+   */
+  public static McpGateway startStdio(
+      McpGatewayConfig config, ToolPolicies policies, InputStream in, OutputStream out) {
     McpGateway gateway = new McpGateway(config, policies);
-    gateway.server = gateway.build(McpServer.sync(new StdioServerTransportProvider(MAPPER)));
+    try {
+      gateway.connectLedger();
+      gateway.server =
+          gateway.build(McpServer.sync(new StdioServerTransportProvider(MAPPER, in, out)));
+    } catch (RuntimeException e) {
+      gateway.close();
+      throw e;
+    }
     return gateway;
   }
 
@@ -281,6 +302,12 @@ public final class McpGateway implements AutoCloseable {
       return Answers.of(result);
     } catch (KeyDerivationException e) {
       return Answers.refused(e.code(), e.getMessage(), "Fix the arguments. Nothing was done.");
+    } catch (RuntimeException e) {
+      log.warn("Could not publish a call of {} to the ledger", entry.name(), e);
+      return Answers.refused(
+          "LEDGER_UNAVAILABLE",
+          "the call could not be published to the ledger (" + e.getMessage() + ")",
+          "Call again with the same arguments in the same run: it takes effect at most once.");
     } catch (ExecutionException e) {
       if (e.getCause() instanceof KeyDerivationException k) {
         return Answers.refused(k.code(), k.getMessage(), "Fix the arguments. Nothing was done.");

@@ -30,7 +30,7 @@ import java.util.Properties;
  *   fallback: refuse               # no run id: refuse write calls (refuse), or use the MCP session (session)
  * wait: 30s                        # how long a write call waits for the ledger's answer
  * tools: tools.yaml                # the ledger's policy file (relative to this file)
- * kafka: {bootstrap.servers: 127.0.0.1:9092}   # Kafka client settings
+ * kafka: {bootstrap.servers: 127.0.0.1:9092}   # Kafka client settings (KAFKA_BOOTSTRAP_SERVERS wins)
  * schemaRegistryUrl: http://127.0.0.1:8081
  * annotations:                     # the class of a tool tools.yaml does not name, by its hints
  *   readOnly: read
@@ -171,14 +171,14 @@ public record McpGatewayConfig(
     if (kafkaNode != null) {
       kafkaNode.properties().forEach(e -> kafka.put(e.getKey(), e.getValue().asText()));
     }
-    if (!kafka.containsKey("bootstrap.servers")) {
-      String env = System.getenv("KAFKA_BOOTSTRAP_SERVERS");
-      if (env != null && !env.isBlank()) {
-        kafka.put("bootstrap.servers", env);
-      } else {
-        s.problem("kafka", "give kafka.bootstrap.servers (or set KAFKA_BOOTSTRAP_SERVERS)");
-      }
+    String env = System.getenv("KAFKA_BOOTSTRAP_SERVERS");
+    if (env != null && !env.isBlank()) {
+      kafka.put("bootstrap.servers", env); // as for every effectledger command: the env wins
+    } else if (!kafka.containsKey("bootstrap.servers")) {
+      s.problem("kafka", "give kafka.bootstrap.servers (or set KAFKA_BOOTSTRAP_SERVERS)");
     }
+    // a call whose broker is unreachable answers LEDGER_UNAVAILABLE within this, not a minute
+    kafka.putIfAbsent("max.block.ms", "10000");
     Map<String, JsonNode> upstreams = new LinkedHashMap<>();
     JsonNode upstreamNode = s.object("upstreams");
     if (upstreamNode == null || upstreamNode.isEmpty()) {
