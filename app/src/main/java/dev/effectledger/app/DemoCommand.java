@@ -68,7 +68,8 @@ final class DemoCommand implements Callable<Integer> {
   /** How the simulated agents reach the ledger. */
   enum Via {
     kafka,
-    gateway
+    gateway,
+    mcp
   }
 
   @Option(
@@ -76,7 +77,8 @@ final class DemoCommand implements Callable<Integer> {
       defaultValue = "kafka",
       description =
           "kafka: agents use the Java client; gateway: agents call two HTTP gateways (the restarted"
-              + " orchestrator the second one) (default: ${DEFAULT-VALUE})")
+              + " orchestrator the second one); mcp: an MCP client calls an MCP server's write tool"
+              + " through the MCP gateway (default: ${DEFAULT-VALUE})")
   Via via;
 
   static final String REGISTRY = "mock://demo";
@@ -88,6 +90,9 @@ final class DemoCommand implements Callable<Integer> {
       System.err.println(
           "effectledger demo: --actions must be at least 1 and --fault-percent within 0..100");
       return 2;
+    }
+    if (via == Via.mcp) {
+      return new McpDemo(actions, faultPercent, timeout, this::say).run();
     }
     Path stateDir = Files.createTempDirectory("effectledger-demo");
     say("starting an embedded KRaft broker");
