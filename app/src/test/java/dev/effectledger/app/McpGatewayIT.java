@@ -227,6 +227,21 @@ class McpGatewayIT {
   }
 
   @Test
+  void shouldServeTheOfficialTypeScriptSdksClient() throws Exception {
+    String run = "run-mcp-gw-ts";
+
+    ClientSuites.Run suite =
+        ClientSuites.npm(
+            "test:mcp", Map.of("EFFECTLEDGER_MCP_URL", gateway.url(), "EFFECTLEDGER_MCP_RUN", run));
+
+    assertThat(suite.exit()).as(suite.output()).isZero();
+    assertThat(suite.output()).contains("# pass 1").contains("# fail 0");
+    String key = key(run, "mcp:create_charge", Map.of("amount", 321, "to", "cus_ts"));
+    assertThat(suite.output()).contains("# key " + key);
+    assertThat(pipeline.upstream.effects(key)).isEqualTo(1);
+  }
+
+  @Test
   void shouldAnswerAToolsErrorWithItsOwnContentAndReplayIt() throws Exception {
     String run = "run-mcp-gw-declined";
     String key = key(run, "mcp:create_charge", Map.of("amount", 13, "to", "cus_13"));
