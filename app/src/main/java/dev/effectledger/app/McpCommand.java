@@ -16,6 +16,8 @@ import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
@@ -132,6 +134,26 @@ final class McpCommand implements Callable<Integer> {
     public Integer call() throws Exception {
       McpGatewayConfig cfg = McpGatewayConfig.load(config);
       try (McpGateway gateway = McpGateway.inspect(cfg, policies(cfg, tools))) {
+        List<String> needLookup = new ArrayList<>();
+        gateway
+            .missingPolicies()
+            .path("tools")
+            .properties()
+            .forEach(
+                e -> {
+                  if ("irreversible".equals(e.getValue().path("class").asText())) {
+                    needLookup.add(e.getKey());
+                  }
+                });
+        if (!needLookup.isEmpty()) {
+          System.err.println(
+              "effectledger mcp policies: "
+                  + needLookup
+                  + " are irreversible: give each settings.lookupTool (a tool of its server that"
+                  + " finds an effect by key) or honoursKeys: true if the server dedups on the key,"
+                  + " or an executor refuses to start with them (an effect that may have happened"
+                  + " could never be resolved).");
+        }
         System.out.print(
             YAMLMapper.builder()
                 .disable(YAMLGenerator.Feature.WRITE_DOC_START_MARKER)

@@ -8,6 +8,7 @@ import dev.effectledger.client.IdempotencyKeys;
 import dev.effectledger.client.KeyRules;
 import dev.effectledger.client.StepContext;
 import dev.effectledger.mcp.McpMeta;
+import dev.effectledger.mcp.embedded.CountingMcpServer;
 import dev.effectledger.mcp.embedded.CountingMcpServer.Fault;
 import dev.effectledger.mcp.gateway.McpGateway;
 import dev.effectledger.policy.ToolPolicies;
@@ -16,12 +17,17 @@ import dev.effectledger.testkit.KafkaClusterExtension;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
+import io.modelcontextprotocol.client.transport.ServerParameters;
+import io.modelcontextprotocol.client.transport.StdioClientTransport;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
+import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.TextContent;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -35,6 +41,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * An MCP client (the SDK's, over Streamable HTTP) calling the counting MCP server's tools through
@@ -239,6 +246,116 @@ class McpGatewayIT {
     String key = key(run, "mcp:create_charge", Map.of("amount", 321, "to", "cus_ts"));
     assertThat(suite.output()).contains("# key " + key);
     assertThat(pipeline.upstream.effects(key)).isEqualTo(1);
+  }
+
+  @Test
+  void shouldPassResourcesAndPromptsThroughUntouched() {
+    McpSyncClient agent = agent(gateway.url(), null);
+
+    List<String> uris =
+        agent.listResources().resources().stream().map(McpSchema.Resource::uri).toList();
+    McpSchema.ReadResourceResult summary =
+        agent.readResource(new McpSchema.ReadResourceRequest(CountingMcpServer.SUMMARY));
+    List<String> prompts =
+        agent.listPrompts().prompts().stream().map(McpSchema.Prompt::name).toList();
+    McpSchema.GetPromptResult prompt =
+        agent.getPrompt(
+            new McpSchema.GetPromptRequest("refund_policy", Map.of("customer", "cus_1")));
+
+    assertThat(uris).containsExactly(CountingMcpServer.SUMMARY);
+    assertThat(((McpSchema.TextResourceContents) summary.contents().get(0)).text())
+        .startsWith("{\"charges\":");
+    assertThat(prompts).containsExactly("refund_policy");
+    assertThat(((TextContent) prompt.messages().get(0).content()).text())
+        .isEqualTo("Refund cus_1 within 30 days.");
+  }
+
+  @Test
+  void shouldServeOverStdioInFrontOfAnHttpAndAStdioUpstream(@TempDir Path dir) throws Exception {
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    String classpath = System.getProperty("java.class.path");
+    Files.writeString(dir.resolve("tools.yaml"), pipeline.toolsYaml);
+    Files.writeString(
+        dir.resolve("mcp.yaml"),
+        JSON.writeValueAsString(
+            Map.of(
+                "tenant",
+                "acme",
+                "tools",
+                "tools.yaml",
+                "schemaRegistryUrl",
+                pipeline.registry,
+                "kafka",
+                Map.of("bootstrap.servers", kafka.bootstrapServers()),
+                "upstreams",
+                Map.of(
+                    "payments", Map.of("url", pipeline.upstream.url()),
+                    "files",
+                        Map.of(
+                            "command",
+                            List.of(
+                                java,
+                                "-cp",
+                                classpath,
+                                CountingMcpServer.class.getName(),
+                                "--effects",
+                                dir.resolve("files-effects.txt").toString()))))));
+    McpSyncClient agent =
+        McpClient.sync(
+                new StdioClientTransport(
+                    ServerParameters.builder(java)
+                        .args(
+                            "-cp",
+                            classpath,
+                            Main.class.getName(),
+                            "mcp",
+                            "--stdio",
+                            "--config",
+                            dir.resolve("mcp.yaml").toString())
+                        .env(Map.of("KAFKA_BOOTSTRAP_SERVERS", kafka.bootstrapServers()))
+                        .build(),
+                    new JacksonMcpJsonMapper(JSON)))
+            .requestTimeout(Duration.ofSeconds(60))
+            .initializationTimeout(Duration.ofSeconds(60))
+            .build();
+    clients.add(agent);
+    agent.initialize();
+    String run = "run-mcp-gw-stdio";
+    String key =
+        IdempotencyKeys.derive(
+                new StepContext("acme", run, "mcp:payments_create_charge", ""),
+                "payments_create_charge",
+                JSON.writeValueAsString(Map.of("amount", 77, "to", "cus_77")),
+                KeyRules.NONE)
+            .key();
+
+    List<String> tools = agent.listTools().tools().stream().map(Tool::name).toList();
+    CallToolRequest call =
+        new CallToolRequest(
+            "payments_create_charge",
+            Map.of("amount", 77, "to", "cus_77"),
+            Map.of(McpMeta.RUN_ID, run));
+    CallToolResult charged = agent.callTool(call);
+    CallToolResult again = agent.callTool(call);
+    CallToolResult balance = agent.callTool(new CallToolRequest("files_get_balance", Map.of()));
+    List<String> prompts =
+        agent.listPrompts().prompts().stream().map(McpSchema.Prompt::name).toList();
+
+    // both upstreams have every tool and prompt: all prefixed
+    assertThat(tools)
+        .containsExactlyInAnyOrder(
+            "payments_create_charge",
+            "payments_find_charge",
+            "payments_get_balance",
+            "files_create_charge",
+            "files_find_charge",
+            "files_get_balance");
+    assertThat(prompts).containsExactlyInAnyOrder("payments_refund_policy", "files_refund_policy");
+    assertThat(charged.isError()).as(text(charged)).isFalse();
+    assertThat(again.meta()).containsEntry(McpMeta.REPLAYED, true);
+    assertThat(pipeline.upstream.effects(key)).isEqualTo(1);
+    assertThat(structured(balance).path("balance").asInt()).isEqualTo(100); // the stdio upstream's
+    assertThat(dir.resolve("files-effects.txt")).doesNotExist();
   }
 
   @Test

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.effectledger.connectors.executor.EffectExecutor;
 import dev.effectledger.connectors.executor.ExecutorConfig;
+import dev.effectledger.embedded.SchemaRegistryServer;
 import dev.effectledger.mcp.connector.McpConnectors;
 import dev.effectledger.mcp.embedded.CountingMcpServer;
 import dev.effectledger.mcp.gateway.McpGatewayConfig;
@@ -29,23 +30,23 @@ import org.apache.kafka.streams.StreamsConfig;
  */
 final class McpPipeline implements AutoCloseable {
 
-  static final String REGISTRY_PREFIX = "mock://";
-
   final CountingMcpServer upstream;
   final ToolPolicies policies;
+  final String toolsYaml;
   final String registry;
+  private final SchemaRegistryServer registryServer;
   private final String bootstrap;
   private final KafkaStreams ledger;
   private final EffectExecutor executor;
 
   McpPipeline(String bootstrap, String name) throws Exception {
     this.bootstrap = bootstrap;
-    this.registry = REGISTRY_PREFIX + name;
+    // a registry over HTTP, not mock://, so that a gateway in another process shares it
+    this.registryServer = SchemaRegistryServer.start();
+    this.registry = registryServer.url();
     upstream = CountingMcpServer.startHttp(0);
-    policies =
-        new ToolPolicyLoader()
-            .parse(
-                """
+    toolsYaml =
+        """
         tools:
           create_charge:
             class: irreversible
@@ -54,10 +55,17 @@ final class McpPipeline implements AutoCloseable {
             onAmbiguous: hold
             lane: mcp
             connector: mcp
-            settings: {url: "%s", timeout: 10s, effectIdPointer: /id, lookupTool: find_charge}
+            settings: {url: "%1$s", timeout: 10s, effectIdPointer: /id, lookupTool: find_charge}
+          payments_create_charge:      # the same tool, as a gateway with two upstreams lists it
+            class: irreversible
+            pendingTimeout: 10m
+            onAmbiguous: hold
+            lane: mcp
+            connector: mcp
+            settings: {url: "%1$s", tool: create_charge, timeout: 10s, effectIdPointer: /id, lookupTool: find_charge}
         """
-                    .formatted(upstream.url()),
-                name + ".yaml");
+            .formatted(upstream.url());
+    policies = new ToolPolicyLoader().parse(toolsYaml, name + ".yaml");
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
       new TopicProvisioner(admin).create(TopicProvisioner.topics(policies), 2, (short) 1, 0);
     }
@@ -109,5 +117,6 @@ final class McpPipeline implements AutoCloseable {
     executor.close();
     ledger.close(Duration.ofSeconds(30));
     upstream.close();
+    registryServer.close();
   }
 }

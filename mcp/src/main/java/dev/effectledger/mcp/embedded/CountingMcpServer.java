@@ -6,6 +6,8 @@ import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.McpServerFeatures.SyncPromptSpecification;
+import io.modelcontextprotocol.server.McpServerFeatures.SyncResourceSpecification;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.server.McpSyncServer;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
@@ -47,7 +49,8 @@ import org.eclipse.jetty.server.ServerConnector;
  * Idempotency-Key} header) and answers {@code {id, amount, to}} as structured content; when it
  * honours keys, a key it has seen gets the first answer again. {@code find_charge} ({@code {key}};
  * read-only) answers {@code {found, id}}: the lookup tool for reconciliation. {@code get_balance}
- * (read-only) answers {@code {balance}}.
+ * (read-only) answers {@code {balance}}. A resource, {@value #SUMMARY}, and a prompt, {@code
+ * refund_policy} ({@code customer}), for what passes through a gateway untouched.
  *
  * <p>Faults, per key ({@link #inject}) or per call (an argument {@code "fault"}): {@code
  * ERROR_BEFORE} answers {@code isError: true} without the effect; {@code PROTOCOL_ERROR} answers a
@@ -68,6 +71,9 @@ public final class CountingMcpServer implements AutoCloseable {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final McpJsonMapper MAPPER = new JacksonMcpJsonMapper(JSON);
   private static final String HEADER_KEY = "idempotency-key-header";
+
+  /** Its one resource: {@code {"charges": n}}. */
+  public static final String SUMMARY = "charges://summary";
 
   private final Map<String, AtomicInteger> effects = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
@@ -149,7 +155,43 @@ public final class CountingMcpServer implements AutoCloseable {
                 "fault", Map.of("type", "string")),
             List.of("amount", "to"));
     return spec.serverInfo("counting-payments", "1.0.0")
-        .capabilities(McpSchema.ServerCapabilities.builder().tools(true).build())
+        .capabilities(
+            McpSchema.ServerCapabilities.builder()
+                .tools(true)
+                .resources(false, false)
+                .prompts(false)
+                .build())
+        .resources(
+            new SyncResourceSpecification(
+                McpSchema.Resource.builder()
+                    .uri(SUMMARY)
+                    .name("charges")
+                    .description("How many charges this server made")
+                    .mimeType("application/json")
+                    .build(),
+                (exchange, request) ->
+                    new McpSchema.ReadResourceResult(
+                        List.of(
+                            new McpSchema.TextResourceContents(
+                                SUMMARY,
+                                "application/json",
+                                "{\"charges\":" + effectCount() + "}")))))
+        .prompts(
+            new SyncPromptSpecification(
+                new McpSchema.Prompt(
+                    "refund_policy",
+                    "How to refund a customer",
+                    List.of(new McpSchema.PromptArgument("customer", "the customer", true))),
+                (exchange, request) ->
+                    new McpSchema.GetPromptResult(
+                        "refund policy",
+                        List.of(
+                            new McpSchema.PromptMessage(
+                                McpSchema.Role.USER,
+                                new McpSchema.TextContent(
+                                    "Refund "
+                                        + request.arguments().get("customer")
+                                        + " within 30 days."))))))
         .tools(
             SyncToolSpecification.builder()
                 .tool(

@@ -21,6 +21,8 @@ import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.McpServerFeatures.SyncPromptSpecification;
+import io.modelcontextprotocol.server.McpServerFeatures.SyncResourceSpecification;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.server.McpSyncServer;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
@@ -61,6 +63,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class McpGateway implements AutoCloseable {
 
+  /** A resource (by its URI) or a prompt (by the gateway's name for it) of one upstream. */
+  private record Listed<T>(String upstream, T item) {}
+
   private static final Logger log = LoggerFactory.getLogger(McpGateway.class);
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final McpJsonMapper MAPPER = new JacksonMcpJsonMapper(JSON);
@@ -70,6 +75,8 @@ public final class McpGateway implements AutoCloseable {
   private final ToolPolicies policies;
   private final Map<String, McpSession> upstreams = new LinkedHashMap<>();
   private final ToolCatalog catalog;
+  private final Map<String, Listed<McpSchema.Resource>> resources = new LinkedHashMap<>();
+  private final Map<String, Listed<McpSchema.Prompt>> prompts = new LinkedHashMap<>();
   private ToolCallClient ledger;
   private McpSyncServer server;
   private Server jetty;
@@ -90,6 +97,7 @@ public final class McpGateway implements AutoCloseable {
                             "upstream " + name, McpGatewayConfig.withTool(node)))));
     try {
       this.catalog = ToolCatalog.of(listTools());
+      listResourcesAndPrompts();
     } catch (RuntimeException e) {
       upstreams.values().forEach(McpSession::close);
       throw e;
@@ -213,6 +221,59 @@ public final class McpGateway implements AutoCloseable {
     return tools;
   }
 
+  /**
+   * The upstreams' resources (each under its own URI; where two upstreams have one URI, the first
+   * upstream's) and prompts (each under its own name unless two upstreams have a prompt of that
+   * name, then as {@code <upstream>_<name>}), passed through untouched.
+   */
+  private void listResourcesAndPrompts() {
+    Map<String, Integer> promptOwners = new LinkedHashMap<>();
+    Map<String, List<McpSchema.Prompt>> promptsByUpstream = new LinkedHashMap<>();
+    upstreams.forEach(
+        (name, session) -> {
+          McpSyncClient client = session.client();
+          McpSchema.ServerCapabilities capabilities = client.getServerCapabilities();
+          if (capabilities != null && capabilities.resources() != null) {
+            String cursor = null;
+            do {
+              McpSchema.ListResourcesResult page = client.listResources(cursor);
+              for (McpSchema.Resource resource : page.resources()) {
+                if (resources.putIfAbsent(resource.uri(), new Listed<>(name, resource)) != null) {
+                  log.warn(
+                      "Upstreams {} and {} both have resource {}; the gateway serves {}'s",
+                      resources.get(resource.uri()).upstream(),
+                      name,
+                      resource.uri(),
+                      resources.get(resource.uri()).upstream());
+                }
+              }
+              cursor = page.nextCursor();
+            } while (cursor != null);
+          }
+          if (capabilities != null && capabilities.prompts() != null) {
+            List<McpSchema.Prompt> listed = new ArrayList<>();
+            String cursor = null;
+            do {
+              McpSchema.ListPromptsResult page = client.listPrompts(cursor);
+              listed.addAll(page.prompts());
+              cursor = page.nextCursor();
+            } while (cursor != null);
+            listed.forEach(p -> promptOwners.merge(p.name(), 1, Integer::sum));
+            promptsByUpstream.put(name, listed);
+          }
+        });
+    promptsByUpstream.forEach(
+        (upstream, listed) -> {
+          for (McpSchema.Prompt prompt : listed) {
+            String name =
+                promptOwners.get(prompt.name()) > 1
+                    ? upstream + "_" + prompt.name()
+                    : prompt.name();
+            prompts.put(name, new Listed<>(upstream, prompt));
+          }
+        });
+  }
+
   private McpSyncServer build(McpServer.SyncSpecification<?> spec) {
     List<SyncToolSpecification> tools = new ArrayList<>();
     for (ToolCatalog.Entry entry : catalog.entries()) {
@@ -222,10 +283,79 @@ public final class McpGateway implements AutoCloseable {
               .callHandler((exchange, request) -> call(entry, exchange, request))
               .build());
     }
+    List<SyncResourceSpecification> resourceSpecs = new ArrayList<>();
+    resources.forEach(
+        (uri, listed) ->
+            resourceSpecs.add(
+                new SyncResourceSpecification(
+                    listed.item(),
+                    (exchange, request) ->
+                        forward(listed.upstream(), client -> client.readResource(request)))));
+    List<SyncPromptSpecification> promptSpecs = new ArrayList<>();
+    prompts.forEach(
+        (name, listed) -> {
+          McpSchema.Prompt upstreamPrompt = listed.item();
+          McpSchema.Prompt shown =
+              new McpSchema.Prompt(
+                  name,
+                  upstreamPrompt.title(),
+                  upstreamPrompt.description(),
+                  upstreamPrompt.arguments(),
+                  upstreamPrompt.meta(),
+                  upstreamPrompt.icons());
+          promptSpecs.add(
+              new SyncPromptSpecification(
+                  shown,
+                  (exchange, request) ->
+                      forward(
+                          listed.upstream(),
+                          client ->
+                              client.getPrompt(
+                                  new McpSchema.GetPromptRequest(
+                                      upstreamPrompt.name(),
+                                      request.arguments(),
+                                      request.meta())))));
+        });
+    McpSchema.ServerCapabilities.Builder capabilities =
+        McpSchema.ServerCapabilities.builder().tools(true);
+    if (!resourceSpecs.isEmpty()) {
+      capabilities.resources(false, false);
+    }
+    if (!promptSpecs.isEmpty()) {
+      capabilities.prompts(false);
+    }
     return spec.serverInfo("effectledger-mcp-gateway", "1")
-        .capabilities(McpSchema.ServerCapabilities.builder().tools(true).build())
+        .capabilities(capabilities.build())
         .tools(tools)
+        .resources(resourceSpecs)
+        .prompts(promptSpecs)
         .build();
+  }
+
+  /**
+   * A resource read or a prompt, on its upstream: its answer, or its JSON-RPC error as it gave it;
+   * an unreachable upstream is an internal error naming it.
+   */
+  private <T> T forward(String upstream, java.util.function.Function<McpSyncClient, T> call) {
+    McpSession session = upstreams.get(upstream);
+    McpSyncClient client;
+    try {
+      client = session.client();
+    } catch (RuntimeException e) {
+      throw McpError.builder(McpSchema.ErrorCodes.INTERNAL_ERROR)
+          .message("upstream " + upstream + " at " + session.where() + " is unreachable")
+          .build();
+    }
+    try {
+      return call.apply(client);
+    } catch (McpError e) {
+      throw e;
+    } catch (RuntimeException e) {
+      session.discard(client);
+      throw McpError.builder(McpSchema.ErrorCodes.INTERNAL_ERROR)
+          .message("lost upstream " + upstream + " (" + e.getMessage() + "); call again")
+          .build();
+    }
   }
 
   private ToolClass classOf(ToolCatalog.Entry entry) {
