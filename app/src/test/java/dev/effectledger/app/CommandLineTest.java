@@ -83,7 +83,7 @@ class CommandLineTest {
     Run valid = run("tools", "validate", "../config/tools.yaml");
 
     assertThat(valid.status()).isZero();
-    assertThat(valid.out()).contains("6 tools, valid");
+    assertThat(valid.out()).contains("7 tools, valid");
   }
 
   @Test

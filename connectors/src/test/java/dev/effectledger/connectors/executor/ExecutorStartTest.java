@@ -14,7 +14,6 @@ import dev.effectledger.policy.InFlightPolicy;
 import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
-import dev.effectledger.policy.ToolPolicyLoader;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -128,13 +127,6 @@ class ExecutorStartTest {
         .hasMessageContaining("tools.b.settings.url: 'postgres://x' must start with jdbc:")
         .hasMessageContaining("tools.b.settings.statement: missing");
     JdbcConnectorSettings.class.getName();
-  }
-
-  @Test
-  void shouldFindTheExampleConfigValid() {
-    ToolPolicies policies = new ToolPolicyLoader().load(Path.of("../config/tools.yaml"));
-
-    Assertions.assertThat(Connectors.check(policies)).isEmpty();
   }
 
   @Test
