@@ -6,6 +6,7 @@ import dev.effectledger.connectors.executor.EffectExecutor;
 import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.connectors.reconcile.Reconciler;
 import dev.effectledger.embedded.EmbeddedKafkaCluster;
+import dev.effectledger.mcp.McpHttpClients;
 import dev.effectledger.mcp.McpMeta;
 import dev.effectledger.mcp.connector.McpConnectors;
 import dev.effectledger.mcp.embedded.CountingMcpServer;
@@ -15,14 +16,10 @@ import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopology;
-import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
-import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
-import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import java.io.PrintStream;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -267,17 +264,6 @@ final class McpDemo {
   }
 
   private static McpSyncClient agent(String url) {
-    URI uri = URI.create(url);
-    McpSyncClient client =
-        McpClient.sync(
-                HttpClientStreamableHttpTransport.builder(
-                        uri.getScheme() + "://" + uri.getAuthority())
-                    .endpoint(uri.getPath())
-                    .jsonMapper(new JacksonMcpJsonMapper(JSON))
-                    .build())
-            .requestTimeout(Duration.ofSeconds(90))
-            .build();
-    client.initialize();
-    return client;
+    return McpHttpClients.open(url, Map.of(), Duration.ofSeconds(90));
   }
 }

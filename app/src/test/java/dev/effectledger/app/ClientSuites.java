@@ -57,16 +57,23 @@ final class ClientSuites {
         env);
   }
 
-  /** {@code npm ci}, then {@code npm run <script>} of the TypeScript client. */
-  static Run npm(String script, Map<String, String> env) throws IOException, InterruptedException {
-    Run install =
-        run(
-            TYPESCRIPT,
-            List.of("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"),
-            Map.of(),
-            Map.of());
-    if (install.exit() != 0) {
-      return new Run(install.exit(), "npm ci failed:\n" + install.output());
+  /** Whether this JVM ran {@code npm ci} already: once is enough for every suite it runs. */
+  private static boolean installed;
+
+  /** {@code npm ci} (once per JVM), then {@code npm run <script>} of the TypeScript client. */
+  static synchronized Run npm(String script, Map<String, String> env)
+      throws IOException, InterruptedException {
+    if (!installed) {
+      Run install =
+          run(
+              TYPESCRIPT,
+              List.of("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"),
+              Map.of(),
+              Map.of());
+      if (install.exit() != 0) {
+        return new Run(install.exit(), "npm ci failed:\n" + install.output());
+      }
+      installed = true;
     }
     return run(TYPESCRIPT, List.of("npm", "run", "--silent", script), Map.of(), env);
   }

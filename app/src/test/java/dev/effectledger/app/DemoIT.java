@@ -65,12 +65,12 @@ class DemoIT {
   @Test
   @Timeout(300)
   void shouldTakeEveryActionOnceWhenAnMcpClientCallsThroughTheMcpGateway() {
-    String table = demo("--actions", "30", "--fault-percent", "20", "--via", "mcp");
+    String table = demo("--actions", "20", "--fault-percent", "20", "--via", "mcp");
     assertThat(table)
         .containsPattern("the agent calls http://127\\.0\\.0\\.1:\\d+/mcp")
-        .containsPattern("actions\\s+30\n")
-        .containsPattern("effects at the MCP server\\s+30\n")
-        .containsPattern("actions that took effect exactly once\\s+30\n")
+        .containsPattern("actions\\s+20\n")
+        .containsPattern("effects at the MCP server\\s+20\n")
+        .containsPattern("actions that took effect exactly once\\s+20\n")
         .containsPattern("connections dropped after the effect\\s+[1-9]")
         .containsPattern("answered held \\(EFFECT_HELD\\), then settled\\s+[1-9]")
         .contains("every action took effect exactly once");

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.effectledger.client.IdempotencyKeys;
 import dev.effectledger.client.KeyRules;
 import dev.effectledger.client.StepContext;
+import dev.effectledger.mcp.McpHttpClients;
 import dev.effectledger.mcp.McpMeta;
 import dev.effectledger.mcp.embedded.CountingMcpServer;
 import dev.effectledger.mcp.embedded.CountingMcpServer.Fault;
@@ -16,7 +17,6 @@ import dev.effectledger.policy.ToolPolicyLoader;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
-import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
 import io.modelcontextprotocol.client.transport.ServerParameters;
 import io.modelcontextprotocol.client.transport.StdioClientTransport;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
@@ -25,7 +25,6 @@ import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.TextContent;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -80,23 +79,9 @@ class McpGatewayIT {
 
   /** A new MCP session with the gateway, sending {@code run} in the run header (null: none). */
   private McpSyncClient agent(String url, String run) {
-    URI uri = URI.create(url);
     McpSyncClient client =
-        McpClient.sync(
-                HttpClientStreamableHttpTransport.builder(
-                        uri.getScheme() + "://" + uri.getAuthority())
-                    .endpoint(uri.getPath())
-                    .jsonMapper(new JacksonMcpJsonMapper(JSON))
-                    .httpRequestCustomizer(
-                        (builder, method, endpoint, body, context) -> {
-                          if (run != null) {
-                            builder.setHeader("X-Agent-Run", run);
-                          }
-                        })
-                    .build())
-            .requestTimeout(Duration.ofSeconds(60))
-            .build();
-    client.initialize();
+        McpHttpClients.open(
+            url, run == null ? Map.of() : Map.of("X-Agent-Run", run), Duration.ofSeconds(60));
     clients.add(client);
     return client;
   }

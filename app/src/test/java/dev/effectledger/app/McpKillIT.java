@@ -8,22 +8,28 @@ import dev.effectledger.client.IdempotencyKeys;
 import dev.effectledger.client.KeyRules;
 import dev.effectledger.client.StepContext;
 import dev.effectledger.embedded.SchemaRegistryServer;
+import dev.effectledger.mcp.McpHttpClients;
 import dev.effectledger.mcp.McpMeta;
 import dev.effectledger.mcp.embedded.CountingMcpServer;
 import dev.effectledger.mcp.embedded.CountingMcpServer.Fault;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicyLoader;
 import dev.effectledger.testkit.KafkaClusterExtension;
-import io.modelcontextprotocol.client.McpClient;
+import dev.effectledger.topology.LedgerConfig;
+import dev.effectledger.topology.LedgerTopology;
 import io.modelcontextprotocol.client.McpSyncClient;
-import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
-import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -32,9 +38,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The MCP gateway and the executor as the built jar's own processes, each killed with SIGKILL while
- * a write call is under way at the MCP server (the call takes 4 s there): the agent's retry, with
- * the same run, gets the one result, and the MCP server saw one effect.
+ * The MCP gateway and the executor as the built jar's own processes (the ledger in the test's JVM),
+ * each killed with SIGKILL while a write call is under way at the MCP server (the call takes 4 s
+ * there): the agent's retry, with the same run, gets the one result, and the MCP server saw one
+ * effect.
  */
 @Tag("integration")
 class McpKillIT {
@@ -46,25 +53,21 @@ class McpKillIT {
 
   @TempDir Path dir;
   private JarFixture jar;
+  private KafkaStreams ledger;
 
   @AfterEach
   void killLeftovers() {
     if (jar != null) {
       jar.close();
     }
+    if (ledger != null) {
+      ledger.close(Duration.ofSeconds(30));
+    }
   }
 
   private static McpSyncClient agent(int port) {
-    McpSyncClient client =
-        McpClient.sync(
-                HttpClientStreamableHttpTransport.builder("http://127.0.0.1:" + port)
-                    .endpoint("/mcp")
-                    .jsonMapper(new JacksonMcpJsonMapper(JSON))
-                    .build())
-            .requestTimeout(Duration.ofSeconds(60))
-            .build();
-    client.initialize();
-    return client;
+    return McpHttpClients.open(
+        "http://127.0.0.1:" + port + "/mcp", Map.of(), Duration.ofSeconds(60));
   }
 
   private static CallToolRequest charge(String run, int amount) {
@@ -109,7 +112,6 @@ class McpKillIT {
     try (SchemaRegistryServer registry = SchemaRegistryServer.start();
         CountingMcpServer upstream = CountingMcpServer.startHttp(0)) {
       upstream.slow(Duration.ofSeconds(4));
-      int ledgerPort = JarProcess.freePort();
       int gatewayPort = JarProcess.freePort();
       Files.writeString(
           dir.resolve("tools.yaml"),
@@ -125,21 +127,6 @@ class McpKillIT {
           """
               .formatted(upstream.url()));
       Files.writeString(
-          dir.resolve("processor.properties"),
-          String.join(
-              "\n",
-              "bootstrap.servers=" + kafka.bootstrapServers(),
-              "schema.registry.url=" + registry.url(),
-              "tools.file=tools.yaml",
-              "state.dir=" + dir.resolve("state"),
-              "http.port=" + ledgerPort,
-              "topics.create=true",
-              "topics.partitions=2",
-              "topics.replication=1",
-              "replication.factor=1",
-              "application.id=mcp-kill-it",
-              ""));
-      Files.writeString(
           dir.resolve("executor.properties"),
           String.join(
               "\n",
@@ -147,6 +134,8 @@ class McpKillIT {
               "schema.registry.url=" + registry.url(),
               "tools.file=tools.yaml",
               "executor.group=mcp-kill-it-executor",
+              // a stable instance id, as deployed: the restarted executor takes over at once
+              "executor.instance.id=executor-1",
               ""));
       Files.writeString(
           dir.resolve("mcp.yaml"),
@@ -161,11 +150,22 @@ class McpKillIT {
             payments: {url: "%s"}
           """
               .formatted(gatewayPort, kafka.bootstrapServers(), registry.url(), upstream.url()));
-      jar.start("processor", "--config", "processor.properties");
-      await()
-          .atMost(Duration.ofSeconds(120))
-          .ignoreExceptions()
-          .until(() -> jar.get("http://127.0.0.1:" + ledgerPort + "/readyz").statusCode() == 200);
+      // the ledger in this JVM (it is not what is killed here); the gateway and the executor are
+      // the jar's own processes
+      ToolPolicies policies = new ToolPolicyLoader().load(dir.resolve("tools.yaml"));
+      try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+        new TopicProvisioner(admin).create(TopicProvisioner.topics(policies), 2, (short) 1, 0);
+      }
+      Properties props = new Properties();
+      props.put(StreamsConfig.APPLICATION_ID_CONFIG, "mcp-kill-it");
+      props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+      props.put(StreamsConfig.STATE_DIR_CONFIG, dir.resolve("state").toString());
+      ledger =
+          new KafkaStreams(
+              LedgerTopology.build(
+                  LedgerConfig.of(policies, registry.url()).withIntentPartitions(2)),
+              LedgerTopology.streamsProperties(props));
+      ledger.start();
       JarFixture.Running executor =
           jar.start("executor", "--config", "executor.properties", "--lanes", "mcp");
       JarFixture.Running gateway = jar.start("mcp", "--config", "mcp.yaml");
@@ -209,8 +209,8 @@ class McpKillIT {
       assertThat(executor.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
       await().atMost(Duration.ofSeconds(30)).until(() -> upstream.effects(keyB) == 1);
       jar.start("executor", "--config", "executor.properties", "--lanes", "mcp");
-      waiting.handle((r, e) -> r).get(90, TimeUnit.SECONDS); // answered, one way or another
       CallToolResult afterExecutor = retryUntilSettled(gatewayPort, charge("run-kill-exec", 502));
+      waiting.handle((r, e) -> r).get(90, TimeUnit.SECONDS); // answered, one way or another
       assertThat(afterExecutor.meta()).containsEntry(McpMeta.IDEMPOTENCY_KEY, keyB);
       assertThat(JSON.valueToTree(afterExecutor.structuredContent()).path("id").asText())
           .startsWith("ch_");

@@ -1,0 +1,43 @@
+package dev.effectledger.mcp;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.modelcontextprotocol.client.McpClient;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
+import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * An agent's side, for the demo and the tests: an MCP client session over Streamable HTTP, opened
+ * and initialized, sending {@code headers} with every request.
+ */
+public final class McpHttpClients {
+
+  private McpHttpClients() {}
+
+  /** A session with the MCP server at {@code url} (e.g. {@code http://127.0.0.1:8097/mcp}). */
+  public static McpSyncClient open(String url, Map<String, String> headers, Duration timeout) {
+    URI uri = URI.create(url);
+    McpSyncClient client =
+        McpClient.sync(
+                HttpClientStreamableHttpTransport.builder(
+                        uri.getScheme() + "://" + uri.getRawAuthority())
+                    .endpoint(uri.getRawPath())
+                    .jsonMapper(new JacksonMcpJsonMapper(new ObjectMapper()))
+                    .httpRequestCustomizer(
+                        (builder, method, endpoint, body, context) ->
+                            headers.forEach(builder::setHeader))
+                    .build())
+            .requestTimeout(timeout)
+            .build();
+    try {
+      client.initialize();
+    } catch (RuntimeException e) {
+      client.close();
+      throw e;
+    }
+    return client;
+  }
+}
