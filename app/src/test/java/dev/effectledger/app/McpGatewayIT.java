@@ -1,6 +1,7 @@
 package dev.effectledger.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -17,6 +18,7 @@ import dev.effectledger.policy.ToolPolicyLoader;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
 import io.modelcontextprotocol.client.transport.ServerParameters;
 import io.modelcontextprotocol.client.transport.StdioClientTransport;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
@@ -25,6 +27,7 @@ import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.TextContent;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -253,6 +256,44 @@ class McpGatewayIT {
     assertThat(prompts).containsExactly("refund_policy");
     assertThat(((TextContent) prompt.messages().get(0).content()).text())
         .isEqualTo("Refund cus_1 within 30 days.");
+  }
+
+  @Test
+  void shouldRelayTheUpstreamsProgressOnAPassThroughCall() {
+    List<McpSchema.ProgressNotification> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+    URI uri = URI.create(gateway.url());
+    McpSyncClient agent =
+        McpClient.sync(
+                HttpClientStreamableHttpTransport.builder(
+                        uri.getScheme() + "://" + uri.getAuthority())
+                    .endpoint(uri.getPath())
+                    .jsonMapper(new JacksonMcpJsonMapper(JSON))
+                    .build())
+            .progressConsumer(seen::add)
+            .requestTimeout(Duration.ofSeconds(60))
+            .build();
+    clients.add(agent);
+    agent.initialize();
+
+    CallToolResult balance =
+        agent.callTool(
+            CallToolRequest.builder()
+                .name("get_balance")
+                .arguments(Map.of())
+                .progressToken("agent-token-1")
+                .build());
+
+    assertThat(balance.isError()).isFalse();
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () ->
+                assertThat(seen)
+                    .extracting(McpSchema.ProgressNotification::progressToken)
+                    .containsExactly("agent-token-1", "agent-token-1"));
+    assertThat(seen)
+        .extracting(McpSchema.ProgressNotification::message)
+        .containsExactly("counting, step 1", "counting, step 2");
   }
 
   @Test

@@ -228,11 +228,21 @@ public final class CountingMcpServer implements AutoCloseable {
                         .annotations(ToolAnnotations.builder().readOnlyHint(true).build())
                         .build())
                 .callHandler(
-                    (exchange, request) ->
-                        CallToolResult.builder()
-                            .structuredContent(Map.of("balance", 100 - effectCount()))
-                            .addTextContent("balance " + (100 - effectCount()))
-                            .build())
+                    (exchange, request) -> {
+                      // a caller that asks for progress gets two notifications first
+                      Object token = request.progressToken();
+                      if (token != null) {
+                        for (int step = 1; step <= 2; step++) {
+                          exchange.progressNotification(
+                              new McpSchema.ProgressNotification(
+                                  token, step, 2.0, "counting, step " + step));
+                        }
+                      }
+                      return CallToolResult.builder()
+                          .structuredContent(Map.of("balance", 100 - effectCount()))
+                          .addTextContent("balance " + (100 - effectCount()))
+                          .build();
+                    })
                 .build())
         .build();
   }

@@ -40,6 +40,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -77,6 +79,12 @@ public final class McpGateway implements AutoCloseable {
   private final ToolCatalog catalog;
   private final Map<String, Listed<McpSchema.Resource>> resources = new LinkedHashMap<>();
   private final Map<String, Listed<McpSchema.Prompt>> prompts = new LinkedHashMap<>();
+
+  /** Pass-through calls whose agent asked for progress, by the token sent upstream. */
+  private final Map<String, Relay> progress = new ConcurrentHashMap<>();
+
+  private record Relay(McpSyncServerExchange agent, Object agentToken) {}
+
   private ToolCallClient ledger;
   private McpSyncServer server;
   private Server jetty;
@@ -94,7 +102,8 @@ public final class McpGateway implements AutoCloseable {
                     new McpSession(
                         name,
                         McpConnectorSettings.from(
-                            "upstream " + name, McpGatewayConfig.withTool(node)))));
+                            "upstream " + name, McpGatewayConfig.withTool(node)),
+                        spec -> spec.progressConsumer(this::relayProgress))));
     try {
       this.catalog = ToolCatalog.of(listTools());
       listResourcesAndPrompts();
@@ -368,7 +377,7 @@ public final class McpGateway implements AutoCloseable {
   private CallToolResult call(
       ToolCatalog.Entry entry, McpSyncServerExchange exchange, CallToolRequest request) {
     if (classOf(entry) == ToolClass.READ) {
-      return passThrough(entry, request);
+      return passThrough(entry, exchange, request);
     }
     if (policies.forTool(entry.name()).isEmpty()) {
       return Answers.refused(
@@ -457,7 +466,8 @@ public final class McpGateway implements AutoCloseable {
     }
   }
 
-  private CallToolResult passThrough(ToolCatalog.Entry entry, CallToolRequest request) {
+  private CallToolResult passThrough(
+      ToolCatalog.Entry entry, McpSyncServerExchange exchange, CallToolRequest request) {
     McpSession session = upstreams.get(entry.upstream());
     McpSyncClient client;
     try {
@@ -468,9 +478,19 @@ public final class McpGateway implements AutoCloseable {
           "upstream " + entry.upstream() + " at " + session.where() + " is unreachable",
           "Call again later.");
     }
+    // The agent's progress token is replaced by one of the gateway's own upstream (agents'
+    // tokens are unique per session only), and the upstream's progress relayed back under it.
+    Object agentToken = request.progressToken();
+    String upstreamToken = null;
+    Map<String, Object> meta = request.meta();
+    if (agentToken != null) {
+      upstreamToken = "effectledger-" + UUID.randomUUID();
+      progress.put(upstreamToken, new Relay(exchange, agentToken));
+      meta = new LinkedHashMap<>(meta);
+      meta.put("progressToken", upstreamToken);
+    }
     try {
-      return client.callTool(
-          new CallToolRequest(entry.tool().name(), request.arguments(), request.meta()));
+      return client.callTool(new CallToolRequest(entry.tool().name(), request.arguments(), meta));
     } catch (McpError e) {
       throw e; // the upstream's protocol error, as it answered it
     } catch (RuntimeException e) {
@@ -479,6 +499,33 @@ public final class McpGateway implements AutoCloseable {
           "UPSTREAM_UNAVAILABLE",
           "lost upstream " + entry.upstream() + " during a read call (" + e.getMessage() + ")",
           "Call again: it only reads.");
+    } finally {
+      if (upstreamToken != null) {
+        progress.remove(upstreamToken);
+      }
+    }
+  }
+
+  private void relayProgress(McpSchema.ProgressNotification notification) {
+    Relay relay =
+        notification.progressToken() == null
+            ? null
+            : progress.get(notification.progressToken().toString());
+    if (relay == null) {
+      return;
+    }
+    try {
+      relay
+          .agent()
+          .progressNotification(
+              new McpSchema.ProgressNotification(
+                  relay.agentToken(),
+                  notification.progress(),
+                  notification.total(),
+                  notification.message(),
+                  notification.meta()));
+    } catch (RuntimeException e) {
+      log.debug("Could not relay progress to an agent that went away", e);
     }
   }
 

@@ -124,7 +124,7 @@ class McpConnectorTest {
 
   @Test
   void shouldBeAmbiguousWhenTheAnswerDoesNotComeInTimeAndRecoverForTheNextCall() throws Exception {
-    upstream.slow(Duration.ofSeconds(3)).inject("k-slow", Fault.SLOW);
+    upstream.slow(Duration.ofSeconds(2)).inject("k-slow", Fault.SLOW);
     McpConnector connector = http("timeout: 1s\n");
 
     EffectOutcome outcome = connector.execute(request("k-slow", CHARGE));
@@ -183,10 +183,11 @@ class McpConnectorTest {
                         CountingMcpServer.class.getName(),
                         "--effects",
                         quote(effects.toString())))
-                + "]\ntimeout: 20s\nconnectTimeout: 30s\neffectIdPointer: /id\n");
+                + "]\ntimeout: 5s\nconnectTimeout: 30s\neffectIdPointer: /id\n");
 
     EffectOutcome first = connector.execute(request("s-1", CHARGE));
-    // the process performs the effect and dies before it answers
+    // the process performs the effect and dies before it answers: ambiguous, at the timeout (the
+    // SDK's stdio client does not fail a pending request when its process exits)
     EffectOutcome dropped =
         connector.execute(
             request("s-2", "{\"amount\":5,\"to\":\"cus_2\",\"fault\":\"drop_after\"}"));
