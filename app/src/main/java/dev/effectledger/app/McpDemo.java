@@ -1,6 +1,10 @@
 package dev.effectledger.app;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.effectledger.client.IdempotencyKeys;
+import dev.effectledger.client.KeyRules;
+import dev.effectledger.client.StepContext;
 import dev.effectledger.connectors.Connector;
 import dev.effectledger.connectors.executor.EffectExecutor;
 import dev.effectledger.connectors.executor.ExecutorConfig;
@@ -225,13 +229,13 @@ final class McpDemo {
 
   private static String keyOf(int i) {
     try {
-      return dev.effectledger.client.IdempotencyKeys.derive(
-              new dev.effectledger.client.StepContext(TENANT, run(i), "mcp:create_charge", ""),
+      return IdempotencyKeys.derive(
+              new StepContext(TENANT, run(i), "mcp:create_charge", ""),
               "create_charge",
               JSON.writeValueAsString(arguments(i)),
-              dev.effectledger.client.KeyRules.NONE)
+              KeyRules.NONE)
           .key();
-    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+    } catch (JsonProcessingException e) {
       throw new IllegalStateException(e);
     }
   }

@@ -13,6 +13,7 @@ import dev.effectledger.mcp.McpMeta;
 import dev.effectledger.mcp.embedded.CountingMcpServer;
 import dev.effectledger.mcp.embedded.CountingMcpServer.Fault;
 import dev.effectledger.mcp.gateway.McpGateway;
+import dev.effectledger.mcp.gateway.McpGatewayConfig;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
 import dev.effectledger.testkit.KafkaClusterExtension;
@@ -311,8 +312,9 @@ class McpGatewayIT {
                 "tools.yaml",
                 "schemaRegistryUrl",
                 pipeline.registry,
+                // nothing listens there: only KAFKA_BOOTSTRAP_SERVERS (below) reaches Kafka
                 "kafka",
-                Map.of("bootstrap.servers", kafka.bootstrapServers()),
+                Map.of("bootstrap.servers", "127.0.0.1:1"),
                 "upstreams",
                 Map.of(
                     "payments", Map.of("url", pipeline.upstream.url()),
@@ -382,6 +384,36 @@ class McpGatewayIT {
     assertThat(pipeline.upstream.effects(key)).isEqualTo(1);
     assertThat(structured(balance).path("balance").asInt()).isEqualTo(100); // the stdio upstream's
     assertThat(dir.resolve("files-effects.txt")).doesNotExist();
+  }
+
+  @Test
+  void shouldAnswerLedgerUnavailableWhenKafkaDoesNotAnswer() throws Exception {
+    int port;
+    try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
+      port = free.getLocalPort();
+    }
+    McpGatewayConfig config =
+        McpGatewayConfig.parse(
+            JSON.valueToTree(
+                Map.of(
+                    "listen", Map.of("port", 0),
+                    "tenant", "acme",
+                    "kafka",
+                        Map.of("bootstrap.servers", "127.0.0.1:" + port, "max.block.ms", "1000"),
+                    "schemaRegistryUrl", pipeline.registry,
+                    "upstreams", Map.of("payments", Map.of("url", pipeline.upstream.url())))),
+            Path.of("."));
+    try (McpGateway cut = McpGateway.startHttp(config, pipeline.policies)) {
+      CallToolResult answer =
+          charge(
+              agent(cut.url(), null),
+              Map.of("amount", 8, "to", "cus_8"),
+              Map.of(McpMeta.RUN_ID, "run-mcp-gw-no-kafka"));
+
+      assertThat(answer.isError()).isTrue();
+      assertThat(structured(answer).path("code").asText()).isEqualTo("LEDGER_UNAVAILABLE");
+      assertThat(structured(answer).path("correctiveAction").asText()).contains("same arguments");
+    }
   }
 
   @Test

@@ -188,8 +188,15 @@ public final class ToolCallClient implements ToolCalls {
           replies.forget(key.key(), reply);
           open.remove(answer);
         });
-    replies
-        .watch(partitionOf(key.key()))
+    CompletableFuture<Void> watched;
+    try {
+      watched = replies.watch(partitionOf(key.key()));
+    } catch (RuntimeException e) {
+      // the reply topic's metadata did not come within max.block.ms: answered like a failed
+      // publish, through the future, never thrown at the caller
+      watched = CompletableFuture.failedFuture(e);
+    }
+    watched
         .thenCompose(ready -> publish(call, key))
         .whenComplete(
             (sent, error) -> {
@@ -222,15 +229,19 @@ public final class ToolCallClient implements ToolCalls {
             .setTraceId(call.traceId())
             .build();
     CompletableFuture<Void> sent = new CompletableFuture<>();
-    producer.send(
-        new ProducerRecord<>(intentsTopic, key.key(), intent),
-        (metadata, error) -> {
-          if (error != null) {
-            sent.completeExceptionally(error);
-          } else {
-            sent.complete(null);
-          }
-        });
+    try {
+      producer.send(
+          new ProducerRecord<>(intentsTopic, key.key(), intent),
+          (metadata, error) -> {
+            if (error != null) {
+              sent.completeExceptionally(error);
+            } else {
+              sent.complete(null);
+            }
+          });
+    } catch (RuntimeException e) { // a serializer or the producer refusing before sending
+      sent.completeExceptionally(e);
+    }
     return sent;
   }
 

@@ -1,7 +1,6 @@
 package dev.effectledger.mcp.gateway;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.effectledger.client.CallResult;
@@ -439,14 +438,6 @@ public final class McpGateway implements AutoCloseable {
       CallResult result =
           ledger.invoke(call).get(config.callWait().toMillis() + 10_000, TimeUnit.MILLISECONDS);
       return Answers.of(result);
-    } catch (KeyDerivationException e) {
-      return Answers.refused(e.code(), e.getMessage(), "Fix the arguments. Nothing was done.");
-    } catch (RuntimeException e) {
-      log.warn("Could not publish a call of {} to the ledger", entry.name(), e);
-      return Answers.refused(
-          "LEDGER_UNAVAILABLE",
-          "the call could not be published to the ledger (" + e.getMessage() + ")",
-          "Call again with the same arguments in the same run: it takes effect at most once.");
     } catch (ExecutionException e) {
       if (e.getCause() instanceof KeyDerivationException k) {
         return Answers.refused(k.code(), k.getMessage(), "Fix the arguments. Nothing was done.");
@@ -568,9 +559,5 @@ public final class McpGateway implements AutoCloseable {
       ledger.close();
     }
     upstreams.values().forEach(McpSession::close);
-  }
-
-  static JsonNode tree(Object value) {
-    return JSON.valueToTree(value);
   }
 }
