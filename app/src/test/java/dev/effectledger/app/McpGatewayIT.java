@@ -285,16 +285,19 @@ class McpGatewayIT {
                 .build());
 
     assertThat(balance.isError()).isFalse();
+    // relayed under the agent's token, up to the last the upstream sent. Not their order: the
+    // SDK's clients (the gateway's and the agent's) may each hand notifications over out of it;
+    // the gateway drops one that does not increase, as MCP requires, so the last always passes.
     await()
         .atMost(Duration.ofSeconds(10))
         .untilAsserted(
             () ->
                 assertThat(seen)
-                    .extracting(McpSchema.ProgressNotification::progressToken)
-                    .containsExactly("agent-token-1", "agent-token-1"));
+                    .extracting(McpSchema.ProgressNotification::progress)
+                    .contains(2.0));
     assertThat(seen)
-        .extracting(McpSchema.ProgressNotification::message)
-        .containsExactly("counting, step 1", "counting, step 2");
+        .extracting(McpSchema.ProgressNotification::progressToken)
+        .containsOnly("agent-token-1");
   }
 
   @Test

@@ -237,6 +237,9 @@ public final class CountingMcpServer implements AutoCloseable {
                               new McpSchema.ProgressNotification(
                                   token, step, 2.0, "counting, step " + step));
                         }
+                        // still working, as a tool that reports progress is: notifications that
+                        // come after the result are no use to anyone (and relays may drop them)
+                        sleep(Duration.ofMillis(300));
                       }
                       return CallToolResult.builder()
                           .structuredContent(Map.of("balance", 100 - effectCount()))

@@ -82,7 +82,35 @@ public final class McpGateway implements AutoCloseable {
   /** Pass-through calls whose agent asked for progress, by the token sent upstream. */
   private final Map<String, Relay> progress = new ConcurrentHashMap<>();
 
-  private record Relay(McpSyncServerExchange agent, Object agentToken) {}
+  /**
+   * One agent's progress. The SDK's client may hand notifications over on several threads, out of
+   * their order; MCP requires progress to increase, so one that does not is dropped.
+   */
+  private static final class Relay {
+    private final McpSyncServerExchange agent;
+    private final Object agentToken;
+    private double last = Double.NEGATIVE_INFINITY; // guarded by this
+
+    Relay(McpSyncServerExchange agent, Object agentToken) {
+      this.agent = agent;
+      this.agentToken = agentToken;
+    }
+
+    synchronized void send(McpSchema.ProgressNotification notification) {
+      double progress = notification.progress() == null ? 0 : notification.progress();
+      if (progress <= last) {
+        return;
+      }
+      last = progress;
+      agent.progressNotification(
+          new McpSchema.ProgressNotification(
+              agentToken,
+              notification.progress(),
+              notification.total(),
+              notification.message(),
+              notification.meta()));
+    }
+  }
 
   private ToolCallClient ledger;
   private McpSyncServer server;
@@ -506,15 +534,7 @@ public final class McpGateway implements AutoCloseable {
       return;
     }
     try {
-      relay
-          .agent()
-          .progressNotification(
-              new McpSchema.ProgressNotification(
-                  relay.agentToken(),
-                  notification.progress(),
-                  notification.total(),
-                  notification.message(),
-                  notification.meta()));
+      relay.send(notification);
     } catch (RuntimeException e) {
       log.debug("Could not relay progress to an agent that went away", e);
     }
