@@ -34,8 +34,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -298,6 +300,133 @@ class McpGatewayIT {
     assertThat(seen)
         .extracting(McpSchema.ProgressNotification::progressToken)
         .containsOnly("agent-token-1");
+  }
+
+  private static List<String> names(List<Tool> tools) {
+    return tools.stream().map(Tool::name).toList();
+  }
+
+  @Test
+  void shouldKeepAgentsInStepWithWhatTheUpstreamsListLogAndChange() throws Exception {
+    try (CountingMcpServer live = CountingMcpServer.startHttp(0)) {
+      Map<String, String> upstreams = new LinkedHashMap<>();
+      upstreams.put("payments", pipeline.upstream.url());
+      upstreams.put("live", live.url());
+      try (McpGateway two =
+          McpGateway.startHttp(
+              pipeline.gatewayConfig("logging: notice", upstreams), pipeline.policies)) {
+        List<List<Tool>> toolLists = new CopyOnWriteArrayList<>();
+        List<McpSchema.LoggingMessageNotification> logs = new CopyOnWriteArrayList<>();
+        List<String> updated = new CopyOnWriteArrayList<>();
+        McpSyncClient agent =
+            McpHttpClients.open(
+                two.url(),
+                Map.of("X-Agent-Run", "run-mcp-live"),
+                Duration.ofSeconds(60),
+                spec ->
+                    spec.toolsChangeConsumer(toolLists::add)
+                        .loggingConsumer(logs::add)
+                        .resourcesUpdateConsumer(read -> read.forEach(c -> updated.add(c.uri()))));
+        clients.add(agent);
+        assertThat(names(agent.listTools().tools()))
+            .contains("payments_create_charge", "live_get_balance")
+            .doesNotContain("get_refunds");
+
+        // a tool added upstream: the agent is told, and calls it through the gateway
+        live.addTool("get_refunds");
+        await()
+            .atMost(Duration.ofSeconds(10))
+            .until(() -> toolLists.stream().anyMatch(l -> names(l).contains("get_refunds")));
+        CallToolResult refunds = agent.callTool(new CallToolRequest("get_refunds", Map.of()));
+        assertThat(refunds.isError()).isFalse();
+        assertThat(structured(refunds).path("tool").asText()).isEqualTo("get_refunds");
+        // removed upstream: the agent is told, and the gateway no longer serves it
+        live.removeTool("get_refunds");
+        await()
+            .atMost(Duration.ofSeconds(10))
+            .until(() -> !names(toolLists.get(toolLists.size() - 1)).contains("get_refunds"));
+        assertThat(names(agent.listTools().tools()))
+            .doesNotContain("get_refunds")
+            .contains("payments_create_charge", "live_get_balance"); // the others keep their names
+
+        // the upstream's log messages reach the agent, the logger naming the upstream
+        agent.callTool(new CallToolRequest("live_get_balance", Map.of()));
+        await()
+            .atMost(Duration.ofSeconds(10))
+            .untilAsserted(
+                () ->
+                    assertThat(logs)
+                        .anySatisfy(
+                            m -> {
+                              assertThat(m.logger()).isEqualTo("live/balance");
+                              assertThat(m.level()).isEqualTo(McpSchema.LoggingLevel.NOTICE);
+                              assertThat(m.data()).startsWith("balance read: ");
+                            }));
+
+        // a subscribed resource: the agent is told when a charge through the ledger changes it
+        agent.subscribeResource(new McpSchema.SubscribeRequest(CountingMcpServer.SUMMARY));
+        CallToolResult charged =
+            agent.callTool(
+                new CallToolRequest(
+                    "payments_create_charge", Map.of("amount", 910, "to", "cus_2")));
+        assertThat(charged.isError()).as(text(charged)).isFalse();
+        await()
+            .atMost(Duration.ofSeconds(10))
+            .until(() -> updated.contains(CountingMcpServer.SUMMARY));
+
+        // resource templates and completions pass through, a renamed prompt under its own name
+        String key = charged.meta().get(McpMeta.IDEMPOTENCY_KEY).toString();
+        assertThat(agent.listResourceTemplates().resourceTemplates())
+            .extracting(McpSchema.ResourceTemplate::uriTemplate)
+            .containsExactly(CountingMcpServer.CHARGE);
+        McpSchema.ReadResourceResult charge =
+            agent.readResource(new McpSchema.ReadResourceRequest("charges://charge/" + key));
+        assertThat(
+                JSON.readTree(((McpSchema.TextResourceContents) charge.contents().get(0)).text())
+                    .path("id")
+                    .asText())
+            .isEqualTo(structured(charged).path("id").asText());
+        McpSchema.CompleteResult keys =
+            agent.completeCompletion(
+                new McpSchema.CompleteRequest(
+                    new McpSchema.ResourceReference(CountingMcpServer.CHARGE),
+                    new McpSchema.CompleteRequest.CompleteArgument("key", key.substring(0, 12))));
+        assertThat(keys.completion().values()).contains(key);
+        McpSchema.CompleteResult customers =
+            agent.completeCompletion(
+                new McpSchema.CompleteRequest(
+                    new McpSchema.PromptReference("payments_refund_policy"),
+                    new McpSchema.CompleteRequest.CompleteArgument("customer", "cus_")));
+        assertThat(customers.completion().values())
+            .containsExactlyElementsOf(CountingMcpServer.CUSTOMERS);
+      }
+    }
+  }
+
+  @Test
+  void shouldListAnUpstreamAgainOnItsOwnWhenTheUpstreamDoesNotNotify() throws Exception {
+    try (CountingMcpServer quiet = CountingMcpServer.startHttp(0, false);
+        McpGateway polling =
+            McpGateway.startHttp(
+                pipeline.gatewayConfig("refresh: 500ms", Map.of("quiet", quiet.url())),
+                pipeline.policies)) {
+      List<List<Tool>> toolLists = new CopyOnWriteArrayList<>();
+      McpSyncClient agent =
+          McpHttpClients.open(
+              polling.url(),
+              Map.of(),
+              Duration.ofSeconds(60),
+              s -> s.toolsChangeConsumer(toolLists::add));
+      clients.add(agent);
+      assertThat(names(agent.listTools().tools())).doesNotContain("get_refunds");
+
+      quiet.addTool("get_refunds"); // the upstream tells no one
+
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> toolLists.stream().anyMatch(l -> names(l).contains("get_refunds")));
+      assertThat(agent.callTool(new CallToolRequest("get_refunds", Map.of())).isError()).isFalse();
+    }
   }
 
   @Test

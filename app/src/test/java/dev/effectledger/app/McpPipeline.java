@@ -93,6 +93,20 @@ final class McpPipeline implements AutoCloseable {
 
   /** An MCP gateway's configuration in front of the upstream, on a free port. */
   McpGatewayConfig gatewayConfig(String extraYaml) throws Exception {
+    return gatewayConfig(extraYaml, Map.of("payments", upstream.url()));
+  }
+
+  /** An MCP gateway's configuration in front of {@code upstreams} (name to URL, in order). */
+  McpGatewayConfig gatewayConfig(String extraYaml, Map<String, String> upstreams) throws Exception {
+    StringBuilder listed = new StringBuilder();
+    upstreams.forEach(
+        (name, url) ->
+            listed
+                .append("  ")
+                .append(name)
+                .append(": {url: \"")
+                .append(url)
+                .append("\", timeout: 10s}\n"));
     ObjectNode root =
         (ObjectNode)
             new YAMLMapper()
@@ -104,11 +118,10 @@ final class McpPipeline implements AutoCloseable {
         wait: 30s
         kafka: {bootstrap.servers: "%s"}
         schemaRegistryUrl: "%s"
-        upstreams:
-          payments: {url: "%s", timeout: 10s}
         %s
-        """
-                        .formatted(bootstrap, registry, upstream.url(), extraYaml));
+        upstreams:
+        %s"""
+                        .formatted(bootstrap, registry, extraYaml, listed));
     return McpGatewayConfig.parse(root, Path.of("."));
   }
 

@@ -8,6 +8,7 @@ import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * An agent's side, for the demo and the tests: an MCP client session over Streamable HTTP, opened
@@ -19,8 +20,17 @@ public final class McpHttpClients {
 
   /** A session with the MCP server at {@code url} (e.g. {@code http://127.0.0.1:8097/mcp}). */
   public static McpSyncClient open(String url, Map<String, String> headers, Duration timeout) {
+    return open(url, headers, timeout, spec -> {});
+  }
+
+  /** As {@link #open(String, Map, Duration)}, {@code customizer} adding notification consumers. */
+  public static McpSyncClient open(
+      String url,
+      Map<String, String> headers,
+      Duration timeout,
+      Consumer<McpClient.SyncSpec> customizer) {
     URI uri = URI.create(url);
-    McpSyncClient client =
+    McpClient.SyncSpec spec =
         McpClient.sync(
                 HttpClientStreamableHttpTransport.builder(
                         uri.getScheme() + "://" + uri.getRawAuthority())
@@ -30,8 +40,9 @@ public final class McpHttpClients {
                         (builder, method, endpoint, body, context) ->
                             headers.forEach(builder::setHeader))
                     .build())
-            .requestTimeout(timeout)
-            .build();
+            .requestTimeout(timeout);
+    customizer.accept(spec);
+    McpSyncClient client = spec.build();
     try {
       client.initialize();
     } catch (RuntimeException e) {

@@ -32,22 +32,29 @@ public final class McpSession implements AutoCloseable {
   private final String name;
   private final McpConnectorSettings settings;
   private final Consumer<McpClient.SyncSpec> customizer;
+  private final Consumer<McpSyncClient> opened;
   private final Object lock = new Object();
   private McpSyncClient client; // guarded by lock
 
   /**
    * @param name what logs call the upstream
    * @param customizer adds to the client (notification consumers); called once per session
+   * @param opened told of each session once it is initialized, on the thread that opened it and
+   *     before that thread uses it: it must not block
    */
   public McpSession(
-      String name, McpConnectorSettings settings, Consumer<McpClient.SyncSpec> customizer) {
+      String name,
+      McpConnectorSettings settings,
+      Consumer<McpClient.SyncSpec> customizer,
+      Consumer<McpSyncClient> opened) {
     this.name = name;
     this.settings = settings;
     this.customizer = customizer;
+    this.opened = opened;
   }
 
   public McpSession(String name, McpConnectorSettings settings) {
-    this(name, settings, spec -> {});
+    this(name, settings, spec -> {}, client -> {});
   }
 
   /** The session, opened (connected and initialized) if there is none; throws when it cannot. */
@@ -68,6 +75,7 @@ public final class McpSession implements AutoCloseable {
           throw e;
         }
         client = opened;
+        this.opened.accept(opened);
       }
       return client;
     }

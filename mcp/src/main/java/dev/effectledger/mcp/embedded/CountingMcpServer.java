@@ -6,8 +6,10 @@ import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.McpServerFeatures.SyncCompletionSpecification;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncPromptSpecification;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncResourceSpecification;
+import io.modelcontextprotocol.server.McpServerFeatures.SyncResourceTemplateSpecification;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.server.McpSyncServer;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
@@ -49,8 +51,13 @@ import org.eclipse.jetty.server.ServerConnector;
  * Idempotency-Key} header) and answers {@code {id, amount, to}} as structured content; when it
  * honours keys, a key it has seen gets the first answer again. {@code find_charge} ({@code {key}};
  * read-only) answers {@code {found, id}}: the lookup tool for reconciliation. {@code get_balance}
- * (read-only) answers {@code {balance}}. A resource, {@value #SUMMARY}, and a prompt, {@code
- * refund_policy} ({@code customer}), for what passes through a gateway untouched.
+ * (read-only) answers {@code {balance}}, logging a notice and, when asked, reporting progress.
+ *
+ * <p>For what passes through a gateway: a resource, {@value #SUMMARY}, whose subscribers are told
+ * of each charge; a resource template, {@value #CHARGE} (the charge made for a key), whose {@code
+ * key} completes from the keys charged; a prompt, {@code refund_policy} ({@code customer}, which
+ * completes from {@link #CUSTOMERS}); and tools added and removed while it runs ({@link #addTool},
+ * {@link #removeTool}), each telling its clients that the list changed.
  *
  * <p>Faults, per key ({@link #inject}) or per call (an argument {@code "fault"}): {@code
  * ERROR_BEFORE} answers {@code isError: true} without the effect; {@code PROTOCOL_ERROR} answers a
@@ -75,6 +82,12 @@ public final class CountingMcpServer implements AutoCloseable {
   /** Its one resource: {@code {"charges": n}}. */
   public static final String SUMMARY = "charges://summary";
 
+  /** Its resource template: the charge made for {@code key}. */
+  public static final String CHARGE = "charges://charge/{key}";
+
+  /** The customers {@code refund_policy}'s argument completes from. */
+  public static final List<String> CUSTOMERS = List.of("cus_1", "cus_2", "cus_3");
+
   private final Map<String, AtomicInteger> effects = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> keyHeaders = new ConcurrentHashMap<>();
@@ -82,6 +95,7 @@ public final class CountingMcpServer implements AutoCloseable {
   private final Map<String, Map<String, Object>> charges = new ConcurrentHashMap<>();
   private final AtomicInteger ids = new AtomicInteger();
   private volatile boolean honoursKeys;
+  private boolean notifiesToolChanges = true;
   private volatile Duration slow = Duration.ofSeconds(2);
   private final Path effectsFile;
   private Server jetty;
@@ -94,7 +108,16 @@ public final class CountingMcpServer implements AutoCloseable {
 
   /** Starts on 127.0.0.1 ({@code port} 0 picks one), the MCP endpoint at {@code /mcp}. */
   public static CountingMcpServer startHttp(int port) {
+    return startHttp(port, true);
+  }
+
+  /**
+   * As {@link #startHttp(int)}; {@code notifiesToolChanges} false: a server that does not tell its
+   * clients when its tools change (their {@code listChanged} capability off), as many do not.
+   */
+  public static CountingMcpServer startHttp(int port, boolean notifiesToolChanges) {
     CountingMcpServer counting = new CountingMcpServer(null);
+    counting.notifiesToolChanges = notifiesToolChanges;
     HttpServletStreamableServerTransportProvider transport =
         HttpServletStreamableServerTransportProvider.builder()
             .jsonMapper(MAPPER)
@@ -157,10 +180,29 @@ public final class CountingMcpServer implements AutoCloseable {
     return spec.serverInfo("counting-payments", "1.0.0")
         .capabilities(
             McpSchema.ServerCapabilities.builder()
-                .tools(true)
-                .resources(false, false)
-                .prompts(false)
+                .tools(notifiesToolChanges)
+                .resources(true, true)
+                .prompts(true)
+                .completions()
+                .logging()
                 .build())
+        .resourceTemplates(
+            new SyncResourceTemplateSpecification(
+                McpSchema.ResourceTemplate.builder()
+                    .uriTemplate(CHARGE)
+                    .name("charge")
+                    .description("The charge made for a key")
+                    .mimeType("application/json")
+                    .build(),
+                this::readCharge))
+        .completions(
+            new SyncCompletionSpecification(
+                new McpSchema.PromptReference("refund_policy"),
+                (exchange, request) -> completion(CUSTOMERS, request.argument().value())),
+            new SyncCompletionSpecification(
+                new McpSchema.ResourceReference(CHARGE),
+                (exchange, request) ->
+                    completion(List.copyOf(charges.keySet()), request.argument().value())))
         .resources(
             new SyncResourceSpecification(
                 McpSchema.Resource.builder()
@@ -241,6 +283,11 @@ public final class CountingMcpServer implements AutoCloseable {
                         // come after the result are no use to anyone (and relays may drop them)
                         sleep(Duration.ofMillis(300));
                       }
+                      exchange.loggingNotification(
+                          new McpSchema.LoggingMessageNotification(
+                              McpSchema.LoggingLevel.NOTICE,
+                              "balance",
+                              "balance read: " + (100 - effectCount())));
                       return CallToolResult.builder()
                           .structuredContent(Map.of("balance", 100 - effectCount()))
                           .addTextContent("balance " + (100 - effectCount()))
@@ -292,6 +339,7 @@ public final class CountingMcpServer implements AutoCloseable {
     effects.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
     charges.putIfAbsent(key, charge);
     record(key);
+    server.notifyResourcesUpdated(new McpSchema.ResourcesUpdatedNotification(SUMMARY));
     if (fault == Fault.DROP_AFTER) {
       drop();
     }
@@ -316,6 +364,33 @@ public final class CountingMcpServer implements AutoCloseable {
         .structuredContent(answer)
         .addTextContent(charge == null ? "no charge" : "charge " + charge.get("id"))
         .build();
+  }
+
+  private McpSchema.ReadResourceResult readCharge(
+      McpSyncServerExchange exchange, McpSchema.ReadResourceRequest request) {
+    String prefix = CHARGE.substring(0, CHARGE.indexOf('{'));
+    String key = request.uri().startsWith(prefix) ? request.uri().substring(prefix.length()) : "";
+    Map<String, Object> charge = charges.get(key);
+    if (charge == null) {
+      throw McpError.builder(McpSchema.ErrorCodes.RESOURCE_NOT_FOUND)
+          .message("no charge for key " + key)
+          .build();
+    }
+    try {
+      return new McpSchema.ReadResourceResult(
+          List.of(
+              new McpSchema.TextResourceContents(
+                  request.uri(), "application/json", JSON.writeValueAsString(charge))));
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static McpSchema.CompleteResult completion(List<String> values, String typed) {
+    List<String> matching =
+        values.stream().filter(v -> v.startsWith(typed == null ? "" : typed)).sorted().toList();
+    return new McpSchema.CompleteResult(
+        new McpSchema.CompleteResult.CompleteCompletion(matching, matching.size(), false));
   }
 
   private static String keyOf(McpSyncServerExchange exchange, CallToolRequest request) {
@@ -356,6 +431,36 @@ public final class CountingMcpServer implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+  }
+
+  /**
+   * Adds a read-only tool {@code name} answering {@code {"tool": name}}; the server tells its
+   * clients that its tools changed.
+   */
+  public CountingMcpServer addTool(String name) {
+    server.addTool(
+        SyncToolSpecification.builder()
+            .tool(
+                Tool.builder()
+                    .name(name)
+                    .description("Added while running")
+                    .inputSchema(schema(Map.of(), List.of()))
+                    .annotations(ToolAnnotations.builder().readOnlyHint(true).build())
+                    .build())
+            .callHandler(
+                (exchange, request) ->
+                    CallToolResult.builder()
+                        .structuredContent(Map.of("tool", name))
+                        .addTextContent(name)
+                        .build())
+            .build());
+    return this;
+  }
+
+  /** Removes tool {@code name}; the server tells its clients that its tools changed. */
+  public CountingMcpServer removeTool(String name) {
+    server.removeTool(name);
+    return this;
   }
 
   /** Calls of {@code fault} for {@code key} from now on, once (the next call for it). */

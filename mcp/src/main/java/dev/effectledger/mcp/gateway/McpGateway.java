@@ -20,8 +20,10 @@ import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.McpServerFeatures.SyncCompletionSpecification;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncPromptSpecification;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncResourceSpecification;
+import io.modelcontextprotocol.server.McpServerFeatures.SyncResourceTemplateSpecification;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.server.McpSyncServer;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
@@ -33,6 +35,7 @@ import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.ListToolsResult;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
+import io.modelcontextprotocol.spec.McpServerTransportProviderBase;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.ArrayList;
@@ -42,8 +45,11 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee11.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
@@ -64,8 +70,28 @@ import org.slf4j.LoggerFactory;
  */
 public final class McpGateway implements AutoCloseable {
 
-  /** A resource (by its URI) or a prompt (by the gateway's name for it) of one upstream. */
+  /** A resource or a resource template of one upstream. */
   private record Listed<T>(String upstream, T item) {}
+
+  /** One upstream: its session and what it lists (guarded by the gateway). */
+  private static final class Upstream {
+    final String name;
+    McpSession session;
+    final AtomicInteger opens = new AtomicInteger();
+    McpSchema.ServerCapabilities capabilities;
+    List<Tool> tools = List.of();
+    List<McpSchema.Resource> resources = List.of();
+    List<McpSchema.ResourceTemplate> templates = List.of();
+    List<McpSchema.Prompt> prompts = List.of();
+
+    Upstream(String name) {
+      this.name = name;
+    }
+
+    boolean has(java.util.function.Predicate<McpSchema.ServerCapabilities> capability) {
+      return capabilities != null && capability.test(capabilities);
+    }
+  }
 
   private static final Logger log = LoggerFactory.getLogger(McpGateway.class);
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -74,10 +100,27 @@ public final class McpGateway implements AutoCloseable {
 
   private final McpGatewayConfig config;
   private final ToolPolicies policies;
-  private final Map<String, McpSession> upstreams = new LinkedHashMap<>();
-  private final ToolCatalog catalog;
-  private final Map<String, Listed<McpSchema.Resource>> resources = new LinkedHashMap<>();
-  private final Map<String, Listed<McpSchema.Prompt>> prompts = new LinkedHashMap<>();
+  private final Map<String, Upstream> upstreams = new LinkedHashMap<>();
+
+  // What the gateway serves. Replaced whole (never changed in place) under the gateway's lock by
+  // apply(); read by request handlers without it.
+  private volatile ToolCatalog catalog = ToolCatalog.of(Map.of());
+  private volatile Map<String, Listed<McpSchema.Resource>> resources = Map.of();
+  private volatile Map<String, Listed<McpSchema.ResourceTemplate>> templates = Map.of();
+  private volatile Map<String, StableNames.Owned<McpSchema.Prompt>> prompts = Map.of();
+
+  /**
+   * Refreshes after an upstream's list change or reconnect, and every {@code refresh} (an upstream
+   * that does not notify, or whose notification stream was lost): one at a time, off the SDK's
+   * threads.
+   */
+  private final ScheduledExecutorService refresher =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "mcp-gateway-refresh");
+            t.setDaemon(true);
+            return t;
+          });
 
   /** Pass-through calls whose agent asked for progress, by the token sent upstream. */
   private final Map<String, Relay> progress = new ConcurrentHashMap<>();
@@ -113,7 +156,9 @@ public final class McpGateway implements AutoCloseable {
   }
 
   private ToolCallClient ledger;
-  private McpSyncServer server;
+  private volatile McpSyncServer server;
+  private volatile McpServerTransportProviderBase agents;
+  private volatile boolean closed;
   private Server jetty;
   private ServerConnector connector;
 
@@ -123,26 +168,68 @@ public final class McpGateway implements AutoCloseable {
     config
         .upstreams()
         .forEach(
-            (name, node) ->
-                upstreams.put(
-                    name,
-                    new McpSession(
-                        name,
-                        McpConnectorSettings.from(
-                            "upstream " + name, McpGatewayConfig.withTool(node)),
-                        spec -> spec.progressConsumer(this::relayProgress))));
+            (name, node) -> {
+              Upstream upstream = new Upstream(name);
+              upstream.session =
+                  new McpSession(
+                      name,
+                      McpConnectorSettings.from(
+                          "upstream " + name, McpGatewayConfig.withTool(node)),
+                      spec ->
+                          spec.progressConsumer(this::relayProgress)
+                              .toolsChangeConsumer(changed -> refreshLater(upstream))
+                              .resourcesChangeConsumer(changed -> refreshLater(upstream))
+                              .promptsChangeConsumer(changed -> refreshLater(upstream))
+                              .resourcesUpdateConsumer(read -> relayUpdates(upstream, read))
+                              .loggingConsumer(message -> relayLog(upstream, message)),
+                      opened -> {
+                        // a new session after a lost one: what it lists may have changed, and
+                        // its subscriptions and log level are the old session's
+                        if (upstream.opens.incrementAndGet() > 1) {
+                          refreshLater(upstream);
+                        }
+                      });
+              upstreams.put(name, upstream);
+            });
     try {
-      this.catalog = ToolCatalog.of(listTools());
-      listResourcesAndPrompts();
+      synchronized (this) {
+        for (Upstream upstream : upstreams.values()) {
+          list(upstream);
+        }
+        apply();
+      }
+      long every = config.refresh().toMillis();
+      if (every > 0) {
+        refresher.scheduleWithFixedDelay(
+            () -> upstreams.values().forEach(this::refreshNow),
+            every,
+            every,
+            TimeUnit.MILLISECONDS);
+      }
     } catch (RuntimeException e) {
-      upstreams.values().forEach(McpSession::close);
+      upstreams.values().forEach(u -> u.session.close());
+      refresher.shutdownNow();
       throw e;
     }
   }
 
   private void connectLedger() {
+    warnOfMissingPolicies(catalog.entries());
+    ToolCallClient.Builder client =
+        ToolCallClient.builder()
+            .kafka(config.kafka())
+            .schemaRegistryUrl(config.schemaRegistryUrl())
+            .timeout(config.callWait());
+    for (ToolPolicy policy : policies.tools().values()) {
+      client.keyRules(policy.name(), new KeyRules(policy.key().ignore(), policy.key().require()));
+    }
+    this.ledger = client.build();
+  }
+
+  /** Warns of the write tools among {@code entries} that the ledger's tools.yaml does not name. */
+  private void warnOfMissingPolicies(List<ToolCatalog.Entry> entries) {
     List<String> missing = new ArrayList<>();
-    for (ToolCatalog.Entry entry : catalog.entries()) {
+    for (ToolCatalog.Entry entry : entries) {
       if (classOf(entry) != ToolClass.READ && policies.forTool(entry.name()).isEmpty()) {
         missing.add(entry.name());
       }
@@ -154,15 +241,6 @@ public final class McpGateway implements AutoCloseable {
               + " processor, the executors and this gateway with its output.",
           missing);
     }
-    ToolCallClient.Builder client =
-        ToolCallClient.builder()
-            .kafka(config.kafka())
-            .schemaRegistryUrl(config.schemaRegistryUrl())
-            .timeout(config.callWait());
-    for (ToolPolicy policy : policies.tools().values()) {
-      client.keyRules(policy.name(), new KeyRules(policy.key().ignore(), policy.key().require()));
-    }
-    this.ledger = client.build();
   }
 
   /** Lists the upstreams' tools without serving them: for {@link #missingPolicies}. */
@@ -187,7 +265,7 @@ public final class McpGateway implements AutoCloseable {
                         run == null || run.isBlank() ? Map.of() : Map.of(RUN_HEADER, run));
                   })
               .build();
-      gateway.server = gateway.build(McpServer.sync(transport));
+      gateway.build(McpServer.sync(transport), transport);
       Server jetty = new Server();
       ServerConnector connector = new ServerConnector(jetty);
       connector.setHost(config.host());
@@ -217,8 +295,8 @@ public final class McpGateway implements AutoCloseable {
     McpGateway gateway = new McpGateway(config, policies);
     try {
       gateway.connectLedger();
-      gateway.server =
-          gateway.build(McpServer.sync(new StdioServerTransportProvider(MAPPER, in, out)));
+      StdioServerTransportProvider transport = new StdioServerTransportProvider(MAPPER, in, out);
+      gateway.build(McpServer.sync(transport), transport);
     } catch (RuntimeException e) {
       gateway.close();
       throw e;
@@ -226,146 +304,342 @@ public final class McpGateway implements AutoCloseable {
     return gateway;
   }
 
-  private Map<String, List<Tool>> listTools() {
-    Map<String, List<Tool>> tools = new LinkedHashMap<>();
-    upstreams.forEach(
-        (name, session) -> {
-          List<Tool> listed = new ArrayList<>();
-          try {
-            McpSyncClient client = session.client();
-            String cursor = null;
-            do {
-              ListToolsResult page = client.listTools(cursor);
-              listed.addAll(page.tools());
-              cursor = page.nextCursor();
-            } while (cursor != null);
-          } catch (RuntimeException e) {
-            throw new IllegalStateException(
-                "Could not list the tools of upstream "
-                    + name
-                    + " at "
-                    + session.where()
-                    + " ("
-                    + e.getMessage()
-                    + "); start it, or fix upstreams."
-                    + name
-                    + " in the MCP gateway's configuration",
-                e);
+  /**
+   * Reads what {@code upstream} lists now (every page), subscribes to its resources where it takes
+   * subscriptions and sets the level of the log messages it sends; throws, naming the upstream and
+   * what to do, when it cannot.
+   */
+  private synchronized void list(Upstream upstream) {
+    McpSession session = upstream.session;
+    McpSyncClient client;
+    try {
+      client = session.client();
+    } catch (RuntimeException e) {
+      throw unreachable(upstream, e);
+    }
+    try {
+      McpSchema.ServerCapabilities capabilities = client.getServerCapabilities();
+      upstream.capabilities = capabilities;
+      List<Tool> tools = new ArrayList<>();
+      List<McpSchema.Resource> resourceList = new ArrayList<>();
+      List<McpSchema.ResourceTemplate> templateList = new ArrayList<>();
+      List<McpSchema.Prompt> promptList = new ArrayList<>();
+      String cursor = null;
+      do {
+        ListToolsResult page = client.listTools(cursor);
+        tools.addAll(page.tools());
+        cursor = page.nextCursor();
+      } while (cursor != null);
+      if (upstream.has(c -> c.resources() != null)) {
+        do {
+          McpSchema.ListResourcesResult page = client.listResources(cursor);
+          resourceList.addAll(page.resources());
+          cursor = page.nextCursor();
+        } while (cursor != null);
+        try {
+          do {
+            McpSchema.ListResourceTemplatesResult page = client.listResourceTemplates(cursor);
+            templateList.addAll(page.resourceTemplates());
+            cursor = page.nextCursor();
+          } while (cursor != null);
+        } catch (McpError e) { // a server with resources need not have templates
+          log.debug("Upstream {} lists no resource templates", upstream.name, e);
+          cursor = null;
+        }
+        if (upstream.has(c -> Boolean.TRUE.equals(c.resources().subscribe()))) {
+          for (McpSchema.Resource resource : resourceList) {
+            try {
+              client.subscribeResource(new McpSchema.SubscribeRequest(resource.uri()));
+            } catch (McpError e) {
+              log.debug(
+                  "Upstream {} refused a subscription to {}", upstream.name, resource.uri(), e);
+            }
           }
-          tools.put(name, listed);
-        });
-    return tools;
+        }
+      }
+      if (upstream.has(c -> c.prompts() != null)) {
+        do {
+          McpSchema.ListPromptsResult page = client.listPrompts(cursor);
+          promptList.addAll(page.prompts());
+          cursor = page.nextCursor();
+        } while (cursor != null);
+      }
+      if (config.logging() != null && upstream.has(c -> c.logging() != null)) {
+        try {
+          client.setLoggingLevel(config.logging());
+        } catch (McpError e) {
+          log.debug("Upstream {} refused the log level {}", upstream.name, config.logging(), e);
+        }
+      }
+      upstream.tools = tools;
+      upstream.resources = resourceList;
+      upstream.templates = templateList;
+      upstream.prompts = promptList;
+    } catch (McpError e) {
+      throw unreachable(upstream, e);
+    } catch (RuntimeException e) {
+      session.discard(client);
+      throw unreachable(upstream, e);
+    }
+  }
+
+  private static IllegalStateException unreachable(Upstream upstream, RuntimeException e) {
+    return new IllegalStateException(
+        "Could not list what upstream "
+            + upstream.name
+            + " at "
+            + upstream.session.where()
+            + " serves ("
+            + e.getMessage()
+            + "); start it, or fix upstreams."
+            + upstream.name
+            + " in the MCP gateway's configuration",
+        e);
   }
 
   /**
-   * The upstreams' resources (each under its own URI; where two upstreams have one URI, the first
-   * upstream's) and prompts (each under its own name unless two upstreams have a prompt of that
-   * name, then as {@code <upstream>_<name>}), passed through untouched.
+   * Makes what the gateway serves what the upstreams list: tools through the {@link ToolCatalog}
+   * (names kept across changes), each resource under its own URI and each resource template under
+   * its own URI template (where two upstreams have one, the first upstream's), prompts named as
+   * tools are. Once serving, the differences are added to and removed from the server, which tells
+   * the agents their lists changed.
    */
-  private void listResourcesAndPrompts() {
-    Map<String, Integer> promptOwners = new LinkedHashMap<>();
+  private synchronized void apply() {
+    Map<String, List<Tool>> toolsByUpstream = new LinkedHashMap<>();
     Map<String, List<McpSchema.Prompt>> promptsByUpstream = new LinkedHashMap<>();
-    upstreams.forEach(
-        (name, session) -> {
-          McpSyncClient client = session.client();
-          McpSchema.ServerCapabilities capabilities = client.getServerCapabilities();
-          if (capabilities != null && capabilities.resources() != null) {
-            String cursor = null;
-            do {
-              McpSchema.ListResourcesResult page = client.listResources(cursor);
-              for (McpSchema.Resource resource : page.resources()) {
-                if (resources.putIfAbsent(resource.uri(), new Listed<>(name, resource)) != null) {
-                  log.warn(
-                      "Upstreams {} and {} both have resource {}; the gateway serves {}'s",
-                      resources.get(resource.uri()).upstream(),
-                      name,
-                      resource.uri(),
-                      resources.get(resource.uri()).upstream());
-                }
-              }
-              cursor = page.nextCursor();
-            } while (cursor != null);
-          }
-          if (capabilities != null && capabilities.prompts() != null) {
-            List<McpSchema.Prompt> listed = new ArrayList<>();
-            String cursor = null;
-            do {
-              McpSchema.ListPromptsResult page = client.listPrompts(cursor);
-              listed.addAll(page.prompts());
-              cursor = page.nextCursor();
-            } while (cursor != null);
-            listed.forEach(p -> promptOwners.merge(p.name(), 1, Integer::sum));
-            promptsByUpstream.put(name, listed);
+    Map<String, Listed<McpSchema.Resource>> nextResources = new LinkedHashMap<>();
+    Map<String, Listed<McpSchema.ResourceTemplate>> nextTemplates = new LinkedHashMap<>();
+    for (Upstream upstream : upstreams.values()) {
+      toolsByUpstream.put(upstream.name, upstream.tools);
+      promptsByUpstream.put(upstream.name, upstream.prompts);
+      for (McpSchema.Resource resource : upstream.resources) {
+        Listed<McpSchema.Resource> first =
+            nextResources.putIfAbsent(resource.uri(), new Listed<>(upstream.name, resource));
+        if (first != null && server == null) {
+          log.warn(
+              "Upstreams {} and {} both have resource {}; the gateway serves {}'s",
+              first.upstream(),
+              upstream.name,
+              resource.uri(),
+              first.upstream());
+        }
+      }
+      for (McpSchema.ResourceTemplate template : upstream.templates) {
+        nextTemplates.putIfAbsent(template.uriTemplate(), new Listed<>(upstream.name, template));
+      }
+    }
+    ToolCatalog nextCatalog = catalog.updated(toolsByUpstream);
+    Map<String, StableNames.Owned<McpSchema.Prompt>> nextPrompts =
+        StableNames.assign(promptsByUpstream, McpSchema.Prompt::name, prompts);
+    McpSyncServer serving = server;
+    if (serving != null) {
+      Map<String, ToolCatalog.Entry> before = new LinkedHashMap<>();
+      catalog.entries().forEach(e -> before.put(e.name(), e));
+      Map<String, ToolCatalog.Entry> after = new LinkedHashMap<>();
+      nextCatalog.entries().forEach(e -> after.put(e.name(), e));
+      sync(before, after, serving::removeTool, (name, e) -> serving.addTool(toolSpec(e)));
+      sync(
+          resources,
+          nextResources,
+          serving::removeResource,
+          (uri, l) -> serving.addResource(resourceSpec(l)));
+      sync(
+          templates,
+          nextTemplates,
+          serving::removeResourceTemplate,
+          (uri, l) -> serving.addResourceTemplate(templateSpec(l)));
+      sync(
+          prompts,
+          nextPrompts,
+          serving::removePrompt,
+          (name, o) -> serving.addPrompt(promptSpec(name, o)));
+      warnOfMissingPolicies(
+          nextCatalog.entries().stream().filter(e -> !before.containsKey(e.name())).toList());
+    }
+    catalog = nextCatalog;
+    resources = Map.copyOf(nextResources);
+    templates = Map.copyOf(nextTemplates);
+    prompts = nextPrompts;
+  }
+
+  /** Removes from the server what is gone or changed, then adds what is new or changed. */
+  private static <T> void sync(
+      Map<String, T> before,
+      Map<String, T> after,
+      java.util.function.Consumer<String> remove,
+      java.util.function.BiConsumer<String, T> add) {
+    before.forEach(
+        (name, item) -> {
+          if (!item.equals(after.get(name))) {
+            remove.accept(name);
           }
         });
-    promptsByUpstream.forEach(
-        (upstream, listed) -> {
-          for (McpSchema.Prompt prompt : listed) {
-            String name =
-                promptOwners.get(prompt.name()) > 1
-                    ? upstream + "_" + prompt.name()
-                    : prompt.name();
-            prompts.put(name, new Listed<>(upstream, prompt));
+    after.forEach(
+        (name, item) -> {
+          if (!item.equals(before.get(name))) {
+            add.accept(name, item);
           }
         });
   }
 
-  private McpSyncServer build(McpServer.SyncSpecification<?> spec) {
-    List<SyncToolSpecification> tools = new ArrayList<>();
-    for (ToolCatalog.Entry entry : catalog.entries()) {
-      tools.add(
-          SyncToolSpecification.builder()
-              .tool(entry.listed())
-              .callHandler((exchange, request) -> call(entry, exchange, request))
-              .build());
+  /** After a list change or reconnect of {@code upstream}, off the thread that noticed it. */
+  private void refreshLater(Upstream upstream) {
+    if (closed) {
+      return;
     }
-    List<SyncResourceSpecification> resourceSpecs = new ArrayList<>();
-    resources.forEach(
-        (uri, listed) ->
-            resourceSpecs.add(
-                new SyncResourceSpecification(
-                    listed.item(),
-                    (exchange, request) ->
-                        forward(listed.upstream(), client -> client.readResource(request)))));
-    List<SyncPromptSpecification> promptSpecs = new ArrayList<>();
+    try {
+      refresher.execute(() -> refreshNow(upstream));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      log.debug("Closing: no refresh of upstream {}", upstream.name);
+    }
+  }
+
+  private void refreshNow(Upstream upstream) {
+    try {
+      synchronized (this) {
+        if (closed) {
+          return;
+        }
+        list(upstream);
+        apply();
+      }
+    } catch (RuntimeException e) {
+      log.warn(
+          "{}. The gateway serves what it listed before until it lists the upstream again",
+          e.getMessage());
+    }
+  }
+
+  private SyncToolSpecification toolSpec(ToolCatalog.Entry entry) {
+    return SyncToolSpecification.builder()
+        .tool(entry.listed())
+        .callHandler((exchange, request) -> call(entry, exchange, request))
+        .build();
+  }
+
+  private SyncResourceSpecification resourceSpec(Listed<McpSchema.Resource> listed) {
+    return new SyncResourceSpecification(
+        listed.item(),
+        (exchange, request) -> forward(listed.upstream(), client -> client.readResource(request)));
+  }
+
+  private SyncResourceTemplateSpecification templateSpec(
+      Listed<McpSchema.ResourceTemplate> listed) {
+    return new SyncResourceTemplateSpecification(
+        listed.item(),
+        (exchange, request) -> forward(listed.upstream(), client -> client.readResource(request)));
+  }
+
+  private SyncPromptSpecification promptSpec(
+      String name, StableNames.Owned<McpSchema.Prompt> owned) {
+    McpSchema.Prompt upstreamPrompt = owned.item();
+    McpSchema.Prompt shown =
+        new McpSchema.Prompt(
+            name,
+            upstreamPrompt.title(),
+            upstreamPrompt.description(),
+            upstreamPrompt.arguments(),
+            upstreamPrompt.meta(),
+            upstreamPrompt.icons());
+    return new SyncPromptSpecification(
+        shown,
+        (exchange, request) ->
+            forward(
+                owned.upstream(),
+                client ->
+                    client.getPrompt(
+                        new McpSchema.GetPromptRequest(
+                            upstreamPrompt.name(), request.arguments(), request.meta()))));
+  }
+
+  /**
+   * Completions of a prompt's or a resource template's arguments, asked of the upstream that lists
+   * it now. The SDK's server takes completions only when it is built: those of prompts and
+   * templates that appear later are not served until the gateway restarts.
+   */
+  private List<SyncCompletionSpecification> completionSpecs() {
+    List<SyncCompletionSpecification> specs = new ArrayList<>();
     prompts.forEach(
-        (name, listed) -> {
-          McpSchema.Prompt upstreamPrompt = listed.item();
-          McpSchema.Prompt shown =
-              new McpSchema.Prompt(
-                  name,
-                  upstreamPrompt.title(),
-                  upstreamPrompt.description(),
-                  upstreamPrompt.arguments(),
-                  upstreamPrompt.meta(),
-                  upstreamPrompt.icons());
-          promptSpecs.add(
-              new SyncPromptSpecification(
-                  shown,
-                  (exchange, request) ->
-                      forward(
-                          listed.upstream(),
+        (name, owned) -> {
+          if (upstreams.get(owned.upstream()).has(c -> c.completions() != null)) {
+            specs.add(
+                new SyncCompletionSpecification(
+                    new McpSchema.PromptReference(name),
+                    (exchange, request) -> {
+                      StableNames.Owned<McpSchema.Prompt> now = prompts.get(name);
+                      if (now == null) {
+                        throw McpError.builder(McpSchema.ErrorCodes.INVALID_PARAMS)
+                            .message("prompt " + name + " is no longer listed")
+                            .build();
+                      }
+                      return forward(
+                          now.upstream(),
                           client ->
-                              client.getPrompt(
-                                  new McpSchema.GetPromptRequest(
-                                      upstreamPrompt.name(),
-                                      request.arguments(),
-                                      request.meta())))));
+                              client.completeCompletion(
+                                  new McpSchema.CompleteRequest(
+                                      new McpSchema.PromptReference(now.item().name()),
+                                      request.argument(),
+                                      request.meta(),
+                                      request.context())));
+                    }));
+          }
         });
+    templates.forEach(
+        (uriTemplate, listed) -> {
+          if (upstreams.get(listed.upstream()).has(c -> c.completions() != null)) {
+            specs.add(
+                new SyncCompletionSpecification(
+                    new McpSchema.ResourceReference(uriTemplate),
+                    (exchange, request) -> {
+                      Listed<McpSchema.ResourceTemplate> now = templates.get(uriTemplate);
+                      if (now == null) {
+                        throw McpError.builder(McpSchema.ErrorCodes.INVALID_PARAMS)
+                            .message("resource template " + uriTemplate + " is no longer listed")
+                            .build();
+                      }
+                      return forward(now.upstream(), client -> client.completeCompletion(request));
+                    }));
+          }
+        });
+    return specs;
+  }
+
+  private synchronized McpSyncServer build(
+      McpServer.SyncSpecification<?> spec, McpServerTransportProviderBase transport) {
     McpSchema.ServerCapabilities.Builder capabilities =
         McpSchema.ServerCapabilities.builder().tools(true);
-    if (!resourceSpecs.isEmpty()) {
-      capabilities.resources(false, false);
+    List<Upstream> all = List.copyOf(upstreams.values());
+    if (all.stream().anyMatch(u -> u.has(c -> c.resources() != null))) {
+      capabilities.resources(
+          all.stream()
+              .anyMatch(
+                  u ->
+                      u.has(
+                          c ->
+                              c.resources() != null
+                                  && Boolean.TRUE.equals(c.resources().subscribe()))),
+          true);
     }
-    if (!promptSpecs.isEmpty()) {
-      capabilities.prompts(false);
+    if (all.stream().anyMatch(u -> u.has(c -> c.prompts() != null))) {
+      capabilities.prompts(true);
     }
-    return spec.serverInfo("effectledger-mcp-gateway", "1")
-        .capabilities(capabilities.build())
-        .tools(tools)
-        .resources(resourceSpecs)
-        .prompts(promptSpecs)
-        .build();
+    List<SyncCompletionSpecification> completions = completionSpecs();
+    if (!completions.isEmpty()) {
+      capabilities.completions();
+    }
+    McpSyncServer built =
+        spec.serverInfo("effectledger-mcp-gateway", "1")
+            .capabilities(capabilities.build())
+            .tools(catalog.entries().stream().map(this::toolSpec).toList())
+            .resources(resources.values().stream().map(this::resourceSpec).toList())
+            .resourceTemplates(templates.values().stream().map(this::templateSpec).toList())
+            .prompts(
+                prompts.entrySet().stream().map(e -> promptSpec(e.getKey(), e.getValue())).toList())
+            .completions(completions)
+            .build();
+    this.agents = transport;
+    this.server = built;
+    return built;
   }
 
   /**
@@ -373,7 +647,7 @@ public final class McpGateway implements AutoCloseable {
    * an unreachable upstream is an internal error naming it.
    */
   private <T> T forward(String upstream, java.util.function.Function<McpSyncClient, T> call) {
-    McpSession session = upstreams.get(upstream);
+    McpSession session = upstreams.get(upstream).session;
     McpSyncClient client;
     try {
       client = session.client();
@@ -487,7 +761,7 @@ public final class McpGateway implements AutoCloseable {
 
   private CallToolResult passThrough(
       ToolCatalog.Entry entry, McpSyncServerExchange exchange, CallToolRequest request) {
-    McpSession session = upstreams.get(entry.upstream());
+    McpSession session = upstreams.get(entry.upstream()).session;
     McpSyncClient client;
     try {
       client = session.client();
@@ -540,6 +814,54 @@ public final class McpGateway implements AutoCloseable {
     }
   }
 
+  /**
+   * An upstream's resource changed: agents subscribed to it at the gateway are told, if the gateway
+   * serves it from that upstream. (The SDK's client reads the resource again before it hands the
+   * notification over; the gateway only passes the URI on.)
+   */
+  private void relayUpdates(Upstream upstream, List<McpSchema.ResourceContents> read) {
+    McpSyncServer serving = server;
+    if (serving == null) {
+      return;
+    }
+    for (McpSchema.ResourceContents contents : read) {
+      Listed<McpSchema.Resource> listed = resources.get(contents.uri());
+      if (listed != null && listed.upstream().equals(upstream.name)) {
+        try {
+          serving.notifyResourcesUpdated(
+              new McpSchema.ResourcesUpdatedNotification(contents.uri()));
+        } catch (RuntimeException e) {
+          log.debug("Could not tell agents that {} changed", contents.uri(), e);
+        }
+      }
+    }
+  }
+
+  /**
+   * An upstream's log message, to every agent connected to the gateway, if it is at least the
+   * configured level; its logger names the upstream ({@code <upstream>} or {@code
+   * <upstream>/<logger>}). An agent's own {@code logging/setLevel} does not filter these: the SDK's
+   * server keeps that level for messages it sends itself.
+   */
+  private void relayLog(Upstream upstream, McpSchema.LoggingMessageNotification message) {
+    McpSchema.LoggingLevel minimum = config.logging();
+    McpServerTransportProviderBase to = agents;
+    if (minimum == null
+        || to == null
+        || message.level() == null
+        || message.level().level() < minimum.level()) {
+      return;
+    }
+    McpSchema.LoggingMessageNotification relayed =
+        new McpSchema.LoggingMessageNotification(
+            message.level(),
+            message.logger() == null ? upstream.name : upstream.name + "/" + message.logger(),
+            message.data(),
+            message.meta());
+    to.notifyClients(McpSchema.METHOD_NOTIFICATION_MESSAGE, relayed)
+        .subscribe(done -> {}, e -> log.debug("Could not relay a log message to agents", e));
+  }
+
   private static String text(Object value) {
     if (value == null) {
       return null;
@@ -565,6 +887,8 @@ public final class McpGateway implements AutoCloseable {
 
   @Override
   public void close() {
+    closed = true;
+    refresher.shutdownNow();
     if (server != null) {
       server.closeGracefully();
     }
@@ -578,6 +902,6 @@ public final class McpGateway implements AutoCloseable {
     if (ledger != null) {
       ledger.close();
     }
-    upstreams.values().forEach(McpSession::close);
+    upstreams.values().forEach(u -> u.session.close());
   }
 }

@@ -7,6 +7,7 @@ import dev.effectledger.mcp.connector.McpConnectorSettings;
 import dev.effectledger.policy.FieldReader;
 import dev.effectledger.policy.PolicyException;
 import dev.effectledger.policy.ToolClass;
+import io.modelcontextprotocol.spec.McpSchema;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,6 +42,8 @@ import java.util.Properties;
  * upstreams:
  *   payments: {url: http://127.0.0.1:8095/mcp}                # any mcp connector setting
  *   files: {command: [npx, -y, some-mcp-server], env: {}}
+ * logging: info                    # upstreams' log messages relayed to agents from this level (off: none)
+ * refresh: 5m                      # list the upstreams again this often, besides on their notifications (0s: never)
  * </pre>
  */
 public record McpGatewayConfig(
@@ -57,7 +60,9 @@ public record McpGatewayConfig(
     String schemaRegistryUrl,
     Map<Hint, ToolClass> annotations,
     JsonNode defaults,
-    Map<String, JsonNode> upstreams) {
+    Map<String, JsonNode> upstreams,
+    McpSchema.LoggingLevel logging,
+    Duration refresh) {
 
   /** What a write call without a run id does. */
   public enum RunFallback {
@@ -117,7 +122,9 @@ public record McpGatewayConfig(
             "schemaRegistryUrl",
             "annotations",
             "defaults",
-            "upstreams"));
+            "upstreams",
+            "logging",
+            "refresh"));
     String host = "127.0.0.1";
     int port = 8097;
     String path = "/mcp";
@@ -205,6 +212,22 @@ public record McpGatewayConfig(
               });
     }
     JsonNode defaults = s.object("defaults");
+    McpSchema.LoggingLevel logging = McpSchema.LoggingLevel.INFO;
+    String level = s.text("logging", "info");
+    if (level.equalsIgnoreCase("off")) {
+      logging = null;
+    } else {
+      try {
+        logging = McpSchema.LoggingLevel.valueOf(level.toUpperCase(Locale.ROOT));
+      } catch (IllegalArgumentException e) {
+        s.problem(
+            "logging",
+            "'"
+                + level
+                + "' is not an MCP log level; give off, debug, info, notice, warning, error,"
+                + " critical, alert or emergency");
+      }
+    }
     McpGatewayConfig config =
         new McpGatewayConfig(
             host,
@@ -220,7 +243,9 @@ public record McpGatewayConfig(
             s.text("schemaRegistryUrl", "http://127.0.0.1:8081"),
             annotations,
             defaults == null ? YAMLMapper.builder().build().createObjectNode() : defaults,
-            upstreams);
+            upstreams,
+            logging,
+            s.duration("refresh", Duration.ofMinutes(5)));
     s.check();
     return config;
   }

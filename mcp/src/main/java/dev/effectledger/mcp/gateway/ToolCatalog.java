@@ -5,8 +5,6 @@ import dev.effectledger.policy.ToolClass;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
 import io.modelcontextprotocol.spec.McpSchema.ToolAnnotations;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -14,8 +12,9 @@ import java.util.Optional;
 
 /**
  * The upstreams' tools as the gateway shows them: one list, each tool under its own name unless two
- * upstreams have a tool of that name, then both as {@code <upstream>_<name>}; each with the class
- * its annotations give (the documented mapping, overridable in mcp.yaml).
+ * upstreams have a tool of that name, then both as {@code <upstream>_<name>}, and a name once
+ * listed kept across list changes ({@link StableNames}); each with the class its annotations give
+ * (the documented mapping, overridable in mcp.yaml).
  */
 public final class ToolCatalog {
 
@@ -51,19 +50,26 @@ public final class ToolCatalog {
 
   /** The catalog of {@code toolsByUpstream} (upstreams in their configured order). */
   public static ToolCatalog of(Map<String, List<Tool>> toolsByUpstream) {
-    Map<String, Integer> owners = new HashMap<>();
-    toolsByUpstream.values().stream()
-        .flatMap(Collection::stream)
-        .forEach(t -> owners.merge(t.name(), 1, Integer::sum));
-    Map<String, Entry> byName = new LinkedHashMap<>();
-    toolsByUpstream.forEach(
-        (upstream, tools) -> {
-          for (Tool tool : tools) {
-            String name = owners.get(tool.name()) > 1 ? upstream + "_" + tool.name() : tool.name();
-            byName.put(name, new Entry(name, upstream, tool, hintOf(tool.annotations())));
-          }
-        });
-    return new ToolCatalog(byName);
+    return new ToolCatalog(new LinkedHashMap<>()).updated(toolsByUpstream);
+  }
+
+  /**
+   * The catalog after a list change upstream: {@code toolsByUpstream} is every upstream's list now.
+   * A tool still listed keeps its name (see {@link StableNames}).
+   */
+  public ToolCatalog updated(Map<String, List<Tool>> toolsByUpstream) {
+    Map<String, StableNames.Owned<Tool>> previous = new LinkedHashMap<>();
+    byName.forEach(
+        (name, e) -> previous.put(name, new StableNames.Owned<>(e.upstream(), e.tool())));
+    Map<String, Entry> next = new LinkedHashMap<>();
+    StableNames.assign(toolsByUpstream, Tool::name, previous)
+        .forEach(
+            (name, owned) ->
+                next.put(
+                    name,
+                    new Entry(
+                        name, owned.upstream(), owned.item(), hintOf(owned.item().annotations()))));
+    return new ToolCatalog(next);
   }
 
   /**

@@ -47,6 +47,31 @@ class ToolCatalogTest {
   }
 
   @Test
+  void shouldKeepTheNamesItListedWhenAnUpstreamsToolsChange() {
+    Map<String, List<Tool>> tools = new LinkedHashMap<>();
+    tools.put("payments", List.of(tool("create_charge", null), tool("refund", null)));
+    tools.put("files", List.of(tool("write_file", null)));
+    ToolCatalog before = ToolCatalog.of(tools);
+
+    // files gains a tool whose name payments' already has, and payments loses one
+    Map<String, List<Tool>> changed = new LinkedHashMap<>();
+    changed.put("payments", List.of(tool("create_charge", null)));
+    changed.put("files", List.of(tool("write_file", null), tool("create_charge", null)));
+    ToolCatalog after = before.updated(changed);
+
+    // the tool agents (and tools.yaml) already know keeps its name; the newcomer is prefixed
+    assertThat(after.entries())
+        .extracting(ToolCatalog.Entry::name)
+        .containsExactly("create_charge", "write_file", "files_create_charge");
+    assertThat(after.entry("create_charge").orElseThrow().upstream()).isEqualTo("payments");
+    assertThat(after.entry("refund")).isEmpty();
+    // from scratch, the same lists prefix both, as at a start
+    assertThat(ToolCatalog.of(changed).entries())
+        .extracting(ToolCatalog.Entry::name)
+        .containsExactly("payments_create_charge", "write_file", "files_create_charge");
+  }
+
+  @Test
   void shouldReadTheClassFromTheStrongestHint() {
     assertThat(ToolCatalog.hintOf(null)).isEqualTo(Hint.NONE);
     assertThat(ToolCatalog.hintOf(hints(null, null, null))).isEqualTo(Hint.NONE);
