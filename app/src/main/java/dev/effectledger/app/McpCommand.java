@@ -2,6 +2,7 @@ package dev.effectledger.app;
 
 import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.effectledger.mcp.EndOfInput;
 import dev.effectledger.mcp.embedded.CountingMcpServer;
 import dev.effectledger.mcp.gateway.McpGateway;
 import dev.effectledger.mcp.gateway.McpGatewayConfig;
@@ -10,16 +11,12 @@ import dev.effectledger.policy.ToolPolicyLoader;
 import java.io.FileDescriptor;
 import java.io.FileInputStream;
 import java.io.FileOutputStream;
-import java.io.FilterInputStream;
-import java.io.IOException;
-import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -58,26 +55,7 @@ final class McpCommand implements Callable<Integer> {
       PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), true);
       System.setOut(System.err);
       // the agent closing stdin ends the session and this process, as local MCP servers do
-      CountDownLatch eof = new CountDownLatch(1);
-      InputStream in =
-          new FilterInputStream(new FileInputStream(FileDescriptor.in)) {
-            @Override
-            public int read() throws IOException {
-              return ended(super.read());
-            }
-
-            @Override
-            public int read(byte[] b, int off, int len) throws IOException {
-              return ended(super.read(b, off, len));
-            }
-
-            private int ended(int n) {
-              if (n < 0) {
-                eof.countDown();
-              }
-              return n;
-            }
-          };
+      EndOfInput in = new EndOfInput(new FileInputStream(FileDescriptor.in));
       McpGateway gateway = McpGateway.startStdio(cfg, policies, in, protocol);
       new Lifecycle("mcp", gateway);
       System.err.println(
@@ -86,7 +64,7 @@ final class McpCommand implements Callable<Integer> {
               + " tools over stdio (tenant "
               + cfg.tenant()
               + ")");
-      eof.await();
+      in.await();
       System.exit(0); // the lifecycle's shutdown hook closes the gateway
       return 0;
     }

@@ -29,10 +29,14 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
@@ -40,16 +44,17 @@ import org.apache.kafka.streams.StreamsConfig;
 /**
  * {@code effectledger demo --via mcp}: an agent calls an MCP server's write tool through the MCP
  * gateway, in one JVM: an embedded broker, the ledger, an executor with the {@code mcp} connector,
- * the counting MCP server and the gateway; the agent is the MCP Java SDK's client. Each action is
- * called, re-emitted by the model, called again after a reconnect (a new MCP session) and replayed
- * by a restarted orchestrator (the run in {@code _meta}); a share of actions meets a dropped
- * connection after the effect (held, then settled by the reconciler's lookup tool). It ends with a
- * table and fails unless every action took effect exactly once.
+ * the counting MCP server and the gateway; eight agents at once, each the MCP Java SDK's client.
+ * Each action is called, re-emitted by the model, called again after a reconnect (a new MCP
+ * session) and replayed by a restarted orchestrator (the run in {@code _meta}); a share of actions
+ * meets a dropped connection after the effect (held, then settled by the reconciler's lookup tool).
+ * It ends with a table and fails unless every action took effect exactly once.
  */
 final class McpDemo {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String TENANT = "acme";
+  private static final int AGENTS = 8;
 
   private final int actions;
   private final int faultPercent;
@@ -128,75 +133,112 @@ final class McpDemo {
       String url, CountingMcpServer upstream, ToolPolicies policies, Properties kafkaProps)
       throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
-    Map<Integer, String> keys = new HashMap<>();
-    int calls = 0;
-    int replays = 0;
-    int held = 0;
+    AtomicInteger calls = new AtomicInteger();
+    AtomicInteger replays = new AtomicInteger();
+    AtomicInteger held = new AtomicInteger();
     List<Integer> faulty = new ArrayList<>();
     for (int i = 0; i < actions; i++) {
       if (faultPercent > 0 && Math.floorMod(i * 37 + 11, 100) < faultPercent) {
         faulty.add(i);
+        upstream.inject(keyOf(i), CountingMcpServer.Fault.DROP_AFTER);
       }
     }
-    try (McpSyncClient first = agent(url);
-        McpSyncClient reconnected = agent(url)) {
-      for (int i = 0; i < actions; i++) {
-        if (faulty.contains(i)) {
-          upstream.inject(keyOf(i), CountingMcpServer.Fault.DROP_AFTER);
-        }
-        for (McpSyncClient agent : List.of(first, first, reconnected)) {
-          // the call, the model re-emitting it, the call again after a reconnect (a new session)
-          CallToolResult answer = agent.callTool(call(i));
-          calls++;
-          if (held(answer)) {
-            held++;
-          } else if (replayed(answer)) {
-            replays++;
-          }
-        }
-        if ((i + 1) % Math.max(1, actions / 4) == 0) {
-          say.accept((i + 1) + " of " + actions + " actions called three times each");
-        }
+    // agents at once, as a fleet of them would be: a dropped connection meets the calls of others
+    // in flight too, which then are ambiguous (held, then settled) like the ones it was meant for
+    int agents = Math.max(1, Math.min(AGENTS, actions));
+    AtomicInteger called = new AtomicInteger();
+    int quarter = Math.max(1, actions / 4);
+    ExecutorService pool = Executors.newFixedThreadPool(agents);
+    try {
+      List<Future<?>> working = new ArrayList<>();
+      for (int w = 0; w < agents; w++) {
+        int first = w;
+        working.add(
+            pool.submit(
+                () -> {
+                  try (McpSyncClient session = agent(url);
+                      McpSyncClient reconnected = agent(url)) {
+                    for (int i = first; i < actions; i += agents) {
+                      // the call, the model re-emitting it, the call again after a reconnect
+                      for (McpSyncClient agent : List.of(session, session, reconnected)) {
+                        CallToolResult answer = agent.callTool(call(i));
+                        calls.incrementAndGet();
+                        if (held(answer)) {
+                          held.incrementAndGet();
+                        } else if (replayed(answer)) {
+                          replays.incrementAndGet();
+                        }
+                      }
+                      int n = called.incrementAndGet();
+                      if (n % quarter == 0) {
+                        say.accept(n + " of " + actions + " actions called three times each");
+                      }
+                    }
+                  }
+                  return null;
+                }));
       }
-    }
-    say.accept("the orchestrator restarts and replays every action (the run in _meta)");
-    Map<String, Connector> connectors =
-        McpConnectors.all().create(policies, List.of("mcp"), Clock.systemUTC());
-    int unsettled = 0;
-    try (Reconciler reconciler =
-            new Reconciler(
-                kafkaProps, DemoCommand.REGISTRY, connectors, Duration.ZERO, Clock.systemUTC());
-        McpSyncClient restarted = agent(url)) {
+      for (Future<?> agent : working) {
+        agent.get();
+      }
+      say.accept("the orchestrator restarts and replays every action (the run in _meta)");
+      Map<String, Connector> connectors =
+          McpConnectors.all().create(policies, List.of("mcp"), Clock.systemUTC());
       List<Integer> open = new ArrayList<>();
       for (int i = 0; i < actions; i++) {
         open.add(i);
       }
-      while (!open.isEmpty() && System.nanoTime() < deadline) {
-        List<Integer> still = new ArrayList<>();
-        for (int i : open) {
-          CallToolResult answer = restarted.callTool(call(i));
-          calls++;
-          if (held(answer) || Boolean.TRUE.equals(answer.isError())) {
-            still.add(i);
-          } else {
-            keys.put(i, String.valueOf(answer.meta().get(McpMeta.IDEMPOTENCY_KEY)));
-            if (replayed(answer)) {
-              replays++;
-            }
+      try (Reconciler reconciler =
+          new Reconciler(
+              kafkaProps, DemoCommand.REGISTRY, connectors, Duration.ZERO, Clock.systemUTC())) {
+        while (!open.isEmpty() && System.nanoTime() < deadline) {
+          List<Integer> round = open;
+          List<Integer> still = new CopyOnWriteArrayList<>();
+          List<Future<?>> replaying = new ArrayList<>();
+          for (int w = 0; w < agents; w++) {
+            int first = w;
+            replaying.add(
+                pool.submit(
+                    () -> {
+                      try (McpSyncClient restarted = agent(url)) {
+                        for (int j = first; j < round.size(); j += agents) {
+                          int i = round.get(j);
+                          CallToolResult answer = restarted.callTool(call(i));
+                          calls.incrementAndGet();
+                          if (held(answer) || Boolean.TRUE.equals(answer.isError())) {
+                            still.add(i);
+                          } else {
+                            if (replayed(answer)) {
+                              replays.incrementAndGet();
+                            }
+                          }
+                        }
+                      }
+                      return null;
+                    }));
+          }
+          for (Future<?> agent : replaying) {
+            agent.get();
+          }
+          open = new ArrayList<>(still);
+          if (!open.isEmpty()) {
+            say.accept(
+                open.size() + " actions held; the reconciler asks the MCP server (find_charge)");
+            reconciler.reconcileOnce();
+            Thread.sleep(500);
           }
         }
-        open = still;
-        if (!open.isEmpty()) {
-          say.accept(
-              open.size() + " actions held; the reconciler asks the MCP server (find_charge)");
-          reconciler.reconcileOnce();
-          Thread.sleep(500);
-        }
+      } finally {
+        connectors.values().forEach(Connector::close);
       }
-      unsettled = open.size();
+      return report(upstream, calls.get(), replays.get(), held.get(), faulty.size(), open.size());
     } finally {
-      connectors.values().forEach(Connector::close);
+      pool.shutdownNow();
     }
+  }
+
+  private int report(
+      CountingMcpServer upstream, int calls, int replays, int held, int faulty, int unsettled) {
     int exactlyOnce = 0;
     List<String> wrong = new ArrayList<>();
     for (int i = 0; i < actions; i++) {
@@ -213,7 +255,7 @@ final class McpDemo {
     out.printf("%-44s %8d%n", "actions", actions);
     out.printf("%-44s %8d%n", "tools/call through the gateway", calls);
     out.printf("%-44s %8d%n", "answered replayed (no second effect)", replays);
-    out.printf("%-44s %8d%n", "connections dropped after the effect", faulty.size());
+    out.printf("%-44s %8d%n", "connections dropped after the effect", faulty);
     out.printf("%-44s %8d%n", "answered held (EFFECT_HELD), then settled", held);
     out.printf("%-44s %8d%n", "effects at the MCP server", upstream.effectCount());
     out.printf("%-44s %8d%n", "actions that took effect exactly once", exactlyOnce);

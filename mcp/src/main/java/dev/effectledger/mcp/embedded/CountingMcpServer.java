@@ -1,6 +1,7 @@
 package dev.effectledger.mcp.embedded;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.effectledger.mcp.EndOfInput;
 import dev.effectledger.mcp.McpMeta;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
@@ -165,8 +166,11 @@ public final class CountingMcpServer implements AutoCloseable {
     }
     CountingMcpServer counting = new CountingMcpServer(file);
     counting.honoursKeys = honours;
-    counting.server = counting.build(McpServer.sync(new StdioServerTransportProvider(MAPPER)));
-    Thread.currentThread().join(); // the transport's threads serve until stdin closes
+    EndOfInput in = new EndOfInput(System.in);
+    counting.server =
+        counting.build(McpServer.sync(new StdioServerTransportProvider(MAPPER, in, System.out)));
+    in.await(); // the client closed stdin (or died): this process ends with it
+    System.exit(0);
   }
 
   private McpSyncServer build(McpServer.SyncSpecification<?> spec) {
@@ -339,7 +343,11 @@ public final class CountingMcpServer implements AutoCloseable {
     effects.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
     charges.putIfAbsent(key, charge);
     record(key);
-    server.notifyResourcesUpdated(new McpSchema.ResourcesUpdatedNotification(SUMMARY));
+    // subscribers are told after the answer, not before it: a charge does not wait on them
+    server
+        .getAsyncServer()
+        .notifyResourcesUpdated(new McpSchema.ResourcesUpdatedNotification(SUMMARY))
+        .subscribe(done -> {}, e -> {});
     if (fault == Fault.DROP_AFTER) {
       drop();
     }

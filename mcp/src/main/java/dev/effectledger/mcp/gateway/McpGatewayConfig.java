@@ -214,7 +214,7 @@ public record McpGatewayConfig(
     JsonNode defaults = s.object("defaults");
     McpSchema.LoggingLevel logging = McpSchema.LoggingLevel.INFO;
     String level = s.text("logging", "info");
-    if (level.equalsIgnoreCase("off")) {
+    if (level.equalsIgnoreCase("off") || level.equals("false")) { // YAML 1.1 reads off as false
       logging = null;
     } else {
       try {

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.effectledger.mcp.gateway.McpGatewayConfig.Hint;
 import dev.effectledger.policy.ToolClass;
+import io.modelcontextprotocol.spec.McpSchema;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -39,6 +40,25 @@ class McpGatewayConfigTest {
         .containsEntry(Hint.READ_ONLY, ToolClass.READ);
     assertThat(config.upstreams()).containsOnlyKeys("payments", "files");
     assertThat(config.kafka().getProperty("max.block.ms")).isEqualTo("10000");
+    assertThat(config.logging()).isEqualTo(McpSchema.LoggingLevel.INFO);
+    assertThat(config.refresh()).isEqualTo(Duration.ofMinutes(5));
+  }
+
+  @Test
+  void shouldReadTheRelayedLogLevelAndTheRefresh() throws Exception {
+    String base =
+        """
+        tenant: acme
+        kafka: {bootstrap.servers: "b:9092"}
+        upstreams: {payments: {url: http://127.0.0.1:8095/mcp}}
+        """;
+
+    assertThat(parse(base + "logging: warning\nrefresh: 30s").logging())
+        .isEqualTo(McpSchema.LoggingLevel.WARNING);
+    assertThat(parse(base + "logging: off").logging()).isNull();
+    assertThat(parse(base + "refresh: 30s").refresh()).isEqualTo(Duration.ofSeconds(30));
+    assertThatThrownBy(() -> parse(base + "logging: loud"))
+        .hasMessageContaining("'loud' is not an MCP log level");
   }
 
   @Test
