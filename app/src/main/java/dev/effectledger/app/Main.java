@@ -18,6 +18,7 @@ import picocli.CommandLine.Command;
       BrokerCommand.class,
       DownstreamCommand.class,
       ToolsCommand.class,
+      ReconcileCommand.class,
       StatusCommand.class,
       CommandLine.HelpCommand.class
     })

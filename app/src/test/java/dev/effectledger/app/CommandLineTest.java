@@ -7,9 +7,6 @@ import dev.effectledger.gateway.Credentials;
 import dev.effectledger.gateway.GatewayConfig;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.topology.LedgerConfig;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -26,26 +23,8 @@ class CommandLineTest {
 
   @TempDir Path dir;
 
-  /** Runs the command line with standard output captured. */
-  private record Run(int status, String out, String err) {}
-
-  private static Run run(String... args) {
-    PrintStream out = System.out;
-    PrintStream err = System.err;
-    ByteArrayOutputStream captured = new ByteArrayOutputStream();
-    ByteArrayOutputStream capturedErr = new ByteArrayOutputStream();
-    System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
-    System.setErr(new PrintStream(capturedErr, true, StandardCharsets.UTF_8));
-    try {
-      int status = Main.run(args);
-      return new Run(
-          status,
-          captured.toString(StandardCharsets.UTF_8),
-          capturedErr.toString(StandardCharsets.UTF_8));
-    } finally {
-      System.setOut(out);
-      System.setErr(err);
-    }
+  private static CommandRun run(String... args) {
+    return CommandRun.of(args);
   }
 
   @ParameterizedTest(name = "effectledger {0} --help")
@@ -60,12 +39,13 @@ class CommandLineTest {
         "downstream",
         "tools",
         "tools validate",
+        "reconcile",
         "status"
       })
   void shouldPrintHelpForEveryCommand(String command) {
     String[] args = (command.isEmpty() ? "--help" : command + " --help").split(" ");
 
-    Run help = run(args);
+    CommandRun help = run(args);
 
     assertThat(help.status()).isZero();
     assertThat(help.out())
@@ -75,12 +55,13 @@ class CommandLineTest {
   @Test
   void shouldListTheCommandsInTopLevelHelp() {
     assertThat(run("--help").out())
-        .contains("demo", "processor", "executor", "gateway", "broker", "tools", "status");
+        .contains(
+            "demo", "processor", "executor", "gateway", "broker", "tools", "reconcile", "status");
   }
 
   @Test
   void shouldValidateTheExamplePolicyFile() {
-    Run valid = run("tools", "validate", "../config/tools.yaml");
+    CommandRun valid = run("tools", "validate", "../config/tools.yaml");
 
     assertThat(valid.status()).isZero();
     assertThat(valid.out()).contains("7 tools, valid");
@@ -97,7 +78,7 @@ class CommandLineTest {
           mail: {class: maybe, connector: log}
         """);
 
-    Run invalid = run("tools", "validate", bad.toString());
+    CommandRun invalid = run("tools", "validate", bad.toString());
 
     assertThat(invalid.status()).isEqualTo(1);
     assertThat(invalid.out())
@@ -108,7 +89,7 @@ class CommandLineTest {
 
   @Test
   void shouldRejectUnknownCommandWithUsage() {
-    Run unknown = run("fly");
+    CommandRun unknown = run("fly");
 
     assertThat(unknown.status()).isEqualTo(2);
     assertThat(unknown.err()).contains("Unmatched argument").contains("Usage: effectledger");
@@ -116,7 +97,7 @@ class CommandLineTest {
 
   @Test
   void shouldSayWhereTheProcessorConfigIsMissing() {
-    Run missing = run("processor", "--config", dir.resolve("nope.properties").toString());
+    CommandRun missing = run("processor", "--config", dir.resolve("nope.properties").toString());
 
     assertThat(missing.status()).isEqualTo(2);
     assertThat(missing.err()).contains("Cannot read config file").contains("nope.properties");
@@ -124,7 +105,7 @@ class CommandLineTest {
 
   @Test
   void shouldReportStatusCommandUnreachableEndpoint() {
-    Run status = run("status", "v1:abc", "--url", "http://127.0.0.1:1");
+    CommandRun status = run("status", "v1:abc", "--url", "http://127.0.0.1:1");
 
     assertThat(status.status()).isEqualTo(2);
     assertThat(status.err()).contains("cannot reach http://127.0.0.1:1");
@@ -328,7 +309,7 @@ class CommandLineTest {
                 + Path.of("../config/tools.yaml").toAbsolutePath()
                 + "\n");
 
-    Run run = run("processor", "--config", file.toString());
+    CommandRun run = run("processor", "--config", file.toString());
 
     assertThat(run.status()).isEqualTo(2);
     assertThat(run.err()).contains("http.advertised.host");

@@ -225,6 +225,72 @@ class McpGatewayIT {
   }
 
   @Test
+  void shouldSettleAHeldEffectWithTheReconcileCommand(@TempDir Path dir) throws Exception {
+    String run = "run-mcp-reconcile";
+    String key = key(run, "mcp:create_charge", Map.of("amount", 45, "to", "cus_45"));
+    pipeline.upstream.inject(key, Fault.DROP_AFTER);
+    CallToolResult held = charge(agent(gateway.url(), run), 45, "cus_45");
+    assertThat(structured(held).path("code").asText()).isEqualTo("EFFECT_HELD");
+    Files.writeString(dir.resolve("tools.yaml"), pipeline.toolsYaml);
+    Path config = dir.resolve("reconcile.properties");
+    Files.writeString(
+        config,
+        "bootstrap.servers="
+            + kafka.bootstrapServers()
+            + "\nschema.registry.url="
+            + pipeline.registry
+            + "\ntools.file="
+            + dir.resolve("tools.yaml")
+            + "\n");
+
+    // held for less than --min-age: left alone, and the exit status says keys are still held
+    CommandRun young =
+        CommandRun.of(
+            "reconcile",
+            "--config",
+            config.toString(),
+            "--tool",
+            "create_charge",
+            "--min-age",
+            "1h");
+    assertThat(young.status()).as(young.out() + young.err()).isEqualTo(ReconcileCommand.STILL_HELD);
+    assertThat(young.out()).contains("still held").doesNotContain("payments_create_charge");
+
+    // old enough: the lookup tool finds the charge, the key settles as applied
+    CommandRun settled =
+        CommandRun.of("reconcile", "--config", config.toString(), "--min-age", "0s");
+    assertThat(settled.status()).as(settled.out() + settled.err()).isZero();
+    String row =
+        settled.out().lines().filter(l -> l.startsWith("create_charge ")).findFirst().orElseThrow();
+    List<Integer> figures =
+        java.util.Arrays.stream(row.trim().split("\\s+")).skip(1).map(Integer::valueOf).toList();
+    assertThat(figures.get(2)).as(row).isPositive(); // held:applied
+    assertThat(figures.get(5)).as(row).isZero(); // held
+    assertThat(figures.get(1)).as(row).isZero(); // missing
+
+    // the agent's retry gets the charge that happened, and it happened once
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () -> {
+              CallToolResult again = charge(agent(gateway.url(), run), 45, "cus_45");
+              assertThat(again.isError()).as(text(again)).isFalse();
+              assertThat(again.meta()).containsEntry(McpMeta.REPLAYED, true);
+            });
+    assertThat(pipeline.upstream.effects(key)).isEqualTo(1);
+
+    // only what changed lately; a duration it cannot read is refused, naming the option
+    CommandRun recent =
+        CommandRun.of(
+            "reconcile", "--config", config.toString(), "--since", "10m", "--min-age", "0s");
+    assertThat(recent.status()).as(recent.out() + recent.err()).isZero();
+    assertThat(recent.out()).contains("create_charge ");
+    CommandRun bad = CommandRun.of("reconcile", "--config", config.toString(), "--since", "soon");
+    assertThat(bad.status()).isEqualTo(2);
+    assertThat(bad.err()).contains("--since 'soon' is not a duration");
+  }
+
+  @Test
   void shouldServeTheOfficialTypeScriptSdksClient() throws Exception {
     String run = "run-mcp-gw-ts";
 

@@ -90,6 +90,7 @@ public final class Reconciler implements AutoCloseable {
   private final Map<String, AuditEvent> resolved = new HashMap<>();
 
   private ScheduledExecutorService schedule;
+  private boolean wholeAudit = true; // guarded by this
 
   public Reconciler(
       Properties kafka,
@@ -127,6 +128,23 @@ public final class Reconciler implements AutoCloseable {
     audit.seekToBeginning(partitions);
   }
 
+  /**
+   * Reads tool-audit from {@code from} on instead of from its beginning: only keys whose latest
+   * change is at or after it are reconciled, and effects without a ledger entry are not counted
+   * (every effect of an earlier key would look like one). Call before the first {@link
+   * #reconcileOnce}.
+   */
+  public synchronized Reconciler startingAt(Instant from) {
+    wholeAudit = false;
+    Map<TopicPartition, Long> times = new HashMap<>();
+    audit.assignment().forEach(tp -> times.put(tp, from.toEpochMilli()));
+    Map<TopicPartition, Long> ends = audit.endOffsets(audit.assignment());
+    audit
+        .offsetsForTimes(times)
+        .forEach((tp, found) -> audit.seek(tp, found == null ? ends.get(tp) : found.offset()));
+    return this;
+  }
+
   /** Reads tool-audit up to its current end, then reconciles every key that needs it. */
   public synchronized Report reconcileOnce() {
     catchUp();
@@ -152,6 +170,9 @@ public final class Reconciler implements AutoCloseable {
         if (resolutions.size() > before) {
           resolving.put(e.getKey(), event);
         }
+      } else if (event.getType() == AuditType.HELD_UNKNOWN) {
+        // held for less than minAge: left alone this pass, and still held
+        byTool.merge(event.getTool(), new ToolReport(0, 0, 0, 0, 1), ToolReport::plus);
       } else if (event.getType() == AuditType.COMPLETED && !confirmed.containsKey(e.getKey())) {
         Lookup lookup = connector.lookup(effectKey(event));
         if (lookup.status() == Lookup.Status.FOUND || lookup.status() == Lookup.Status.NOT_FOUND) {
@@ -172,7 +193,9 @@ public final class Reconciler implements AutoCloseable {
     }
     publish(resolutions);
     resolved.putAll(resolving);
-    countEffectsWithoutEntry(byTool);
+    if (wholeAudit) {
+      countEffectsWithoutEntry(byTool);
+    }
     return new Report(byTool);
   }
 
