@@ -15,6 +15,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A processor's or executor's settings: a properties file, then environment overrides. An
@@ -24,6 +26,8 @@ import java.util.Properties;
  * it is. See docs/configuration.md.
  */
 public final class AppConfig {
+
+  private static final Logger log = LoggerFactory.getLogger(AppConfig.class);
 
   public static final String SCHEMA_REGISTRY_URL = "schema.registry.url";
   public static final String TOOLS_FILE = "tools.file";
@@ -259,8 +263,11 @@ public final class AppConfig {
    * The tool policy: {@code override} when given, else {@code tools.file}, else config/tools.yaml.
    */
   public ToolPolicies policies(Path override) {
-    return new ToolPolicyLoader()
-        .load(override != null ? override : Path.of(get(TOOLS_FILE, "config/tools.yaml")));
+    ToolPolicies policies =
+        new ToolPolicyLoader()
+            .load(override != null ? override : Path.of(get(TOOLS_FILE, "config/tools.yaml")));
+    policies.warnings().forEach(w -> log.warn("{}", w));
+    return policies;
   }
 
   /** Every setting that is not Effect Ledger's own: what the Kafka clients and Streams get. */

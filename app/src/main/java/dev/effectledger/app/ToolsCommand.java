@@ -51,7 +51,14 @@ final class ToolsCommand implements Runnable {
         problems.forEach(p -> System.out.println("  " + p));
         return 1;
       }
-      System.out.println(file + ": " + policies.tools().size() + " tools, valid");
+      List<String> warnings = policies.warnings();
+      System.out.println(
+          file
+              + ": "
+              + policies.tools().size()
+              + " tools, valid"
+              + (warnings.isEmpty() ? "" : ", " + warnings.size() + " warning(s)"));
+      warnings.forEach(w -> System.out.println("  warning: " + w));
       return 0;
     }
   }

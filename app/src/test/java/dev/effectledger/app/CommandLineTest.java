@@ -68,6 +68,25 @@ class CommandLineTest {
   }
 
   @Test
+  void shouldWarnOfARetryHorizonBeyondTheDownstreamsKeyWindow() throws Exception {
+    Path file =
+        Files.writeString(
+            dir.resolve("tools.yaml"),
+            """
+        tools:
+          charge: {class: write-idempotent, connector: log, settings: {file: effects.log}, pendingTimeout: 10h, downstreamKeyWindow: 24h}
+        """);
+
+    CommandRun validated = run("tools", "validate", file.toString());
+
+    assertThat(validated.status()).isZero(); // valid: a warning does not refuse the file
+    assertThat(validated.out())
+        .contains("1 tools, valid, 1 warning(s)")
+        .contains(
+            "warning: tools.charge: the downstream keeps keys for 1d, but the ledger may send");
+  }
+
+  @Test
   void shouldPrintEachProblemOfABadPolicyFile() throws Exception {
     Path bad =
         Files.writeString(

@@ -26,6 +26,14 @@ public record ToolPolicies(Map<String, ToolPolicy> tools, Optional<ToolPolicy> u
     return new ToolPolicies(byName, Optional.empty());
   }
 
+  /**
+   * Warnings a valid file may still deserve, one line each: tools whose retry horizon can outlive
+   * the downstream's key window ({@link RetryHorizon#warning}).
+   */
+  public java.util.List<String> warnings() {
+    return tools.values().stream().map(RetryHorizon::warning).flatMap(Optional::stream).toList();
+  }
+
   /** The policy for {@code tool}, the unknown-tool default, or empty when the tool is unknown. */
   public Optional<ToolPolicy> forTool(String tool) {
     ToolPolicy policy = tools.get(tool);

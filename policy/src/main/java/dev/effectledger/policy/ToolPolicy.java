@@ -23,6 +23,10 @@ import java.util.regex.Pattern;
  * @param retry how executors retry one dispatch
  * @param settings the connector's own settings, read by the connector
  * @param key arguments the idempotency key and the arguments hash leave out, and those required
+ * @param downstreamKeyWindow how long the downstream keeps the keys it is sent (Stripe: 24 h), or
+ *     null when not declared; see {@link RetryHorizon}
+ * @param reconcileWithin how soon a key held as UNKNOWN is settled (the reconcile schedule plus its
+ *     minimum age), or null when not declared; see {@link RetryHorizon}
  */
 public record ToolPolicy(
     String name,
@@ -37,7 +41,9 @@ public record ToolPolicy(
     boolean bypassAllowed,
     RetryPolicy retry,
     JsonNode settings,
-    ArgumentRules key) {
+    ArgumentRules key,
+    Duration downstreamKeyWindow,
+    Duration reconcileWithin) {
 
   /** Characters Kafka allows in a topic name. */
   public static final Pattern LANE = Pattern.compile("[A-Za-z0-9._-]{1,200}");
@@ -125,7 +131,9 @@ public record ToolPolicy(
         .bypassAllowed(bypassAllowed)
         .retry(retry)
         .settings(settings)
-        .key(key);
+        .key(key)
+        .downstreamKeyWindow(downstreamKeyWindow)
+        .reconcileWithin(reconcileWithin);
   }
 
   /** This policy with other connector settings. */
@@ -173,6 +181,20 @@ public record ToolPolicy(
     private RetryPolicy retry = RetryPolicy.DEFAULT;
     private JsonNode settings;
     private ArgumentRules key = ArgumentRules.NONE;
+    private Duration downstreamKeyWindow;
+    private Duration reconcileWithin;
+
+    /** How long the downstream keeps the keys it is sent (null: not declared). */
+    public Builder downstreamKeyWindow(Duration value) {
+      this.downstreamKeyWindow = value;
+      return this;
+    }
+
+    /** How soon a key held as UNKNOWN is settled by reconciliation (null: not declared). */
+    public Builder reconcileWithin(Duration value) {
+      this.reconcileWithin = value;
+      return this;
+    }
 
     private Builder(String name, ToolClass toolClass) {
       this.name = Objects.requireNonNull(name, "name");
@@ -256,7 +278,9 @@ public record ToolPolicy(
           bypassAllowed,
           retry,
           settings,
-          key);
+          key,
+          downstreamKeyWindow,
+          reconcileWithin);
     }
   }
 }

@@ -68,7 +68,9 @@ public final class ToolPolicyLoader {
           "bypass",
           "retry",
           "settings",
-          "key");
+          "key",
+          "downstreamKeyWindow",
+          "reconcileWithin");
   private static final List<String> RETRY_FIELDS = List.of("maxAttempts", "base", "cap", "jitter");
   private static final String CLASSES =
       Arrays.stream(ToolClass.values()).map(ToolClass::yamlName).collect(Collectors.joining(", "));
@@ -186,6 +188,8 @@ public final class ToolPolicyLoader {
             .orElse(ArgumentRules.NONE);
     JsonNode settings =
         r.mapping("settings", "of connector settings").isPresent() ? node.get("settings") : null;
+    Duration downstreamKeyWindow = r.duration("downstreamKeyWindow", null, ToolPolicy.MAX_WINDOW);
+    Duration reconcileWithin = r.duration("reconcileWithin", null, ToolPolicy.MAX_WINDOW);
     if (toolClass == ToolClass.IRREVERSIBLE && onAmbiguous == AmbiguityPolicy.REDISPATCH) {
       r.problem(
           "onAmbiguous",
@@ -209,6 +213,8 @@ public final class ToolPolicyLoader {
             .retry(retry)
             .settings(settings)
             .key(key)
+            .downstreamKeyWindow(downstreamKeyWindow)
+            .reconcileWithin(reconcileWithin)
             .build());
   }
 

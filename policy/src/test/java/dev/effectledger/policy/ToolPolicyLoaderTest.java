@@ -142,7 +142,7 @@ class ToolPolicyLoaderTest {
                 .problems())
         .containsExactly(
             "unknown top-level key 'tool'; allowed: tools, unknownTool",
-            "tools.pay.windw: unknown field; allowed: class, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector, maxAttempts, bypass, retry, settings, key");
+            "tools.pay.windw: unknown field; allowed: class, window, pendingTimeout, onInFlight, onAmbiguous, lane, connector, maxAttempts, bypass, retry, settings, key, downstreamKeyWindow, reconcileWithin");
   }
 
   @Test
