@@ -1,10 +1,14 @@
 package dev.effectledger.app;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.effectledger.policy.Durations;
 import dev.effectledger.schema.LedgerEntry;
+import dev.effectledger.schema.LedgerState;
 import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.Replies;
 import dev.effectledger.schema.ReplyJson;
@@ -20,12 +24,15 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.Executors;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.KeyQueryMetadata;
 import org.apache.kafka.streams.StoreQueryParameters;
+import org.apache.kafka.streams.StreamsMetadata;
 import org.apache.kafka.streams.state.HostInfo;
+import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.QueryableStoreTypes;
 import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
 
@@ -90,6 +97,7 @@ final class LedgerHttpServer implements AutoCloseable {
         ex -> answer(ex, 200, "text/plain; version=0.0.4; charset=utf-8", metrics.scrape()));
     server.createContext("/v1/keys/", ex -> key(ex, "/v1/keys/", false));
     server.createContext("/v1/results/", ex -> key(ex, "/v1/results/", true));
+    server.createContext("/v1/tools/", this::expiry);
   }
 
   void serve(KafkaStreams ledger) {
@@ -147,6 +155,115 @@ final class LedgerHttpServer implements AutoCloseable {
           "application/json",
           (asReply ? ReplyJson.of(Replies.of(entry, true)) : describe(entry)).toString());
     }
+  }
+
+  /**
+   * {@code GET /v1/tools/{tool}/expiry?window=7d}: how many of the tool's settled entries
+   * (succeeded or failed) the ledger keeps, and how many of them a window of that length would
+   * expire at once (completed longer ago than it), on every processor instance: the receiving one
+   * asks the others ({@code application.server}) and adds their counts. What {@code effectledger
+   * tools diff} shows for a shrinking window. A scan of each instance's active ledger stores.
+   */
+  private void expiry(HttpExchange exchange) throws IOException {
+    String[] parts =
+        exchange.getRequestURI().getRawPath().substring("/v1/tools/".length()).split("/", -1);
+    String query = exchange.getRequestURI().getRawQuery();
+    String windowText = null;
+    if (query != null) {
+      for (String pair : query.split("&")) {
+        if (pair.startsWith("window=")) {
+          windowText = URLDecoder.decode(pair.substring(7), StandardCharsets.UTF_8);
+        }
+      }
+    }
+    Duration window = windowText == null ? null : Durations.parse(windowText).orElse(null);
+    if (parts.length != 2 || parts[0].isEmpty() || !parts[1].equals("expiry") || window == null) {
+      answer(
+          exchange,
+          400,
+          "application/json",
+          "{\"error\":\"use /v1/tools/{tool}/expiry?window=<duration, e.g. 7d>\"}");
+      return;
+    }
+    String tool = URLDecoder.decode(parts[0], StandardCharsets.UTF_8);
+    if (streams.state() != KafkaStreams.State.RUNNING) {
+      answer(
+          exchange, 503, "application/json", "{\"error\":\"not ready: " + streams.state() + "\"}");
+      return;
+    }
+    Instant cutoff = Instant.now().minus(window);
+    long settled = 0;
+    long expiring = 0;
+    ReadOnlyKeyValueStore<String, LedgerEntry> store =
+        streams.store(
+            StoreQueryParameters.fromNameAndType(
+                LedgerStore.NAME, QueryableStoreTypes.<String, LedgerEntry>keyValueStore()));
+    try (KeyValueIterator<String, LedgerEntry> all = store.all()) {
+      while (all.hasNext()) {
+        LedgerEntry entry = all.next().value;
+        if (entry == null
+            || !tool.equals(entry.getTool())
+            || (entry.getState() != LedgerState.SUCCEEDED
+                && entry.getState() != LedgerState.FAILED)) {
+          continue;
+        }
+        settled++;
+        if (entry.getCompletedAt() != null && !entry.getCompletedAt().isAfter(cutoff)) {
+          expiring++;
+        }
+      }
+    }
+    int instances = 1;
+    ArrayNode unreachable = JSON.createArrayNode();
+    if (!exchange.getRequestHeaders().containsKey("X-Effectledger-Forwarded")) {
+      for (StreamsMetadata other : streams.metadataForAllStreamsClients()) {
+        HostInfo host = other.hostInfo();
+        if (host.equals(self) || host.port() <= 0) {
+          continue;
+        }
+        try {
+          HttpResponse<String> response =
+              forwarder.send(
+                  HttpRequest.newBuilder(
+                          URI.create(
+                              "http://"
+                                  + host.host()
+                                  + ":"
+                                  + host.port()
+                                  + exchange.getRequestURI().getRawPath()
+                                  + "?"
+                                  + query))
+                      .timeout(Duration.ofSeconds(30))
+                      .header("X-Effectledger-Forwarded", "1")
+                      .GET()
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString());
+          JsonNode counted = JSON.readTree(response.body());
+          if (response.statusCode() != 200) {
+            unreachable.add(host.host() + ":" + host.port());
+            continue;
+          }
+          settled += counted.path("settled").asLong();
+          expiring += counted.path("expiringAtOnce").asLong();
+          instances++;
+        } catch (IOException e) {
+          unreachable.add(host.host() + ":" + host.port());
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          answer(exchange, 503, "application/json", "{\"error\":\"interrupted\"}");
+          return;
+        }
+      }
+    }
+    ObjectNode out =
+        JSON.createObjectNode()
+            .put("tool", tool)
+            .put("window", Durations.format(window))
+            .put("settled", settled)
+            .put("expiringAtOnce", expiring)
+            .put("instances", instances);
+    out.set("unreachable", unreachable);
+    answer(exchange, 200, "application/json", out.toString());
   }
 
   /** The entry without its arguments: payloads stay out of operator tools. */

@@ -39,6 +39,7 @@ class CommandLineTest {
         "downstream",
         "tools",
         "tools validate",
+        "tools diff",
         "reconcile",
         "status"
       })
@@ -84,6 +85,45 @@ class CommandLineTest {
         .contains("1 tools, valid, 1 warning(s)")
         .contains(
             "warning: tools.charge: the downstream keeps keys for 1d, but the ledger may send");
+  }
+
+  @Test
+  void shouldRefuseADiffThatWeakensThePromiseUnlessAllowed() throws Exception {
+    Path old =
+        Files.writeString(
+            dir.resolve("old.yaml"),
+            """
+        tools:
+          pay: {class: irreversible, connector: log, settings: {file: e.log}, window: 30d}
+          mail: {class: write-non-idempotent, connector: log, settings: {file: e.log}}
+        """);
+    Path shrunk =
+        Files.writeString(
+            dir.resolve("new.yaml"),
+            """
+        tools:
+          pay: {class: irreversible, connector: log, settings: {file: e.log}, window: 7d}
+          mail: {class: write-non-idempotent, connector: log, settings: {file: e.log}, lane: mail}
+        """);
+
+    CommandRun refused = run("tools", "diff", old.toString(), shrunk.toString());
+    CommandRun allowed = run("tools", "diff", old.toString(), shrunk.toString(), "--allow-shrink");
+    CommandRun same = run("tools", "diff", old.toString(), old.toString());
+    CommandRun invalid = run("tools", "diff", old.toString(), dir.resolve("none.yaml").toString());
+
+    assertThat(refused.status()).isEqualTo(1);
+    assertThat(refused.out())
+        .contains(
+            "pay: window 30d -> 7d: completed entries older than 7d expire at once, and a retry of"
+                + " one is a new action; give --processor to count the entries that would expire"
+                + " [weakens]")
+        .contains("mail: lane default -> mail: dispatches already in tool-dispatch.default")
+        .contains("run again with --allow-shrink");
+    assertThat(allowed.status()).isZero();
+    assertThat(allowed.out()).contains("[weakens]").contains("accepted (--allow-shrink)");
+    assertThat(same.status()).isZero();
+    assertThat(same.out()).contains("no changes");
+    assertThat(invalid.status()).isEqualTo(2);
   }
 
   @Test

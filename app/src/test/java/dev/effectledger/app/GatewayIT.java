@@ -137,6 +137,61 @@ class GatewayIT {
     return JSON.readTree(response.body());
   }
 
+  @Test
+  void shouldCountTheEntriesAShrunkWindowWouldExpireOnTheProcessors(
+      @org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+    String body = call("run-diff", "charge", "{\"amount\":3,\"to\":\"cus_diff\"}");
+    assertThat(post(gatewayA, "charge_card", body).statusCode()).isEqualTo(200);
+    Path old = Files.writeString(dir.resolve("old.yaml"), pipeline.toolsYaml);
+    Path shrunk =
+        Files.writeString(
+            dir.resolve("new.yaml"),
+            pipeline.toolsYaml.replace(
+                "  charge_card:\n    class: irreversible\n",
+                "  charge_card:\n    class: irreversible\n    window: 1s\n"));
+    assertThat(Files.readString(shrunk)).contains("window: 1s");
+
+    // completed more than a second ago: a 1-second window would expire it, and the others with it
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () -> {
+              CommandRun diff =
+                  CommandRun.of(
+                      "tools",
+                      "diff",
+                      old.toString(),
+                      shrunk.toString(),
+                      "--processor",
+                      pipeline.ledgerUrl().toString());
+              assertThat(diff.status()).isEqualTo(1);
+              String line =
+                  diff.out()
+                      .lines()
+                      .filter(l -> l.contains("charge_card: window 30d -> 1s"))
+                      .findFirst()
+                      .orElseThrow();
+              java.util.regex.Matcher counted =
+                  java.util.regex.Pattern.compile("(\\d+) of (\\d+) settled entries expire at once")
+                      .matcher(line);
+              assertThat(counted.find()).as(line).isTrue();
+              assertThat(Long.parseLong(counted.group(1))).as(line).isPositive();
+              assertThat(Long.parseLong(counted.group(1)))
+                  .isLessThanOrEqualTo(Long.parseLong(counted.group(2)));
+              assertThat(line).contains("(1 processor(s))");
+            });
+    // a window as long as the old one expires nothing
+    HttpResponse<String> none =
+        http.send(
+            HttpRequest.newBuilder(
+                    pipeline.ledgerUrl().resolve("/v1/tools/charge_card/expiry?window=30d"))
+                .GET()
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(json(none).path("expiringAtOnce").asLong()).isZero();
+    assertThat(json(none).path("settled").asLong()).isPositive();
+  }
+
   /** Records on tool-intents so far, over every partition. */
   private static long intentsPublished() throws Exception {
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {

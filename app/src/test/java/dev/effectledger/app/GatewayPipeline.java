@@ -40,6 +40,7 @@ final class GatewayPipeline implements AutoCloseable {
   final CountingDownstream payments;
   final CountingDownstream risky;
   final ToolPolicies policies;
+  final String toolsYaml;
   private final String bootstrap;
   private final String registry;
   private final KafkaStreams ledger;
@@ -51,10 +52,8 @@ final class GatewayPipeline implements AutoCloseable {
     this.registry = registry;
     payments = CountingDownstream.start(Duration.ofSeconds(20));
     risky = CountingDownstream.start(Duration.ofSeconds(20)).honoursKeys(false);
-    policies =
-        new ToolPolicyLoader()
-            .parse(
-                """
+    toolsYaml =
+        """
         tools:
           charge_card:
             class: irreversible
@@ -86,11 +85,9 @@ final class GatewayPipeline implements AutoCloseable {
             connector: http
             settings: {url: "%3$s", timeout: 5s, honoursKeys: false, effectIdPointer: /id, lookupUrl: "%3$s?key={key}"}
         """
-                    .formatted(
-                        payments.url(),
-                        payments.url().replace("/charges", "/no-such-api"),
-                        risky.url()),
-                name + ".yaml");
+            .formatted(
+                payments.url(), payments.url().replace("/charges", "/no-such-api"), risky.url());
+    policies = new ToolPolicyLoader().parse(toolsYaml, name + ".yaml");
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
       new TopicProvisioner(admin).create(TopicProvisioner.topics(policies), 4, (short) 1, 0);
     }
