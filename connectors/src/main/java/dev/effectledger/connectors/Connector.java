@@ -35,6 +35,13 @@ public interface Connector extends AutoCloseable {
     return Optional.empty();
   }
 
+  /**
+   * Whether {@link #effectKeys} lists the downstream's effects (the reconciler then keeps keys).
+   */
+  default boolean listsEffects() {
+    return false;
+  }
+
   @Override
   default void close() {}
 }

@@ -193,6 +193,11 @@ public final class JdbcConnector implements Connector {
   }
 
   @Override
+  public boolean listsEffects() {
+    return true;
+  }
+
+  @Override
   public Optional<Set<String>> effectKeys() {
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps =

@@ -79,8 +79,20 @@ public final class Reconciler implements AutoCloseable {
   private final Clock clock;
   private final KafkaConsumer<String, AuditEvent> audit;
   private final KafkaProducer<String, Outcome> producer;
+
+  /**
+   * The latest event of each key that needs a look: held (to settle) or completed and not yet
+   * confirmed. A key leaves when it is confirmed or moves to any other state, so memory follows the
+   * keys needing attention, not every key tool-audit holds.
+   */
   private final Map<String, AuditEvent> latest = new HashMap<>();
-  private final Map<String, Boolean> confirmed = new HashMap<>();
+
+  /**
+   * Every key (effect and idempotency key) tool-audit named, for the tools whose connector lists
+   * its effects ({@link Connector#listsEffects}): an effect none of them names has no entry. The
+   * one share of memory that grows with tool-audit's retention, and only for those tools.
+   */
+  private final Map<String, Set<String>> known = new HashMap<>();
 
   /**
    * The held events this reconciler resolved, by key: one is not resolved again while it is still
@@ -152,6 +164,7 @@ public final class Reconciler implements AutoCloseable {
     Instant cutoff = clock.instant().minus(minAge);
     List<ProducerRecord<String, Outcome>> resolutions = new ArrayList<>();
     Map<String, AuditEvent> resolving = new HashMap<>();
+    List<String> confirmedNow = new ArrayList<>();
     for (Map.Entry<String, AuditEvent> e : latest.entrySet()) {
       AuditEvent event = e.getValue();
       Connector connector = connectors.get(event.getTool());
@@ -173,10 +186,10 @@ public final class Reconciler implements AutoCloseable {
       } else if (event.getType() == AuditType.HELD_UNKNOWN) {
         // held for less than minAge: left alone this pass, and still held
         byTool.merge(event.getTool(), new ToolReport(0, 0, 0, 0, 1), ToolReport::plus);
-      } else if (event.getType() == AuditType.COMPLETED && !confirmed.containsKey(e.getKey())) {
+      } else if (event.getType() == AuditType.COMPLETED) {
         Lookup lookup = connector.lookup(effectKey(event));
         if (lookup.status() == Lookup.Status.FOUND || lookup.status() == Lookup.Status.NOT_FOUND) {
-          confirmed.put(e.getKey(), Boolean.TRUE);
+          confirmedNow.add(e.getKey());
           boolean found = lookup.status() == Lookup.Status.FOUND;
           byTool.merge(
               event.getTool(),
@@ -193,6 +206,7 @@ public final class Reconciler implements AutoCloseable {
     }
     publish(resolutions);
     resolved.putAll(resolving);
+    confirmedNow.forEach(latest::remove); // confirmed once: looked at again only in a next life
     if (wholeAudit) {
       countEffectsWithoutEntry(byTool);
     }
@@ -204,21 +218,14 @@ public final class Reconciler implements AutoCloseable {
    * cover them).
    */
   private void countEffectsWithoutEntry(Map<String, ToolReport> byTool) {
-    Set<String> known = new HashSet<>();
-    latest
-        .values()
-        .forEach(
-            e -> {
-              known.add(effectKey(e));
-              known.add(e.getIdempotencyKey());
-            });
     connectors.forEach(
         (tool, connector) ->
             connector
                 .effectKeys()
                 .ifPresent(
                     keys -> {
-                      long orphans = keys.stream().filter(k -> !known.contains(k)).count();
+                      Set<String> named = known.getOrDefault(tool, Set.of());
+                      long orphans = keys.stream().filter(k -> !named.contains(k)).count();
                       if (orphans > 0) {
                         log.warn("{} effect(s) of tool {} have no ledger entry", orphans, tool);
                       }
@@ -293,8 +300,22 @@ public final class Reconciler implements AutoCloseable {
               AuditEvent event = record.value();
               if (event != null && STATE_CHANGES.contains(event.getType())) {
                 String key = LedgerStore.key(event.getTenant(), event.getIdempotencyKey());
-                latest.put(key, event);
+                Connector connector = connectors.get(event.getTool());
+                boolean confirmable =
+                    event.getType() == AuditType.COMPLETED
+                        && connector != null
+                        && connector.capabilities().supportsLookup();
+                if (event.getType() == AuditType.HELD_UNKNOWN || confirmable) {
+                  latest.put(key, event);
+                } else {
+                  latest.remove(key);
+                }
                 resolved.remove(key);
+                if (connector != null && connector.listsEffects()) {
+                  Set<String> named = known.computeIfAbsent(event.getTool(), t -> new HashSet<>());
+                  named.add(effectKey(event));
+                  named.add(event.getIdempotencyKey());
+                }
               }
             });
     if (!caughtUp) {
@@ -306,6 +327,14 @@ public final class Reconciler implements AutoCloseable {
 
   private static String effectKey(AuditEvent event) {
     return event.getEffectKey() != null ? event.getEffectKey() : event.getIdempotencyKey();
+  }
+
+  /**
+   * Keys this reconciler keeps in memory: held and unconfirmed completed keys, and the keys named
+   * for tools whose connector lists its effects.
+   */
+  public synchronized int tracked() {
+    return latest.size() + known.values().stream().mapToInt(Set::size).sum();
   }
 
   /** Runs {@link #reconcileOnce} every {@code interval} on a thread of its own until closed. */

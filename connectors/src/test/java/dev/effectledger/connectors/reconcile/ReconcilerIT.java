@@ -93,6 +93,45 @@ class ReconcilerIT {
     }
   }
 
+  @Test
+  @Timeout(120)
+  void shouldKeepOnlyTheKeysThatNeedALookInMemory() throws Exception {
+    try (CountingDownstream downstream = CountingDownstream.start(Duration.ofSeconds(1));
+        Harness h = new Harness(policies(downstream), "m1")) {
+      // tool-audit is shared with this class's other tests: read only from here on
+      java.time.Instant start = java.time.Instant.now().minusSeconds(1);
+      for (int i = 0; i < 20; i++) {
+        h.intent("done-" + i);
+        h.outcome("done-" + i, OutcomeStatus.SUCCEEDED);
+      }
+      h.heldUnknown("held-1");
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(
+              () ->
+                  java.util.stream.IntStream.range(0, 20)
+                      .allMatch(i -> h.results.byKey.containsKey("done-" + i)));
+
+      try (Reconciler reconciler = h.reconciler().startingAt(start)) {
+        ToolReport first = reconciler.reconcileOnce().total();
+        // every completed key looked up once (the downstream never saw them: missing), the held
+        // one settled; then only the held key, until the ledger answers its settlement
+        assertThat(first.confirmed() + first.missingEffect()).isEqualTo(20);
+        assertThat(first.heldNoEffect()).isEqualTo(1);
+        assertThat(reconciler.tracked()).isEqualTo(1);
+        ToolReport second = reconciler.reconcileOnce().total();
+        assertThat(second.confirmed() + second.missingEffect()).isZero(); // not looked up again
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .until(
+                () -> {
+                  reconciler.reconcileOnce();
+                  return reconciler.tracked() == 0; // released: nothing left to look at
+                });
+      }
+    }
+  }
+
   /**
    * The double effect a single-broker chaos run found (2026-11-23): a resolution of a key's first
    * life, published again from a view of tool-audit that had not caught up (a reconciler restarted,
