@@ -2,8 +2,11 @@ package dev.effectledger.app;
 
 import dev.effectledger.connectors.executor.EffectExecutor;
 import dev.effectledger.connectors.executor.ExecutorConfig;
+import dev.effectledger.connectors.executor.ExecutorObserver;
 import dev.effectledger.mcp.connector.McpConnectors;
 import dev.effectledger.policy.ToolPolicies;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -41,12 +44,15 @@ final class ExecutorCommand implements Callable<Integer> {
     AppConfig cfg = AppConfig.load(config, System.getenv());
     ToolPolicies policies = cfg.policies(tools);
     ExecutorConfig executorConfig = executorConfig(cfg, lanes);
+    String httpPort = cfg.get(AppConfig.EXECUTOR_HTTP_PORT);
+    PrometheusMeterRegistry metrics =
+        httpPort == null ? null : new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     EffectExecutor executor =
         EffectExecutor.start(
             executorConfig,
             McpConnectors.all().create(policies, lanes, Clock.systemUTC()),
-            policies);
-    String httpPort = cfg.get(AppConfig.EXECUTOR_HTTP_PORT);
+            policies,
+            metrics == null ? ExecutorObserver.NONE : new MicrometerExecutorObserver(metrics));
     HealthEndpoint health =
         httpPort == null
             ? null
@@ -54,7 +60,8 @@ final class ExecutorCommand implements Callable<Integer> {
                 cfg.get(AppConfig.EXECUTOR_HTTP_HOST, "127.0.0.1"),
                 cfg.getInt(AppConfig.EXECUTOR_HTTP_PORT, 0),
                 AppConfig.EXECUTOR_HTTP_PORT,
-                () -> executor.isRunning() ? null : "the executor stopped: " + executor.failure());
+                () -> executor.isRunning() ? null : "the executor stopped: " + executor.failure(),
+                metrics::scrape);
     Lifecycle lifecycle =
         health == null
             ? new Lifecycle("executor", executor)

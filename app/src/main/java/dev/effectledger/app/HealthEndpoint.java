@@ -10,10 +10,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.function.Supplier;
 
 /**
- * {@code /healthz} (200 while the process serves) and {@code /readyz} (200 while {@code notReady}
- * answers null, else 503 with its reason) for a command that has no other HTTP endpoint (the
- * executor), so an orchestrator can probe it. On the JDK's server: two fixed answers need no
- * framework.
+ * {@code /healthz} (200 while the process serves), {@code /readyz} (200 while {@code notReady}
+ * answers null, else 503 with its reason) and, when given, {@code /metrics} for a command that has
+ * no other HTTP endpoint (the executor), so an orchestrator can probe and scrape it. On the JDK's
+ * server: two fixed answers need no framework.
  */
 final class HealthEndpoint implements AutoCloseable {
 
@@ -29,6 +29,15 @@ final class HealthEndpoint implements AutoCloseable {
    * @param notReady null when ready, else why not
    */
   static HealthEndpoint start(String host, int port, String setting, Supplier<String> notReady) {
+    return start(host, port, setting, notReady, null);
+  }
+
+  /**
+   * As {@link #start(String, int, String, Supplier)}, with {@code /metrics} in Prometheus text
+   * format from {@code metrics} (none when null).
+   */
+  static HealthEndpoint start(
+      String host, int port, String setting, Supplier<String> notReady, Supplier<String> metrics) {
     HttpServer server;
     try {
       server = HttpServer.create(new InetSocketAddress(host, port), 0);
@@ -36,7 +45,7 @@ final class HealthEndpoint implements AutoCloseable {
       throw new UncheckedIOException(
           "Cannot listen on " + host + ":" + port + " (" + setting + "): " + e.getMessage(), e);
     }
-    server.createContext("/healthz", ex -> answer(ex, 200, "ok\n"));
+    server.createContext("/healthz", ex -> answer(ex, 200, "ok\n", TEXT));
     server.createContext(
         "/readyz",
         ex -> {
@@ -44,8 +53,14 @@ final class HealthEndpoint implements AutoCloseable {
           answer(
               ex,
               reason == null ? 200 : 503,
-              reason == null ? "ready\n" : "not ready: " + reason + "\n");
+              reason == null ? "ready\n" : "not ready: " + reason + "\n",
+              TEXT);
         });
+    if (metrics != null) {
+      server.createContext(
+          "/metrics",
+          ex -> answer(ex, 200, metrics.get(), "text/plain; version=0.0.4; charset=utf-8"));
+    }
     server.start();
     return new HealthEndpoint(server);
   }
@@ -54,10 +69,13 @@ final class HealthEndpoint implements AutoCloseable {
     return server.getAddress().getPort();
   }
 
-  private static void answer(HttpExchange exchange, int status, String body) throws IOException {
+  private static final String TEXT = "text/plain; charset=utf-8";
+
+  private static void answer(HttpExchange exchange, int status, String body, String type)
+      throws IOException {
     try (exchange) {
       byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-      exchange.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
+      exchange.getResponseHeaders().set("Content-Type", type);
       exchange.sendResponseHeaders(status, bytes.length);
       try (OutputStream out = exchange.getResponseBody()) {
         out.write(bytes);

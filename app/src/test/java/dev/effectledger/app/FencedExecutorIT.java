@@ -77,6 +77,13 @@ class FencedExecutorIT {
                     "charge_card",
                     "{\"amount\":10,\"to\":\"cus_1\"}"));
         assertThat(first).isInstanceOf(CallResult.Succeeded.class);
+        // the executor's own metrics count the effect it ran, by tool and outcome
+        String metrics = jar.get(jar.executorHealth() + "/metrics").body();
+        assertThat(metrics)
+            .contains(
+                "effectledger_executor_effects_total{outcome=\"succeeded\",tool=\"charge_card\"} 1.0")
+            .contains("effectledger_executor_in_flight{tool=\"charge_card\"} 0.0")
+            .contains("effectledger_executor_effect_seconds_count{tool=\"charge_card\"} 1");
 
         // Another producer takes the executor's transactional id: its next transaction is fenced.
         String transactionalId =

@@ -122,7 +122,8 @@ public final class EffectExecutor implements AutoCloseable {
       Clock clock,
       Sleeper sleeper,
       Clients clients,
-      String transactionalId) {
+      String transactionalId,
+      ExecutorObserver observer) {
     this.config = config;
     this.connectors = Map.copyOf(connectors);
     this.policies = policies;
@@ -136,7 +137,8 @@ public final class EffectExecutor implements AutoCloseable {
             new Invoker(sleeper, () -> ThreadLocalRandom.current().nextDouble()),
             new RegistryAvroSerde<>(registry, Outcome.class),
             new RegistryAvroSerde<>(registry, ToolResult.class),
-            clock);
+            clock,
+            observer);
     this.consumer = clients.consumer();
     this.producer = clients.producer();
     LaneTools tools = new LaneTools(config.lanes(), this.connectors, policies);
@@ -191,9 +193,30 @@ public final class EffectExecutor implements AutoCloseable {
       Sleeper sleeper,
       Clients clients,
       String transactionalId) {
+    return start(
+        config,
+        connectors,
+        policies,
+        clock,
+        sleeper,
+        clients,
+        transactionalId,
+        ExecutorObserver.NONE);
+  }
+
+  static EffectExecutor start(
+      ExecutorConfig config,
+      Map<String, Connector> connectors,
+      ToolPolicies policies,
+      Clock clock,
+      Sleeper sleeper,
+      Clients clients,
+      String transactionalId,
+      ExecutorObserver observer) {
     new LaneTools(config.lanes(), connectors, policies).refuseUnsafeIrreversibleTools();
     EffectExecutor executor =
-        new EffectExecutor(config, connectors, policies, clock, sleeper, clients, transactionalId);
+        new EffectExecutor(
+            config, connectors, policies, clock, sleeper, clients, transactionalId, observer);
     // While the coordinator still knows how the predecessor's last transaction ended: after
     // initTransactions it does not, and what a broker crash left open of it can only be aborted.
     clients.hanging().settlePredecessor();
@@ -210,6 +233,24 @@ public final class EffectExecutor implements AutoCloseable {
   public static EffectExecutor start(
       ExecutorConfig config, Map<String, Connector> connectors, ToolPolicies policies) {
     return start(config, connectors, policies, Clock.systemUTC(), Sleeper.REAL);
+  }
+
+  /** As {@link #start(ExecutorConfig, Map, ToolPolicies)}, telling {@code observer} of effects. */
+  public static EffectExecutor start(
+      ExecutorConfig config,
+      Map<String, Connector> connectors,
+      ToolPolicies policies,
+      ExecutorObserver observer) {
+    String transactionalId = config.transactionalId();
+    return start(
+        config,
+        connectors,
+        policies,
+        Clock.systemUTC(),
+        Sleeper.REAL,
+        Clients.kafka(config, transactionalId),
+        transactionalId,
+        observer);
   }
 
   /** Effects run so far (connector calls that ended in an outcome, retries counted once). */

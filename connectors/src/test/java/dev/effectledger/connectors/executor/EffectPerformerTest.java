@@ -129,6 +129,60 @@ class EffectPerformerTest {
   }
 
   @Test
+  void shouldTellTheObserverOfEachEffectItsRetriesAndItsOutcome() {
+    List<String> seen = new ArrayList<>();
+    ExecutorObserver observer =
+        new ExecutorObserver() {
+          @Override
+          public void started(String tool) {
+            seen.add("started " + tool);
+          }
+
+          @Override
+          public void retried(String tool) {
+            seen.add("retried " + tool);
+          }
+
+          @Override
+          public void finished(String tool, String outcome, Duration took) {
+            seen.add("finished " + tool + " " + outcome + (took.isNegative() ? " negative" : ""));
+          }
+        };
+    java.util.concurrent.atomic.AtomicInteger calls =
+        new java.util.concurrent.atomic.AtomicInteger();
+    Fake connector =
+        new Fake(
+            r ->
+                calls.incrementAndGet() == 1
+                    ? new EffectOutcome.Retryable("HTTP_503", "busy")
+                    : new EffectOutcome.Succeeded("{\"id\":\"ch_1\"}", "ch_1", List.of()),
+            key -> Lookup.unsupported());
+    EffectPerformer observed =
+        new EffectPerformer(
+            Map.of("charge", connector),
+            POLICIES,
+            new Invoker(duration -> {}, () -> 0.0),
+            outcomes,
+            replies,
+            new FakeClock(NOW),
+            observer);
+
+    observed.perform(dispatch(1));
+    new EffectPerformer(
+            Map.of(),
+            POLICIES,
+            new Invoker(duration -> {}, () -> 0.0),
+            outcomes,
+            replies,
+            new FakeClock(NOW),
+            observer)
+        .perform(dispatch(1)); // no connector: nothing was run, nothing to observe
+
+    assertThat(seen)
+        .containsExactly("started charge", "retried charge", "finished charge succeeded");
+  }
+
+  @Test
   void shouldPublishTheSuccessWithItsEffectRecordsBeforeTheOutcome() {
     EffectRecord effect =
         new EffectRecord(

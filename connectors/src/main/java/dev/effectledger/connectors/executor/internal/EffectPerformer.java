@@ -5,6 +5,7 @@ import dev.effectledger.connectors.EffectOutcome;
 import dev.effectledger.connectors.EffectRecord;
 import dev.effectledger.connectors.EffectRequest;
 import dev.effectledger.connectors.Lookup;
+import dev.effectledger.connectors.executor.ExecutorObserver;
 import dev.effectledger.policy.RetryPolicy;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
@@ -19,6 +20,7 @@ import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Topics;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -57,6 +59,7 @@ public final class EffectPerformer {
   private final Serializer<ToolResult> replies;
   private final Clock clock;
   private final AtomicInteger effectsRun = new AtomicInteger();
+  private final ExecutorObserver observer;
 
   public EffectPerformer(
       Map<String, Connector> connectors,
@@ -65,12 +68,37 @@ public final class EffectPerformer {
       Serializer<Outcome> outcomes,
       Serializer<ToolResult> replies,
       Clock clock) {
+    this(connectors, policies, invoker, outcomes, replies, clock, ExecutorObserver.NONE);
+  }
+
+  public EffectPerformer(
+      Map<String, Connector> connectors,
+      ToolPolicies policies,
+      Invoker invoker,
+      Serializer<Outcome> outcomes,
+      Serializer<ToolResult> replies,
+      Clock clock,
+      ExecutorObserver observer) {
+    this.observer = observer;
     this.connectors = connectors;
     this.policies = policies;
     this.invoker = invoker;
     this.outcomes = outcomes;
     this.replies = replies;
     this.clock = clock;
+  }
+
+  private static String outcomeClass(EffectOutcome outcome) {
+    if (outcome instanceof EffectOutcome.Succeeded) {
+      return "succeeded";
+    }
+    if (outcome instanceof EffectOutcome.Retryable) {
+      return "retryable";
+    }
+    if (outcome instanceof EffectOutcome.Ambiguous) {
+      return "ambiguous";
+    }
+    return "failed";
   }
 
   /** Effects run so far (connector calls that ended in an outcome, retries counted once). */
@@ -90,6 +118,9 @@ public final class EffectPerformer {
     } else {
       RetryPolicy retry =
           policies.forTool(dispatch.getTool()).map(ToolPolicy::retry).orElse(RetryPolicy.DEFAULT);
+      String tool = dispatch.getTool();
+      long start = System.nanoTime();
+      observer.started(tool);
       outcome =
           invoker.invoke(
               connector,
@@ -101,8 +132,10 @@ public final class EffectPerformer {
                   dispatch.getArguments(),
                   dispatch.getAttempt(),
                   dispatch.getTraceId()),
-              retry);
+              retry,
+              () -> observer.retried(tool));
       effectsRun.incrementAndGet();
+      observer.finished(tool, outcomeClass(outcome), Duration.ofNanos(System.nanoTime() - start));
     }
     List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
     outcome = boundResult(dispatch, outcome, records);

@@ -30,6 +30,12 @@ public final class Invoker {
   }
 
   public EffectOutcome invoke(Connector connector, EffectRequest request, RetryPolicy retry) {
+    return invoke(connector, request, retry, () -> {});
+  }
+
+  /** As {@link #invoke(Connector, EffectRequest, RetryPolicy)}, telling {@code onRetry} of each. */
+  public EffectOutcome invoke(
+      Connector connector, EffectRequest request, RetryPolicy retry, Runnable onRetry) {
     boolean mayRepeatAmbiguous = connector.capabilities().safeToRepeat();
     EffectOutcome outcome = null;
     EffectOutcome.Ambiguous earlierAmbiguous = null;
@@ -61,6 +67,7 @@ public final class Invoker {
         Thread.currentThread().interrupt();
         return settle(outcome, earlierAmbiguous);
       }
+      onRetry.run();
     }
     return settle(outcome, earlierAmbiguous);
   }
