@@ -165,7 +165,7 @@ class ReplyMappingTest(unittest.TestCase):
 
     def test_a_refusal_has_the_status_the_gateway_answers_for_it(self):
         for code, status in (("IDEMPOTENCY_KEY_REUSED", 422), ("DUPLICATE_IN_FLIGHT", 409), ("UNKNOWN_TOOL", 404),
-                             ("BYPASS_NOT_ALLOWED", 403), ("MISSING_REQUIRED_FIELD", 400), ("WRONG_PARTITION", 500)):
+                             ("BYPASS_NOT_ALLOWED", 403), ("BYPASS_APPROVAL_INVALID", 403), ("MISSING_REQUIRED_FIELD", 400), ("WRONG_PARTITION", 500)):
             rejected = native._result(self.reply("REJECTED", error={"code": code, "message": "m", "retriable": False}))
             self.assertEqual(Rejected("v1:k", rejected.error, status), rejected)
             self.assertEqual(code, rejected.error.code)

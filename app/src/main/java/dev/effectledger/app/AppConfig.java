@@ -3,6 +3,7 @@ package dev.effectledger.app;
 import dev.effectledger.policy.Durations;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
+import dev.effectledger.schema.BypassApprovals;
 import dev.effectledger.topology.LedgerConfig;
 import java.io.IOException;
 import java.io.Reader;
@@ -52,6 +53,11 @@ public final class AppConfig {
 
   /** Settings under this prefix are the gateway's ({@code effectledger gateway}), not Kafka's. */
   public static final String GATEWAY_PREFIX = "gateway.";
+
+  /**
+   * {@code ledger.bypass.signer.<name>=<public key>}: whose bypass approvals the ledger accepts.
+   */
+  public static final String BYPASS_SIGNER_PREFIX = "ledger.bypass.signer.";
 
   /** Effect Ledger's own keys, which are not passed to Kafka. */
   static final List<String> OWN_KEYS =
@@ -241,7 +247,8 @@ public final class AppConfig {
       return defaults
           .withMaxArgumentsBytes(getInt(MAX_ARGUMENTS_BYTES, defaults.maxArgumentsBytes()))
           .withPunctuations(interval, getDuration(PURGE_INTERVAL, defaults.purgeInterval()), budget)
-          .withStoreCaching(getBoolean(STORE_CACHING, defaults.storeCaching()));
+          .withStoreCaching(getBoolean(STORE_CACHING, defaults.storeCaching()))
+          .withBypassApprovals(bypassApprovals());
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
           "Config: "
@@ -260,6 +267,24 @@ public final class AppConfig {
   }
 
   /**
+   * The signers {@code ledger.bypass.signer.<name>} names; none: approvals are taken as given (and
+   * the processor says so at start).
+   */
+  BypassApprovals bypassApprovals() {
+    Map<String, String> signers = new java.util.TreeMap<>();
+    all.forEach(
+        (k, v) -> {
+          if (((String) k).startsWith(BYPASS_SIGNER_PREFIX)) {
+            signers.put(((String) k).substring(BYPASS_SIGNER_PREFIX.length()), (String) v);
+          }
+        });
+    if (signers.isEmpty()) {
+      return BypassApprovals.UNVERIFIED;
+    }
+    return BypassApprovals.verifiedBy(signers);
+  }
+
+  /**
    * The tool policy: {@code override} when given, else {@code tools.file}, else config/tools.yaml.
    */
   public ToolPolicies policies(Path override) {
@@ -275,7 +300,9 @@ public final class AppConfig {
     Properties kafka = new Properties();
     all.forEach(
         (k, v) -> {
-          if (!OWN_KEYS.contains((String) k) && !((String) k).startsWith(GATEWAY_PREFIX)) {
+          if (!OWN_KEYS.contains((String) k)
+              && !((String) k).startsWith(GATEWAY_PREFIX)
+              && !((String) k).startsWith(BYPASS_SIGNER_PREFIX)) {
             kafka.put(k, v);
           }
         });

@@ -19,6 +19,7 @@ import picocli.CommandLine.Command;
       DownstreamCommand.class,
       ToolsCommand.class,
       ReconcileCommand.class,
+      ApproveCommand.class,
       StatusCommand.class,
       CommandLine.HelpCommand.class
     })

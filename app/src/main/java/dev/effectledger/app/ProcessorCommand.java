@@ -1,6 +1,7 @@
 package dev.effectledger.app;
 
 import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.topology.CoPartitioning;
 import dev.effectledger.topology.LedgerConfig;
@@ -11,6 +12,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.Callable;
 import org.apache.kafka.clients.admin.Admin;
@@ -78,6 +80,20 @@ final class ProcessorCommand implements Callable<Integer> {
         cfg.ledgerConfig(policies)
             .withIntentPartitions(partitions)
             .withObserver(new MicrometerObserver(registry, policies.tools().keySet()));
+    List<String> bypassable =
+        policies.tools().values().stream()
+            .filter(ToolPolicy::bypassAllowed)
+            .map(ToolPolicy::name)
+            .toList();
+    if (!ledgerConfig.bypassApprovals().verifying() && !bypassable.isEmpty()) {
+      System.err.println(
+          "effectledger processor: tools "
+              + bypassable
+              + " allow bypass and no "
+              + AppConfig.BYPASS_SIGNER_PREFIX
+              + "<name> is configured, so any producer of intents can run a settled key again."
+              + " Configure a signer: effectledger approve keygen (docs/tool-policy.md#bypass)");
+    }
     KafkaStreams streams =
         new KafkaStreams(
             LedgerTopology.build(

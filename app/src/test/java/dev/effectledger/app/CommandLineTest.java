@@ -41,6 +41,8 @@ class CommandLineTest {
         "tools validate",
         "tools diff",
         "reconcile",
+        "approve",
+        "approve keygen",
         "status"
       })
   void shouldPrintHelpForEveryCommand(String command) {
@@ -124,6 +126,62 @@ class CommandLineTest {
     assertThat(same.status()).isZero();
     assertThat(same.out()).contains("no changes");
     assertThat(invalid.status()).isEqualTo(2);
+  }
+
+  @Test
+  void shouldMintApprovalsThatOnlyAProcessorTrustingTheSignerAccepts() throws Exception {
+    Path keyFile = dir.resolve("ops.key");
+    CommandRun keygen = run("approve", "keygen", "--signer", "ops", "--out", keyFile.toString());
+    assertThat(keygen.status()).isZero();
+    String line =
+        keygen
+            .out()
+            .lines()
+            .filter(l -> l.startsWith("ledger.bypass.signer.ops="))
+            .findFirst()
+            .orElseThrow();
+    Properties processor = new Properties();
+    processor.load(new java.io.StringReader(line));
+    processor.setProperty("bootstrap.servers", "127.0.0.1:9092");
+    processor.setProperty("schema.registry.url", "mock://approve");
+    Path props = Files.writeString(dir.resolve("processor.properties"), "");
+    try (var w = Files.newBufferedWriter(props)) {
+      processor.store(w, null);
+    }
+    AppConfig config = AppConfig.load(props, Map.of());
+    assertThat(config.kafka()).doesNotContainKey("ledger.bypass.signer.ops"); // not a Kafka setting
+
+    CommandRun approve =
+        run(
+            "approve",
+            "--signer",
+            "ops",
+            "--key-file",
+            keyFile.toString(),
+            "--tenant",
+            "acme",
+            "--key",
+            "k-123",
+            "--operator",
+            "alice",
+            "--reason",
+            "INC-42",
+            "--expires",
+            "15m");
+
+    assertThat(approve.status()).isZero();
+    String token = approve.out().trim();
+    var trusted = config.bypassApprovals();
+    assertThat(trusted.verifying()).isTrue();
+    assertThat(trusted.verify(token, "acme", "k-123", java.time.Instant.now()))
+        .isInstanceOfSatisfying(
+            dev.effectledger.schema.BypassApprovals.Verdict.Valid.class,
+            v -> assertThat(v.approval().operator()).isEqualTo("alice"));
+    assertThat(trusted.verify(token, "acme", "k-123", java.time.Instant.now().plusSeconds(16 * 60)))
+        .isInstanceOf(dev.effectledger.schema.BypassApprovals.Verdict.Invalid.class);
+    // a second keygen does not overwrite a signer's key
+    assertThat(run("approve", "keygen", "--signer", "ops", "--out", keyFile.toString()).status())
+        .isEqualTo(2);
   }
 
   @Test

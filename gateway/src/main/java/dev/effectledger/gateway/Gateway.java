@@ -776,6 +776,8 @@ public final class Gateway implements AutoCloseable {
       case "UNKNOWN_TOOL" -> Problem.of(404, "unknown-tool", "Unknown tool", reply);
       case "BYPASS_NOT_ALLOWED" ->
           Problem.of(403, "bypass-not-allowed", "Bypass not allowed", reply);
+      case "BYPASS_APPROVAL_INVALID" ->
+          Problem.of(403, "bypass-approval-invalid", "Bypass approval not valid", reply);
       case "ARGUMENTS_TOO_LARGE" ->
           Problem.of(413, "arguments-too-large", "Arguments too large", reply);
       case "ARGUMENTS_NOT_JSON",

@@ -19,6 +19,9 @@ public enum ErrorCode {
   BYPASS_NOT_ALLOWED(
       false,
       "This tool's policy forbids a second execution (bypass: false). Ask the tool's owner to change the policy."),
+  BYPASS_APPROVAL_INVALID(
+      false,
+      "The bypass approval is unsigned, forged, expired, or for another key: nothing ran. Ask an operator for an approval of this key (effectledger approve)."),
   RETRIES_EXHAUSTED(
       true, "The effect did not happen. Send the same intent again later; it will run once."),
   AMBIGUOUS_OUTCOME(

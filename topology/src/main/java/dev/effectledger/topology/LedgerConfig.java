@@ -1,6 +1,7 @@
 package dev.effectledger.topology;
 
 import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.schema.BypassApprovals;
 import dev.effectledger.schema.Topics;
 import java.time.Duration;
 import java.util.Objects;
@@ -33,6 +34,8 @@ import java.util.regex.Pattern;
  * @param storeCaching whether the ledger stores keep Kafka Streams' record cache in front of
  *     RocksDB (on by default; see docs/performance.md for what turning it off trades)
  * @param observer hears every decision, for metrics
+ * @param bypassApprovals the signers whose bypass approvals the ledger accepts; {@link
+ *     BypassApprovals#UNVERIFIED} (none configured) takes approvals as given
  */
 public record LedgerConfig(
     ToolPolicies policies,
@@ -47,7 +50,8 @@ public record LedgerConfig(
     int intentPartitions,
     boolean verifyArgumentsHash,
     boolean storeCaching,
-    LedgerObserver observer) {
+    LedgerObserver observer,
+    BypassApprovals bypassApprovals) {
 
   public static final int DEFAULT_MAX_ARGUMENTS_BYTES = 64 * 1024;
 
@@ -65,6 +69,7 @@ public record LedgerConfig(
     Objects.requireNonNull(schemaRegistryUrl, "schemaRegistryUrl");
     Objects.requireNonNull(replyTopics, "replyTopics");
     Objects.requireNonNull(observer, "observer");
+    Objects.requireNonNull(bypassApprovals, "bypassApprovals");
     if (maxArgumentsBytes < 2 || maxArgumentsBytes > MAX_ARGUMENTS_BYTES_LIMIT) {
       throw new IllegalArgumentException(
           "maxArgumentsBytes must be 2 to "
@@ -126,7 +131,8 @@ public record LedgerConfig(
         0,
         true,
         true,
-        LedgerObserver.NONE);
+        LedgerObserver.NONE,
+        BypassApprovals.UNVERIFIED);
   }
 
   public LedgerConfig withMaxArgumentsBytes(int bytes) {
@@ -180,6 +186,11 @@ public record LedgerConfig(
     return with(c -> c.observer = listener);
   }
 
+  /** Accepts bypass approvals only when one of {@code signers} signed them. */
+  public LedgerConfig withBypassApprovals(BypassApprovals signers) {
+    return with(c -> c.bypassApprovals = signers);
+  }
+
   /** This config with {@code change} applied to a copy of its values, validated as any other. */
   private LedgerConfig with(Consumer<Values> change) {
     Values c = new Values(this);
@@ -197,7 +208,8 @@ public record LedgerConfig(
         c.intentPartitions,
         c.verifyArgumentsHash,
         c.storeCaching,
-        c.observer);
+        c.observer,
+        c.bypassApprovals);
   }
 
   /** A mutable copy of a config's values, for {@link #with}. */
@@ -215,6 +227,7 @@ public record LedgerConfig(
     boolean verifyArgumentsHash;
     boolean storeCaching;
     LedgerObserver observer;
+    BypassApprovals bypassApprovals;
 
     Values(LedgerConfig config) {
       policies = config.policies;
@@ -230,6 +243,7 @@ public record LedgerConfig(
       verifyArgumentsHash = config.verifyArgumentsHash;
       storeCaching = config.storeCaching;
       observer = config.observer;
+      bypassApprovals = config.bypassApprovals;
     }
   }
 }

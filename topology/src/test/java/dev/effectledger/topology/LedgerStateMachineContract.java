@@ -12,6 +12,7 @@ import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.AuditEvent;
 import dev.effectledger.schema.AuditType;
+import dev.effectledger.schema.BypassApprovals;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerState;
@@ -24,6 +25,7 @@ import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Topics;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.security.KeyPair;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -869,6 +871,100 @@ abstract class LedgerStateMachineContract {
     assertThat(bypass.getEffectKey()).startsWith("k1~bypass-").isNotEqualTo("k1");
     assertThat(bypass.getAttempt()).isEqualTo(2);
     assertThat(payments.isEmpty()).as("the same approval does not run twice").isTrue();
+  }
+
+  private static final KeyPair OPS = BypassApprovals.generate();
+  private static final KeyPair INTRUDER = BypassApprovals.generate();
+
+  /** A ledger that accepts approvals signed by "ops" only. */
+  private void signedApprovalsOnly() {
+    restartWith(
+        c ->
+            c.withBypassApprovals(
+                BypassApprovals.verifiedBy(
+                    java.util.Map.of("ops", BypassApprovals.encode(OPS.getPublic())))),
+        "signed");
+  }
+
+  private static String approval(String signer, KeyPair pair, String key, Instant expiresAt) {
+    return BypassApprovals.sign(
+        new BypassApprovals.Approval(
+            signer,
+            "acme",
+            key,
+            "alice",
+            "INC-42: the customer asked to be charged again",
+            expiresAt),
+        pair.getPrivate());
+  }
+
+  @Test
+  void shouldRunASignedBypassApprovalOnceAndAuditItsOperator() {
+    signedApprovalsOnly();
+    Dispatch dispatch = chargeDispatched("k1");
+    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofSeconds(1)));
+    ledger.audit.readValuesToList();
+    String approved = approval("ops", OPS, "k1", at(Duration.ofHours(1)));
+
+    ledger.send(intent("k1", CHARGE, ARGS).setBypassApproval(approved), at(Duration.ofSeconds(2)));
+    Dispatch bypass = payments.readValue();
+    ledger.send(intent("k1", CHARGE, ARGS).setBypassApproval(approved), at(Duration.ofSeconds(3)));
+
+    assertThat(bypass.getEffectKey()).startsWith("k1~bypass-");
+    assertThat(payments.isEmpty()).as("the same approval does not run twice").isTrue();
+    assertThat(ledger.audit.readValuesToList())
+        .filteredOn(e -> e.getType() == AuditType.BYPASSED)
+        .singleElement()
+        .satisfies(e -> assertThat(e.getActor()).isEqualTo("alice"));
+  }
+
+  @Test
+  void shouldRefuseABypassApprovalThatIsUnsignedForgedExpiredOrForAnotherKey() {
+    signedApprovalsOnly();
+    Dispatch dispatch = chargeDispatched("k1");
+    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofSeconds(1)));
+    ledger.results.readValuesToList();
+    ledger.audit.readValuesToList();
+    String valid = approval("ops", OPS, "k1", at(Duration.ofHours(1)));
+    String[] parts = valid.split("\\.");
+    String otherPayload =
+        java.util.Base64.getUrlEncoder()
+            .withoutPadding()
+            .encodeToString(
+                new String(
+                        java.util.Base64.getUrlDecoder().decode(parts[1]), StandardCharsets.UTF_8)
+                    .replace("alice", "mallory")
+                    .getBytes(StandardCharsets.UTF_8));
+    java.util.Map<String, String> refused = new java.util.LinkedHashMap<>();
+    refused.put("ticket-42 approved by ops", "not signed");
+    refused.put(parts[0] + "." + otherPayload + "." + parts[2], "altered or forged");
+    refused.put(approval("ops", INTRUDER, "k1", at(Duration.ofHours(1))), "altered or forged");
+    refused.put(
+        approval("intruder", INTRUDER, "k1", at(Duration.ofHours(1))),
+        "not one this ledger trusts");
+    refused.put(approval("ops", OPS, "k2", at(Duration.ofHours(1))), "for another key (acme/k2)");
+    refused.put(approval("ops", OPS, "k1", at(Duration.ofSeconds(2))), "expired");
+
+    int second = 2;
+    for (java.util.Map.Entry<String, String> bad : refused.entrySet()) {
+      ledger.send(
+          intent("k1", CHARGE, ARGS).setBypassApproval(bad.getKey()),
+          at(Duration.ofSeconds(second++)));
+      ToolResult reply = ledger.results.readValue();
+      assertThat(reply.getStatus()).as(bad.getValue()).isEqualTo(ResultStatus.REJECTED);
+      assertThat(reply.getError().getCode()).isEqualTo("BYPASS_APPROVAL_INVALID");
+      assertThat(reply.getError().getMessage()).contains(bad.getValue());
+    }
+
+    assertThat(payments.isEmpty()).as("nothing ran").isTrue();
+    assertThat(ledger.audit.readValuesToList())
+        .hasSize(refused.size())
+        .allSatisfy(
+            e -> {
+              assertThat(e.getType()).isEqualTo(AuditType.REJECTED);
+              assertThat(e.getCode()).isEqualTo("BYPASS_APPROVAL_INVALID");
+            });
+    assertThat(ledger.store().get("acme/k1").getState()).isEqualTo(LedgerState.SUCCEEDED);
   }
 
   @Test

@@ -3,6 +3,7 @@ package dev.effectledger.topology.internal;
 import dev.effectledger.policy.InFlightPolicy;
 import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.AuditType;
+import dev.effectledger.schema.BypassApprovals;
 import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerState;
@@ -14,6 +15,7 @@ import dev.effectledger.topology.LedgerConfig;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Instant;
 import java.util.HexFormat;
 import java.util.Optional;
 import org.apache.kafka.common.header.Header;
@@ -155,7 +157,23 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
           now);
       return;
     }
-    actions.audit(entry, AuditType.BYPASSED, null, now);
+    String operator = null;
+    if (config.bypassApprovals().verifying()) {
+      BypassApprovals.Verdict verdict =
+          config
+              .bypassApprovals()
+              .verify(
+                  intent.getBypassApproval(),
+                  intent.getTenant(),
+                  intent.getIdempotencyKey(),
+                  Instant.ofEpochMilli(now));
+      if (verdict instanceof BypassApprovals.Verdict.Invalid invalid) {
+        refuse(intent, replyTopic, ErrorCode.BYPASS_APPROVAL_INVALID, invalid.why(), now);
+        return;
+      }
+      operator = ((BypassApprovals.Verdict.Valid) verdict).approval().operator();
+    }
+    actions.audit(entry, AuditType.BYPASSED, null, operator, now);
     actions.start(
         intent, policy, replyTopic, bypassEffectKey(intent), entry.getAttempts() + 1, now);
   }

@@ -316,6 +316,11 @@ final class LedgerActions {
   }
 
   void audit(LedgerEntry entry, AuditType type, String code, long now) {
+    audit(entry, type, code, null, now);
+  }
+
+  /** As {@link #audit(LedgerEntry, AuditType, String, long)}, naming the person who decided. */
+  void audit(LedgerEntry entry, AuditType type, String code, String actor, long now) {
     outputs.audit(
         AuditEvent.newBuilder()
             .setIdempotencyKey(entry.getIdempotencyKey())
@@ -328,6 +333,7 @@ final class LedgerActions {
             .setAttempt(entry.getAttempts())
             .setCode(code)
             .setIncarnation(entry.getIncarnation())
+            .setActor(actor)
             .setAt(Instant.ofEpochMilli(now))
             .build(),
         now);
