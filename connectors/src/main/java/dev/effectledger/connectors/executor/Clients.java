@@ -63,7 +63,7 @@ record Clients(
 
     /**
      * Starts ending the hanging transactions of the outcome topic, of the lanes' dispatch topics
-     * and of the group's offsets, every {@link #SWEEP_INTERVAL}, until closed.
+     * and of the group's offsets, every {@link #sweepInterval}, until closed.
      */
     AutoCloseable sweep();
   }
@@ -139,7 +139,7 @@ record Clients(
             AutoCloseable sweep =
                 new HangingSweep(hanging, Clock.systemUTC())
                     .sweepEvery(
-                        SWEEP_INTERVAL,
+                        sweepInterval(hangingAfter),
                         sweptTopics(config),
                         config.groupId(),
                         id -> ours(config, id));
@@ -171,6 +171,15 @@ record Clients(
     topics.add(Topics.OUTCOMES);
     config.lanes().forEach(lane -> topics.add(Topics.dispatch(lane)));
     return topics;
+  }
+
+  /**
+   * How often the sweep looks: every {@link #SWEEP_INTERVAL}, or every {@code hangingAfter} when
+   * that is shorter (short transaction timeouts), so that a transaction is ended at most one
+   * interval after it can be told hanging. The test for hanging is the same either way.
+   */
+  static Duration sweepInterval(Duration hangingAfter) {
+    return hangingAfter.compareTo(SWEEP_INTERVAL) < 0 ? hangingAfter : SWEEP_INTERVAL;
   }
 
   /**

@@ -1,0 +1,29 @@
+package dev.effectledger.connectors.executor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.Properties;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.junit.jupiter.api.Test;
+
+class ClientsTest {
+
+  private static Duration hangingAfter(String transactionTimeoutMs) {
+    Properties producer = new Properties();
+    producer.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, transactionTimeoutMs);
+    return Clients.hangingAfter(producer);
+  }
+
+  @Test
+  void shouldCallATransactionHangingPastTwoTimeoutsAndTheCoordinatorsAbortInterval() {
+    assertThat(hangingAfter("60000")).isEqualTo(Duration.ofSeconds(130));
+    assertThat(hangingAfter("3000")).isEqualTo(Duration.ofSeconds(16));
+  }
+
+  @Test
+  void shouldSweepEveryThirtySecondsOrSoonerWhenTransactionsHangSooner() {
+    assertThat(Clients.sweepInterval(hangingAfter("60000"))).isEqualTo(Duration.ofSeconds(30));
+    assertThat(Clients.sweepInterval(hangingAfter("3000"))).isEqualTo(Duration.ofSeconds(16));
+  }
+}
