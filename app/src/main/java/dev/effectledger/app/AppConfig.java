@@ -54,6 +54,9 @@ public final class AppConfig {
   /** Settings under this prefix are the gateway's ({@code effectledger gateway}), not Kafka's. */
   public static final String GATEWAY_PREFIX = "gateway.";
 
+  /** {@code http.auth.metrics=true}: the processor's /metrics needs a token too. */
+  public static final String HTTP_AUTH_METRICS = "http.auth.metrics";
+
   /**
    * {@code ledger.bypass.signer.<name>=<public key>}: whose bypass approvals the ledger accepts.
    */
@@ -266,6 +269,18 @@ public final class AppConfig {
     }
   }
 
+  /** Who may use the processor's query API ({@link HttpAuth}); open when none is configured. */
+  HttpAuth httpAuth() {
+    Properties auth = new Properties();
+    all.forEach(
+        (k, v) -> {
+          if (((String) k).startsWith(HttpAuth.PREFIX) && !k.equals(HTTP_AUTH_METRICS)) {
+            auth.put(k, v);
+          }
+        });
+    return HttpAuth.fromProperties(auth);
+  }
+
   /**
    * The signers {@code ledger.bypass.signer.<name>} names; none: approvals are taken as given (and
    * the processor says so at start).
@@ -302,7 +317,8 @@ public final class AppConfig {
         (k, v) -> {
           if (!OWN_KEYS.contains((String) k)
               && !((String) k).startsWith(GATEWAY_PREFIX)
-              && !((String) k).startsWith(BYPASS_SIGNER_PREFIX)) {
+              && !((String) k).startsWith(BYPASS_SIGNER_PREFIX)
+              && !((String) k).startsWith(HttpAuth.PREFIX)) {
             kafka.put(k, v);
           }
         });

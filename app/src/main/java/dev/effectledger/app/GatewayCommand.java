@@ -23,6 +23,7 @@ final class GatewayCommand implements Callable<Integer> {
   static final String HOST = "gateway.host";
   static final String PORT = "gateway.port";
   static final String LEDGER_URL = "gateway.ledger.url";
+  static final String LEDGER_TOKEN = "gateway.ledger.token";
   static final String WAIT_DEFAULT = "gateway.wait.default";
   static final String WAIT_MAX = "gateway.wait.max";
   static final String BODY_MAX = "gateway.body.max.bytes";
@@ -96,6 +97,8 @@ final class GatewayCommand implements Callable<Integer> {
             cfg.getDuration(WAIT_DEFAULT, Duration.ofSeconds(10)),
             cfg.getDuration(WAIT_MAX, Duration.ofSeconds(60)))
         .withMaxBodyBytes(cfg.getInt(BODY_MAX, 1024 * 1024))
-        .withReplyTopic(cfg.getInt(REPLY_PARTITIONS, 8), (short) cfg.getInt(REPLY_REPLICATION, 3));
+        .withReplyTopic(cfg.getInt(REPLY_PARTITIONS, 8), (short) cfg.getInt(REPLY_REPLICATION, 3))
+        .withLedgerToken(cfg.get(LEDGER_TOKEN))
+        .withTls(tls);
   }
 }

@@ -50,6 +50,7 @@ final class LedgerHttpServer implements AutoCloseable {
 
   private final HttpServer server;
   private final PrometheusMeterRegistry metrics;
+  private final HttpAuth auth;
   private final HostInfo self;
   private volatile KafkaStreams streams;
   private final HttpClient forwarder =
@@ -60,6 +61,20 @@ final class LedgerHttpServer implements AutoCloseable {
    * called.
    */
   LedgerHttpServer(String host, int port, PrometheusMeterRegistry metrics) {
+    this(host, port, metrics, HttpAuth.OPEN, false);
+  }
+
+  /**
+   * With {@code auth} on the {@code /v1/} routes (and on {@code /metrics} when {@code
+   * metricsNeedAuth}); {@code /healthz} and {@code /readyz} stay open for probes.
+   */
+  LedgerHttpServer(
+      String host,
+      int port,
+      PrometheusMeterRegistry metrics,
+      HttpAuth auth,
+      boolean metricsNeedAuth) {
+    this.auth = auth;
     this.metrics = metrics;
     // The JDK server writes headers and body separately; without TCP_NODELAY each keep-alive
     // request waits ~40 ms on a delayed ACK.
@@ -94,10 +109,50 @@ final class LedgerHttpServer implements AutoCloseable {
 
     server.createContext(
         "/metrics",
-        ex -> answer(ex, 200, "text/plain; version=0.0.4; charset=utf-8", metrics.scrape()));
-    server.createContext("/v1/keys/", ex -> key(ex, "/v1/keys/", false));
-    server.createContext("/v1/results/", ex -> key(ex, "/v1/results/", true));
-    server.createContext("/v1/tools/", this::expiry);
+        ex -> {
+          if (!metricsNeedAuth || allowed(ex)) {
+            answer(ex, 200, "text/plain; version=0.0.4; charset=utf-8", metrics.scrape());
+          }
+        });
+    server.createContext(
+        "/v1/keys/",
+        ex -> {
+          if (allowed(ex)) {
+            key(ex, "/v1/keys/", false);
+          }
+        });
+    server.createContext(
+        "/v1/results/",
+        ex -> {
+          if (allowed(ex)) {
+            key(ex, "/v1/results/", true);
+          }
+        });
+    server.createContext(
+        "/v1/tools/",
+        ex -> {
+          if (allowed(ex)) {
+            expiry(ex);
+          }
+        });
+  }
+
+  /**
+   * Whether the caller may read (the {@code viewer} role or above); answers 401 when not. Every
+   * route here only reads: the operator's actions come with the console.
+   */
+  private boolean allowed(HttpExchange exchange) throws IOException {
+    String authorization = exchange.getRequestHeaders().getFirst("Authorization");
+    if (auth.allows(authorization, HttpAuth.Role.VIEWER)) {
+      return true;
+    }
+    exchange.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"effectledger\"");
+    answer(
+        exchange,
+        401,
+        "application/json",
+        "{\"error\":\"send Authorization: Bearer <token> with a token of http.auth.<name>\"}");
+    return false;
   }
 
   void serve(KafkaStreams ledger) {
@@ -235,6 +290,7 @@ final class LedgerHttpServer implements AutoCloseable {
                                   + query))
                       .timeout(Duration.ofSeconds(30))
                       .header("X-Effectledger-Forwarded", "1")
+                      .header("Authorization", authorization(exchange))
                       .GET()
                       .build(),
                   HttpResponse.BodyHandlers.ofString());
@@ -311,6 +367,7 @@ final class LedgerHttpServer implements AutoCloseable {
               HttpRequest.newBuilder(uri)
                   .timeout(Duration.ofSeconds(5))
                   .header("X-Effectledger-Forwarded", "1")
+                  .header("Authorization", authorization(exchange))
                   .GET()
                   .build(),
               HttpResponse.BodyHandlers.ofString());
@@ -325,6 +382,15 @@ final class LedgerHttpServer implements AutoCloseable {
       Thread.currentThread().interrupt();
       answer(exchange, 503, "application/json", "{\"error\":\"interrupted\"}");
     }
+  }
+
+  /**
+   * The caller's credential, passed on to the instance a request is forwarded to (an empty one when
+   * it sent none: the other instance then answers as an open or a closed API does).
+   */
+  private static String authorization(HttpExchange exchange) {
+    String value = exchange.getRequestHeaders().getFirst("Authorization");
+    return value == null ? "" : value;
   }
 
   private static void answer(HttpExchange exchange, int status, String type, String body)

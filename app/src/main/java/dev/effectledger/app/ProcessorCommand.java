@@ -69,7 +69,9 @@ final class ProcessorCommand implements Callable<Integer> {
         new LedgerHttpServer(
             cfg.get(AppConfig.HTTP_HOST, "127.0.0.1"),
             cfg.getInt(AppConfig.HTTP_PORT, 8080),
-            registry);
+            registry,
+            cfg.httpAuth(),
+            cfg.getBoolean(AppConfig.HTTP_AUTH_METRICS, false));
     kafka.put(
         StreamsConfig.APPLICATION_SERVER_CONFIG,
         AppConfig.advertisedServer(

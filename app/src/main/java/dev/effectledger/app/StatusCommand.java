@@ -36,6 +36,12 @@ final class StatusCommand implements Callable<Integer> {
       description = "a processor's endpoint (default: ${DEFAULT-VALUE})")
   String url;
 
+  @Option(
+      names = "--token",
+      description =
+          "a token of the processors' http.auth.<name> (default: EFFECTLEDGER_TOKEN), when their API wants one")
+  String token;
+
   @Override
   public Integer call() throws InterruptedException {
     URI uri =
@@ -49,11 +55,21 @@ final class StatusCommand implements Callable<Integer> {
       HttpResponse<String> response =
           HttpClient.newHttpClient()
               .send(
-                  HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)).GET().build(),
+                  HttpAuth.bearer(
+                          HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)), token)
+                      .GET()
+                      .build(),
                   HttpResponse.BodyHandlers.ofString());
       if (response.statusCode() == 404) {
         System.out.println("unknown: no ledger entry for key " + key + " of tenant " + tenant);
         return 1;
+      }
+      if (response.statusCode() == 401) {
+        System.err.println(
+            "effectledger: "
+                + url
+                + " wants a token: give --token or EFFECTLEDGER_TOKEN (one of its http.auth.<name>)");
+        return 2;
       }
       if (response.statusCode() != 200) {
         System.err.println(

@@ -100,6 +100,12 @@ final class ToolsCommand implements Runnable {
     URI processor;
 
     @Option(
+        names = "--token",
+        description =
+            "a token of the processors' http.auth.<name> (default: EFFECTLEDGER_TOKEN), when their API wants one")
+    String token;
+
+    @Option(
         names = "--allow-shrink",
         description = "accept changes that weaken the promise (exit 0); they are still printed")
     boolean allowShrink;
@@ -168,7 +174,10 @@ final class ToolsCommand implements Runnable {
         HttpResponse<String> response =
             HttpClient.newHttpClient()
                 .send(
-                    HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(60)).GET().build(),
+                    HttpAuth.bearer(
+                            HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(60)), token)
+                        .GET()
+                        .build(),
                     HttpResponse.BodyHandlers.ofString());
         JsonNode counted = new ObjectMapper().readTree(response.body());
         if (response.statusCode() != 200) {

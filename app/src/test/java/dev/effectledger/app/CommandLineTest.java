@@ -347,6 +347,58 @@ class CommandLineTest {
   }
 
   @Test
+  void shouldServeTlsAndSendTheLedgerTokenWhereTheGatewaysFileSaysSo() throws Exception {
+    Path file =
+        Files.writeString(
+            dir.resolve("tls.properties"),
+            "bootstrap.servers=a:9092\nschema.registry.url=mock://x\ngateway.instance=gw-1\n"
+                + "gateway.credentials.a.sha256="
+                + Credentials.sha256Hex("t")
+                + "\ngateway.credentials.a.tenant=acme\n"
+                + "gateway.tls.keystore.path=/etc/el/gateway.p12\n"
+                + "gateway.tls.keystore.password=secret\n"
+                + "gateway.ledger.token=ledger-token\n");
+
+    GatewayConfig gateway =
+        GatewayCommand.gatewayConfig(AppConfig.load(file, Map.of()), ToolPolicies.of());
+
+    // the command read the key store and never applied it: the gateway served plain HTTP
+    assertThat(gateway.tls()).isNotNull();
+    assertThat(gateway.tls().keyStore()).isEqualTo(Path.of("/etc/el/gateway.p12"));
+    assertThat(gateway.ledgerToken()).isEqualTo("ledger-token");
+    assertThat(gateway.kafka().stringPropertyNames()).noneMatch(k -> k.startsWith("gateway."));
+  }
+
+  @Test
+  void shouldReadTheQueryApisTokensAndRoles() throws Exception {
+    Path file =
+        Files.writeString(
+            dir.resolve("auth.properties"),
+            "bootstrap.servers=a:9092\nschema.registry.url=mock://x\n"
+                + "http.auth.grafana.sha256="
+                + Credentials.sha256Hex("view-token")
+                + "\nhttp.auth.oncall.sha256="
+                + Credentials.sha256Hex("ops-token")
+                + "\nhttp.auth.oncall.role=operator\nhttp.auth.metrics=true\n");
+    AppConfig config = AppConfig.load(file, Map.of());
+    HttpAuth auth = config.httpAuth();
+
+    assertThat(auth.open()).isFalse();
+    assertThat(auth.roleOf("Bearer view-token")).contains(HttpAuth.Role.VIEWER);
+    assertThat(auth.allows("Bearer ops-token", HttpAuth.Role.OPERATOR)).isTrue();
+    assertThat(auth.allows("Bearer view-token", HttpAuth.Role.OPERATOR)).isFalse();
+    assertThat(auth.allows("Bearer nope", HttpAuth.Role.VIEWER)).isFalse();
+    assertThat(auth.allows(null, HttpAuth.Role.VIEWER)).isFalse();
+    assertThat(config.kafka().stringPropertyNames()).noneMatch(k -> k.startsWith("http.auth."));
+    Path bad =
+        Files.writeString(
+            dir.resolve("bad.properties"),
+            "bootstrap.servers=a:9092\nschema.registry.url=mock://x\nhttp.auth.x.sha256=abc\n");
+    Assertions.assertThatThrownBy(() -> AppConfig.load(bad, Map.of()).httpAuth())
+        .hasMessageContaining("http.auth.x.sha256 must be 64 hex digits");
+  }
+
+  @Test
   void shouldRefuseAGatewayWithoutCredentialsOrInstanceNamingTheSetting() throws Exception {
     Path noCredentials =
         Files.writeString(

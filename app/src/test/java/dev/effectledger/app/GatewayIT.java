@@ -163,7 +163,9 @@ class GatewayIT {
                       old.toString(),
                       shrunk.toString(),
                       "--processor",
-                      pipeline.ledgerUrl().toString());
+                      pipeline.ledgerUrl().toString(),
+                      "--token",
+                      GatewayPipeline.LEDGER_TOKEN);
               assertThat(diff.status()).isEqualTo(1);
               String line =
                   diff.out()
@@ -185,6 +187,7 @@ class GatewayIT {
         http.send(
             HttpRequest.newBuilder(
                     pipeline.ledgerUrl().resolve("/v1/tools/charge_card/expiry?window=30d"))
+                .header("Authorization", "Bearer " + GatewayPipeline.LEDGER_TOKEN)
                 .GET()
                 .build(),
             HttpResponse.BodyHandlers.ofString());
@@ -670,6 +673,9 @@ class GatewayIT {
     CONTRACT.check("POST", CALLS, none);
     assertThat(none.statusCode()).isEqualTo(401);
     assertThat(none.headers().firstValue("WWW-Authenticate")).isPresent();
+    // answered before its body was read: the connection is not reused (a client that sent its
+    // next request on it met a closed connection: "header parser received no bytes")
+    assertThat(none.headers().firstValue("Connection")).hasValue("close");
     assertRefusedAndNothingPublished(
         post(gatewayA, "charge_card", body, "Authorization", "Bearer wrong-token"),
         401,
@@ -734,6 +740,24 @@ class GatewayIT {
       assertThat(ready.statusCode()).isEqualTo(503);
       assertThat(ready.body()).contains("ledger");
       assertThat(intentsPublished()).isEqualTo(before);
+    }
+  }
+
+  @Test
+  void shouldSayWhenTheLedgerRefusesTheGatewaysToken() throws Exception {
+    String body = call("run-token", "pay", "{\"amount\":4,\"to\":\"cus_token\"}");
+    HttpResponse<String> charged = post(gatewayA, "charge_card", body);
+    assertThat(charged.statusCode()).isEqualTo(200);
+    try (Gateway tokenless =
+        Gateway.start(
+            pipeline.gatewayConfig("gw-tokenless", pipeline.ledgerUrl()).withLedgerToken(null))) {
+      await().atMost(Duration.ofSeconds(60)).until(tokenless::isReady);
+
+      HttpResponse<String> refused = getCall(tokenless, json(charged).get("key").asText());
+
+      assertThat(refused.statusCode()).isEqualTo(502);
+      assertThat(json(refused).get("type").asText()).endsWith("ledger-refused-gateway");
+      assertThat(json(refused).get("detail").asText()).contains("gateway.ledger.token");
     }
   }
 

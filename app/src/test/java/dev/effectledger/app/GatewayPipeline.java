@@ -37,6 +37,9 @@ final class GatewayPipeline implements AutoCloseable {
   static final String TOKEN = "token-acme";
   static final String NARROW_TOKEN = "token-narrow";
 
+  /** The token the gateways send to the processor's query API. */
+  static final String LEDGER_TOKEN = "ledger-token";
+
   final CountingDownstream payments;
   final CountingDownstream risky;
   final ToolPolicies policies;
@@ -92,8 +95,16 @@ final class GatewayPipeline implements AutoCloseable {
       new TopicProvisioner(admin).create(TopicProvisioner.topics(policies), 4, (short) 1, 0);
     }
     Path state = Files.createTempDirectory(name);
+    Properties auth = new Properties();
+    auth.setProperty("http.auth.gateways.sha256", Credentials.sha256Hex(LEDGER_TOKEN));
+    // the processor's query API wants a token, as deployed: the gateways send theirs
     ledgerHttp =
-        new LedgerHttpServer("127.0.0.1", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+        new LedgerHttpServer(
+            "127.0.0.1",
+            0,
+            new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
+            HttpAuth.fromProperties(auth),
+            false);
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, name);
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -155,7 +166,8 @@ final class GatewayPipeline implements AutoCloseable {
                     new Credentials.Caller("narrow", "acme", Set.of("send_email")))))
         .withWaits(Duration.ofSeconds(20), Duration.ofSeconds(30))
         .withMaxBodyBytes(4096)
-        .withReplyTopic(4, (short) 1);
+        .withReplyTopic(4, (short) 1)
+        .withLedgerToken(LEDGER_TOKEN);
   }
 
   @Override

@@ -1,5 +1,6 @@
 package dev.effectledger.app;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.effectledger.policy.AmbiguityPolicy;
@@ -92,12 +93,17 @@ class QueryForwardingIT {
     topics.put(Topics.dispatch("payments"), 4);
     kafka.createTopics(topics);
     HttpClient http = HttpClient.newHttpClient();
+    // the query API wants a token on both instances: a forwarded request carries the caller's
+    Properties tokens = new Properties();
+    tokens.setProperty(
+        "http.auth.viewer.sha256", dev.effectledger.gateway.Credentials.sha256Hex("view-token"));
+    HttpAuth auth = HttpAuth.fromProperties(tokens);
     try (LedgerHttpServer httpA =
             new LedgerHttpServer(
-                "0.0.0.0", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+                "0.0.0.0", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), auth, false);
         LedgerHttpServer httpB =
             new LedgerHttpServer(
-                "0.0.0.0", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+                "0.0.0.0", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), auth, false);
         KafkaStreams a = instance(httpA, "a", "127.0.0.1");
         KafkaStreams b = instance(httpB, "b", "127.0.0.2")) {
       await()
@@ -147,11 +153,33 @@ class QueryForwardingIT {
               .until(
                   () ->
                       http.send(
-                              HttpRequest.newBuilder(uri).GET().build(),
+                              HttpRequest.newBuilder(uri)
+                                  .header("Authorization", "Bearer view-token")
+                                  .GET()
+                                  .build(),
                               HttpResponse.BodyHandlers.ofString())
                           .body()
                           .contains("\"state\":\"PENDING\""));
         }
+      }
+      for (String address : List.of("127.0.0.1:" + httpA.port(), "127.0.0.2:" + httpB.port())) {
+        URI uri = URI.create("http://" + address + "/v1/keys/acme/key-0");
+        HttpResponse<String> none =
+            http.send(
+                HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> wrong =
+            http.send(
+                HttpRequest.newBuilder(uri).header("Authorization", "Bearer guess").GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> probe =
+            http.send(
+                HttpRequest.newBuilder(URI.create("http://" + address + "/readyz")).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(none.statusCode()).isEqualTo(401);
+        assertThat(none.headers().firstValue("WWW-Authenticate"))
+            .hasValueSatisfying(v -> assertThat(v).startsWith("Bearer"));
+        assertThat(wrong.statusCode()).isEqualTo(401);
+        assertThat(probe.statusCode()).as("probes stay open").isEqualTo(200);
       }
     }
   }

@@ -369,6 +369,10 @@ public final class Gateway implements AutoCloseable {
     final long started = System.nanoTime();
     final AtomicBoolean answered = new AtomicBoolean();
     volatile String tool = "";
+
+    /** Whether the request's body was read to its end (POST): see {@link #send}. */
+    volatile boolean bodyRead;
+
     volatile Runnable onAbandon = () -> {};
 
     Exchange(Request request, Response response, Callback callback) {
@@ -408,6 +412,11 @@ public final class Gateway implements AutoCloseable {
       response.setStatus(status);
       response.getHeaders().put(HttpHeader.CONTENT_TYPE, type);
       extra.forEach((k, v) -> response.getHeaders().put(k, v));
+      if (!bodyRead && "POST".equals(request.getMethod()) && request.getLength() != 0) {
+        // answered before its body was read (401, 404, 415, ...): Jetty closes the connection
+        // rather than read the rest, and says so, so that no client sends its next request on it
+        response.getHeaders().put(HttpHeader.CONNECTION, "close");
+      }
       response.write(true, ByteBuffer.wrap(body), callback);
     }
 
@@ -534,6 +543,7 @@ public final class Gateway implements AutoCloseable {
         new BoundedBody.Outcome() {
           @Override
           public void body(byte[] bytes) {
+            ex.bodyRead = true;
             call(ex, caller.get(), policy.get(), suppliedKey, wait, bytes);
           }
 
@@ -873,10 +883,12 @@ public final class Gateway implements AutoCloseable {
                       + URLEncoder.encode(caller.tenant(), StandardCharsets.UTF_8)
                       + "/"
                       + URLEncoder.encode(key, StandardCharsets.UTF_8));
+      HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5));
+      if (config.ledgerToken() != null) {
+        request.header("Authorization", "Bearer " + config.ledgerToken());
+      }
       ledger
-          .sendAsync(
-              HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).GET().build(),
-              HttpResponse.BodyHandlers.ofString())
+          .sendAsync(request.GET().build(), HttpResponse.BodyHandlers.ofString())
           .whenComplete(this::read);
     }
 
@@ -884,6 +896,17 @@ public final class Gateway implements AutoCloseable {
       if (error != null || response.statusCode() == 503 || response.statusCode() == 502) {
         stopListening.run();
         unavailable(ex, "the ledger at " + config.ledgerUrl() + " did not answer");
+        return;
+      }
+      if (response.statusCode() == 401 || response.statusCode() == 403) {
+        stopListening.run();
+        ex.problem(
+            Problem.of(
+                502,
+                "ledger-refused-gateway",
+                "The ledger refused the gateway",
+                "the processors' query API wants a token: set gateway.ledger.token to one of their"
+                    + " http.auth.<name> tokens"));
         return;
       }
       if (response.statusCode() == 404) {

@@ -28,6 +28,8 @@ import java.util.regex.Pattern;
  * @param replyPartitions partitions of the reply topic when the gateway creates it
  * @param replyReplication replication of the reply topic when the gateway creates it
  * @param tls the key store to serve HTTPS with; null serves plain HTTP
+ * @param ledgerToken the bearer token the gateway sends to the processors' query API (one of their
+ *     {@code http.auth.<name>} tokens); null sends none, for an open API
  */
 public record GatewayConfig(
     String host,
@@ -43,7 +45,8 @@ public record GatewayConfig(
     int maxBodyBytes,
     int replyPartitions,
     short replyReplication,
-    Tls tls) {
+    Tls tls,
+    String ledgerToken) {
 
   /**
    * HTTPS: a key store (PKCS12 unless {@code type} says otherwise) holding the server's key and
@@ -112,6 +115,7 @@ public record GatewayConfig(
         1024 * 1024,
         8,
         (short) 1,
+        null,
         null);
   }
 
@@ -153,6 +157,13 @@ public record GatewayConfig(
     return c.build();
   }
 
+  /** Sends {@code token} to the processors' query API. */
+  public GatewayConfig withLedgerToken(String token) {
+    Copy c = new Copy(this);
+    c.ledgerToken = token == null || token.isBlank() ? null : token;
+    return c.build();
+  }
+
   /** A mutable copy, for the {@code with} methods. */
   private static final class Copy {
     String host;
@@ -169,6 +180,7 @@ public record GatewayConfig(
     int replyPartitions;
     short replyReplication;
     Tls tls;
+    String ledgerToken;
 
     Copy(GatewayConfig c) {
       host = c.host;
@@ -185,6 +197,7 @@ public record GatewayConfig(
       replyPartitions = c.replyPartitions;
       replyReplication = c.replyReplication;
       tls = c.tls;
+      ledgerToken = c.ledgerToken;
     }
 
     GatewayConfig build() {
@@ -202,7 +215,8 @@ public record GatewayConfig(
           maxBodyBytes,
           replyPartitions,
           replyReplication,
-          tls);
+          tls,
+          ledgerToken);
     }
   }
 

@@ -1,0 +1,111 @@
+package dev.effectledger.app;
+
+import dev.effectledger.gateway.Credentials;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+
+/**
+ * Who may use a processor's query API, in which role: bearer tokens stored as their SHA-256 ({@code
+ * http.auth.<name>.sha256}, e.g. {@code printf %s "$TOKEN" | sha256sum}) with a role ({@code
+ * http.auth.<name>.role}: {@code viewer} reads keys and results, {@code operator} also acts on
+ * them). None configured: the API is open, as it was, on the loopback address it binds by default.
+ */
+final class HttpAuth {
+
+  /** What a caller may do; each role may do what the ones before it may. */
+  enum Role {
+    VIEWER,
+    OPERATOR
+  }
+
+  static final String PREFIX = "http.auth.";
+  private static final Pattern HEX = Pattern.compile("[0-9a-f]{64}");
+  private static final Pattern BEARER = Pattern.compile("(?i)Bearer +([\\x21-\\x7e]{1,4096}) *");
+
+  static final HttpAuth OPEN = new HttpAuth(Map.of());
+
+  private final Map<String, Role> bySha256;
+
+  private HttpAuth(Map<String, Role> bySha256) {
+    this.bySha256 = Map.copyOf(bySha256);
+  }
+
+  /**
+   * @throws IllegalArgumentException naming a setting that is missing or malformed
+   */
+  static HttpAuth fromProperties(Properties settings) {
+    Set<String> names = new TreeSet<>();
+    for (String key : settings.stringPropertyNames()) {
+      if (key.startsWith(PREFIX)) {
+        String rest = key.substring(PREFIX.length());
+        int dot = rest.lastIndexOf('.');
+        String field = dot <= 0 ? "" : rest.substring(dot + 1);
+        if (dot <= 0 || !Set.of("sha256", "role").contains(field)) {
+          throw new IllegalArgumentException(key + ": use " + PREFIX + "<name>.sha256 and .role");
+        }
+        names.add(rest.substring(0, dot));
+      }
+    }
+    Map<String, Role> roles = new HashMap<>();
+    for (String name : names) {
+      String hash =
+          settings.getProperty(PREFIX + name + ".sha256", "").trim().toLowerCase(Locale.ROOT);
+      if (!HEX.matcher(hash).matches()) {
+        throw new IllegalArgumentException(
+            PREFIX + name + ".sha256 must be 64 hex digits (the SHA-256 of the token)");
+      }
+      String role = settings.getProperty(PREFIX + name + ".role", "viewer").trim();
+      Role parsed;
+      try {
+        parsed = Role.valueOf(role.toUpperCase(Locale.ROOT));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            PREFIX + name + ".role '" + role + "' is not a role; give viewer or operator");
+      }
+      if (roles.put(hash, parsed) != null) {
+        throw new IllegalArgumentException(PREFIX + name + ".sha256: two tokens are the same");
+      }
+    }
+    return new HttpAuth(roles);
+  }
+
+  boolean open() {
+    return bySha256.isEmpty();
+  }
+
+  /** The role an {@code Authorization: Bearer <token>} header carries; empty when none. */
+  Optional<Role> roleOf(String authorization) {
+    if (authorization == null) {
+      return Optional.empty();
+    }
+    var m = BEARER.matcher(authorization);
+    if (!m.matches()) {
+      return Optional.empty();
+    }
+    return Optional.ofNullable(bySha256.get(Credentials.sha256Hex(m.group(1))));
+  }
+
+  /** Whether {@code authorization} may do what {@code needed} may (always, when open). */
+  boolean allows(String authorization, Role needed) {
+    return open() || roleOf(authorization).map(r -> r.compareTo(needed) >= 0).orElse(false);
+  }
+
+  /**
+   * Adds {@code Authorization: Bearer} with {@code token}, or with {@code EFFECTLEDGER_TOKEN} when
+   * {@code token} is null; nothing when neither is set. For the commands that call a processor.
+   */
+  static java.net.http.HttpRequest.Builder bearer(
+      java.net.http.HttpRequest.Builder request, String token) {
+    String value = token != null ? token : System.getenv("EFFECTLEDGER_TOKEN");
+    if (value != null && !value.isBlank()) {
+      request.header("Authorization", "Bearer " + value);
+    }
+    return request;
+  }
+}
