@@ -9,8 +9,9 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.security.KeyPair;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -56,25 +57,16 @@ final class ApproveCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    List<String> missing = new ArrayList<>();
-    if (signer == null) {
-      missing.add("--signer");
-    }
-    if (keyFile == null) {
-      missing.add("--key-file");
-    }
-    if (tenant == null) {
-      missing.add("--tenant");
-    }
-    if (key == null) {
-      missing.add("--key");
-    }
-    if (operator == null) {
-      missing.add("--operator");
-    }
-    if (reason == null) {
-      missing.add("--reason");
-    }
+    // not picocli's required options: they would be demanded of `approve keygen` too
+    Map<String, Object> given = new LinkedHashMap<>();
+    given.put("--signer", signer);
+    given.put("--key-file", keyFile);
+    given.put("--tenant", tenant);
+    given.put("--key", key);
+    given.put("--operator", operator);
+    given.put("--reason", reason);
+    List<String> missing =
+        given.entrySet().stream().filter(e -> e.getValue() == null).map(Map.Entry::getKey).toList();
     if (!missing.isEmpty()) {
       throw new IllegalArgumentException(
           "give " + String.join(", ", missing) + " (effectledger approve --help)");

@@ -26,7 +26,6 @@ final class HttpAuth {
 
   static final String PREFIX = "http.auth.";
   private static final Pattern HEX = Pattern.compile("[0-9a-f]{64}");
-  private static final Pattern BEARER = Pattern.compile("(?i)Bearer +([\\x21-\\x7e]{1,4096}) *");
 
   static final HttpAuth OPEN = new HttpAuth(Map.of());
 
@@ -81,14 +80,7 @@ final class HttpAuth {
 
   /** The role an {@code Authorization: Bearer <token>} header carries; empty when none. */
   Optional<Role> roleOf(String authorization) {
-    if (authorization == null) {
-      return Optional.empty();
-    }
-    var m = BEARER.matcher(authorization);
-    if (!m.matches()) {
-      return Optional.empty();
-    }
-    return Optional.ofNullable(bySha256.get(Credentials.sha256Hex(m.group(1))));
+    return Credentials.bearerToken(authorization).map(t -> bySha256.get(Credentials.sha256Hex(t)));
   }
 
   /** Whether {@code authorization} may do what {@code needed} may (always, when open). */

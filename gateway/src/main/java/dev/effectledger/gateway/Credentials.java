@@ -109,14 +109,16 @@ public final class Credentials {
 
   /** The caller an {@code Authorization: Bearer <token>} header names; empty when none. */
   public Optional<Caller> authenticate(String authorization) {
+    return bearerToken(authorization).map(t -> bySha256.get(sha256Hex(t)));
+  }
+
+  /** The token of an {@code Authorization: Bearer <token>} header; empty for anything else. */
+  public static Optional<String> bearerToken(String authorization) {
     if (authorization == null) {
       return Optional.empty();
     }
     var m = BEARER.matcher(authorization);
-    if (!m.matches()) {
-      return Optional.empty();
-    }
-    return Optional.ofNullable(bySha256.get(sha256Hex(m.group(1))));
+    return m.matches() ? Optional.of(m.group(1)) : Optional.empty();
   }
 
   public static String sha256Hex(String token) {

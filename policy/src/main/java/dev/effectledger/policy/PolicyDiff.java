@@ -224,7 +224,7 @@ public record PolicyDiff(List<Change> changes) {
   }
 
   /** The changes of {@code tool}. */
-  public List<Change> of(String tool) {
+  public List<Change> changesOf(String tool) {
     return changes.stream().filter(c -> c.tool().equals(tool)).toList();
   }
 }

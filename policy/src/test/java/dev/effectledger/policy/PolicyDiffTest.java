@@ -38,7 +38,7 @@ class PolicyDiffTest {
                 """));
 
     assertThat(diff.weakens()).isTrue();
-    assertThat(diff.of("pay"))
+    assertThat(diff.changesOf("pay"))
         .extracting(Change::risk, Change::what)
         .containsExactly(
             org.assertj.core.groups.Tuple.tuple(
@@ -52,11 +52,14 @@ class PolicyDiffTest {
                 Risk.WEAKENS,
                 "onAmbiguous hold -> redispatch: an effect that may have happened is sent again"
                     + " (safe only if the downstream honours the key)"));
-    assertThat(diff.of("pay").get(1).shrunkTo()).isEqualTo(Duration.ofDays(7));
-    assertThat(diff.of("ticket")).singleElement().extracting(Change::risk).isEqualTo(Risk.WEAKENS);
-    assertThat(diff.of("email").get(0).what())
+    assertThat(diff.changesOf("pay").get(1).shrunkTo()).isEqualTo(Duration.ofDays(7));
+    assertThat(diff.changesOf("ticket"))
+        .singleElement()
+        .extracting(Change::risk)
+        .isEqualTo(Risk.WEAKENS);
+    assertThat(diff.changesOf("email").get(0).what())
         .startsWith("key rules {ignore: [/body], require: []} -> {ignore: [/body, /subject]");
-    assertThat(diff.of("notes").get(0).what()).startsWith("bypass false -> true");
+    assertThat(diff.changesOf("notes").get(0).what()).startsWith("bypass false -> true");
   }
 
   @Test
@@ -74,7 +77,7 @@ class PolicyDiffTest {
                 """));
 
     assertThat(diff.weakens()).isFalse();
-    assertThat(diff.of("pay"))
+    assertThat(diff.changesOf("pay"))
         .extracting(Change::what)
         .containsExactly(
             "window 30d -> 90d: entries are kept longer (the store grows by the rate times the"
@@ -82,11 +85,15 @@ class PolicyDiffTest {
             "lane payments -> cards: dispatches already in tool-dispatch.payments are performed by"
                 + " that lane's executors; keep them until it drains",
             "pendingTimeout 5m -> 2m");
-    assertThat(diff.of("ticket"))
+    assertThat(diff.changesOf("ticket"))
         .extracting(Change::what)
         .containsExactly("class write-idempotent -> irreversible");
-    assertThat(diff.of("email")).isEmpty();
-    assertThat(diff.of("notes")).singleElement().extracting(Change::risk).isEqualTo(Risk.CAUTION);
-    assertThat(diff.of("refund").get(0).what()).startsWith("added: irreversible, window 30d");
+    assertThat(diff.changesOf("email")).isEmpty();
+    assertThat(diff.changesOf("notes"))
+        .singleElement()
+        .extracting(Change::risk)
+        .isEqualTo(Risk.CAUTION);
+    assertThat(diff.changesOf("refund").get(0).what())
+        .startsWith("added: irreversible, window 30d");
   }
 }

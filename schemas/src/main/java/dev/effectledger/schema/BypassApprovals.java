@@ -97,11 +97,11 @@ public final class BypassApprovals {
 
   /** The verdict on {@code token} for {@code tenant}'s {@code key} at {@code now}. */
   public Verdict verify(String token, String tenant, String key, Instant now) {
-    if (token == null || !token.startsWith(PREFIX) || token.split("\\.", -1).length != 3) {
+    String[] parts = token == null ? new String[0] : token.split("\\.", -1);
+    if (token == null || !token.startsWith(PREFIX) || parts.length != 3) {
       return new Verdict.Invalid(
           "the approval is not signed (mint one with `effectledger approve`)");
     }
-    String[] parts = token.split("\\.", -1);
     JsonNode payload;
     byte[] signature;
     try {

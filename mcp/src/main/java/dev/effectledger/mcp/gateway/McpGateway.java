@@ -320,31 +320,25 @@ public final class McpGateway implements AutoCloseable {
     try {
       McpSchema.ServerCapabilities capabilities = client.getServerCapabilities();
       upstream.capabilities = capabilities;
-      List<Tool> tools = new ArrayList<>();
-      List<McpSchema.Resource> resourceList = new ArrayList<>();
-      List<McpSchema.ResourceTemplate> templateList = new ArrayList<>();
-      List<McpSchema.Prompt> promptList = new ArrayList<>();
-      String cursor = null;
-      do {
-        ListToolsResult page = client.listTools(cursor);
-        tools.addAll(page.tools());
-        cursor = page.nextCursor();
-      } while (cursor != null);
+      List<Tool> tools =
+          all(client::listTools, ListToolsResult::tools, ListToolsResult::nextCursor);
+      List<McpSchema.Resource> resourceList = List.of();
+      List<McpSchema.ResourceTemplate> templateList = List.of();
+      List<McpSchema.Prompt> promptList = List.of();
       if (upstream.has(c -> c.resources() != null)) {
-        do {
-          McpSchema.ListResourcesResult page = client.listResources(cursor);
-          resourceList.addAll(page.resources());
-          cursor = page.nextCursor();
-        } while (cursor != null);
+        resourceList =
+            all(
+                client::listResources,
+                McpSchema.ListResourcesResult::resources,
+                McpSchema.ListResourcesResult::nextCursor);
         try {
-          do {
-            McpSchema.ListResourceTemplatesResult page = client.listResourceTemplates(cursor);
-            templateList.addAll(page.resourceTemplates());
-            cursor = page.nextCursor();
-          } while (cursor != null);
+          templateList =
+              all(
+                  client::listResourceTemplates,
+                  McpSchema.ListResourceTemplatesResult::resourceTemplates,
+                  McpSchema.ListResourceTemplatesResult::nextCursor);
         } catch (McpError e) { // a server with resources need not have templates
           log.debug("Upstream {} lists no resource templates", upstream.name, e);
-          cursor = null;
         }
         if (upstream.has(c -> Boolean.TRUE.equals(c.resources().subscribe()))) {
           for (McpSchema.Resource resource : resourceList) {
@@ -358,11 +352,11 @@ public final class McpGateway implements AutoCloseable {
         }
       }
       if (upstream.has(c -> c.prompts() != null)) {
-        do {
-          McpSchema.ListPromptsResult page = client.listPrompts(cursor);
-          promptList.addAll(page.prompts());
-          cursor = page.nextCursor();
-        } while (cursor != null);
+        promptList =
+            all(
+                client::listPrompts,
+                McpSchema.ListPromptsResult::prompts,
+                McpSchema.ListPromptsResult::nextCursor);
       }
       if (config.logging() != null && upstream.has(c -> c.logging() != null)) {
         try {
@@ -381,6 +375,21 @@ public final class McpGateway implements AutoCloseable {
       session.discard(client);
       throw unreachable(upstream, e);
     }
+  }
+
+  /** Every item of a paged MCP list: {@code page} asked with each cursor until there is none. */
+  private static <P, T> List<T> all(
+      java.util.function.Function<String, P> page,
+      java.util.function.Function<P, List<T>> items,
+      java.util.function.Function<P, String> next) {
+    List<T> listed = new ArrayList<>();
+    String cursor = null;
+    do {
+      P got = page.apply(cursor);
+      listed.addAll(items.apply(got));
+      cursor = next.apply(got);
+    } while (cursor != null);
+    return listed;
   }
 
   private static IllegalStateException unreachable(Upstream upstream, RuntimeException e) {
@@ -433,11 +442,12 @@ public final class McpGateway implements AutoCloseable {
         StableNames.assign(promptsByUpstream, McpSchema.Prompt::name, prompts);
     McpSyncServer serving = server;
     if (serving != null) {
-      Map<String, ToolCatalog.Entry> before = new LinkedHashMap<>();
-      catalog.entries().forEach(e -> before.put(e.name(), e));
-      Map<String, ToolCatalog.Entry> after = new LinkedHashMap<>();
-      nextCatalog.entries().forEach(e -> after.put(e.name(), e));
-      sync(before, after, serving::removeTool, (name, e) -> serving.addTool(toolSpec(e)));
+      Map<String, ToolCatalog.Entry> before = catalog.byName();
+      sync(
+          before,
+          nextCatalog.byName(),
+          serving::removeTool,
+          (name, e) -> serving.addTool(toolSpec(e)));
       sync(
           resources,
           nextResources,

@@ -106,4 +106,9 @@ public final class ToolCatalog {
   public List<Entry> entries() {
     return new ArrayList<>(byName.values());
   }
+
+  /** The entries by the name the gateway lists them under, in listing order. */
+  public Map<String, Entry> byName() {
+    return java.util.Collections.unmodifiableMap(byName);
+  }
 }
