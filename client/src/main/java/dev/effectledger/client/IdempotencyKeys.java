@@ -1,14 +1,9 @@
 package dev.effectledger.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.ErrorCode;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.Base64;
+import dev.effectledger.schema.KeyDerivation;
 
 /**
  * Derives idempotency keys, version 1 (docs/key-derivation.md):
@@ -24,8 +19,7 @@ import java.util.Base64;
  */
 public final class IdempotencyKeys {
 
-  public static final String VERSION_PREFIX = "v1:";
-  private static final ObjectMapper JSON = new ObjectMapper();
+  public static final String VERSION_PREFIX = KeyDerivation.VERSION_PREFIX;
 
   private IdempotencyKeys() {}
 
@@ -50,19 +44,16 @@ public final class IdempotencyKeys {
       }
     }
     String canonical = canonical(arguments.toString());
-    ObjectNode preimage = JSON.createObjectNode();
-    preimage.set("args", arguments);
-    preimage.put("runId", step.runId());
-    preimage.put("scope", step.businessScope());
-    preimage.put("stepId", step.stepId());
-    preimage.put("tenant", step.tenant());
-    preimage.put("tool", tool);
-    preimage.put("v", 1);
-    byte[] keyHash = sha256(canonical(preimage.toString()).getBytes(StandardCharsets.UTF_8));
-    return new DerivedKey(
-        VERSION_PREFIX + Base64.getUrlEncoder().withoutPadding().encodeToString(keyHash),
-        canonical,
-        ArgumentsHash.of(canonical));
+    String key =
+        KeyDerivation.key(
+            step.tenant(),
+            step.runId(),
+            step.stepId(),
+            step.businessScope(),
+            tool,
+            arguments,
+            java.util.List.of());
+    return new DerivedKey(key, canonical, ArgumentsHash.of(canonical));
   }
 
   private static JsonNode parse(String json) {
@@ -85,14 +76,6 @@ public final class IdempotencyKeys {
       return ArgumentsHash.canonical(json);
     } catch (IllegalArgumentException e) {
       throw new KeyDerivationException(ErrorCode.ARGUMENTS_NOT_JSON.name(), e.getMessage());
-    }
-  }
-
-  private static byte[] sha256(byte[] bytes) {
-    try {
-      return MessageDigest.getInstance("SHA-256").digest(bytes);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is required of every JVM", e);
     }
   }
 }

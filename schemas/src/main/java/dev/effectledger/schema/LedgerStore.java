@@ -12,6 +12,12 @@ public final class LedgerStore {
   /** The expiry and pending-timeout index of the ledger store. */
   public static final String DEADLINES = "ledger-deadlines";
 
+  /**
+   * The store of the tool policy a task applies (one record, changelogged), when the ledger reads
+   * tool-policy live.
+   */
+  public static final String POLICY = "ledger-policy";
+
   private LedgerStore() {}
 
   /**

@@ -22,6 +22,13 @@ public final class Topics {
    */
   public static final String RESULTS = "tool-results";
 
+  /**
+   * The applied tool policy (compacted, one partition per tool-intents partition, each holding the
+   * same document): written by {@code effectledger tools apply}, read by every processor, gateway
+   * and client.
+   */
+  public static final String POLICY = "tool-policy";
+
   /** The ledger's audit events ({@link AuditEvent}). */
   public static final String AUDIT = "tool-audit";
 

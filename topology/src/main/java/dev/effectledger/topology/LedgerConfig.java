@@ -36,6 +36,10 @@ import java.util.regex.Pattern;
  * @param observer hears every decision, for metrics
  * @param bypassApprovals the signers whose bypass approvals the ledger accepts; {@link
  *     BypassApprovals#UNVERIFIED} (none configured) takes approvals as given
+ * @param livePolicy whether the topology reads {@value Topics#POLICY} and applies each policy
+ *     published there at one point in each task ({@code effectledger tools apply}); {@code
+ *     policies} is then only what a task uses until its first applied policy. Off by default (the
+ *     topic must exist); the processor command turns it on.
  */
 public record LedgerConfig(
     ToolPolicies policies,
@@ -51,7 +55,8 @@ public record LedgerConfig(
     boolean verifyArgumentsHash,
     boolean storeCaching,
     LedgerObserver observer,
-    BypassApprovals bypassApprovals) {
+    BypassApprovals bypassApprovals,
+    boolean livePolicy) {
 
   public static final int DEFAULT_MAX_ARGUMENTS_BYTES = 64 * 1024;
 
@@ -132,7 +137,8 @@ public record LedgerConfig(
         true,
         true,
         LedgerObserver.NONE,
-        BypassApprovals.UNVERIFIED);
+        BypassApprovals.UNVERIFIED,
+        false);
   }
 
   public LedgerConfig withMaxArgumentsBytes(int bytes) {
@@ -191,6 +197,14 @@ public record LedgerConfig(
     return with(c -> c.bypassApprovals = signers);
   }
 
+  /**
+   * Reads the applied policy from {@value Topics#POLICY} (which must exist, co-partitioned with
+   * tool-intents) and applies every new version live.
+   */
+  public LedgerConfig withLivePolicy(boolean live) {
+    return with(c -> c.livePolicy = live);
+  }
+
   /** This config with {@code change} applied to a copy of its values, validated as any other. */
   private LedgerConfig with(Consumer<Values> change) {
     Values c = new Values(this);
@@ -209,7 +223,8 @@ public record LedgerConfig(
         c.verifyArgumentsHash,
         c.storeCaching,
         c.observer,
-        c.bypassApprovals);
+        c.bypassApprovals,
+        c.livePolicy);
   }
 
   /** A mutable copy of a config's values, for {@link #with}. */
@@ -228,6 +243,7 @@ public record LedgerConfig(
     boolean storeCaching;
     LedgerObserver observer;
     BypassApprovals bypassApprovals;
+    boolean livePolicy;
 
     Values(LedgerConfig config) {
       policies = config.policies;
@@ -244,6 +260,7 @@ public record LedgerConfig(
       storeCaching = config.storeCaching;
       observer = config.observer;
       bypassApprovals = config.bypassApprovals;
+      livePolicy = config.livePolicy;
     }
   }
 }

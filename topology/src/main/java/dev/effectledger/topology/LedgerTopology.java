@@ -1,5 +1,6 @@
 package dev.effectledger.topology;
 
+import dev.effectledger.policy.AppliedPolicy;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerStore;
@@ -9,6 +10,7 @@ import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.schema.serde.SchemaRegistry;
 import dev.effectledger.topology.internal.IntentProcessor;
 import dev.effectledger.topology.internal.OutcomeProcessor;
+import dev.effectledger.topology.internal.PolicyProcessor;
 import java.nio.charset.StandardCharsets;
 import java.util.Properties;
 import org.apache.kafka.common.header.Header;
@@ -30,6 +32,7 @@ import org.apache.kafka.streams.state.Stores;
  *                               │ ledger      ├──▶ tool-results (or the intent's reply topic)
  * tool-outcomes ───────▶ outcome-processor ───┼──▶ tool-audit
  *                                             └──▶ tool-intents.dlq   (intent-processor only)
+ * tool-policy ─────────▶ policy-processor         (with LedgerConfig.livePolicy)
  * </pre>
  *
  * Both processors share the RocksDB stores {@value LedgerStore#NAME} and {@value
@@ -42,6 +45,8 @@ public final class LedgerTopology {
   private static final String OUTCOMES_SOURCE = "outcomes-source";
   private static final String INTENT_PROCESSOR = "intent-processor";
   private static final String OUTCOME_PROCESSOR = "outcome-processor";
+  private static final String POLICY_SOURCE = "policy-source";
+  private static final String POLICY_PROCESSOR = "policy-processor";
 
   private LedgerTopology() {}
 
@@ -54,6 +59,14 @@ public final class LedgerTopology {
    * SchemaRegistries#forUrl(String, java.util.Map)}).
    */
   public static Topology build(LedgerConfig config, SchemaRegistry registry) {
+    return build(config, registry, new LivePolicies(AppliedPolicy.seed(config.policies(), "")));
+  }
+
+  /**
+   * The topology, its tasks' policies kept in {@code live} (which the query API reads to show what
+   * each task applies). With {@link LedgerConfig#livePolicy()} it reads {@value Topics#POLICY} too.
+   */
+  public static Topology build(LedgerConfig config, SchemaRegistry registry, LivePolicies live) {
     LedgerTopics topics = new LedgerTopics(registry);
     Topology topology = new Topology();
     topology.addSource(
@@ -68,12 +81,29 @@ public final class LedgerTopology {
         Topics.OUTCOMES);
     topology.addProcessor(
         INTENT_PROCESSOR,
-        () -> new IntentProcessor(config, topics.intents().valueSerde().deserializer()),
+        () -> new IntentProcessor(config, live, topics.intents().valueSerde().deserializer()),
         INTENTS_SOURCE);
-    topology.addProcessor(OUTCOME_PROCESSOR, () -> new OutcomeProcessor(config), OUTCOMES_SOURCE);
-    topology.addStateStore(ledgerStore(config.storeCaching()), INTENT_PROCESSOR, OUTCOME_PROCESSOR);
-    topology.addStateStore(
-        deadlineStore(config.storeCaching()), INTENT_PROCESSOR, OUTCOME_PROCESSOR);
+    topology.addProcessor(
+        OUTCOME_PROCESSOR, () -> new OutcomeProcessor(config, live), OUTCOMES_SOURCE);
+    String[] ledgerProcessors = {INTENT_PROCESSOR, OUTCOME_PROCESSOR};
+    if (config.livePolicy()) {
+      topology.addSource(
+          POLICY_SOURCE,
+          Serdes.String().deserializer(),
+          Serdes.ByteArray().deserializer(),
+          Topics.POLICY);
+      topology.addProcessor(POLICY_PROCESSOR, () -> new PolicyProcessor(live), POLICY_SOURCE);
+      ledgerProcessors = new String[] {INTENT_PROCESSOR, OUTCOME_PROCESSOR, POLICY_PROCESSOR};
+      topology.addStateStore(
+          Stores.keyValueStoreBuilder(
+                  Stores.persistentKeyValueStore(LedgerStore.POLICY),
+                  Serdes.String(),
+                  Serdes.ByteArray())
+              .withCachingDisabled(),
+          ledgerProcessors);
+    }
+    topology.addStateStore(ledgerStore(config.storeCaching()), ledgerProcessors);
+    topology.addStateStore(deadlineStore(config.storeCaching()), ledgerProcessors);
 
     Topic<String, Dispatch> anyLane = topics.dispatch("any");
     topology.addSink(

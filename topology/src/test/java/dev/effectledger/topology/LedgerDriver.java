@@ -107,6 +107,14 @@ final class LedgerDriver implements AutoCloseable {
             Topics.INTENTS_DLQ, new ByteArrayDeserializer(), new ByteArrayDeserializer());
   }
 
+  /** Publishes {@code policy} to tool-policy as {@code effectledger tools apply} does. */
+  void apply(dev.effectledger.policy.AppliedPolicy policy, Instant at) {
+    driver
+        .createInputTopic(
+            Topics.POLICY, new StringSerializer(), new ByteArraySerializer(), T0, Duration.ZERO)
+        .pipeInput("policy", policy.toJson(), at);
+  }
+
   /** Builds the config once the driver knows its registry URL. */
   interface LedgerConfigFactory {
     LedgerConfig create(String registryUrl);

@@ -6,8 +6,21 @@ import dev.effectledger.schema.ToolIntent;
 /** What {@link IntentDecoder} made of one record of tool-intents. */
 sealed interface DecodedIntent {
 
-  /** A well-formed intent, ready for the ledger. */
-  record Valid(ToolIntent intent, String replyTopic) implements DecodedIntent {}
+  /**
+   * A well-formed intent, ready for the ledger. {@code aliases} are the keys the same step has
+   * under the tool's other honoured key rules (empty unless its rules changed within the retry
+   * horizon, see {@code AppliedPolicy}): the ledger answers from an entry under one of them rather
+   * than start a second effect.
+   */
+  record Valid(ToolIntent intent, String replyTopic, java.util.List<Alias> aliases)
+      implements DecodedIntent {
+    Valid(ToolIntent intent, String replyTopic) {
+      this(intent, replyTopic, java.util.List.of());
+    }
+  }
+
+  /** The key a step has under other key rules, and its arguments hash under them. */
+  record Alias(String key, String argumentsHash) {}
 
   /**
    * A record the ledger cannot act on. {@code key} and {@code replyTopic} are null when they could

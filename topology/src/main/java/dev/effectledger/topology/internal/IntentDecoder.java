@@ -3,16 +3,21 @@ package dev.effectledger.topology.internal;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.AppliedPolicy;
+import dev.effectledger.policy.ArgumentRules;
 import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.ErrorCode;
+import dev.effectledger.schema.KeyDerivation;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.WireFormatException;
 import dev.effectledger.topology.LedgerConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.regex.Pattern;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.serialization.Deserializer;
@@ -34,7 +39,6 @@ final class IntentDecoder {
   private final int maxArgumentsBytes;
   private final Pattern replyTopics;
   private final int partitions;
-  private final ToolPolicies policies;
   private final boolean verifyHash;
 
   IntentDecoder(Deserializer<ToolIntent> deserializer, LedgerConfig config) {
@@ -42,7 +46,6 @@ final class IntentDecoder {
     this.maxArgumentsBytes = config.maxArgumentsBytes();
     this.replyTopics = config.replyTopics();
     this.partitions = config.intentPartitions();
-    this.policies = config.policies();
     this.verifyHash = config.verifyArgumentsHash();
   }
 
@@ -50,7 +53,8 @@ final class IntentDecoder {
    * The record at {@code partition} of tool-intents (negative when unknown) as an intent or a named
    * rejection.
    */
-  DecodedIntent decode(byte[] rawKey, byte[] rawValue, int partition) {
+  DecodedIntent decode(
+      byte[] rawKey, byte[] rawValue, int partition, AppliedPolicy applied, long recordTime) {
     String recordKey = rawKey == null ? null : new String(rawKey, StandardCharsets.UTF_8);
     String replyKey = recordKey == null || recordKey.isEmpty() ? null : recordKey;
     if (rawValue == null) {
@@ -138,7 +142,7 @@ final class IntentDecoder {
           intent.getTool(),
           replyTopic);
     }
-    ToolPolicy policy = policies.forTool(intent.getTool()).orElse(null);
+    ToolPolicy policy = applied.policies().forTool(intent.getTool()).orElse(null);
     boolean checkHash = verifyHash && policy != null && policy.isLedgered();
     // The hash check parses the arguments and refuses what is not JSON itself; only the intents
     // it does not check need this scan.
@@ -152,27 +156,36 @@ final class IntentDecoder {
           replyTopic);
     }
     if (checkHash) {
-      DecodedIntent.Invalid refused = checkArguments(intent, policy, key, replyTopic);
-      if (refused != null) {
-        return refused;
-      }
+      return checkArguments(
+          intent,
+          policy,
+          applied.honouredRules(intent.getTool(), policy, Instant.ofEpochMilli(recordTime)),
+          key,
+          replyTopic);
     }
     return new DecodedIntent.Valid(intent, replyTopic);
   }
 
   /**
-   * Refuses an intent whose arguments lack a field the tool's key rules require, or whose
-   * argumentsHash is not its arguments' hash under those rules; null when neither. Only for tools
+   * Checks an intent's arguments against the tool's key rules: refused when they lack a field the
+   * rules require, or when its argumentsHash is not its arguments' hash under them. Only for tools
    * that go through the ledger: the hash is what tells a retry from a reused key, and a wrong one
    * would let a key carry other arguments unnoticed.
+   *
+   * <p>{@code honoured} are the rules the tool's key may have been derived under, current first
+   * (more than one only within the retry horizon of a change, see {@code AppliedPolicy}). The
+   * intent is accepted under the first whose checks it passes; when its key is the one the step
+   * derives under those rules, the keys it derives under the others are its aliases.
    */
-  private static DecodedIntent.Invalid checkArguments(
-      ToolIntent intent, ToolPolicy policy, String key, String replyTopic) {
+  private static DecodedIntent checkArguments(
+      ToolIntent intent,
+      ToolPolicy policy,
+      List<ArgumentRules> honoured,
+      String key,
+      String replyTopic) {
     JsonNode arguments;
-    String expected;
     try {
       arguments = ArgumentsHash.parse(intent.getArguments());
-      expected = ArgumentsHash.of(arguments, policy.key().ignore());
     } catch (IllegalArgumentException e) {
       return new DecodedIntent.Invalid(
           ErrorCode.ARGUMENTS_NOT_JSON,
@@ -182,34 +195,48 @@ final class IntentDecoder {
           intent.getTool(),
           replyTopic);
     }
-    for (String pointer : policy.key().require()) {
-      JsonNode value = arguments.at(pointer);
-      if (value.isMissingNode() || value.isNull()) {
-        return new DecodedIntent.Invalid(
-            ErrorCode.MISSING_REQUIRED_FIELD,
-            "tool '"
-                + intent.getTool()
-                + "' needs argument "
-                + pointer
-                + " to tell one action from another",
-            key,
-            intent.getTenant(),
-            intent.getTool(),
-            replyTopic);
+    DecodedIntent.Invalid firstRefusal = null;
+    for (ArgumentRules rules : honoured) {
+      DecodedIntent.Invalid refused = check(intent, arguments, rules, key, replyTopic);
+      if (refused == null) {
+        return new DecodedIntent.Valid(
+            intent, replyTopic, aliases(intent, arguments, rules, honoured, key));
+      }
+      if (firstRefusal == null) {
+        firstRefusal = refused;
       }
     }
+    return firstRefusal;
+  }
+
+  private static DecodedIntent.Invalid check(
+      ToolIntent intent, JsonNode arguments, ArgumentRules rules, String key, String replyTopic) {
+    String missing = missingRequired(arguments, rules);
+    if (missing != null) {
+      return new DecodedIntent.Invalid(
+          ErrorCode.MISSING_REQUIRED_FIELD,
+          "tool '"
+              + intent.getTool()
+              + "' needs argument "
+              + missing
+              + " to tell one action from another",
+          key,
+          intent.getTenant(),
+          intent.getTool(),
+          replyTopic);
+    }
+    String expected = ArgumentsHash.of(arguments, rules.ignore());
     if (expected.equals(intent.getArgumentsHash())) {
       return null;
     }
-    String rules =
-        policy.key().ignore().isEmpty() ? "" : " once " + policy.key().ignore() + " are left out";
+    String left = rules.ignore().isEmpty() ? "" : " once " + rules.ignore() + " are left out";
     return new DecodedIntent.Invalid(
         ErrorCode.ARGUMENTS_HASH_MISMATCH,
         "argumentsHash "
             + intent.getArgumentsHash()
             + " is not the arguments' hash: they hash to "
             + expected
-            + rules
+            + left
             + " (tool '"
             + intent.getTool()
             + "')",
@@ -217,6 +244,53 @@ final class IntentDecoder {
         intent.getTenant(),
         intent.getTool(),
         replyTopic);
+  }
+
+  private static String missingRequired(JsonNode arguments, ArgumentRules rules) {
+    for (String pointer : rules.require()) {
+      JsonNode value = arguments.at(pointer);
+      if (value.isMissingNode() || value.isNull()) {
+        return pointer;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The keys the intent's step derives under the honoured rules other than {@code matched}, when
+   * its own key is the one it derives under {@code matched} (a caller's own key has no aliases).
+   */
+  private static List<DecodedIntent.Alias> aliases(
+      ToolIntent intent,
+      JsonNode arguments,
+      ArgumentRules matched,
+      List<ArgumentRules> honoured,
+      String key) {
+    if (honoured.size() < 2 || !key.equals(derive(intent, arguments, matched))) {
+      return List.of();
+    }
+    List<DecodedIntent.Alias> aliases = new ArrayList<>();
+    for (ArgumentRules other : honoured) {
+      if (other.equals(matched) || missingRequired(arguments, other) != null) {
+        continue;
+      }
+      String alias = derive(intent, arguments, other);
+      if (!alias.equals(key)) {
+        aliases.add(new DecodedIntent.Alias(alias, ArgumentsHash.of(arguments, other.ignore())));
+      }
+    }
+    return aliases;
+  }
+
+  private static String derive(ToolIntent intent, JsonNode arguments, ArgumentRules rules) {
+    return KeyDerivation.key(
+        intent.getTenant(),
+        intent.getRunId(),
+        intent.getStepId(),
+        intent.getBusinessScope(),
+        intent.getTool(),
+        arguments,
+        rules.ignore());
   }
 
   private static String keyOf(ToolIntent intent, String recordKey) {

@@ -10,8 +10,10 @@ import dev.effectledger.schema.LedgerState;
 import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.Replies;
 import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.topology.LedgerConfig;
+import dev.effectledger.topology.LivePolicies;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -37,19 +39,22 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
   private static final Logger log = LoggerFactory.getLogger(IntentProcessor.class);
 
   private final LedgerConfig config;
+  private final LivePolicies live;
   private final IntentDecoder decoder;
   private LedgerActions actions;
   private ProcessorContext<Object, Object> context;
 
-  public IntentProcessor(LedgerConfig config, Deserializer<ToolIntent> deserializer) {
+  public IntentProcessor(
+      LedgerConfig config, LivePolicies live, Deserializer<ToolIntent> deserializer) {
     this.config = config;
+    this.live = live;
     this.decoder = new IntentDecoder(deserializer, config);
   }
 
   @Override
   public void init(ProcessorContext<Object, Object> context) {
     this.context = context;
-    actions = LedgerActions.open(context, config);
+    actions = LedgerActions.open(context, config, live);
     actions.ledger().startRebuild();
     context.schedule(
         config.pendingCheckInterval(), PunctuationType.WALL_CLOCK_TIME, actions::onWallClock);
@@ -59,7 +64,9 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
   @Override
   public void process(Record<byte[], byte[]> record) {
     int partition = context.recordMetadata().map(m -> m.partition()).orElse(-1);
-    DecodedIntent decoded = decoder.decode(record.key(), record.value(), partition);
+    DecodedIntent decoded =
+        decoder.decode(
+            record.key(), record.value(), partition, actions.applied(), record.timestamp());
     Header requestId = record.headers().lastHeader(Topics.REQUEST_ID_HEADER);
     actions.outputs().answering(requestId == null ? null : requestId.value());
     try {
@@ -67,15 +74,17 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
         deadLetter(record, invalid);
       } else {
         DecodedIntent.Valid valid = (DecodedIntent.Valid) decoded;
-        decide(valid.intent(), valid.replyTopic(), record.timestamp());
+        decide(valid, record.timestamp());
       }
     } finally {
       actions.outputs().answered();
     }
   }
 
-  private void decide(ToolIntent intent, String replyTopic, long now) {
-    Optional<ToolPolicy> policy = config.policies().forTool(intent.getTool());
+  private void decide(DecodedIntent.Valid valid, long now) {
+    ToolIntent intent = valid.intent();
+    String replyTopic = valid.replyTopic();
+    Optional<ToolPolicy> policy = actions.policies().forTool(intent.getTool());
     if (policy.isEmpty()) {
       refuse(
           intent,
@@ -91,17 +100,62 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
     LedgerEntry entry =
         actions.liveEntry(LedgerStore.key(intent.getTenant(), intent.getIdempotencyKey()), now);
     if (entry != null) {
-      answerKnownKey(intent, entry, replyTopic, now);
-    } else if (!policy.get().isLedgered()) {
+      answerKnownKey(intent, entry, intent.getArgumentsHash(), replyTopic, now);
+      return;
+    }
+    for (DecodedIntent.Alias alias : valid.aliases()) {
+      LedgerEntry aliased =
+          actions.liveEntry(LedgerStore.key(intent.getTenant(), alias.key()), now);
+      if (aliased != null) {
+        answerAlias(intent, aliased, alias, replyTopic, now);
+        return;
+      }
+    }
+    if (!policy.get().isLedgered()) {
       actions.passThrough(intent, policy.get(), replyTopic, now);
     } else {
       actions.start(intent, policy.get(), replyTopic, intent.getIdempotencyKey(), 1, now);
     }
   }
 
-  private void answerKnownKey(ToolIntent intent, LedgerEntry entry, String replyTopic, long now) {
+  /**
+   * A step whose key its tool's changed key rules made another: the entry the step made under the
+   * other rules answers it, under the intent's own key (its client waits on that one), and no
+   * second effect starts. An entry still in flight is answered IN_FLIGHT and not attached (its
+   * final reply goes out under the entry's key): the client's next retry gets the result. A bypass
+   * approval is taken as on the entry's own key.
+   */
+  private void answerAlias(
+      ToolIntent intent,
+      LedgerEntry entry,
+      DecodedIntent.Alias alias,
+      String replyTopic,
+      long now) {
+    if (!entry.getArgumentsHash().equals(alias.argumentsHash())) {
+      refuse(
+          intent,
+          replyTopic,
+          ErrorCode.IDEMPOTENCY_KEY_REUSED,
+          "the key was first used with other arguments",
+          now);
+    } else if (isNewBypass(intent, entry)) {
+      bypass(intent, entry, actions.policyOf(intent.getTool()), replyTopic, now);
+    } else {
+      ToolResult answer = Replies.of(entry, entry.getState() != LedgerState.PENDING);
+      answer.setIdempotencyKey(intent.getIdempotencyKey());
+      actions.outputs().reply(answer, replyTopic, now);
+      actions.audit(
+          entry,
+          entry.getState() == LedgerState.PENDING ? AuditType.IN_FLIGHT : AuditType.DEDUP_HIT,
+          "KEY_RULES_ALIAS",
+          now);
+    }
+  }
+
+  private void answerKnownKey(
+      ToolIntent intent, LedgerEntry entry, String argumentsHash, String replyTopic, long now) {
     ToolPolicy policy = actions.policyOf(intent.getTool());
-    if (!entry.getArgumentsHash().equals(intent.getArgumentsHash())) {
+    if (!entry.getArgumentsHash().equals(argumentsHash)) {
       refuse(
           intent,
           replyTopic,

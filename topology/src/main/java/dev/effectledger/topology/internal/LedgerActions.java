@@ -1,5 +1,6 @@
 package dev.effectledger.topology.internal;
 
+import dev.effectledger.policy.AppliedPolicy;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.AuditEvent;
@@ -16,6 +17,7 @@ import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerObserver;
+import dev.effectledger.topology.LivePolicies;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -40,17 +42,22 @@ final class LedgerActions {
 
   private final Ledger ledger;
   private final Outputs outputs;
-  private final ToolPolicies policies;
+  private final LivePolicies.Task policy;
   private final ProcessingContext context;
   private final int batchSize;
   private final long budgetNanos;
   private final LongSupplier ticker;
   private final LedgerObserver observer;
 
-  LedgerActions(Ledger ledger, Outputs outputs, LedgerConfig config, ProcessingContext context) {
+  LedgerActions(
+      Ledger ledger,
+      Outputs outputs,
+      LedgerConfig config,
+      LivePolicies.Task policy,
+      ProcessingContext context) {
     this.ledger = ledger;
     this.outputs = outputs;
-    this.policies = config.policies();
+    this.policy = policy;
     this.context = context;
     this.batchSize = config.batchSize();
     this.budgetNanos = config.punctuationBudget().toNanos();
@@ -58,12 +65,33 @@ final class LedgerActions {
     this.observer = config.observer();
   }
 
-  /** The actions of the task {@code context} runs, over its ledger stores. */
-  static LedgerActions open(ProcessorContext<Object, Object> context, LedgerConfig config) {
+  /**
+   * The actions of the task {@code context} runs, over its ledger stores, under the task's policy
+   * (the one its policy store kept, when the ledger reads policies live).
+   */
+  static LedgerActions open(
+      ProcessorContext<Object, Object> context, LedgerConfig config, LivePolicies live) {
     KeyValueStore<String, LedgerEntry> entries = context.getStateStore(LedgerStore.NAME);
     KeyValueStore<Bytes, byte[]> deadlines = context.getStateStore(LedgerStore.DEADLINES);
+    LivePolicies.Task policy = live.task(context.taskId());
+    if (config.livePolicy()) {
+      PolicyProcessor.restore(context, policy);
+    }
     return new LedgerActions(
-        new Ledger(entries, deadlines), new Outputs(context, config.observer()), config, context);
+        new Ledger(entries, deadlines),
+        new Outputs(context, config.observer()),
+        config,
+        policy,
+        context);
+  }
+
+  /** The policy the task applies now. */
+  AppliedPolicy applied() {
+    return policy.current();
+  }
+
+  ToolPolicies policies() {
+    return policy.current().policies();
   }
 
   Ledger ledger() {
@@ -84,7 +112,7 @@ final class LedgerActions {
    * dispatch is held, never re-dispatched.
    */
   ToolPolicy policyOf(String tool) {
-    return policies.forEntryOf(tool);
+    return policy.current().policies().forEntryOf(tool);
   }
 
   /** The entry under {@code storeKey}, or null when absent or past its window at {@code now}. */

@@ -11,6 +11,7 @@ import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.Replies;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.topology.LedgerConfig;
+import dev.effectledger.topology.LivePolicies;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -35,15 +36,17 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
   private static final Logger log = LoggerFactory.getLogger(OutcomeProcessor.class);
 
   private final LedgerConfig config;
+  private final LivePolicies live;
   private LedgerActions actions;
 
-  public OutcomeProcessor(LedgerConfig config) {
+  public OutcomeProcessor(LedgerConfig config, LivePolicies live) {
     this.config = config;
+    this.live = live;
   }
 
   @Override
   public void init(ProcessorContext<Object, Object> context) {
-    actions = LedgerActions.open(context, config);
+    actions = LedgerActions.open(context, config, live);
   }
 
   @Override
@@ -56,7 +59,7 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
     LedgerEntry entry =
         actions.ledger().get(LedgerStore.key(outcome.getTenant(), outcome.getIdempotencyKey()));
     if (entry == null
-        && config.policies().forTool(outcome.getTool()).map(p -> !p.isLedgered()).orElse(false)) {
+        && actions.policies().forTool(outcome.getTool()).map(p -> !p.isLedgered()).orElse(false)) {
       String replyTopic =
           outcome.getReplyTopic() == null ? Topics.RESULTS : outcome.getReplyTopic();
       actions.outputs().reply(Replies.passThrough(outcome, now), replyTopic, now);

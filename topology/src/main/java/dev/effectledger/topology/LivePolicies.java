@@ -1,0 +1,71 @@
+package dev.effectledger.topology;
+
+import dev.effectledger.policy.AppliedPolicy;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import org.apache.kafka.streams.processor.TaskId;
+
+/**
+ * The tool policy each ledger task of one Kafka Streams instance applies. A task's processors share
+ * one {@link Task}: the policy processor sets it when the task reads a newer version from {@code
+ * tool-policy} (and keeps it in the task's changelogged store, so a restored or moved task goes on
+ * with the version it had), the intent and outcome processors read it for every record. A task that
+ * never read an applied policy uses the seed: the file the processor started with.
+ */
+public final class LivePolicies {
+
+  private final AppliedPolicy seed;
+  private final ConcurrentMap<TaskId, Task> tasks = new ConcurrentHashMap<>();
+
+  public LivePolicies(AppliedPolicy seed) {
+    this.seed = seed;
+  }
+
+  /** The policy a task uses before it has read one from the topic. */
+  public AppliedPolicy seed() {
+    return seed;
+  }
+
+  /** The holder of {@code task}'s policy, made on first use. */
+  public Task task(TaskId task) {
+    return tasks.computeIfAbsent(task, t -> new Task(seed));
+  }
+
+  /** Forgets a task this instance no longer runs. */
+  public void close(TaskId task) {
+    tasks.remove(task);
+  }
+
+  /** The version each task of this instance applies, by task id ({@code 0_3}). */
+  public Map<String, Long> versions() {
+    Map<String, Long> versions = new TreeMap<>();
+    tasks.forEach((task, holder) -> versions.put(task.toString(), holder.current().version()));
+    return versions;
+  }
+
+  /**
+   * The policy of one task. Written and read on the task's stream thread; read by the query API.
+   */
+  public static final class Task {
+    private volatile AppliedPolicy current;
+
+    Task(AppliedPolicy seed) {
+      this.current = seed;
+    }
+
+    public AppliedPolicy current() {
+      return current;
+    }
+
+    /** Moves to {@code next} when it is newer; true when it did. */
+    public boolean advance(AppliedPolicy next) {
+      if (next.version() <= current.version()) {
+        return false;
+      }
+      current = next;
+      return true;
+    }
+  }
+}
