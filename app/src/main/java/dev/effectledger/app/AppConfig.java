@@ -51,6 +51,12 @@ public final class AppConfig {
   public static final String PUNCTUATION_BUDGET = "ledger.punctuation.budget";
   public static final String STORE_CACHING = "ledger.store.caching";
 
+  /**
+   * Whether the processor reads tool-policy and applies each applied policy live (default true);
+   * false: only its tools.yaml, as before tool-policy existed.
+   */
+  public static final String POLICY_LIVE = "policy.live";
+
   /** Settings under this prefix are the gateway's ({@code effectledger gateway}), not Kafka's. */
   public static final String GATEWAY_PREFIX = "gateway.";
 
@@ -71,6 +77,7 @@ public final class AppConfig {
           HTTP_PORT,
           HTTP_ADVERTISED_HOST,
           TOPICS_CREATE,
+          POLICY_LIVE,
           TOPICS_PARTITIONS,
           TOPICS_REPLICATION,
           TOPICS_MIN_ISR,
@@ -251,7 +258,8 @@ public final class AppConfig {
           .withMaxArgumentsBytes(getInt(MAX_ARGUMENTS_BYTES, defaults.maxArgumentsBytes()))
           .withPunctuations(interval, getDuration(PURGE_INTERVAL, defaults.purgeInterval()), budget)
           .withStoreCaching(getBoolean(STORE_CACHING, defaults.storeCaching()))
-          .withBypassApprovals(bypassApprovals());
+          .withBypassApprovals(bypassApprovals())
+          .withLivePolicy(getBoolean(POLICY_LIVE, true));
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
           "Config: "
@@ -308,6 +316,16 @@ public final class AppConfig {
             .load(override != null ? override : Path.of(get(TOOLS_FILE, "config/tools.yaml")));
     policies.warnings().forEach(w -> log.warn("{}", w));
     return policies;
+  }
+
+  /** The text of the tool policy file {@link #policies} reads. */
+  public String policySource(Path override) {
+    Path file = override != null ? override : Path.of(get(TOOLS_FILE, "config/tools.yaml"));
+    try {
+      return java.nio.file.Files.readString(file);
+    } catch (java.io.IOException e) {
+      throw new IllegalArgumentException("Cannot read " + file + ": " + e.getMessage(), e);
+    }
   }
 
   /** Every setting that is not Effect Ledger's own: what the Kafka clients and Streams get. */

@@ -12,6 +12,7 @@ import dev.effectledger.schema.LedgerState;
 import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.Replies;
 import dev.effectledger.schema.ReplyJson;
+import dev.effectledger.topology.LivePolicies;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -53,6 +54,7 @@ final class LedgerHttpServer implements AutoCloseable {
   private final HttpAuth auth;
   private final HostInfo self;
   private volatile KafkaStreams streams;
+  private volatile LivePolicies livePolicies;
   private final HttpClient forwarder =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
@@ -135,6 +137,34 @@ final class LedgerHttpServer implements AutoCloseable {
             expiry(ex);
           }
         });
+    server.createContext(
+        "/v1/policy",
+        ex -> {
+          if (allowed(ex)) {
+            policy(ex);
+          }
+        });
+  }
+
+  /**
+   * {@code GET /v1/policy}: the tool policy version each ledger task of this instance applies (0:
+   * the processor's own tools.yaml, no applied policy read yet), and the file it started with.
+   */
+  private void policy(HttpExchange exchange) throws IOException {
+    LivePolicies tasks = livePolicies;
+    if (tasks == null) {
+      answer(
+          exchange,
+          404,
+          "application/json",
+          "{\"error\":\"this processor does not read tool-policy (policy.live=false)\"}");
+      return;
+    }
+    com.fasterxml.jackson.databind.node.ObjectNode body = JSON.createObjectNode();
+    body.put("started", tasks.seed().sha256());
+    com.fasterxml.jackson.databind.node.ObjectNode versions = body.putObject("tasks");
+    tasks.versions().forEach(versions::put);
+    answer(exchange, 200, "application/json", JSON.writeValueAsString(body));
   }
 
   /**
@@ -156,6 +186,12 @@ final class LedgerHttpServer implements AutoCloseable {
   }
 
   void serve(KafkaStreams ledger) {
+    serve(ledger, null);
+  }
+
+  /** Serves {@code ledger}, and on /v1/policy what {@code policies} (null: not read live) holds. */
+  void serve(KafkaStreams ledger, LivePolicies policies) {
+    this.livePolicies = policies;
     this.streams = ledger;
     server.start();
   }

@@ -1,11 +1,13 @@
 package dev.effectledger.app;
 
+import dev.effectledger.policy.AppliedPolicy;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.topology.CoPartitioning;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopology;
+import dev.effectledger.topology.LivePolicies;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -63,6 +65,9 @@ final class ProcessorCommand implements Callable<Integer> {
           TopicProvisioner.topics(policies),
           kafka.getProperty(StreamsConfig.APPLICATION_ID_CONFIG));
       partitions = CoPartitioning.verify(admin);
+      if (cfg.getBoolean(AppConfig.POLICY_LIVE, true)) {
+        CoPartitioning.verifyPolicy(admin, partitions);
+      }
     }
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     LedgerHttpServer http =
@@ -96,10 +101,13 @@ final class ProcessorCommand implements Callable<Integer> {
               + "<name> is configured, so any producer of intents can run a settled key again."
               + " Configure a signer: effectledger approve keygen (docs/tool-policy.md#bypass)");
     }
+    LivePolicies live = new LivePolicies(AppliedPolicy.seed(policies, cfg.policySource(tools)));
     KafkaStreams streams =
         new KafkaStreams(
             LedgerTopology.build(
-                ledgerConfig, SchemaRegistries.forUrl(ledgerConfig.schemaRegistryUrl(), kafka)),
+                ledgerConfig,
+                SchemaRegistries.forUrl(ledgerConfig.schemaRegistryUrl(), kafka),
+                live),
             LedgerTopology.streamsProperties(kafka, ledgerConfig));
     streams.setUncaughtExceptionHandler(
         new StreamThreadFailures(10, Duration.ofMinutes(5), Clock.systemUTC()));
@@ -119,7 +127,7 @@ final class ProcessorCommand implements Callable<Integer> {
             () -> streams.close(Duration.ofSeconds(30)),
             streamsMetrics,
             ledgerSweep);
-    http.serve(streams);
+    http.serve(streams, live);
     streams.start();
     System.out.println(
         "effectledger processor: "

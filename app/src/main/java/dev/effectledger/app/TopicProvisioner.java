@@ -52,10 +52,15 @@ final class TopicProvisioner {
     for (String topic : topics) {
       if (!existing.contains(topic)) {
         NewTopic created = new NewTopic(topic, partitions, replication);
+        Map<String, String> configs = new java.util.HashMap<>();
         if (minInsyncReplicas > 0) {
-          created.configs(
-              Map.of(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, Integer.toString(minInsyncReplicas)));
+          configs.put(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, Integer.toString(minInsyncReplicas));
         }
+        if (topic.equals(Topics.POLICY)) {
+          // One document per partition, the latest kept: every task reads it from its start.
+          configs.put(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT);
+        }
+        created.configs(configs);
         missing.add(created);
       }
     }

@@ -14,6 +14,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -52,6 +53,7 @@ public final class ToolCallClient implements ToolCalls {
   private final String replyTopic;
   private final Duration timeout;
   private final Map<String, KeyRules> keyRules;
+  private final LiveKeyRules liveKeyRules;
   private final Clock clock;
 
   /**
@@ -88,7 +90,37 @@ public final class ToolCallClient implements ToolCalls {
     this.replyTopic = b.replyTopic;
     this.timeout = b.timeout;
     this.keyRules = Map.copyOf(b.keyRules);
+    this.liveKeyRules = b.liveKeyRules ? LiveKeyRules.start(consumerProps) : null;
     this.clock = b.clock;
+  }
+
+  /**
+   * The rules {@code tool}'s keys are derived with: the applied policy's (tool-policy) when it
+   * names the tool, else those given to the builder, else none.
+   */
+  public KeyRules keyRulesOf(String tool) {
+    if (liveKeyRules != null) {
+      Optional<KeyRules> live = liveKeyRules.forTool(tool);
+      if (live.isPresent()) {
+        return live.get();
+      }
+    }
+    return keyRules.getOrDefault(tool, KeyRules.NONE);
+  }
+
+  /**
+   * Waits until the client has read the policy tool-policy held when it started (at once when it
+   * does not read it, or the topic does not exist).
+   *
+   * @return false when {@code wait} passed first
+   */
+  public boolean awaitKeyRules(Duration wait) throws InterruptedException {
+    return liveKeyRules == null || liveKeyRules.awaitCurrent(wait);
+  }
+
+  /** The version of the applied policy the client derives keys with; 0 when none. */
+  public long keyRulesVersion() {
+    return liveKeyRules == null ? 0 : liveKeyRules.version();
   }
 
   public static Builder builder() {
@@ -99,10 +131,7 @@ public final class ToolCallClient implements ToolCalls {
   public DerivedKey keyOf(ToolCall call) {
     DerivedKey derived =
         IdempotencyKeys.derive(
-            call.step(),
-            call.tool(),
-            call.argumentsJson(),
-            keyRules.getOrDefault(call.tool(), KeyRules.NONE));
+            call.step(), call.tool(), call.argumentsJson(), keyRulesOf(call.tool()));
     return call.idempotencyKey() == null
         ? derived
         : new DerivedKey(
@@ -276,6 +305,9 @@ public final class ToolCallClient implements ToolCalls {
    */
   @Override
   public void close() {
+    if (liveKeyRules != null) {
+      liveKeyRules.close();
+    }
     replies.close();
     producer.close(Duration.ofSeconds(5));
     open.forEach(
@@ -293,6 +325,18 @@ public final class ToolCallClient implements ToolCalls {
     private String replyTopic = Topics.RESULTS;
     private Duration timeout = Duration.ofSeconds(30);
     private Clock clock = Clock.systemUTC();
+    private boolean liveKeyRules = true;
+
+    /**
+     * Whether the client follows the applied policy's key rules on tool-policy (on by default):
+     * they win over {@link #keyRules} for every tool the applied policy names, so this client
+     * derives the keys the ledger and every other client derive, and a rules change reaches it
+     * without a restart. Off: only the rules given here.
+     */
+    public Builder liveKeyRules(boolean follow) {
+      this.liveKeyRules = follow;
+      return this;
+    }
 
     /**
      * Kafka settings for both clients: bootstrap.servers and any SASL/SSL settings, passed as they

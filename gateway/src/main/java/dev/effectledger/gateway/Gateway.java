@@ -7,6 +7,7 @@ import dev.effectledger.client.DerivedKey;
 import dev.effectledger.client.IdempotencyKeys;
 import dev.effectledger.client.KeyDerivationException;
 import dev.effectledger.client.KeyRules;
+import dev.effectledger.client.LiveKeyRules;
 import dev.effectledger.client.StepContext;
 import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.ErrorCode;
@@ -94,6 +95,7 @@ public final class Gateway implements AutoCloseable {
   private final ServerConnector connector;
   private final KafkaProducer<String, ToolIntent> producer;
   private final ReplyHub replies;
+  private final LiveKeyRules liveKeyRules;
   private final Admin admin;
   private final HttpClient ledger;
   private final ScheduledExecutorService timers;
@@ -135,6 +137,8 @@ public final class Gateway implements AutoCloseable {
     this.replies =
         new ReplyHub(
             kafka, config.replyTopic(), new RegistryAvroSerde<>(registry, ToolResult.class));
+    // Keys derived with the applied policy's rules (tool-policy) where it names the tool.
+    this.liveKeyRules = LiveKeyRules.start(kafka);
     this.ledger = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     this.timers = Timers.create();
     this.metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -593,7 +597,9 @@ public final class Gateway implements AutoCloseable {
               new StepContext(caller.tenant(), body.run(), body.step(), body.scope()),
               policy.name(),
               body.argumentsJson(),
-              new KeyRules(policy.key().ignore(), policy.key().require()));
+              liveKeyRules
+                  .forTool(policy.name())
+                  .orElseGet(() -> new KeyRules(policy.key().ignore(), policy.key().require())));
     } catch (CallBody.Invalid e) {
       ex.problem(
           Problem.of(400, "invalid-body", "Invalid request body", e.getMessage()).field(e.field));
@@ -1009,6 +1015,7 @@ public final class Gateway implements AutoCloseable {
       log.warn("Stopping the HTTP server failed", e);
     }
     timers.shutdownNow();
+    liveKeyRules.close();
     replies.close();
     producer.close(Duration.ofSeconds(5));
     admin.close(Duration.ofSeconds(5));

@@ -38,16 +38,36 @@ public record PolicyDiff(List<Change> changes) {
 
   public static final String UNKNOWN_TOOL = "(unknownTool)";
 
-  /** The changes from {@code before} to {@code after}, by tool name. */
+  /**
+   * The changes from {@code before} to {@code after}, by tool name, as rolling out a new file to
+   * every processor does: a change of key rules weakens the promise.
+   */
   public static PolicyDiff of(ToolPolicies before, ToolPolicies after) {
+    return of(before, after, false);
+  }
+
+  /**
+   * The changes from the applied policy {@code before} to {@code after} applied through tool-policy
+   * ({@link AppliedPolicy}), where a change of key rules is versioned: the old rules stay honoured
+   * through the tool's retry horizon, so the change is a caution, not a weakening.
+   */
+  public static PolicyDiff applied(ToolPolicies before, ToolPolicies after) {
+    return of(before, after, true);
+  }
+
+  private static PolicyDiff of(ToolPolicies before, ToolPolicies after, boolean versionedKeys) {
     List<Change> changes = new ArrayList<>();
     TreeSet<String> names = new TreeSet<>(before.tools().keySet());
     names.addAll(after.tools().keySet());
     for (String name : names) {
-      compare(name, before.tools().get(name), after.tools().get(name), changes);
+      compare(name, before.tools().get(name), after.tools().get(name), versionedKeys, changes);
     }
     compare(
-        UNKNOWN_TOOL, before.unknownTool().orElse(null), after.unknownTool().orElse(null), changes);
+        UNKNOWN_TOOL,
+        before.unknownTool().orElse(null),
+        after.unknownTool().orElse(null),
+        versionedKeys,
+        changes);
     return new PolicyDiff(List.copyOf(changes));
   }
 
@@ -56,7 +76,8 @@ public record PolicyDiff(List<Change> changes) {
     return changes.stream().anyMatch(c -> c.risk() == Risk.WEAKENS);
   }
 
-  private static void compare(String tool, ToolPolicy old, ToolPolicy now, List<Change> out) {
+  private static void compare(
+      String tool, ToolPolicy old, ToolPolicy now, boolean versionedKeys, List<Change> out) {
     if (old == null && now == null) {
       return;
     }
@@ -141,9 +162,14 @@ public record PolicyDiff(List<Change> changes) {
                   + rules(old.key())
                   + " -> "
                   + rules(now.key())
-                  + ": a step begun under the old rules gets another key under the new ones, so"
-                  + " its retry is a new action; roll out while nothing of this tool is in flight",
-              Risk.WEAKENS,
+                  + (versionedKeys
+                      ? ": a new key version; keys derived under the old rules stay honoured"
+                          + " through the tool's retry horizon (a retry finds its step's entry)"
+                      : ": a step begun under the old rules gets another key under the new ones,"
+                          + " so its retry is a new action; apply it with 'effectledger tools"
+                          + " apply' (versioned) or roll out while nothing of this tool is in"
+                          + " flight"),
+              versionedKeys ? Risk.CAUTION : Risk.WEAKENS,
               null));
     }
     if (!old.bypassAllowed() && now.bypassAllowed()) {

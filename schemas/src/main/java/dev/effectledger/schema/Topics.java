@@ -64,11 +64,13 @@ public final class Topics {
   private Topics() {}
 
   /**
-   * The topics every deployment has whatever its tools: intents, outcomes, replies, audit and the
-   * three dead-letter topics. Dispatch topics and attempt journals come per lane on top.
+   * The topics every deployment has whatever its tools: intents, outcomes, replies, audit, the
+   * three dead-letter topics and the applied policy. Dispatch topics and attempt journals come per
+   * lane on top.
    */
   public static List<String> fixed() {
-    return List.of(INTENTS, OUTCOMES, RESULTS, AUDIT, INTENTS_DLQ, OUTCOMES_DLQ, DISPATCH_DLQ);
+    return List.of(
+        INTENTS, OUTCOMES, RESULTS, AUDIT, INTENTS_DLQ, OUTCOMES_DLQ, DISPATCH_DLQ, POLICY);
   }
 
   /** The dispatch topic of {@code lane}. */

@@ -61,4 +61,48 @@ public final class CoPartitioning {
     }
     return intents;
   }
+
+  /**
+   * Fails when tool-policy does not have {@code partitions} partitions: each ledger task reads its
+   * own partition of it, and a task without one would never apply a policy.
+   */
+  public static void verifyPolicy(Admin admin, int partitions) {
+    int policy;
+    try {
+      policy =
+          admin
+              .describeTopics(List.of(Topics.POLICY))
+              .allTopicNames()
+              .get(30, TimeUnit.SECONDS)
+              .get(Topics.POLICY)
+              .partitions()
+              .size();
+    } catch (ExecutionException | TimeoutException e) {
+      throw new IllegalStateException(
+          "Cannot describe "
+              + Topics.POLICY
+              + ": create it (compacted, "
+              + partitions
+              + " partitions) or set policy.live=false",
+          e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("Interrupted while checking " + Topics.POLICY, e);
+    }
+    if (policy != partitions) {
+      throw new IllegalStateException(
+          Topics.POLICY
+              + " has "
+              + policy
+              + " partitions but "
+              + Topics.INTENTS
+              + " has "
+              + partitions
+              + ": each ledger task reads its own partition of it. Recreate "
+              + Topics.POLICY
+              + " (compacted) with "
+              + partitions
+              + " partitions, then run effectledger tools apply again.");
+    }
+  }
 }

@@ -93,6 +93,13 @@ public final class LedgerTopology {
           Serdes.ByteArray().deserializer(),
           Topics.POLICY);
       topology.addProcessor(POLICY_PROCESSOR, () -> new PolicyProcessor(live), POLICY_SOURCE);
+      // Intents the ledger routes to another task while a changed key rule is honoured.
+      topology.addSink(
+          "intents-sink",
+          Topics.INTENTS,
+          Serdes.ByteArray().serializer(),
+          Serdes.ByteArray().serializer(),
+          INTENT_PROCESSOR);
       ledgerProcessors = new String[] {INTENT_PROCESSOR, OUTCOME_PROCESSOR, POLICY_PROCESSOR};
       topology.addStateStore(
           Stores.keyValueStoreBuilder(

@@ -241,4 +241,31 @@ class LivePolicyTest {
     assertThat(ledger.results.readValue().getError().getCode())
         .isEqualTo(ErrorCode.ARGUMENTS_HASH_MISMATCH.name());
   }
+
+  @ParameterizedTest
+  @ValueSource(strings = {StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE})
+  void aCallersOwnKeyRetriedUnderChangedRulesIsNotAConflict(String guarantee) {
+    start(guarantee);
+    TestOutputTopic<String, Dispatch> payments = ledger.dispatches("payments");
+    String args = "{\"amount\":100,\"note\":\"a\"}";
+    ToolIntent first =
+        ToolIntent.newBuilder(intent("charge_card", "s-1", args, List.of("/note")))
+            .setIdempotencyKey("callers-own-key")
+            .build();
+    ledger.send(first, T0);
+    ledger.outcome(payments.readValue(), OutcomeStatus.SUCCEEDED, "{\"id\":\"ch_1\"}", T0);
+    ledger.results.readValuesToList();
+
+    ledger.apply(applied(V1, V2), T0.plusSeconds(10));
+    ToolIntent retry =
+        ToolIntent.newBuilder(intent("charge_card", "s-1", args, List.of()))
+            .setIdempotencyKey("callers-own-key")
+            .build();
+    ledger.send(retry, T0.plusSeconds(20));
+
+    assertThat(payments.readValuesToList()).isEmpty();
+    ToolResult answer = ledger.results.readValue();
+    assertThat(answer.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+    assertThat(answer.getReplayed()).isTrue();
+  }
 }

@@ -10,12 +10,25 @@ sealed interface DecodedIntent {
    * A well-formed intent, ready for the ledger. {@code aliases} are the keys the same step has
    * under the tool's other honoured key rules (empty unless its rules changed within the retry
    * horizon, see {@code AppliedPolicy}): the ledger answers from an entry under one of them rather
-   * than start a second effect.
+   * than start a second effect. {@code decider} is the key under the newest honoured rules the step
+   * can be keyed by: the task owning it decides whether the step starts (null without aliases).
    */
-  record Valid(ToolIntent intent, String replyTopic, java.util.List<Alias> aliases)
+  record Valid(ToolIntent intent, String replyTopic, java.util.List<Alias> aliases, String decider)
       implements DecodedIntent {
     Valid(ToolIntent intent, String replyTopic) {
-      this(intent, replyTopic, java.util.List.of());
+      this(intent, replyTopic, java.util.List.of(), null);
+    }
+
+    /** The arguments hash the step has under the rules that give {@code key}, or null. */
+    String hashOf(String key) {
+      if (key.equals(intent.getIdempotencyKey())) {
+        return intent.getArgumentsHash();
+      }
+      return aliases.stream()
+          .filter(a -> a.key().equals(key))
+          .map(Alias::argumentsHash)
+          .findFirst()
+          .orElse(null);
     }
   }
 

@@ -54,7 +54,12 @@ final class IntentDecoder {
    * rejection.
    */
   DecodedIntent decode(
-      byte[] rawKey, byte[] rawValue, int partition, AppliedPolicy applied, long recordTime) {
+      byte[] rawKey,
+      byte[] rawValue,
+      int partition,
+      AppliedPolicy applied,
+      long recordTime,
+      boolean routed) {
     String recordKey = rawKey == null ? null : new String(rawKey, StandardCharsets.UTF_8);
     String replyKey = recordKey == null || recordKey.isEmpty() ? null : recordKey;
     if (rawValue == null) {
@@ -98,7 +103,9 @@ final class IntentDecoder {
           intent.getTool(),
           replyTopic);
     }
-    if (!recordKey.equals(key)) {
+    // A routed intent's record key is the key of the task it was sent to (the processor checks that
+    // it is one of the step's keys); the partition check below holds for it all the same.
+    if (!routed && !recordKey.equals(key)) {
       return new DecodedIntent.Invalid(
           ErrorCode.KEY_MISMATCH,
           "record key differs from the intent's idempotencyKey",
@@ -199,8 +206,7 @@ final class IntentDecoder {
     for (ArgumentRules rules : honoured) {
       DecodedIntent.Invalid refused = check(intent, arguments, rules, key, replyTopic);
       if (refused == null) {
-        return new DecodedIntent.Valid(
-            intent, replyTopic, aliases(intent, arguments, rules, honoured, key));
+        return withAliases(intent, replyTopic, arguments, rules, honoured, key);
       }
       if (firstRefusal == null) {
         firstRefusal = refused;
@@ -257,29 +263,38 @@ final class IntentDecoder {
   }
 
   /**
-   * The keys the intent's step derives under the honoured rules other than {@code matched}, when
-   * its own key is the one it derives under {@code matched} (a caller's own key has no aliases).
+   * The intent with the keys its step derives under the honoured rules other than {@code matched},
+   * and the decider (the key under the first honoured rules, current first, whose required fields
+   * the arguments have), when its own key is the one it derives under {@code matched}: a caller's
+   * own key has no aliases.
    */
-  private static List<DecodedIntent.Alias> aliases(
+  private static DecodedIntent.Valid withAliases(
       ToolIntent intent,
+      String replyTopic,
       JsonNode arguments,
       ArgumentRules matched,
       List<ArgumentRules> honoured,
       String key) {
     if (honoured.size() < 2 || !key.equals(derive(intent, arguments, matched))) {
-      return List.of();
+      return new DecodedIntent.Valid(intent, replyTopic);
     }
     List<DecodedIntent.Alias> aliases = new ArrayList<>();
-    for (ArgumentRules other : honoured) {
-      if (other.equals(matched) || missingRequired(arguments, other) != null) {
+    String decider = null;
+    for (ArgumentRules rules : honoured) {
+      if (missingRequired(arguments, rules) != null) {
         continue;
       }
-      String alias = derive(intent, arguments, other);
-      if (!alias.equals(key)) {
-        aliases.add(new DecodedIntent.Alias(alias, ArgumentsHash.of(arguments, other.ignore())));
+      String derived = rules.equals(matched) ? key : derive(intent, arguments, rules);
+      if (decider == null) {
+        decider = derived;
+      }
+      if (!derived.equals(key) && aliases.stream().noneMatch(a -> a.key().equals(derived))) {
+        aliases.add(new DecodedIntent.Alias(derived, ArgumentsHash.of(arguments, rules.ignore())));
       }
     }
-    return aliases;
+    return aliases.isEmpty()
+        ? new DecodedIntent.Valid(intent, replyTopic)
+        : new DecodedIntent.Valid(intent, replyTopic, aliases, decider);
   }
 
   private static String derive(ToolIntent intent, JsonNode arguments, ArgumentRules rules) {

@@ -1,7 +1,10 @@
 package dev.effectledger.topology.internal;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.effectledger.policy.ArgumentRules;
 import dev.effectledger.policy.InFlightPolicy;
 import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.AuditType;
 import dev.effectledger.schema.BypassApprovals;
 import dev.effectledger.schema.ErrorCode;
@@ -18,10 +21,13 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Optional;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -64,9 +70,15 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
   @Override
   public void process(Record<byte[], byte[]> record) {
     int partition = context.recordMetadata().map(m -> m.partition()).orElse(-1);
+    AliasRoute route = AliasRoute.of(record.headers());
     DecodedIntent decoded =
         decoder.decode(
-            record.key(), record.value(), partition, actions.applied(), record.timestamp());
+            record.key(),
+            record.value(),
+            partition,
+            actions.applied(),
+            record.timestamp(),
+            route != null);
     Header requestId = record.headers().lastHeader(Topics.REQUEST_ID_HEADER);
     actions.outputs().answering(requestId == null ? null : requestId.value());
     try {
@@ -74,14 +86,19 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
         deadLetter(record, invalid);
       } else {
         DecodedIntent.Valid valid = (DecodedIntent.Valid) decoded;
-        decide(valid, record.timestamp());
+        if (route == null) {
+          decide(valid, record, partition, record.timestamp());
+        } else {
+          routed(valid, route, record, partition, record.timestamp());
+        }
       }
     } finally {
       actions.outputs().answered();
     }
   }
 
-  private void decide(DecodedIntent.Valid valid, long now) {
+  private void decide(
+      DecodedIntent.Valid valid, Record<byte[], byte[]> record, int partition, long now) {
     ToolIntent intent = valid.intent();
     String replyTopic = valid.replyTopic();
     Optional<ToolPolicy> policy = actions.policies().forTool(intent.getTool());
@@ -103,19 +120,168 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
       answerKnownKey(intent, entry, intent.getArgumentsHash(), replyTopic, now);
       return;
     }
-    for (DecodedIntent.Alias alias : valid.aliases()) {
-      LedgerEntry aliased =
-          actions.liveEntry(LedgerStore.key(intent.getTenant(), alias.key()), now);
-      if (aliased != null) {
-        answerAlias(intent, aliased, alias, replyTopic, now);
-        return;
-      }
-    }
     if (!policy.get().isLedgered()) {
       actions.passThrough(intent, policy.get(), replyTopic, now);
-    } else {
-      actions.start(intent, policy.get(), replyTopic, intent.getIdempotencyKey(), 1, now);
+      return;
     }
+    if (valid.aliases().isEmpty()) {
+      actions.start(intent, policy.get(), replyTopic, intent.getIdempotencyKey(), 1, now);
+      return;
+    }
+    if (answeredByLocalAlias(valid, partition, now)) {
+      return;
+    }
+    String decider = valid.decider();
+    if (decider.equals(intent.getIdempotencyKey()) || isLocal(decider, partition)) {
+      decideStart(valid, policy.get(), record, partition, now);
+    } else {
+      actions.outputs().reroute(record, decider, AliasRoute.decide());
+    }
+  }
+
+  /**
+   * A step whose tool's key rules changed within its retry horizon has a key under each honoured
+   * version, and those keys can sit in different partitions, owned by different tasks. One task
+   * decides whether the step starts: the one owning the key under the newest rules (the decider).
+   * Intents under other keys go there ({@link AliasRoute#decide}); the decider sends the intent
+   * round the tasks owning the step's other keys ({@link AliasRoute#probe}), each of which answers
+   * it from an entry it holds, and starts the step only when the intent comes back unanswered
+   * ({@link AliasRoute#probed}). Every hop is a record on tool-intents written in the task's
+   * transaction, so a hop is neither lost nor doubled under exactly-once; all starts of a step
+   * happen in the decider's task, one at a time.
+   */
+  private void routed(
+      DecodedIntent.Valid valid,
+      AliasRoute route,
+      Record<byte[], byte[]> record,
+      int partition,
+      long now) {
+    ToolIntent intent = valid.intent();
+    String target = new String(record.key(), StandardCharsets.UTF_8);
+    Optional<ToolPolicy> policy = actions.policies().forTool(intent.getTool());
+    boolean known =
+        valid.decider() != null
+            && (route.kind() == AliasRoute.Kind.PROBE
+                ? valid.hashOf(target) != null
+                : target.equals(valid.decider()));
+    if (policy.isEmpty() || !policy.get().isLedgered() || !known) {
+      // The policy changed between hops (the step no longer has these keys) or the route is not
+      // one the ledger wrote: decide afresh from the intent's own key, in its own partition.
+      if (isLocal(intent.getIdempotencyKey(), partition)) {
+        decide(valid, record, partition, now);
+      } else {
+        actions.outputs().reroute(record, intent.getIdempotencyKey(), null);
+      }
+      return;
+    }
+    switch (route.kind()) {
+      case DECIDE -> decideStart(valid, policy.get(), record, partition, now);
+      case PROBE -> {
+        LedgerEntry entry = actions.liveEntry(LedgerStore.key(intent.getTenant(), target), now);
+        if (entry != null) {
+          answerAlias(intent, entry, valid.hashOf(target), valid.replyTopic(), now);
+        } else if (!route.rest().isEmpty()) {
+          actions
+              .outputs()
+              .reroute(
+                  record,
+                  route.rest().get(0),
+                  AliasRoute.probe(route.rest().subList(1, route.rest().size())));
+        } else {
+          actions.outputs().reroute(record, valid.decider(), AliasRoute.probed());
+        }
+      }
+      case PROBED -> {
+        if (!answeredAt(valid, valid.decider(), now)
+            && !answeredByLocalAlias(valid, partition, now)) {
+          startAs(valid, policy.get(), valid.decider(), now);
+        }
+      }
+    }
+  }
+
+  /** At the decider: answer from the decider's key or a local alias, else probe or start. */
+  private void decideStart(
+      DecodedIntent.Valid valid,
+      ToolPolicy policy,
+      Record<byte[], byte[]> record,
+      int partition,
+      long now) {
+    if (answeredAt(valid, valid.decider(), now) || answeredByLocalAlias(valid, partition, now)) {
+      return;
+    }
+    List<String> remote = new ArrayList<>();
+    for (DecodedIntent.Alias alias : valid.aliases()) {
+      if (!isLocal(alias.key(), partition) && !alias.key().equals(valid.decider())) {
+        remote.add(alias.key());
+      }
+    }
+    String own = valid.intent().getIdempotencyKey();
+    if (!own.equals(valid.decider()) && !isLocal(own, partition)) {
+      remote.add(own);
+    }
+    if (remote.isEmpty()) {
+      startAs(valid, policy, valid.decider(), now);
+    } else {
+      actions
+          .outputs()
+          .reroute(record, remote.get(0), AliasRoute.probe(remote.subList(1, remote.size())));
+    }
+  }
+
+  /** Answers the intent from the entry under {@code key} in this task; false when none. */
+  private boolean answeredAt(DecodedIntent.Valid valid, String key, long now) {
+    ToolIntent intent = valid.intent();
+    LedgerEntry entry = actions.liveEntry(LedgerStore.key(intent.getTenant(), key), now);
+    if (entry == null) {
+      return false;
+    }
+    if (key.equals(intent.getIdempotencyKey())) {
+      answerKnownKey(intent, entry, intent.getArgumentsHash(), valid.replyTopic(), now);
+    } else {
+      answerAlias(intent, entry, valid.hashOf(key), valid.replyTopic(), now);
+    }
+    return true;
+  }
+
+  private boolean answeredByLocalAlias(DecodedIntent.Valid valid, int partition, long now) {
+    for (DecodedIntent.Alias alias : valid.aliases()) {
+      if (isLocal(alias.key(), partition) && answeredAt(valid, alias.key(), now)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Starts the step under {@code key}: its own, or, for an intent a client derived under older
+   * rules, the decider's (answered IN_FLIGHT under its own key; its retry finds the result).
+   */
+  private void startAs(DecodedIntent.Valid valid, ToolPolicy policy, String key, long now) {
+    ToolIntent intent = valid.intent();
+    if (key.equals(intent.getIdempotencyKey())) {
+      actions.start(intent, policy, valid.replyTopic(), key, 1, now);
+      return;
+    }
+    ToolIntent under =
+        ToolIntent.newBuilder(intent)
+            .setIdempotencyKey(key)
+            .setArgumentsHash(valid.hashOf(key))
+            .build();
+    actions.start(under, policy, valid.replyTopic(), key, 1, now);
+    LedgerEntry started = actions.ledger().get(LedgerStore.key(intent.getTenant(), key));
+    ToolResult answer = Replies.of(started, false);
+    answer.setIdempotencyKey(intent.getIdempotencyKey());
+    actions.outputs().reply(answer, valid.replyTopic(), now);
+  }
+
+  /** Whether {@code key} belongs to this task's partition (always, when the count is unknown). */
+  private boolean isLocal(String key, int partition) {
+    int partitions = config.intentPartitions();
+    return partitions <= 0
+        || partition < 0
+        || Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % partitions
+            == partition;
   }
 
   /**
@@ -126,12 +292,8 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
    * approval is taken as on the entry's own key.
    */
   private void answerAlias(
-      ToolIntent intent,
-      LedgerEntry entry,
-      DecodedIntent.Alias alias,
-      String replyTopic,
-      long now) {
-    if (!entry.getArgumentsHash().equals(alias.argumentsHash())) {
+      ToolIntent intent, LedgerEntry entry, String aliasHash, String replyTopic, long now) {
+    if (!entry.getArgumentsHash().equals(aliasHash)) {
       refuse(
           intent,
           replyTopic,
@@ -152,10 +314,38 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
     }
   }
 
+  /**
+   * Whether the intent carries the arguments the entry was made with: the same hash, or, within the
+   * horizon of a change of the tool's key rules, the hash its arguments have under rules the entry
+   * may have been made with (a caller's own key keeps its value across the change; its hash does
+   * not).
+   */
+  private boolean sameArguments(ToolIntent intent, LedgerEntry entry, String hash, long now) {
+    if (entry.getArgumentsHash().equals(hash)) {
+      return true;
+    }
+    ToolPolicy policy = actions.policies().forTool(intent.getTool()).orElse(null);
+    if (policy == null || !policy.isLedgered()) {
+      return false;
+    }
+    List<ArgumentRules> honoured =
+        actions.applied().honouredRules(intent.getTool(), policy, Instant.ofEpochMilli(now));
+    if (honoured.size() < 2) {
+      return false;
+    }
+    try {
+      JsonNode arguments = ArgumentsHash.parse(intent.getArguments());
+      return honoured.stream()
+          .anyMatch(r -> ArgumentsHash.of(arguments, r.ignore()).equals(entry.getArgumentsHash()));
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
+  }
+
   private void answerKnownKey(
       ToolIntent intent, LedgerEntry entry, String argumentsHash, String replyTopic, long now) {
     ToolPolicy policy = actions.policyOf(intent.getTool());
-    if (!entry.getArgumentsHash().equals(argumentsHash)) {
+    if (!sameArguments(intent, entry, argumentsHash, now)) {
       refuse(
           intent,
           replyTopic,

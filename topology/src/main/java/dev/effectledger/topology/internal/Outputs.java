@@ -29,6 +29,7 @@ final class Outputs {
   static final String RESULTS_SINK = "results-sink";
   static final String AUDIT_SINK = "audit-sink";
   static final String DLQ_SINK = "intents-dlq-sink";
+  static final String INTENTS_SINK = "intents-sink";
 
   /** Header naming the topic a reply goes to; read by the results sink's topic extractor. */
   static final String REPLY_TOPIC_HEADER = Topics.REPLY_TOPIC_HEADER;
@@ -42,6 +43,26 @@ final class Outputs {
   Outputs(ProcessorContext<Object, Object> context, LedgerObserver observer) {
     this.context = context;
     this.observer = observer;
+  }
+
+  /**
+   * Sends an intent on to the task owning {@code key}, as it came (value and request id), on {@code
+   * route}; a null route hands it back as if its client had sent it.
+   */
+  void reroute(Record<byte[], byte[]> intent, String key, AliasRoute route) {
+    Headers headers = new RecordHeaders();
+    org.apache.kafka.common.header.Header requestId =
+        intent.headers().lastHeader(Topics.REQUEST_ID_HEADER);
+    if (requestId != null) {
+      headers.add(requestId);
+    }
+    if (route != null) {
+      headers.add(AliasRoute.HEADER, route.header());
+    }
+    context.forward(
+        new Record<>(
+            key.getBytes(StandardCharsets.UTF_8), intent.value(), intent.timestamp(), headers),
+        INTENTS_SINK);
   }
 
   void dispatch(Dispatch dispatch, long timestamp) {
