@@ -48,6 +48,8 @@ public final class LiveKeyRules implements AutoCloseable {
     props.putAll(kafka);
     props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    // Never create tool-policy by asking for it: it must have one partition per intents partition.
+    props.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
     props.remove(ConsumerConfig.GROUP_ID_CONFIG);
     this.consumer =
         new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer());
