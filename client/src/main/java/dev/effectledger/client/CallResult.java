@@ -55,11 +55,27 @@ public sealed interface CallResult {
   /**
    * The effect may have happened and the ledger holds the key for reconciliation; calling again
    * replays this answer until the reconciler settles it. Never retry it under a new key.
+   *
+   * <p>A multi-write tool that did some of its writes is held the same way, with error code {@code
+   * PARTIAL_SUCCESS} ({@link #partial()}) and {@code reportJson} naming the writes done and not
+   * done and the corrective action; an operator settles it.
+   *
+   * @param reportJson the partial success's report, or null
    */
-  record HeldUnknown(String key, CallError error, boolean replayed) implements CallResult {
+  record HeldUnknown(String key, CallError error, boolean replayed, String reportJson)
+      implements CallResult {
     public HeldUnknown {
       Objects.requireNonNull(key, "key");
       Objects.requireNonNull(error, "error");
+    }
+
+    public HeldUnknown(String key, CallError error, boolean replayed) {
+      this(key, error, replayed, null);
+    }
+
+    /** Whether some of the tool's writes took effect and some did not. */
+    public boolean partial() {
+      return "PARTIAL_SUCCESS".equals(error.code());
     }
   }
 

@@ -25,7 +25,8 @@ public final class CallResults {
               reply.getReplayed(),
               reply.getAttempts());
       case FAILED -> new CallResult.Failed(key, error(reply), reply.getReplayed());
-      case UNKNOWN -> new CallResult.HeldUnknown(key, error(reply), reply.getReplayed());
+      case UNKNOWN ->
+          new CallResult.HeldUnknown(key, error(reply), reply.getReplayed(), reply.getResultJson());
       case REJECTED -> new CallResult.Rejected(key, error(reply));
       case IN_FLIGHT ->
           throw new IllegalArgumentException(

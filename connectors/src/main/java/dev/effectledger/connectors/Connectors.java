@@ -2,6 +2,7 @@ package dev.effectledger.connectors;
 
 import dev.effectledger.connectors.http.HttpConnector;
 import dev.effectledger.connectors.http.HttpConnectorSettings;
+import dev.effectledger.connectors.http.HttpSequenceConnector;
 import dev.effectledger.connectors.jdbc.JdbcConnector;
 import dev.effectledger.connectors.jdbc.JdbcConnectorSettings;
 import dev.effectledger.connectors.kafka.KafkaConnector;
@@ -21,8 +22,9 @@ import java.util.TreeMap;
 
 /**
  * The connectors tools can name, by name, and the connectors of a set of lanes built from them.
- * {@link #builtIn()} knows {@code http}, {@code jdbc}, {@code kafka} and {@code log}; {@link #with}
- * adds another (an MCP connector, a vendor's SDK) without touching the others.
+ * {@link #builtIn()} knows {@code http}, {@code http-sequence}, {@code jdbc}, {@code kafka} and
+ * {@code log}; {@link #with} adds another (an MCP connector, a vendor's SDK) without touching the
+ * others.
  */
 public final class Connectors {
 
@@ -34,6 +36,11 @@ public final class Connectors {
                   p -> HttpConnectorSettings.from(p.name(), p.settings()),
                   (p, clock) ->
                       new HttpConnector(HttpConnectorSettings.from(p.name(), p.settings()), clock)))
+          .with(
+              new ConnectorType(
+                  "http-sequence",
+                  p -> HttpSequenceConnector.check(p.name(), p.settings()),
+                  (p, clock) -> HttpSequenceConnector.from(p.name(), p.settings(), clock)))
           .with(
               new ConnectorType(
                   "jdbc",

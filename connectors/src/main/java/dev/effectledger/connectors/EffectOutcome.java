@@ -53,4 +53,26 @@ public sealed interface EffectOutcome {
 
   /** The effect may have happened (timeout after sending, 500, reset); nobody can tell. */
   record Ambiguous(String code, String message) implements EffectOutcome {}
+
+  /**
+   * A tool that performs several writes did some and not the others. Never retried: the ledger
+   * holds the key for an operator, with {@code reportJson} (which writes happened, which did not,
+   * the corrective action) as its result.
+   *
+   * @param message what happened, naming the writes (no argument values)
+   * @param reportJson JSON naming the writes done and not done
+   * @param correctiveAction what an operator does before settling the key
+   */
+  record Partial(String message, String reportJson, String correctiveAction)
+      implements EffectOutcome {
+    public Partial {
+      Objects.requireNonNull(reportJson, "reportJson");
+      Objects.requireNonNull(correctiveAction, "correctiveAction");
+    }
+
+    @Override
+    public String code() {
+      return "PARTIAL_SUCCESS";
+    }
+  }
 }

@@ -24,6 +24,11 @@ public enum ErrorCode {
       "The bypass approval is unsigned, forged, expired, or for another key: nothing ran. Ask an operator for an approval of this key (effectledger approve)."),
   RETRIES_EXHAUSTED(
       true, "The effect did not happen. Send the same intent again later; it will run once."),
+  PARTIAL_SUCCESS(
+      false,
+      "Some of the tool's writes took effect and some did not (the result names which). Nothing"
+          + " retries it: do the tool's corrective action, then settle the key as applied or"
+          + " released."),
   AMBIGUOUS_OUTCOME(
       false,
       "The effect may have happened. Reconcile with the downstream using the key before any retry."),

@@ -48,7 +48,10 @@ public final class Replies {
         .setIdempotencyKey(dispatch.getIdempotencyKey())
         .setTenant(dispatch.getTenant())
         .setTool(dispatch.getTool())
-        .setStatus(succeeded ? ResultStatus.SUCCEEDED : ResultStatus.FAILED)
+        .setStatus(
+            succeeded
+                ? ResultStatus.SUCCEEDED
+                : isPartial(outcome) ? ResultStatus.UNKNOWN : ResultStatus.FAILED)
         .setResultJson(storedResult(outcome.getResultJson()))
         .setError(settledError(outcome))
         .setReplayed(false)
@@ -62,11 +65,30 @@ public final class Replies {
         .build();
   }
 
-  /** The error a settling outcome stores: none for a success, the executor's for a failure. */
+  /**
+   * The error a settling outcome stores: none for a success, the executor's own for a partial
+   * success, {@code EFFECT_FAILED} naming the executor's for a failure.
+   */
   public static ErrorInfo settledError(Outcome outcome) {
-    return outcome.getStatus() == OutcomeStatus.SUCCEEDED
-        ? null
-        : ErrorCode.EFFECT_FAILED.toError(detail(outcome, "the downstream refused the request"));
+    if (outcome.getStatus() == OutcomeStatus.SUCCEEDED) {
+      return null;
+    }
+    if (isPartial(outcome)) {
+      return outcome.getError();
+    }
+    return ErrorCode.EFFECT_FAILED.toError(detail(outcome, "the downstream refused the request"));
+  }
+
+  /**
+   * A multi-write tool's partial outcome: status FAILED (what a ledger of an earlier release, which
+   * does not know it, takes as final and never retries) with error code {@code PARTIAL_SUCCESS}
+   * and, as its result, the report of which writes happened. The ledger holds the key as UNKNOWN
+   * for an operator; its replies say UNKNOWN with that error and report.
+   */
+  public static boolean isPartial(Outcome outcome) {
+    return outcome.getStatus() == OutcomeStatus.FAILED
+        && outcome.getError() != null
+        && ErrorCode.PARTIAL_SUCCESS.name().equals(outcome.getError().getCode());
   }
 
   /**

@@ -303,6 +303,77 @@ abstract class LedgerStateMachineContract {
     assertThat(ledger.auditTypes()).containsExactly(AuditType.DISPATCHED, AuditType.HELD_UNKNOWN);
   }
 
+  static final String PARTIAL_REPORT =
+      "{\"done\":[{\"step\":1}],\"failed\":{\"step\":2},\"notDone\":[],"
+          + "\"correctiveAction\":\"refund step 1\"}";
+
+  /** A multi-write tool's executor reports that some of its writes took effect. */
+  private Outcome partialOutcome(Dispatch dispatch, Duration after) {
+    Outcome outcome =
+        LedgerDriver.outcomeOf(dispatch, OutcomeStatus.FAILED, PARTIAL_REPORT, null, at(after));
+    outcome.setError(
+        dev.effectledger.schema.ErrorInfo.newBuilder()
+            .setCode("PARTIAL_SUCCESS")
+            .setMessage("steps 1-1 of 2 took effect; step 2 did not (HTTP_422); 0 not sent")
+            .setRetriable(false)
+            .setCorrectiveAction("refund step 1")
+            .build());
+    return outcome;
+  }
+
+  @Test
+  void shouldHoldAPartialSuccessForAnOperatorNeverRetryingIt() {
+    Dispatch dispatch = chargeDispatched("k1");
+
+    ledger.outcomes.pipeInput(
+        "k1", partialOutcome(dispatch, Duration.ofSeconds(2)), at(Duration.ofSeconds(2)));
+
+    ToolResult reply = ledger.results.readValue();
+    assertThat(reply.getStatus()).isEqualTo(ResultStatus.UNKNOWN);
+    assertThat(reply.getError().getCode()).isEqualTo("PARTIAL_SUCCESS");
+    assertThat(reply.getError().getCorrectiveAction()).isEqualTo("refund step 1");
+    assertThat(reply.getResultJson()).isEqualTo(PARTIAL_REPORT);
+    assertThat(ledger.entry("acme", "k1").getState()).isEqualTo(LedgerState.UNKNOWN);
+    assertThat(ledger.audit.readValuesToList())
+        .extracting(AuditEvent::getType, AuditEvent::getCode)
+        .containsExactly(
+            tuple(AuditType.DISPATCHED, null), tuple(AuditType.HELD_UNKNOWN, "PARTIAL_SUCCESS"));
+
+    ledger.driver.advanceWallClockTime(Duration.ofMinutes(10));
+    assertThat(payments.isEmpty()).as("never re-dispatched by a timeout").isTrue();
+    ledger.send(intent("k1", CHARGE, ARGS), at(Duration.ofMinutes(11)));
+    assertThat(payments.isEmpty()).as("nor by a retry").isTrue();
+    ToolResult replay = ledger.results.readValue();
+    assertThat(replay.getStatus()).isEqualTo(ResultStatus.UNKNOWN);
+    assertThat(replay.getReplayed()).isTrue();
+    assertThat(replay.getError().getCode()).isEqualTo("PARTIAL_SUCCESS");
+    assertThat(replay.getResultJson()).isEqualTo(PARTIAL_REPORT);
+  }
+
+  @Test
+  void shouldSettleAHeldPartialSuccessAsAppliedOrReleasedByAnOperator() {
+    Dispatch first = chargeDispatched("k1");
+    ledger.outcomes.pipeInput(
+        "k1", partialOutcome(first, Duration.ofSeconds(2)), at(Duration.ofSeconds(2)));
+    Dispatch second = chargeDispatched("k2");
+    ledger.outcomes.pipeInput(
+        "k2", partialOutcome(second, Duration.ofSeconds(2)), at(Duration.ofSeconds(2)));
+    ledger.results.readValuesToList();
+
+    // A second partial report of the same attempt changes nothing.
+    ledger.outcomes.pipeInput(
+        "k1", partialOutcome(first, Duration.ofSeconds(3)), at(Duration.ofSeconds(3)));
+    assertThat(ledger.entry("acme", "k1").getState()).isEqualTo(LedgerState.UNKNOWN);
+    // The operator did the corrective action and marks k1 applied; k2 as not applied.
+    ledger.outcome(first, OutcomeStatus.SUCCEEDED, "{\"fixed\":true}", at(Duration.ofSeconds(4)));
+    ledger.outcome(second, OutcomeStatus.RETRYABLE, null, at(Duration.ofSeconds(4)));
+
+    assertThat(ledger.entry("acme", "k1").getState()).isEqualTo(LedgerState.SUCCEEDED);
+    assertThat(ledger.entry("acme", "k2")).as("released: its next intent runs it again").isNull();
+    ledger.send(intent("k2", CHARGE, ARGS), at(Duration.ofSeconds(5)));
+    assertThat(payments.readValue().getIdempotencyKey()).isEqualTo("k2");
+  }
+
   @Test
   void shouldRedispatchWithSameKeyOnAmbiguousOutcomeWhenPolicyRedispatches() {
     ledger.send(intent("t1", TICKET, ARGS), T0);

@@ -4,6 +4,7 @@ import dev.effectledger.connectors.Connector;
 import dev.effectledger.connectors.Lookup;
 import dev.effectledger.schema.AuditEvent;
 import dev.effectledger.schema.AuditType;
+import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.ErrorInfo;
 import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.Outcome;
@@ -168,7 +169,11 @@ public final class Reconciler implements AutoCloseable {
     for (Map.Entry<String, AuditEvent> e : latest.entrySet()) {
       AuditEvent event = e.getValue();
       Connector connector = connectors.get(event.getTool());
-      if (connector == null || !connector.capabilities().supportsLookup()) {
+      boolean partial =
+          event.getType() == AuditType.HELD_UNKNOWN
+              && ErrorCode.PARTIAL_SUCCESS.name().equals(event.getCode());
+      // A partial success is an operator's to settle: a lookup of the whole would mislead.
+      if (connector == null || !connector.capabilities().supportsLookup() || partial) {
         if (event.getType() == AuditType.HELD_UNKNOWN) {
           byTool.merge(event.getTool(), new ToolReport(0, 0, 0, 0, 1), ToolReport::plus);
         }

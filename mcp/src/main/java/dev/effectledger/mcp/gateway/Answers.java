@@ -43,6 +43,10 @@ final class Answers {
       }
       return error(f.key(), f.error(), null, f.replayed());
     }
+    if (result instanceof CallResult.HeldUnknown h && h.partial()) {
+      // Some writes happened: the agent must not redo the tool; the report says which.
+      return error(h.key(), h.error(), null, h.replayed(), h.reportJson());
+    }
     if (result instanceof CallResult.HeldUnknown h) {
       CallError held =
           new CallError(
@@ -127,7 +131,20 @@ final class Answers {
 
   private static CallToolResult error(
       String key, CallError error, List<Content> content, boolean replayed) {
+    return error(key, error, content, replayed, null);
+  }
+
+  /** As above, with a partial success's report (JSON) in the structured content. */
+  private static CallToolResult error(
+      String key, CallError error, List<Content> content, boolean replayed, String report) {
     Map<String, Object> structured = new LinkedHashMap<>();
+    if (report != null) {
+      try {
+        structured.put("report", JSON.readValue(report, Object.class));
+      } catch (JsonProcessingException e) {
+        structured.put("report", report);
+      }
+    }
     structured.put("code", error.code());
     structured.put("message", error.message());
     structured.put("retriable", error.retriable());

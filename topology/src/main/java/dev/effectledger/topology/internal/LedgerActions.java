@@ -321,6 +321,30 @@ final class LedgerActions {
     audit(entry, AuditType.HELD_UNKNOWN, code.name(), now);
   }
 
+  /**
+   * A multi-write tool's partial outcome: held as UNKNOWN for an operator, never re-dispatched or
+   * released by itself, the report of what happened kept as its result and replayed to duplicates
+   * (status UNKNOWN, error PARTIAL_SUCCESS with the tool's corrective action). Answered like a
+   * completion: the dispatch's topics the executor did not answer, and the duplicates since.
+   */
+  void holdPartial(LedgerEntry entry, Outcome outcome, long now) {
+    entry.setState(LedgerState.UNKNOWN);
+    entry.setResultJson(Replies.storedResult(outcome.getResultJson()));
+    entry.setError(Replies.settledError(outcome));
+    entry.setEffectId(outcome.getEffectId());
+    List<String> unanswered = unansweredDispatched(entry, outcome);
+    List<String> waiters = new ArrayList<>(entry.getWaiters());
+    waiters.removeAll(unanswered);
+    entry.setDispatchedTo(new ArrayList<>());
+    entry.setWaiters(new ArrayList<>());
+    ledger.put(entry);
+    ToolResult reply = Replies.of(entry, false);
+    unanswered.forEach(topic -> outputs.reply(reply, topic, now));
+    ToolResult replay = Replies.of(entry, true);
+    waiters.forEach(topic -> outputs.reply(replay, topic, now));
+    audit(entry, AuditType.HELD_UNKNOWN, ErrorCode.PARTIAL_SUCCESS.name(), now);
+  }
+
   void expire(String storeKey, LedgerEntry entry, long now) {
     ledger.remove(storeKey);
     auditRemoved(entry, AuditType.EXPIRED, null, now);

@@ -77,7 +77,9 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
 
   private void settle(LedgerEntry entry, ToolPolicy policy, Outcome outcome, long now) {
     boolean current = isCurrent(outcome, entry);
-    if (isDefinitive(outcome)) {
+    if (Replies.isPartial(outcome)) {
+      actions.holdPartial(entry, outcome, now);
+    } else if (isDefinitive(outcome)) {
       actions.complete(entry, policy, outcome, now);
     } else if (!current) {
       late(outcome, entry, now);
@@ -99,7 +101,9 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
    * for its current attempt (reconciliation found no effect) releases it. Anything else is late.
    */
   private void reconcile(LedgerEntry entry, ToolPolicy policy, Outcome outcome, long now) {
-    if (isDefinitive(outcome)) {
+    if (Replies.isPartial(outcome)) {
+      late(outcome, entry, now); // held already; a partial report changes nothing
+    } else if (isDefinitive(outcome)) {
       actions.complete(entry, policy, outcome, now);
     } else if (outcome.getStatus() == OutcomeStatus.RETRYABLE && isCurrent(outcome, entry)) {
       actions.release(entry, outcome, now);

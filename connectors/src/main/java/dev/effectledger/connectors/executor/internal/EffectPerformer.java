@@ -98,6 +98,9 @@ public final class EffectPerformer {
     if (outcome instanceof EffectOutcome.Ambiguous) {
       return "ambiguous";
     }
+    if (outcome instanceof EffectOutcome.Partial) {
+      return "partial";
+    }
     return "failed";
   }
 
@@ -277,6 +280,13 @@ public final class EffectPerformer {
                   f.message(),
                   false,
                   "Fix the request; the downstream will not accept it as it is."))
+          .build();
+    }
+    if (outcome instanceof EffectOutcome.Partial p) {
+      return out.setStatus(OutcomeStatus.FAILED)
+          .setResultJson(p.reportJson())
+          .setError(
+              error(ErrorCode.PARTIAL_SUCCESS.name(), p.message(), false, p.correctiveAction()))
           .build();
     }
     if (outcome instanceof EffectOutcome.Retryable r) {

@@ -1,0 +1,190 @@
+package dev.effectledger.connectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpServer;
+import dev.effectledger.connectors.executor.EffectExecutor;
+import dev.effectledger.connectors.executor.ExecutorConfig;
+import dev.effectledger.connectors.reconcile.Reconciler;
+import dev.effectledger.connectors.reconcile.ToolReport;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicyLoader;
+import dev.effectledger.schema.ArgumentsHash;
+import dev.effectledger.schema.ResultStatus;
+import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.Topics;
+import dev.effectledger.schema.serde.RegistryAvroSerde;
+import dev.effectledger.schema.serde.SchemaRegistries;
+import dev.effectledger.testkit.KafkaClusterExtension;
+import dev.effectledger.testkit.TopicCollector;
+import dev.effectledger.topology.LedgerConfig;
+import dev.effectledger.topology.LedgerTopology;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A multi-write tool ({@code http-sequence}: charge, then ship) whose second write is refused, on a
+ * real broker with the ledger and a real executor: the agent is answered UNKNOWN with
+ * PARTIAL_SUCCESS, the report and the corrective action; its retry is replayed the same and sends
+ * nothing; the reconciler leaves the key to an operator.
+ */
+@Tag("integration")
+class PartialSuccessIT {
+
+  private static final String REGISTRY = "mock://partial-success-it";
+
+  @RegisterExtension
+  static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+
+  @TempDir Path stateDir;
+
+  @Test
+  @Timeout(120)
+  void aPartialSuccessIsHeldForAnOperatorAndReplayed() throws Exception {
+    AtomicInteger charges = new AtomicInteger();
+    AtomicInteger shipments = new AtomicInteger();
+    HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    server.createContext(
+        "/charges",
+        ex -> {
+          charges.incrementAndGet();
+          byte[] body = "{\"id\":\"ch_1\"}".getBytes(StandardCharsets.UTF_8);
+          ex.sendResponseHeaders(200, body.length);
+          ex.getResponseBody().write(body);
+          ex.close();
+        });
+    server.createContext(
+        "/shipments",
+        ex -> {
+          shipments.incrementAndGet();
+          byte[] body = "{\"error\":\"address rejected\"}".getBytes(StandardCharsets.UTF_8);
+          ex.sendResponseHeaders(422, body.length);
+          ex.getResponseBody().write(body);
+          ex.close();
+        });
+    server.start();
+    String base = "http://127.0.0.1:" + server.getAddress().getPort();
+    ToolPolicies policies =
+        new ToolPolicyLoader()
+            .parse(
+                """
+                tools:
+                  charge_and_ship:
+                    class: irreversible
+                    lane: orders
+                    connector: http-sequence
+                    settings:
+                      steps:
+                        - {url: "%s/charges", honoursKeys: true, effectIdPointer: /id}
+                        - {url: "%s/shipments", honoursKeys: true}
+                      correctiveAction: refund the charge, or ship by hand, then settle the key
+                """
+                    .formatted(base, base),
+                "test");
+    Map<String, Integer> topics = new HashMap<>();
+    for (String t : Topics.fixed()) {
+      topics.put(t, 1);
+    }
+    topics.put(Topics.dispatch("orders"), 1);
+    kafka.createTopics(topics);
+    Properties streamsProps = new Properties();
+    streamsProps.put(StreamsConfig.APPLICATION_ID_CONFIG, "partial-success-it");
+    streamsProps.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    streamsProps.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+    Properties kafkaProps = Fixtures.kafka(kafka.bootstrapServers());
+    try (KafkaStreams ledger =
+            new KafkaStreams(
+                LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)),
+                LedgerTopology.streamsProperties(streamsProps));
+        EffectExecutor executor =
+            EffectExecutor.start(
+                ExecutorConfig.of(kafkaProps, List.of("orders"), REGISTRY),
+                Connectors.forLanes(policies, List.of("orders"), Clock.systemUTC()),
+                policies);
+        TopicCollector<ToolResult> results =
+            new TopicCollector<>(
+                kafka.bootstrapServers(),
+                Topics.RESULTS,
+                new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), ToolResult.class));
+        KafkaProducer<String, ToolIntent> producer =
+            new KafkaProducer<>(
+                kafkaProps,
+                new StringSerializer(),
+                new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), ToolIntent.class))) {
+      ledger.start();
+      ToolIntent intent =
+          ToolIntent.newBuilder()
+              .setIdempotencyKey("order-7")
+              .setTenant("acme")
+              .setRunId("r")
+              .setStepId("s")
+              .setTool("charge_and_ship")
+              .setArguments("{\"order\":7}")
+              .setArgumentsHash(ArgumentsHash.of("{\"order\":7}", List.of()))
+              .setRequestedAt(Instant.now())
+              .build();
+      producer.send(new ProducerRecord<>(Topics.INTENTS, "order-7", intent)).get();
+      await().atMost(Duration.ofSeconds(90)).until(() -> results.byKey.containsKey("order-7"));
+
+      ToolResult answer = results.byKey.get("order-7").get(0);
+      assertThat(answer.getStatus()).isEqualTo(ResultStatus.UNKNOWN);
+      assertThat(answer.getError().getCode()).isEqualTo("PARTIAL_SUCCESS");
+      assertThat(answer.getError().getCorrectiveAction())
+          .isEqualTo("refund the charge, or ship by hand, then settle the key");
+      JsonNode report = new ObjectMapper().readTree(answer.getResultJson());
+      assertThat(report.path("done").get(0).path("effectId").asText()).isEqualTo("ch_1");
+      assertThat(report.path("failed").path("step").asInt()).isEqualTo(2);
+      assertThat(report.path("failed").path("code").asText()).isEqualTo("HTTP_422");
+      assertThat(charges.get()).isEqualTo(1);
+      assertThat(shipments.get()).isEqualTo(1);
+
+      producer.send(new ProducerRecord<>(Topics.INTENTS, "order-7", intent)).get();
+      await().atMost(Duration.ofSeconds(60)).until(() -> results.byKey.get("order-7").size() == 2);
+      ToolResult replay = results.byKey.get("order-7").get(1);
+      assertThat(replay.getReplayed()).isTrue();
+      assertThat(replay.getError().getCode()).isEqualTo("PARTIAL_SUCCESS");
+      assertThat(replay.getResultJson()).isEqualTo(answer.getResultJson());
+
+      try (Reconciler reconciler =
+          new Reconciler(
+              kafkaProps,
+              REGISTRY,
+              Connectors.forLanes(policies, List.of("orders"), Clock.systemUTC()),
+              Duration.ZERO,
+              Clock.systemUTC())) {
+        ToolReport report1 = reconciler.reconcileOnce().total();
+        assertThat(report1.heldUnresolved()).as("left to an operator").isEqualTo(1);
+        assertThat(report1.heldNoEffect() + report1.heldFoundEffect()).isZero();
+      }
+      Thread.sleep(1_000);
+      assertThat(charges.get()).as("nothing sent again").isEqualTo(1);
+      assertThat(shipments.get()).isEqualTo(1);
+      assertThat(results.byKey.get("order-7")).hasSize(2);
+    } finally {
+      server.stop(0);
+    }
+  }
+}
