@@ -53,6 +53,10 @@ final class ExecutorCommand implements Callable<Integer> {
             McpConnectors.all().create(policies, lanes, Clock.systemUTC()),
             policies,
             metrics == null ? ExecutorObserver.NONE : new MicrometerExecutorObserver(metrics));
+    long policyVersion =
+        cfg.getBoolean(AppConfig.POLICY_LIVE, true)
+            ? executor.followPolicy(p -> McpConnectors.all().create(p, lanes, Clock.systemUTC()))
+            : 0;
     HealthEndpoint health =
         httpPort == null
             ? null
@@ -75,7 +79,8 @@ final class ExecutorCommand implements Callable<Integer> {
             + (executorConfig.instanceId() == null
                 ? ""
                 : ", instance " + executorConfig.instanceId())
-            + (health == null ? "" : ", health on port " + health.port()));
+            + (health == null ? "" : ", health on port " + health.port())
+            + (policyVersion == 0 ? "" : ", tool policy version " + policyVersion));
     return lifecycle.awaitStop(
         () ->
             executor.isRunning() ? null : "the executor stopped on its own: " + executor.failure());

@@ -83,7 +83,7 @@ class LivePolicyIT {
               window: 1h
               lane: tickets
               connector: http
-              settings: {url: "http://127.0.0.1:1/tickets"}
+              settings: {url: "TICKETS_URL", honoursKeys: true}
           """;
 
   /** create_ticket's window shrinks. */
@@ -94,6 +94,15 @@ class LivePolicyIT {
       V2.replace("key: {ignore: [/note], require: [/amount]}", "key: {require: [/amount]}");
 
   @TempDir Path dir;
+  private AutoCloseable closeLater;
+
+  @org.junit.jupiter.api.AfterEach
+  void closeExecutor() throws Exception {
+    if (closeLater != null) {
+      closeLater.close();
+    }
+  }
+
   private final ObjectMapper json = new ObjectMapper();
   private final HttpClient http = HttpClient.newHttpClient();
 
@@ -157,8 +166,12 @@ class LivePolicyIT {
     return out;
   }
 
+  private String ticketsUrl;
+
   private CommandRun apply(String yaml, String... flags) throws Exception {
-    Path file = Files.writeString(Files.createTempFile(dir, "tools", ".yaml"), yaml);
+    Path file =
+        Files.writeString(
+            Files.createTempFile(dir, "tools", ".yaml"), yaml.replace("TICKETS_URL", ticketsUrl));
     Path config =
         Files.writeString(
             dir.resolve("apply.properties"),
@@ -188,7 +201,9 @@ class LivePolicyIT {
     LivePolicies liveB = new LivePolicies(AppliedPolicy.seed(seed, V1));
     Properties clientKafka = new Properties();
     clientKafka.put("bootstrap.servers", kafka.bootstrapServers());
-    try (LedgerHttpServer httpA =
+    try (dev.effectledger.embedded.CountingDownstream downstream =
+            dev.effectledger.embedded.CountingDownstream.start(Duration.ofSeconds(1));
+        LedgerHttpServer httpA =
             new LedgerHttpServer(
                 "127.0.0.1", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
         LedgerHttpServer httpB =
@@ -208,6 +223,22 @@ class LivePolicyIT {
                         .require("/amount")
                         .build())
                 .build()) {
+      ticketsUrl = downstream.url();
+      // An executor for the tickets lane, started on the file (no create_ticket): it follows
+      // tool-policy and runs the tool once a version adds it.
+      dev.effectledger.connectors.executor.EffectExecutor executor =
+          dev.effectledger.connectors.executor.EffectExecutor.start(
+              dev.effectledger.connectors.executor.ExecutorConfig.of(
+                  clientKafka, List.of("tickets"), REGISTRY),
+              Map.of(),
+              seed);
+      closeLater = executor;
+      assertThat(
+              executor.followPolicy(
+                  p ->
+                      dev.effectledger.mcp.connector.McpConnectors.all()
+                          .create(p, List.of("tickets"), java.time.Clock.systemUTC())))
+          .isZero();
       await()
           .atMost(Duration.ofSeconds(90))
           .ignoreExceptions()
@@ -228,19 +259,23 @@ class LivePolicyIT {
               "{\"amount\":100,\"note\":\"refund of order 7\"}");
       // None applied yet: the rules given to the builder.
       assertThat(client.keyRulesOf("charge_card").volatileFields()).containsExactly("/note");
-      client.invoke(charge, CallOptions.timeout(Duration.ofSeconds(2))).get();
+      client.invoke(charge, CallOptions.timeout(Duration.ofSeconds(1))).get();
 
       CommandRun applied = apply(V2);
       assertThat(applied.status()).as(applied.out() + applied.err()).isZero();
       assertThat(applied.out()).contains("policy version 1");
       await().atMost(Duration.ofSeconds(60)).until(() -> allTasksOn(1, httpA.port(), httpB.port()));
+      await().atMost(Duration.ofSeconds(30)).until(() -> executor.policyVersion() == 1);
       Set<String> keys = new HashSet<>();
       for (int i = 0; i < 12; i++) {
         CallResult r =
-            client.invoke(ticket("t-" + i), CallOptions.timeout(Duration.ofSeconds(2))).get();
-        assertThat(r).as("no rejection once applied").isNotInstanceOf(CallResult.Rejected.class);
+            client.invoke(ticket("t-" + i), CallOptions.timeout(Duration.ofSeconds(20))).get();
+        assertThat(r)
+            .as("admitted by the ledger and run by the executor, neither restarted")
+            .isInstanceOf(CallResult.Succeeded.class);
         keys.add(client.keyOf(ticket("t-" + i)).key());
       }
+      assertThat(downstream.totalEffects()).isEqualTo(12);
       List<ConsumerRecord<String, byte[]>> tickets = dispatches("tickets");
       assertThat(tickets).extracting(ConsumerRecord::key).containsExactlyInAnyOrderElementsOf(keys);
       assertThat(tickets).extracting(ConsumerRecord::partition).contains(0, 1, 2, 3);
@@ -267,7 +302,7 @@ class LivePolicyIT {
           .isNotEqualTo(partitionOf(keyBefore));
 
       // The step's retry under the new rules finds the first call: still one dispatch.
-      CallResult retry = client.invoke(charge, CallOptions.timeout(Duration.ofSeconds(2))).get();
+      CallResult retry = client.invoke(charge, CallOptions.timeout(Duration.ofSeconds(1))).get();
       assertThat(retry).isNotInstanceOf(CallResult.Rejected.class);
       assertThat(dispatches("payments")).extracting(ConsumerRecord::key).containsExactly(keyBefore);
 
@@ -285,12 +320,12 @@ class LivePolicyIT {
                       .build())
               .build()) {
         ToolCall second = charge("charge-2");
-        client.invoke(second, CallOptions.timeout(Duration.ofSeconds(2))).get();
-        CallResult oldRetry = old.invoke(second, CallOptions.timeout(Duration.ofSeconds(2))).get();
+        client.invoke(second, CallOptions.timeout(Duration.ofSeconds(1))).get();
+        CallResult oldRetry = old.invoke(second, CallOptions.timeout(Duration.ofSeconds(1))).get();
         assertThat(oldRetry).isNotInstanceOf(CallResult.Rejected.class);
         ToolCall third = charge("charge-3");
-        old.invoke(third, CallOptions.timeout(Duration.ofSeconds(2))).get();
-        client.invoke(third, CallOptions.timeout(Duration.ofSeconds(2))).get();
+        old.invoke(third, CallOptions.timeout(Duration.ofSeconds(1))).get();
+        client.invoke(third, CallOptions.timeout(Duration.ofSeconds(1))).get();
         assertThat(old.keyOf(third).key()).isNotEqualTo(client.keyOf(third).key());
         // One dispatch per step, each under the key of the newest rules.
         assertThat(dispatches("payments"))
@@ -298,6 +333,15 @@ class LivePolicyIT {
             .containsExactlyInAnyOrder(
                 keyBefore, client.keyOf(second).key(), client.keyOf(third).key());
       }
+
+      // A version the executor cannot run safely as it is (the tickets downstream no longer
+      // honours keys, and the lane has no attempt journal): refused there, applied elsewhere.
+      await().atMost(Duration.ofSeconds(30)).until(() -> executor.policyVersion() == 2);
+      CommandRun unsafe = apply(V4.replace("honoursKeys: true", "honoursKeys: false"));
+      assertThat(unsafe.status()).as(unsafe.out()).isZero();
+      await().atMost(Duration.ofSeconds(60)).until(() -> allTasksOn(3, httpA.port(), httpB.port()));
+      Thread.sleep(2_000);
+      assertThat(executor.policyVersion()).as("kept, not applied").isEqualTo(2);
     }
   }
 

@@ -42,7 +42,7 @@ final class DispatchGate {
   /** Null when no tool on the executor's lanes needs start markers. */
   private final AttemptJournal journal;
 
-  private final LaneTools tools;
+  private volatile LaneTools tools;
   private final KeyOrderedRunner workers;
   private final Queue<Finished> finished;
   private final List<Journalled> toJournal = new ArrayList<>();
@@ -132,5 +132,10 @@ final class DispatchGate {
                   Finished.journalled(
                       j.tp(), j.offset(), j.epoch(), j.marker(), performer.perform(j.dispatch()))));
     }
+  }
+
+  /** The tools of a policy applied live, from the next dispatch on. */
+  void use(LaneTools next) {
+    this.tools = next;
   }
 }

@@ -9,9 +9,11 @@ import dev.effectledger.connectors.executor.internal.JournalReader;
 import dev.effectledger.connectors.executor.internal.KeyOrderedRunner;
 import dev.effectledger.connectors.executor.internal.OffsetTracker;
 import dev.effectledger.connectors.executor.internal.OutcomeTransactions;
+import dev.effectledger.policy.AppliedPolicy;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.Outcome;
+import dev.effectledger.schema.PolicyFeed;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
@@ -29,6 +31,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import java.util.function.IntSupplier;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.CloseOptions;
@@ -82,8 +85,15 @@ public final class EffectExecutor implements AutoCloseable {
   private static final Duration STABLE_OFFSETS_WAIT = Duration.ofMinutes(2);
 
   private final ExecutorConfig config;
-  private final Map<String, Connector> connectors;
-  private final ToolPolicies policies;
+  private volatile Map<String, Connector> connectors;
+  private volatile ToolPolicies policies;
+  private volatile long policyVersion;
+  private volatile PolicyFeed policyFeed;
+  private final Set<String> journalledLanes;
+
+  /** Connectors this executor made for policies applied live, closed when it closes. */
+  private final List<Connector> made = new java.util.concurrent.CopyOnWriteArrayList<>();
+
   private final Clock clock;
   private final EffectPerformer performer;
   private final Consumer<byte[], byte[]> consumer;
@@ -143,6 +153,7 @@ public final class EffectExecutor implements AutoCloseable {
     this.producer = clients.producer();
     LaneTools tools = new LaneTools(config.lanes(), this.connectors, policies);
     List<String> journalledLanes = tools.journalledLanes();
+    this.journalledLanes = Set.copyOf(journalledLanes);
     this.journalledTopics =
         journalledLanes.stream().map(Topics::dispatch).collect(Collectors.toSet());
     this.journal = journalledLanes.isEmpty() ? null : new AttemptJournal(transactionalId);
@@ -274,8 +285,92 @@ public final class EffectExecutor implements AutoCloseable {
    */
   @Override
   public void close() {
+    PolicyFeed feed = policyFeed;
+    if (feed != null) {
+      feed.close();
+    }
     running = false;
     join();
+    made.forEach(Connector::close);
+  }
+
+  /**
+   * Follows the applied tool policy on tool-policy ({@code effectledger tools apply}): each newer
+   * version's tools on this executor's lanes get connectors from {@code connectorsFor} and are run
+   * from the next dispatch on, without a restart. A version this executor cannot run safely as it
+   * is (an irreversible tool whose connector cannot resolve an ambiguous effect; a tool whose
+   * downstream cannot take a repeat on a lane that has no attempt journal since the start) is
+   * refused with a log line naming it and what to do; the executor keeps the version it has.
+   *
+   * @return the version in use once what tool-policy held at the call has been read (0: none)
+   */
+  public long followPolicy(Function<ToolPolicies, Map<String, Connector>> connectorsFor)
+      throws InterruptedException {
+    PolicyFeed feed =
+        PolicyFeed.start(
+            config.kafka(),
+            document -> apply(AppliedPolicy.fromJson(document), connectorsFor),
+            "effectledger-executor-policy");
+    this.policyFeed = feed;
+    feed.awaitCurrent(Duration.ofSeconds(30));
+    return policyVersion;
+  }
+
+  /** The applied policy version this executor runs dispatches under; 0: its own file. */
+  public long policyVersion() {
+    return policyVersion;
+  }
+
+  private synchronized void apply(
+      AppliedPolicy applied, Function<ToolPolicies, Map<String, Connector>> connectorsFor) {
+    if (applied.version() <= policyVersion) {
+      return;
+    }
+    ToolPolicies next = applied.policies();
+    Map<String, Connector> made;
+    try {
+      made = connectorsFor.apply(next);
+    } catch (RuntimeException e) {
+      log.error(
+          "Tool policy version {} is not applied on this executor: {}. It keeps version {}.",
+          applied.version(),
+          e.getMessage(),
+          policyVersion);
+      return;
+    }
+    LaneTools tools = new LaneTools(config.lanes(), made, next);
+    List<String> unjournalled =
+        tools.journalledLanes().stream().filter(l -> !journalledLanes.contains(l)).toList();
+    String refusal = null;
+    try {
+      tools.refuseUnsafeIrreversibleTools();
+    } catch (IllegalStateException e) {
+      refusal = e.getMessage();
+    }
+    if (refusal == null && !unjournalled.isEmpty()) {
+      refusal =
+          "lanes "
+              + unjournalled
+              + " now have a tool whose downstream cannot take a repeat, and need an attempt"
+              + " journal that only a restart of this executor sets up";
+    }
+    if (refusal != null) {
+      log.error(
+          "Tool policy version {} is not applied on this executor ({}); it keeps version {}."
+              + " Restart it to take the new version.",
+          applied.version(),
+          refusal,
+          policyVersion);
+      made.values().forEach(Connector::close);
+      return;
+    }
+    performer.use(made, next);
+    gate.use(tools);
+    this.made.addAll(made.values());
+    this.connectors = Map.copyOf(made);
+    this.policies = next;
+    this.policyVersion = applied.version();
+    log.info("Executor applies tool policy version {}", applied.version());
   }
 
   /** Stops at once without committing anything more, as a crash would. For tests and chaos. */

@@ -52,8 +52,8 @@ public final class EffectPerformer {
   /** What one run of a dispatch publishes, and whether its effect provably did not happen. */
   public record Answer(List<ProducerRecord<byte[], byte[]>> records, boolean noEffect) {}
 
-  private final Map<String, Connector> connectors;
-  private final ToolPolicies policies;
+  private volatile Map<String, Connector> connectors;
+  private volatile ToolPolicies policies;
   private final Invoker invoker;
   private final Serializer<Outcome> outcomes;
   private final Serializer<ToolResult> replies;
@@ -102,6 +102,15 @@ public final class EffectPerformer {
       return "partial";
     }
     return "failed";
+  }
+
+  /**
+   * From now on, runs dispatches with {@code next} connectors under {@code nextPolicies} (a policy
+   * applied live); a dispatch already running finishes with the connector it started with.
+   */
+  public void use(Map<String, Connector> next, ToolPolicies nextPolicies) {
+    this.connectors = Map.copyOf(next);
+    this.policies = nextPolicies;
   }
 
   /** Effects run so far (connector calls that ended in an outcome, retries counted once). */

@@ -1,0 +1,139 @@
+package dev.effectledger.schema;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Follows the applied tool policy on {@value Topics#POLICY} from a thread of its own and hands each
+ * document to a reader: partition 0 (every partition holds the same documents), read_committed,
+ * from its start (the topic is compacted: the latest version, then each new one). What clients,
+ * gateways and executors read; the ledger's tasks read their own partitions in the topology.
+ */
+public final class PolicyFeed implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(PolicyFeed.class);
+
+  private final KafkaConsumer<String, byte[]> consumer;
+  private final Consumer<byte[]> reader;
+  private final Thread thread;
+  private final CountDownLatch caughtUp = new CountDownLatch(1);
+  private volatile boolean closed;
+
+  private PolicyFeed(Properties kafka, Consumer<byte[]> reader, String name) {
+    Properties props = new Properties();
+    props.putAll(kafka);
+    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    // Never create tool-policy by asking for it: it must have one partition per intents partition.
+    props.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
+    props.remove(ConsumerConfig.GROUP_ID_CONFIG);
+    this.consumer =
+        new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer());
+    this.reader = reader;
+    this.thread = new Thread(this::run, name);
+    thread.setDaemon(true);
+  }
+
+  /**
+   * Starts following tool-policy with {@code kafka}'s connection settings, handing each document to
+   * {@code reader} on the feed's thread.
+   */
+  public static PolicyFeed start(Properties kafka, Consumer<byte[]> reader, String threadName) {
+    PolicyFeed feed = new PolicyFeed(kafka, reader, threadName);
+    feed.thread.start();
+    return feed;
+  }
+
+  /**
+   * Waits until what tool-policy held when the feed started has been read (at once when the topic
+   * does not exist).
+   *
+   * @return false when {@code wait} passed first
+   */
+  public boolean awaitCurrent(Duration wait) throws InterruptedException {
+    return caughtUp.await(wait.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  private void run() {
+    TopicPartition partition = new TopicPartition(Topics.POLICY, 0);
+    try {
+      while (!closed && consumer.partitionsFor(Topics.POLICY, Duration.ofSeconds(10)).isEmpty()) {
+        // No policy applied to this cluster yet: look again later.
+        caughtUp.countDown();
+        pause(Duration.ofSeconds(30));
+      }
+      if (closed) {
+        return;
+      }
+      consumer.assign(List.of(partition));
+      consumer.seekToBeginning(List.of(partition));
+      long end = consumer.endOffsets(List.of(partition), Duration.ofSeconds(30)).get(partition);
+      while (!closed) {
+        for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofSeconds(1))) {
+          if (record.value() != null) {
+            hand(record.value());
+          }
+        }
+        if (caughtUp.getCount() > 0 && consumer.position(partition) >= end) {
+          caughtUp.countDown();
+        }
+      }
+    } catch (WakeupException e) {
+      // closing
+    } catch (RuntimeException e) {
+      if (!closed) {
+        log.warn(
+            "Stopped reading {} ({}); the policy last read stays in use. Check that the topic"
+                + " exists and this process may read it, then restart it.",
+            Topics.POLICY,
+            e.toString());
+      }
+    } finally {
+      caughtUp.countDown();
+      consumer.close(Duration.ofSeconds(1));
+    }
+  }
+
+  private void hand(byte[] document) {
+    try {
+      reader.accept(document);
+    } catch (RuntimeException e) {
+      log.warn("Skipped a {} record it cannot use: {}", Topics.POLICY, e.toString());
+    }
+  }
+
+  private void pause(Duration pause) {
+    long until = System.nanoTime() + pause.toNanos();
+    while (!closed && System.nanoTime() < until) {
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        return;
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    consumer.wakeup();
+    try {
+      thread.join(5_000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
