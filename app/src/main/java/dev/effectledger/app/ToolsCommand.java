@@ -270,6 +270,7 @@ final class ToolsCommand implements Runnable {
             "No policy applied to this cluster yet: each processor uses its own tools.yaml until"
                 + " this one. Compare with it first: effectledger tools diff <its file> "
                 + file);
+        next.warnings().forEach(w -> System.out.println("  warning: " + w));
       } else {
         int verdict =
             review(
@@ -308,8 +309,8 @@ final class ToolsCommand implements Runnable {
               + Topics.POLICY
               + " ("
               + partitions
-              + " partitions). Processors switch at their next record; executors read connector"
-              + " settings and lanes at start: restart them for connector changes.");
+              + " partitions). Processors and executors switch at their next record; check"
+              + " GET /v1/policy on a processor.");
       return 0;
     }
   }
