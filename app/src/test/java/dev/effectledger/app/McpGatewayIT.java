@@ -656,6 +656,17 @@ class McpGatewayIT {
                       .writeValueAsString(bare.missingPolicies()),
                   "generated.yaml");
       assertThat(dev.effectledger.mcp.connector.McpConnectors.all().checkAll(loaded)).isEmpty();
+
+      // An operator applies a policy naming it: the running gateway serves it, no restart.
+      dev.effectledger.policy.AppliedPolicy applied =
+          dev.effectledger.policy.AppliedPolicy.seed(pipeline.policies, pipeline.toolsYaml)
+              .next(pipeline.policies, pipeline.toolsYaml, java.time.Instant.now(), "it");
+      PolicyTopic.publish(pipeline.kafka(), applied, 2);
+      org.awaitility.Awaitility.await()
+          .atMost(java.time.Duration.ofSeconds(30))
+          .until(() -> bare.policyVersion() == 1);
+      CallToolResult served = charge(agent(bare.url(), "run-mcp-gw-4"), 6, "cus_6");
+      assertThat(served.isError()).as(String.valueOf(served)).isFalse();
     }
   }
 }

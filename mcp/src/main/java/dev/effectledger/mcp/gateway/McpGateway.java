@@ -99,7 +99,9 @@ public final class McpGateway implements AutoCloseable {
   private static final String RUN_HEADER = "effectledger-run-header";
 
   private final McpGatewayConfig config;
-  private final ToolPolicies policies;
+  private volatile ToolPolicies policies;
+  private volatile long policyVersion;
+  private dev.effectledger.schema.PolicyFeed policyFeed;
   private final Map<String, Upstream> upstreams = new LinkedHashMap<>();
 
   // What the gateway serves. Replaced whole (never changed in place) under the gateway's lock by
@@ -224,6 +226,26 @@ public final class McpGateway implements AutoCloseable {
       client.keyRules(policy.name(), new KeyRules(policy.key().ignore(), policy.key().require()));
     }
     this.ledger = client.build();
+    // The applied policy (effectledger tools apply) replaces the file's as it changes: a write
+    // tool given a policy there is served at once.
+    this.policyFeed =
+        dev.effectledger.schema.PolicyFeed.start(
+            config.kafka(), this::applyPolicy, "effectledger-mcp-policy");
+  }
+
+  private void applyPolicy(byte[] document) {
+    dev.effectledger.policy.AppliedPolicy applied =
+        dev.effectledger.policy.AppliedPolicy.fromJson(document);
+    if (applied.version() > policyVersion) {
+      policies = applied.policies();
+      policyVersion = applied.version();
+      log.info("MCP gateway applies tool policy version {}", applied.version());
+    }
+  }
+
+  /** The applied policy version this gateway decides by; 0: its own tools.yaml. */
+  public long policyVersion() {
+    return policyVersion;
   }
 
   /** Warns of the write tools among {@code entries} that the ledger's tools.yaml does not name. */
@@ -237,8 +259,8 @@ public final class McpGateway implements AutoCloseable {
     if (!missing.isEmpty()) {
       log.warn(
           "Write tools without a policy in the ledger's tools.yaml: {}. Their calls are refused until the ledger knows"
-              + " them: run `effectledger mcp policies --config <mcp.yaml>` and restart the"
-              + " processor, the executors and this gateway with its output.",
+              + " them: run `effectledger mcp policies --config <mcp.yaml>`, add its output to"
+              + " tools.yaml and apply it: `effectledger tools apply`.",
           missing);
     }
   }
@@ -694,8 +716,8 @@ public final class McpGateway implements AutoCloseable {
       return Answers.refused(
           "POLICY_MISSING",
           "tool " + entry.name() + " writes, and the ledger has no policy for it",
-          "An operator adds it: `effectledger mcp policies --config <mcp.yaml>`, then restarts the"
-              + " ledger, the executors and this gateway. Nothing was done.");
+          "An operator adds it: `effectledger mcp policies --config <mcp.yaml>`, then"
+              + " `effectledger tools apply` with it in tools.yaml. Nothing was done.");
     }
     Map<String, Object> meta = request.meta() == null ? Map.of() : request.meta();
     String run = text(meta.get(McpMeta.RUN_ID));
@@ -908,6 +930,9 @@ public final class McpGateway implements AutoCloseable {
       } catch (Exception e) {
         log.warn("Stopping the MCP gateway's HTTP server", e);
       }
+    }
+    if (policyFeed != null) {
+      policyFeed.close();
     }
     if (ledger != null) {
       ledger.close();
