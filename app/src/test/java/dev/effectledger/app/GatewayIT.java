@@ -647,6 +647,29 @@ class GatewayIT {
   }
 
   @Test
+  void shouldServeAToolTheAppliedPolicyAddsWithoutARestart() throws Exception {
+    try (Gateway bare =
+        Gateway.start(
+            pipeline.gatewayConfig(
+                "gw-bare",
+                pipeline.ledgerUrl(),
+                new dev.effectledger.policy.ToolPolicyLoader().parse("tools: {}\n", "empty")))) {
+      String body = call("run-live", "pay", "{\"amount\":5,\"to\":\"cus_live\"}");
+      assertThat(post(bare, "charge_card", body).statusCode()).isEqualTo(404);
+
+      // The operator applies the ledger's file (it names charge_card): no restart.
+      PolicyTopic.publish(
+          pipeline.kafka(),
+          dev.effectledger.policy.AppliedPolicy.seed(pipeline.policies, pipeline.toolsYaml)
+              .next(pipeline.policies, pipeline.toolsYaml, java.time.Instant.now(), "it"),
+          4);
+      await().atMost(Duration.ofSeconds(30)).until(() -> bare.policyVersion() == 1);
+
+      assertThat(post(bare, "charge_card", body).statusCode()).isEqualTo(200);
+    }
+  }
+
+  @Test
   void shouldAnswer404ForAnUnknownToolAndForPathTraversal() throws Exception {
     long before = intentsPublished();
     String body = call("r", "s", "{}");

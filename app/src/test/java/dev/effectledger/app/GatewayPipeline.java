@@ -152,12 +152,17 @@ final class GatewayPipeline implements AutoCloseable {
 
   /** Callers: {@link #TOKEN} (tenant acme, every tool), {@link #NARROW_TOKEN} (send_email only). */
   GatewayConfig gatewayConfig(String instance, URI ledgerUrl) {
+    return gatewayConfig(instance, ledgerUrl, policies);
+  }
+
+  /** As {@link #gatewayConfig(String, URI)}, the gateway's own file holding {@code tools}. */
+  GatewayConfig gatewayConfig(String instance, URI ledgerUrl, ToolPolicies tools) {
     return GatewayConfig.of(
             instance,
             kafka(),
             registry,
             ledgerUrl,
-            policies,
+            tools,
             Credentials.of(
                 Map.of(
                     Credentials.sha256Hex(TOKEN),

@@ -7,10 +7,12 @@ import dev.effectledger.client.DerivedKey;
 import dev.effectledger.client.IdempotencyKeys;
 import dev.effectledger.client.KeyDerivationException;
 import dev.effectledger.client.KeyRules;
-import dev.effectledger.client.LiveKeyRules;
 import dev.effectledger.client.StepContext;
+import dev.effectledger.policy.AppliedPolicy;
+import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.ErrorCode;
+import dev.effectledger.schema.PolicyFeed;
 import dev.effectledger.schema.ReplyJson;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolIntent;
@@ -95,7 +97,12 @@ public final class Gateway implements AutoCloseable {
   private final ServerConnector connector;
   private final KafkaProducer<String, ToolIntent> producer;
   private final ReplyHub replies;
-  private final LiveKeyRules liveKeyRules;
+  private final PolicyFeed policyFeed;
+
+  /** The applied policy once one is read from tool-policy; the config's file until then. */
+  private volatile ToolPolicies policies;
+
+  private volatile long policyVersion;
   private final Admin admin;
   private final HttpClient ledger;
   private final ScheduledExecutorService timers;
@@ -137,8 +144,9 @@ public final class Gateway implements AutoCloseable {
     this.replies =
         new ReplyHub(
             kafka, config.replyTopic(), new RegistryAvroSerde<>(registry, ToolResult.class));
-    // Keys derived with the applied policy's rules (tool-policy) where it names the tool.
-    this.liveKeyRules = LiveKeyRules.start(kafka);
+    // Tools and key rules from the applied policy (tool-policy) as it changes.
+    this.policies = config.policies();
+    this.policyFeed = PolicyFeed.start(kafka, this::applyPolicy, "effectledger-gateway-policy");
     this.ledger = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     this.timers = Timers.create();
     this.metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -494,7 +502,7 @@ public final class Gateway implements AutoCloseable {
       return;
     }
     Optional<ToolPolicy> policy =
-        TOOL.matcher(tool).matches() ? config.policies().forTool(tool) : Optional.empty();
+        TOOL.matcher(tool).matches() ? policies.forTool(tool) : Optional.empty();
     if (policy.isEmpty()) {
       ex.problem(
           Problem.of(404, "unknown-tool", "Unknown tool", "no tool named '" + clip(tool) + "'")
@@ -597,9 +605,7 @@ public final class Gateway implements AutoCloseable {
               new StepContext(caller.tenant(), body.run(), body.step(), body.scope()),
               policy.name(),
               body.argumentsJson(),
-              liveKeyRules
-                  .forTool(policy.name())
-                  .orElseGet(() -> new KeyRules(policy.key().ignore(), policy.key().require())));
+              new KeyRules(policy.key().ignore(), policy.key().require()));
     } catch (CallBody.Invalid e) {
       ex.problem(
           Problem.of(400, "invalid-body", "Invalid request body", e.getMessage()).field(e.field));
@@ -1007,6 +1013,20 @@ public final class Gateway implements AutoCloseable {
     return s.length() > 64 ? s.substring(0, 64) + "..." : s;
   }
 
+  private void applyPolicy(byte[] document) {
+    AppliedPolicy applied = AppliedPolicy.fromJson(document);
+    if (applied.version() > policyVersion) {
+      policies = applied.policies();
+      policyVersion = applied.version();
+      log.info("Gateway applies tool policy version {}", applied.version());
+    }
+  }
+
+  /** The applied policy version this gateway serves; 0: its own tools.yaml. */
+  public long policyVersion() {
+    return policyVersion;
+  }
+
   @Override
   public void close() {
     try {
@@ -1015,7 +1035,7 @@ public final class Gateway implements AutoCloseable {
       log.warn("Stopping the HTTP server failed", e);
     }
     timers.shutdownNow();
-    liveKeyRules.close();
+    policyFeed.close();
     replies.close();
     producer.close(Duration.ofSeconds(5));
     admin.close(Duration.ofSeconds(5));
