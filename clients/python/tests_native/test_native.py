@@ -37,10 +37,7 @@ def client(token=False, **options):
     return NativeToolCallClient(
         env("EFFECTLEDGER_BOOTSTRAP"),
         env("EFFECTLEDGER_REGISTRY_URL"),
-        key_rules={"charge_card": CHARGE_RULES},
-        timeout=60,
-        **credentials,
-        **options,
+        **{"key_rules": {"charge_card": CHARGE_RULES}, "timeout": 60, **credentials, **options}
     )
 
 
@@ -95,6 +92,17 @@ class NativeClientTest(unittest.TestCase):
         self.assertEqual(derive(step, "charge_card", {"amount": 700, "to": "cus_7"}, CHARGE_RULES).key, answer.key)
         self.assertTrue(answer.replayed)
         report("python native: after java and the others", answer.key)
+
+    def test_keys_are_derived_with_the_applied_policy_s_rules_not_only_the_code_s(self):
+        # ClientsIT applied the ledger's tools.yaml (charge_card leaves /reason out of the key);
+        # this client is given no rules in code, so only the applied ones make its hash right.
+        step = StepContext("acme", "run-py-applied", "pay", "")
+        with client(key_rules={}) as native:
+            self.assertGreaterEqual(native.policy_version, 1)
+            self.assertEqual(("/reason",), native.key_rules_of("charge_card").ignore)
+            answer = native.call(step, "charge_card", {"amount": 5, "to": "cus_5", "reason": "any words"})
+        self.assertIsInstance(answer, Succeeded, answer)
+        self.assertEqual(derive(step, "charge_card", {"amount": 5, "to": "cus_5"}, CHARGE_RULES).key, answer.key)
 
     def test_a_duplicate_refused_while_the_first_is_in_flight_waits_for_the_first_s_result(self):
         # send_email refuses duplicates in flight; ClientsIT makes this key's effect take 4 s

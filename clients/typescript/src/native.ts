@@ -44,7 +44,15 @@ export interface NativeClientOptions {
   intentsTopic?: string;
   /** How long a call waits for its final reply; default 30 s. */
   timeoutMs?: number;
+  /**
+   * Follow the applied tool policy on `tool-policy` (`effectledger tools apply`): each tool it names
+   * is derived with its key rules, which win over `keyRules`, and a change reaches the client
+   * without a restart. Default true.
+   */
+  followPolicy?: boolean;
 }
+
+const POLICY_TOPIC = 'tool-policy';
 
 type Middlewares = NonNullable<ConstructorParameters<typeof SchemaRegistry>[0]['middlewares']>;
 
@@ -64,6 +72,9 @@ interface ReplyRecord {
 export class NativeToolCallClient {
   private readonly waiters = new Map<string, Set<Waiter>>();
   private closed = false;
+  private appliedRules = new Map<string, KeyRules>();
+  private appliedVersion = 0;
+  private policyConsumer: Consumer | undefined;
 
   private constructor(
     private readonly options: Required<Pick<NativeClientOptions, 'replyTopic' | 'intentsTopic' | 'timeoutMs'>> &
@@ -100,6 +111,7 @@ export class NativeToolCallClient {
       await Promise.all([producer.connect(), consumer.connect(), admin.connect()]);
       const client = new NativeToolCallClient(o, producer, consumer, registry, schemaId);
       await client.positionReplies(admin);
+      if (o.followPolicy !== false) await client.followPolicy(kafka, admin);
       return client;
     } catch (e) {
       await Promise.allSettled([producer.disconnect(), consumer.disconnect()]);
@@ -125,6 +137,64 @@ export class NativeToolCallClient {
     }
   }
 
+  /** The applied policy version keys are derived with; 0 when none was read. */
+  get policyVersion(): number {
+    return this.appliedVersion;
+  }
+
+  /** The rules `tool`'s keys are derived with: the applied policy's, else `keyRules`', else none. */
+  keyRulesOf(tool: string): KeyRules {
+    return this.appliedRules.get(tool) ?? this.options.keyRules?.[tool] ?? {};
+  }
+
+  /**
+   * Reads `tool-policy` from its start (waiting up to 10 s for the first document when it has
+   * any) and follows it. No topic: the rules given in code.
+   */
+  private async followPolicy(kafka: Kafka, admin: Admin): Promise<void> {
+    if (!(await admin.listTopics()).includes(POLICY_TOPIC)) return;
+    const offsets = await admin.fetchTopicOffsets(POLICY_TOPIC);
+    const written = offsets.some((p) => Number(p.high) > 0);
+    const consumer = kafka.consumer({
+      groupId: `effectledger-ts-policy-${randomUUID()}`,
+      readUncommitted: false,
+      allowAutoTopicCreation: false, // it needs one partition per tool-intents partition
+    });
+    this.policyConsumer = consumer;
+    await consumer.connect();
+    let firstRead: () => void = () => undefined;
+    const read = new Promise<void>((resolve) => (firstRead = resolve));
+    await consumer.subscribe({ topic: POLICY_TOPIC, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachMessage: async ({ message }) => {
+        if (message.value && this.applyPolicy(message.value)) firstRead();
+      },
+    });
+    if (written) await Promise.race([read, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+  }
+
+  private applyPolicy(document: Buffer): boolean {
+    try {
+      const policy = JSON.parse(document.toString('utf8')) as {
+        version?: number;
+        keys?: Record<string, { ignore?: string[]; require?: string[] }[]>;
+      };
+      const version = Number(policy.version ?? 0);
+      if (version <= this.appliedVersion) return this.appliedVersion > 0;
+      const rules = new Map<string, KeyRules>();
+      for (const [tool, versions] of Object.entries(policy.keys ?? {})) {
+        const current = versions[0] ?? {};
+        rules.set(tool, { ignore: current.ignore ?? [], require: current.require ?? [] });
+      }
+      this.appliedRules = rules;
+      this.appliedVersion = version;
+      return true;
+    } catch {
+      return false; // not a policy document this client reads: keep the rules it has
+    }
+  }
+
   private async onReply(value: Buffer | null): Promise<void> {
     if (!value) return;
     let reply: ReplyRecord;
@@ -144,7 +214,7 @@ export class NativeToolCallClient {
   async call(step: StepContext, tool: string, args: Record<string, unknown> | string, options: { timeoutMs?: number } = {}): Promise<CallResult> {
     if (this.closed) throw new EffectLedgerError('the client is closed');
     const s = stepContext(step);
-    const derived = derive(s, tool, args, this.options.keyRules?.[tool] ?? {});
+    const derived = derive(s, tool, args, this.keyRulesOf(tool));
     const argumentsJson = typeof args === 'string' ? args : JSON.stringify(args);
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
     let settle!: (r: CallResult) => void;
@@ -192,7 +262,11 @@ export class NativeToolCallClient {
     for (const [key, set] of this.waiters) {
       for (const w of set) w.done({ kind: 'running', key });
     }
-    await Promise.allSettled([this.producer.disconnect(), this.consumer.disconnect()]);
+    await Promise.allSettled([
+      this.producer.disconnect(),
+      this.consumer.disconnect(),
+      ...(this.policyConsumer ? [this.policyConsumer.disconnect()] : []),
+    ]);
   }
 }
 

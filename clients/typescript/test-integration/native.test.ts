@@ -100,13 +100,27 @@ test('native: a duplicate refused while the first is in flight waits for the fir
 test('native: a client without the tool\'s key rules is refused by the ledger, not given a second effect', async () => {
   const step = { tenant: 'acme', runId: 'run-ts-native-rules', stepId: 'pay' };
   // Without the tool's key rules the client hashes /reason, which the ledger leaves out: refused.
-  const careless = await NativeToolCallClient.connect({ ...options(), keyRules: {} });
+  const careless = await NativeToolCallClient.connect({ ...options(), keyRules: {}, followPolicy: false });
   try {
     const answer = await careless.call(step, 'charge_card', { amount: 5, to: 'cus_5', reason: 'x' });
     assert.equal(answer.kind, 'rejected', JSON.stringify(answer));
     assert.equal((answer as { error?: { code: string } }).error?.code, 'ARGUMENTS_HASH_MISMATCH');
   } finally {
     await careless.close();
+  }
+});
+
+test('native: keys are derived with the applied policy\'s rules when the code gives none', async () => {
+  // ClientsIT applied the ledger's tools.yaml to tool-policy (charge_card leaves /reason out).
+  const step = { tenant: 'acme', runId: 'run-ts-native-applied', stepId: 'pay' };
+  const following = await NativeToolCallClient.connect({ ...options(), keyRules: {} });
+  try {
+    assert.ok(following.policyVersion >= 1, `policy version ${following.policyVersion}`);
+    assert.deepEqual(following.keyRulesOf('charge_card').ignore, ['/reason']);
+    const answer = succeeded(await following.call(step, 'charge_card', { amount: 5, to: 'cus_5', reason: 'x' }));
+    assert.equal(answer.key, derive(step, 'charge_card', { amount: 5, to: 'cus_5' }, CHARGE_RULES).key);
+  } finally {
+    await following.close();
   }
 });
 

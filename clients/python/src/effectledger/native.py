@@ -80,6 +80,9 @@ def _intent_schema() -> str:
     raise EffectLedgerError("ToolIntent.avsc is missing from the package; rebuild it with setup.py")
 
 
+POLICY_TOPIC = "tool-policy"
+
+
 class _Registry:
     """The two Schema Registry calls the wire format needs, with the registry's credentials."""
 
@@ -149,6 +152,9 @@ class NativeToolCallClient:
     must allow the name; ``tool-results.<suffix>`` gives this client a topic of its own).
     ``kafka_config``: more librdkafka settings (security, client.id) for the producer and consumer.
     ``timeout``: how long a call waits for its final reply before answering ``StillRunning``.
+    ``follow_policy``: read the applied tool policy from ``tool-policy`` (``effectledger tools
+    apply``) and derive each tool it names with its key rules, which then win over ``key_rules``;
+    followed while the client runs, so a rules change reaches it without a restart.
     """
 
     def __init__(
@@ -163,6 +169,7 @@ class NativeToolCallClient:
         intents_topic: str = "tool-intents",
         kafka_config: Optional[Mapping[str, Any]] = None,
         timeout: float = 30.0,
+        follow_policy: bool = True,
     ) -> None:
         kafka, self._avro = _libraries()
         self._registry = _Registry(registry_url, registry_basic, registry_token)
@@ -216,6 +223,11 @@ class NativeToolCallClient:
             raise Unavailable(f"could not reach Kafka at {bootstrap_servers}: {e}") from None
         self._reader = threading.Thread(target=self._read, name="effectledger-replies", daemon=True)
         self._reader.start()
+        self._applied_rules: Dict[str, KeyRules] = {}
+        self._policy_version = 0
+        self._policy_reader: Optional[threading.Thread] = None
+        if follow_policy:
+            self._follow_policy(kafka, common)
 
     # -- calls --------------------------------------------------------------------------------
 
@@ -237,7 +249,7 @@ class NativeToolCallClient:
             raise EffectLedgerError("the client is closed")
         if bypass_approval is not None and (not isinstance(bypass_approval, str) or not bypass_approval.strip()):
             raise ValueError("bypass_approval must be an operator's approval; leave it out for a normal call")
-        derived = derive(step, tool, arguments, self._key_rules.get(tool, KeyRules()))
+        derived = derive(step, tool, arguments, self.key_rules_of(tool))
         arguments_json = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False, allow_nan=False)
         waiter = _Waiter(step.tenant)
         with self._lock:
@@ -272,6 +284,19 @@ class NativeToolCallClient:
                     if not waiting:
                         del self._waiters[derived.key]
 
+    def key_rules_of(self, tool: str) -> KeyRules:
+        """The rules ``tool``'s keys are derived with: the applied policy's when it names the tool,
+        else those given as ``key_rules``, else none."""
+        applied = self._applied_rules.get(tool)
+        if applied is not None:
+            return applied
+        return self._key_rules.get(tool, KeyRules())
+
+    @property
+    def policy_version(self) -> int:
+        """The applied policy version keys are derived with; 0 when none was read."""
+        return self._policy_version
+
     def close(self) -> None:
         """Stops; calls still waiting answer ``StillRunning`` at once (their keys stay valid)."""
         self._closed.set()
@@ -281,6 +306,8 @@ class NativeToolCallClient:
                     waiter.result = StillRunning(key, "")
                     waiter.done.set()
         self._reader.join(timeout=5)
+        if self._policy_reader is not None:
+            self._policy_reader.join(timeout=5)
         self._producer.flush(5)
 
     def __enter__(self) -> "NativeToolCallClient":
@@ -288,6 +315,69 @@ class NativeToolCallClient:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+    # -- the applied policy ---------------------------------------------------------------------
+
+    def _follow_policy(self, kafka, common: Mapping[str, Any]) -> None:
+        """Reads ``tool-policy`` (partition 0: every partition holds the same documents) from its
+        start to its end now, then follows it on a thread of its own. No topic: rules from code."""
+        consumer = kafka.Consumer(
+            {
+                **common,
+                "group.id": "effectledger-py-policy-" + str(uuid.uuid4()),
+                "isolation.level": "read_committed",
+                "enable.auto.commit": False,
+                # never create it by asking: it needs one partition per tool-intents partition
+                "allow.auto.create.topics": False,
+            }
+        )
+        try:
+            topic = consumer.list_topics(POLICY_TOPIC, timeout=10).topics.get(POLICY_TOPIC)
+            if topic is None or topic.error is not None or not topic.partitions:
+                consumer.close()
+                return
+            start = kafka.TopicPartition(POLICY_TOPIC, 0, kafka.OFFSET_BEGINNING)
+            _, high = consumer.get_watermark_offsets(kafka.TopicPartition(POLICY_TOPIC, 0), timeout=10)
+            consumer.assign([start])
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                message = consumer.poll(0.5)
+                if message is not None and message.error() is None and message.value() is not None:
+                    self._apply_policy(message.value())
+                elif message is None:
+                    position = consumer.position([kafka.TopicPartition(POLICY_TOPIC, 0)])[0].offset
+                    if position < 0 or position >= high:
+                        break
+        except kafka.KafkaException:
+            consumer.close()
+            return
+
+        def follow() -> None:
+            try:
+                while not self._closed.is_set():
+                    message = consumer.poll(1.0)
+                    if message is not None and message.error() is None and message.value() is not None:
+                        self._apply_policy(message.value())
+            finally:
+                consumer.close()
+
+        self._policy_reader = threading.Thread(target=follow, name="effectledger-policy", daemon=True)
+        self._policy_reader.start()
+
+    def _apply_policy(self, document: bytes) -> None:
+        try:
+            policy = json.loads(document)
+            version = int(policy.get("version", 0))
+            if version <= self._policy_version:
+                return
+            rules = {}
+            for tool, versions in policy.get("keys", {}).items():
+                current = versions[0] if versions else {}
+                rules[tool] = KeyRules(current.get("ignore", []), current.get("require", []))
+        except (ValueError, TypeError, AttributeError, IndexError):
+            return  # not a policy document this client reads: keep the rules it has
+        self._applied_rules = rules
+        self._policy_version = version
 
     # -- the wire -----------------------------------------------------------------------------
 

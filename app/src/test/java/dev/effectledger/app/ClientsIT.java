@@ -19,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
@@ -84,6 +85,13 @@ class ClientsIT {
                 .timeout(Duration.ofSeconds(60))
                 .build()) {
       await().atMost(Duration.ofSeconds(90)).until(gateway::isReady);
+      // The ledger's file applied to tool-policy: the native clients' suites check that a client
+      // given no key rules in code derives with these.
+      PolicyTopic.publish(
+          pipeline.kafka(),
+          dev.effectledger.policy.AppliedPolicy.seed(pipeline.policies, pipeline.toolsYaml)
+              .next(pipeline.policies, pipeline.toolsYaml, Instant.now(), "clients-it"),
+          4);
       StepContext step = new StepContext("acme", "run-cross", "pay", "customer:7");
       CallResult first =
           java.invoke(ToolCall.of(step, "charge_card", "{\"amount\":700,\"to\":\"cus_7\"}"))

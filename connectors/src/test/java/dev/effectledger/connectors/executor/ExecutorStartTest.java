@@ -123,7 +123,7 @@ class ExecutorStartTest {
 
     assertThatThrownBy(() -> Connectors.forLanes(policies, List.of("payments"), Clock.systemUTC()))
         .hasMessageContaining(
-            "tools.a.connector: 'smtp' is not a connector; allowed: http, jdbc, kafka, log")
+            "tools.a.connector: 'smtp' is not a connector; allowed: http, http-sequence, jdbc, kafka, log")
         .hasMessageContaining("tools.b.settings.url: 'postgres://x' must start with jdbc:")
         .hasMessageContaining("tools.b.settings.statement: missing");
     JdbcConnectorSettings.class.getName();
