@@ -1,21 +1,19 @@
 package dev.effectledger.app;
 
 import dev.effectledger.policy.AppliedPolicy;
+import dev.effectledger.schema.PolicyFeed;
 import dev.effectledger.schema.Topics;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
@@ -34,16 +32,8 @@ final class PolicyTopic {
 
   /** The latest applied policy (partition 0, read_committed), or empty when none was applied. */
   static Optional<AppliedPolicy> current(Properties kafka) {
-    Properties props = new Properties();
-    props.putAll(kafka);
-    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    // Never create tool-policy by asking for it: it must have one partition per intents partition.
-    props.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
-    props.remove(ConsumerConfig.GROUP_ID_CONFIG);
     TopicPartition partition = new TopicPartition(Topics.POLICY, 0);
-    try (KafkaConsumer<String, byte[]> consumer =
-        new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer())) {
+    try (KafkaConsumer<String, byte[]> consumer = PolicyFeed.consumer(kafka)) {
       consumer.assign(List.of(partition));
       consumer.seekToBeginning(List.of(partition));
       long end = consumer.endOffsets(List.of(partition), Duration.ofSeconds(30)).get(partition);

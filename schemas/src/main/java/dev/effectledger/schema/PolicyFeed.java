@@ -33,18 +33,24 @@ public final class PolicyFeed implements AutoCloseable {
   private volatile boolean closed;
 
   private PolicyFeed(Properties kafka, Consumer<byte[]> reader, String name) {
+    this.consumer = consumer(kafka);
+    this.reader = reader;
+    this.thread = new Thread(this::run, name);
+    thread.setDaemon(true);
+  }
+
+  /**
+   * A consumer for tool-policy with {@code kafka}'s connection settings: read_committed, no group,
+   * and never creating the topic by asking for it (it needs one partition per intents partition).
+   */
+  public static KafkaConsumer<String, byte[]> consumer(Properties kafka) {
     Properties props = new Properties();
     props.putAll(kafka);
     props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    // Never create tool-policy by asking for it: it must have one partition per intents partition.
     props.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
     props.remove(ConsumerConfig.GROUP_ID_CONFIG);
-    this.consumer =
-        new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer());
-    this.reader = reader;
-    this.thread = new Thread(this::run, name);
-    thread.setDaemon(true);
+    return new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer());
   }
 
   /**

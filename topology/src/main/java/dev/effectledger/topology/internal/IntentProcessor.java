@@ -293,25 +293,7 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
    */
   private void answerAlias(
       ToolIntent intent, LedgerEntry entry, String aliasHash, String replyTopic, long now) {
-    if (!entry.getArgumentsHash().equals(aliasHash)) {
-      refuse(
-          intent,
-          replyTopic,
-          ErrorCode.IDEMPOTENCY_KEY_REUSED,
-          "the key was first used with other arguments",
-          now);
-    } else if (isNewBypass(intent, entry)) {
-      bypass(intent, entry, actions.policyOf(intent.getTool()), replyTopic, now);
-    } else {
-      ToolResult answer = Replies.of(entry, entry.getState() != LedgerState.PENDING);
-      answer.setIdempotencyKey(intent.getIdempotencyKey());
-      actions.outputs().reply(answer, replyTopic, now);
-      actions.audit(
-          entry,
-          entry.getState() == LedgerState.PENDING ? AuditType.IN_FLIGHT : AuditType.DEDUP_HIT,
-          "KEY_RULES_ALIAS",
-          now);
-    }
+    answerEntry(intent, entry, aliasHash, true, replyTopic, now);
   }
 
   /**
@@ -344,8 +326,26 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
 
   private void answerKnownKey(
       ToolIntent intent, LedgerEntry entry, String argumentsHash, String replyTopic, long now) {
+    answerEntry(intent, entry, argumentsHash, false, replyTopic, now);
+  }
+
+  /**
+   * Answers an intent from an entry of its step: its own key's, or ({@code alias}) another key's
+   * the step has under other honoured key rules, answered under the intent's own key.
+   */
+  private void answerEntry(
+      ToolIntent intent,
+      LedgerEntry entry,
+      String argumentsHash,
+      boolean alias,
+      String replyTopic,
+      long now) {
     ToolPolicy policy = actions.policyOf(intent.getTool());
-    if (!sameArguments(intent, entry, argumentsHash, now)) {
+    boolean same =
+        alias
+            ? entry.getArgumentsHash().equals(argumentsHash)
+            : sameArguments(intent, entry, argumentsHash, now);
+    if (!same) {
       refuse(
           intent,
           replyTopic,
@@ -354,6 +354,15 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
           now);
     } else if (isNewBypass(intent, entry)) {
       bypass(intent, entry, policy, replyTopic, now);
+    } else if (alias) {
+      ToolResult answer = Replies.of(entry, entry.getState() != LedgerState.PENDING);
+      answer.setIdempotencyKey(intent.getIdempotencyKey());
+      actions.outputs().reply(answer, replyTopic, now);
+      actions.audit(
+          entry,
+          entry.getState() == LedgerState.PENDING ? AuditType.IN_FLIGHT : AuditType.DEDUP_HIT,
+          "KEY_RULES_ALIAS",
+          now);
     } else {
       answerDuplicate(entry, policy, replyTopic, now);
     }
