@@ -53,10 +53,6 @@ final class ExecutorCommand implements Callable<Integer> {
             McpConnectors.all().create(policies, lanes, Clock.systemUTC()),
             policies,
             metrics == null ? ExecutorObserver.NONE : new MicrometerExecutorObserver(metrics));
-    long policyVersion =
-        cfg.getBoolean(AppConfig.POLICY_LIVE, true)
-            ? executor.followPolicy(p -> McpConnectors.all().create(p, lanes, Clock.systemUTC()))
-            : 0;
     HealthEndpoint health =
         httpPort == null
             ? null
@@ -66,6 +62,11 @@ final class ExecutorCommand implements Callable<Integer> {
                 AppConfig.EXECUTOR_HTTP_PORT,
                 () -> executor.isRunning() ? null : "the executor stopped: " + executor.failure(),
                 metrics::scrape);
+    // After the health endpoint: reading tool-policy takes a moment, and /readyz answers meanwhile.
+    long policyVersion =
+        cfg.getBoolean(AppConfig.POLICY_LIVE, true)
+            ? executor.followPolicy(p -> McpConnectors.all().create(p, lanes, Clock.systemUTC()))
+            : 0;
     Lifecycle lifecycle =
         health == null
             ? new Lifecycle("executor", executor)
