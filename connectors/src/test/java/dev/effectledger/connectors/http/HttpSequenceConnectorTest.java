@@ -34,6 +34,7 @@ class HttpSequenceConnectorTest {
     server.createContext(
         "/",
         ex -> {
+          ex.getRequestBody().readAllBytes();
           String path = ex.getRequestURI().getPath();
           keysSeen.add(path + " " + ex.getRequestHeaders().getFirst("Idempotency-Key"));
           int status = statusByPath.getOrDefault(path, 200);
