@@ -139,19 +139,20 @@ public record AppliedPolicy(
   }
 
   /**
-   * The key rules of {@code tool} honoured at {@code at}, current first: the tool's own rules when
-   * it has no earlier ones (or none still honoured).
+   * The key rules of {@code tool} honoured at {@code atMillis} (epoch milliseconds), current first:
+   * the tool's own rules alone when it has no earlier ones still honoured. Called for every intent:
+   * a tool without earlier rules costs one small list.
    */
-  public List<ArgumentRules> honouredRules(String tool, ToolPolicy policy, Instant at) {
+  public List<ArgumentRules> honouredRules(String tool, ToolPolicy policy, long atMillis) {
     List<KeyRulesVersion> versions = keys.get(tool);
+    if (versions == null || versions.size() < 2) {
+      return List.of(policy.key());
+    }
     List<ArgumentRules> rules = new ArrayList<>();
     rules.add(policy.key());
-    if (versions != null) {
-      for (KeyRulesVersion earlier :
-          versions.subList(Math.min(1, versions.size()), versions.size())) {
-        if (earlier.honouredUntil().isAfter(at) && !rules.contains(earlier.rules())) {
-          rules.add(earlier.rules());
-        }
+    for (KeyRulesVersion earlier : versions.subList(1, versions.size())) {
+      if (earlier.honouredUntil().toEpochMilli() > atMillis && !rules.contains(earlier.rules())) {
+        rules.add(earlier.rules());
       }
     }
     return rules;

@@ -85,8 +85,8 @@ public final class EffectExecutor implements AutoCloseable {
   private static final Duration STABLE_OFFSETS_WAIT = Duration.ofMinutes(2);
 
   private final ExecutorConfig config;
-  private volatile Map<String, Connector> connectors;
-  private volatile ToolPolicies policies;
+  private final Map<String, Connector> connectors;
+  private final ToolPolicies policies;
   private volatile long policyVersion;
   private volatile PolicyFeed policyFeed;
   private final Set<String> journalledLanes;
@@ -367,8 +367,6 @@ public final class EffectExecutor implements AutoCloseable {
     performer.use(made, next);
     gate.use(tools);
     this.made.addAll(made.values());
-    this.connectors = Map.copyOf(made);
-    this.policies = next;
     this.policyVersion = applied.version();
     log.info("Executor applies tool policy version {}", applied.version());
   }

@@ -15,7 +15,6 @@ import dev.effectledger.schema.serde.WireFormatException;
 import dev.effectledger.topology.LedgerConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
@@ -166,7 +165,7 @@ final class IntentDecoder {
       return checkArguments(
           intent,
           policy,
-          applied.honouredRules(intent.getTool(), policy, Instant.ofEpochMilli(recordTime)),
+          applied.honouredRules(intent.getTool(), policy, recordTime),
           key,
           replyTopic);
     }

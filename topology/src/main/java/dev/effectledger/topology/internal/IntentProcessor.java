@@ -310,8 +310,7 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
     if (policy == null || !policy.isLedgered()) {
       return false;
     }
-    List<ArgumentRules> honoured =
-        actions.applied().honouredRules(intent.getTool(), policy, Instant.ofEpochMilli(now));
+    List<ArgumentRules> honoured = actions.applied().honouredRules(intent.getTool(), policy, now);
     if (honoured.size() < 2) {
       return false;
     }

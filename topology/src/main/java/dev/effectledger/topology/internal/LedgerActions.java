@@ -284,22 +284,29 @@ final class LedgerActions {
     observer.settled(
         entry.getTool(),
         Duration.ofMillis(Math.max(0, wallClock() - entry.getLastDispatchedAt().toEpochMilli())));
+    storeAndAnswer(entry, outcome, now);
+    ledger.index(Ledger.Deadline.EXPIRY, now + policy.window().toMillis(), storeKey);
+    audit(entry, succeeded ? AuditType.COMPLETED : AuditType.FAILED, null, now);
+  }
+
+  /**
+   * Stores an entry an executor's outcome settled and answers it. The dispatch's own topics the
+   * executor did not answer get the original answer. Duplicates that arrived since the dispatch,
+   * which no executor knew of, get it as a replay: one may have been told IN_FLIGHT after the
+   * executor's answer was committed, and its client waits on; to a client that had the executor's
+   * answer already it is the replay a duplicate gets.
+   */
+  private void storeAndAnswer(LedgerEntry entry, Outcome outcome, long now) {
     List<String> unanswered = unansweredDispatched(entry, outcome);
     List<String> waiters = new ArrayList<>(entry.getWaiters());
     waiters.removeAll(unanswered);
     entry.setDispatchedTo(new ArrayList<>());
     entry.setWaiters(new ArrayList<>());
     ledger.put(entry);
-    ledger.index(Ledger.Deadline.EXPIRY, now + policy.window().toMillis(), storeKey);
-    // The dispatch's own topics the executor did not answer get the original answer. Duplicates
-    // that arrived since the dispatch, which no executor knew of, get it as a replay: one may have
-    // been told IN_FLIGHT after the executor's answer was committed, and its client waits on; to
-    // a client that had the executor's answer already it is the replay a duplicate gets.
     ToolResult reply = Replies.of(entry, false);
     unanswered.forEach(topic -> outputs.reply(reply, topic, now));
     ToolResult replay = Replies.of(entry, true);
     waiters.forEach(topic -> outputs.reply(replay, topic, now));
-    audit(entry, succeeded ? AuditType.COMPLETED : AuditType.FAILED, null, now);
   }
 
   /** RETRYABLE after the executor's last try: no effect happened, so forget the key. */
@@ -332,16 +339,7 @@ final class LedgerActions {
     entry.setResultJson(Replies.storedResult(outcome.getResultJson()));
     entry.setError(Replies.settledError(outcome));
     entry.setEffectId(outcome.getEffectId());
-    List<String> unanswered = unansweredDispatched(entry, outcome);
-    List<String> waiters = new ArrayList<>(entry.getWaiters());
-    waiters.removeAll(unanswered);
-    entry.setDispatchedTo(new ArrayList<>());
-    entry.setWaiters(new ArrayList<>());
-    ledger.put(entry);
-    ToolResult reply = Replies.of(entry, false);
-    unanswered.forEach(topic -> outputs.reply(reply, topic, now));
-    ToolResult replay = Replies.of(entry, true);
-    waiters.forEach(topic -> outputs.reply(replay, topic, now));
+    storeAndAnswer(entry, outcome, now);
     audit(entry, AuditType.HELD_UNKNOWN, ErrorCode.PARTIAL_SUCCESS.name(), now);
   }
 
