@@ -46,10 +46,39 @@ public final class LivePolicies {
   }
 
   /**
+   * In-flight and held entries per tool over every task of this instance: {@code [in flight,
+   * held]}.
+   */
+  public Map<String, long[]> counts() {
+    Map<String, long[]> sum = new TreeMap<>();
+    tasks
+        .values()
+        .forEach(
+            task ->
+                task.counts()
+                    .snapshot()
+                    .forEach(
+                        (tool, c) ->
+                            sum.merge(tool, c, (a, b) -> new long[] {a[0] + b[0], a[1] + b[1]})));
+    return sum;
+  }
+
+  /** True while some task of this instance is still counting its entries after it started. */
+  public boolean counting() {
+    return tasks.values().stream().anyMatch(task -> task.counts().rebuilding());
+  }
+
+  /**
    * The policy of one task. Written and read on the task's stream thread; read by the query API.
    */
   public static final class Task {
     private volatile AppliedPolicy current;
+    private final TaskCounts counts = new TaskCounts();
+
+    /** The task's live counts of in-flight and held entries. */
+    public TaskCounts counts() {
+      return counts;
+    }
 
     Task(AppliedPolicy seed) {
       this.current = seed;

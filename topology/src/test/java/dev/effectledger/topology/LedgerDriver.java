@@ -54,6 +54,9 @@ final class LedgerDriver implements AutoCloseable {
   private final RegistryAvroSerde<Dispatch> dispatchSerde =
       new RegistryAvroSerde<>(registry, Dispatch.class);
 
+  /** The ledger tasks' policies and live counts, as the processor's query API reads them. */
+  LivePolicies live;
+
   LedgerDriver(LedgerConfigFactory configFactory, String guarantee, Path stateDir) {
     this(configFactory, guarantee, stateDir, props -> {});
   }
@@ -72,9 +75,12 @@ final class LedgerDriver implements AutoCloseable {
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
     props.put(PoisonRecordHandler.REGISTRY_URL_CONFIG, registryUrl);
     extra.accept(props);
+    live = new LivePolicies(dev.effectledger.policy.AppliedPolicy.seed(config.policies(), ""));
     driver =
         new TopologyTestDriver(
-            LedgerTopology.build(config), LedgerTopology.streamsProperties(props), T0);
+            LedgerTopology.build(config, registry, live),
+            LedgerTopology.streamsProperties(props),
+            T0);
     intents =
         driver.createInputTopic(
             Topics.INTENTS, new StringSerializer(), intentSerde, T0, Duration.ZERO);
@@ -127,6 +133,11 @@ final class LedgerDriver implements AutoCloseable {
   TestOutputTopic<String, ToolResult> results(String topic) {
     return driver.createOutputTopic(
         topic, new StringDeserializer(), new RegistryAvroSerde<>(registry, ToolResult.class));
+  }
+
+  /** The store keys the held index lists, as the console reads them. */
+  List<String> heldKeys() {
+    return HeldKeys.list(driver.getKeyValueStore(LedgerStore.DEADLINES), 1000);
   }
 
   KeyValueStore<String, LedgerEntry> store() {

@@ -375,6 +375,71 @@ abstract class LedgerStateMachineContract {
   }
 
   @Test
+  void shouldIndexHeldKeysAndCountInFlightAndHeldPerTool() {
+    Dispatch first = chargeDispatched("k1");
+    Dispatch second = chargeDispatched("k2");
+    chargeDispatched("k3");
+    // Written before the task's first rebuild step: the rebuild counts them, once.
+    ledger.driver.advanceWallClockTime(Duration.ofSeconds(1));
+    assertThat(ledger.live.counting()).isFalse();
+    assertThat(ledger.live.counts()).containsOnlyKeys(CHARGE);
+    assertThat(ledger.live.counts().get(CHARGE)).containsExactly(3, 0);
+
+    ledger.outcome(first, OutcomeStatus.AMBIGUOUS, null, at(Duration.ofSeconds(2)));
+    ledger.outcome(second, OutcomeStatus.AMBIGUOUS, null, at(Duration.ofSeconds(2)));
+    assertThat(ledger.heldKeys()).containsExactly("acme/k1", "acme/k2");
+    assertThat(ledger.live.counts().get(CHARGE)).containsExactly(1, 2);
+
+    // An operator settles k1 as applied and k2 as not applied: both leave the index.
+    ledger.outcomes.pipeInput(
+        "k1",
+        operatorOutcome(first, OutcomeStatus.SUCCEEDED, "alice", at(Duration.ofSeconds(3))),
+        at(Duration.ofSeconds(3)));
+    ledger.outcomes.pipeInput(
+        "k2",
+        operatorOutcome(second, OutcomeStatus.RETRYABLE, "bob", at(Duration.ofSeconds(3))),
+        at(Duration.ofSeconds(3)));
+
+    assertThat(ledger.heldKeys()).isEmpty();
+    assertThat(ledger.live.counts().get(CHARGE)).containsExactly(1, 0);
+    assertThat(ledger.entry("acme", "k1").getEffectId()).isEqualTo("ch_manual");
+    assertThat(ledger.entry("acme", "k2")).isNull();
+    assertThat(ledger.audit.readValuesToList())
+        .filteredOn(e -> e.getActor() != null)
+        .extracting(
+            AuditEvent::getIdempotencyKey,
+            AuditEvent::getType,
+            AuditEvent::getCode,
+            AuditEvent::getActor)
+        .containsExactly(
+            tuple("k1", AuditType.COMPLETED, null, "alice"),
+            tuple("k2", AuditType.RELEASED, "OPERATOR_RELEASED", "bob"));
+  }
+
+  /** What the console publishes when an operator settles a held key. */
+  private static Outcome operatorOutcome(
+      Dispatch held, OutcomeStatus status, String operator, Instant at) {
+    Outcome outcome =
+        LedgerDriver.outcomeOf(
+            held,
+            status,
+            status == OutcomeStatus.SUCCEEDED ? "{\"effectId\":\"ch_manual\"}" : null,
+            status == OutcomeStatus.SUCCEEDED ? "ch_manual" : null,
+            at);
+    outcome.setActor(operator);
+    if (status == OutcomeStatus.RETRYABLE) {
+      outcome.setError(
+          dev.effectledger.schema.ErrorInfo.newBuilder()
+              .setCode("OPERATOR_RELEASED")
+              .setMessage("an operator found no effect")
+              .setRetriable(true)
+              .setCorrectiveAction("Send the intent again; it will run once.")
+              .build());
+    }
+    return outcome;
+  }
+
+  @Test
   void shouldRedispatchWithSameKeyOnAmbiguousOutcomeWhenPolicyRedispatches() {
     ledger.send(intent("t1", TICKET, ARGS), T0);
     Dispatch first = tickets.readValue();

@@ -68,6 +68,11 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
   }
 
   @Override
+  public void close() {
+    live.close(context.taskId()); // the task's policy holder and counts go with it
+  }
+
+  @Override
   public void process(Record<byte[], byte[]> record) {
     int partition = context.recordMetadata().map(m -> m.partition()).orElse(-1);
     AliasRoute route = AliasRoute.of(record.headers());
@@ -125,7 +130,7 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
       return;
     }
     if (valid.aliases().isEmpty()) {
-      actions.start(intent, policy.get(), replyTopic, intent.getIdempotencyKey(), 1, now);
+      actions.start(intent, policy.get(), replyTopic, intent.getIdempotencyKey(), 1, null, now);
       return;
     }
     if (answeredByLocalAlias(valid, partition, now)) {
@@ -260,7 +265,7 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
   private void startAs(DecodedIntent.Valid valid, ToolPolicy policy, String key, long now) {
     ToolIntent intent = valid.intent();
     if (key.equals(intent.getIdempotencyKey())) {
-      actions.start(intent, policy, valid.replyTopic(), key, 1, now);
+      actions.start(intent, policy, valid.replyTopic(), key, 1, null, now);
       return;
     }
     ToolIntent under =
@@ -268,7 +273,7 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
             .setIdempotencyKey(key)
             .setArgumentsHash(valid.hashOf(key))
             .build();
-    actions.start(under, policy, valid.replyTopic(), key, 1, now);
+    actions.start(under, policy, valid.replyTopic(), key, 1, null, now);
     LedgerEntry started = actions.ledger().get(LedgerStore.key(intent.getTenant(), key));
     ToolResult answer = Replies.of(started, false);
     answer.setIdempotencyKey(intent.getIdempotencyKey());
@@ -427,7 +432,13 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
     }
     actions.audit(entry, AuditType.BYPASSED, null, operator, now);
     actions.start(
-        intent, policy, replyTopic, bypassEffectKey(intent), entry.getAttempts() + 1, now);
+        intent,
+        policy,
+        replyTopic,
+        bypassEffectKey(intent),
+        entry.getAttempts() + 1,
+        entry.getState(),
+        now);
   }
 
   private static boolean isNewBypass(ToolIntent intent, LedgerEntry entry) {

@@ -3,6 +3,8 @@ package dev.effectledger.topology.internal;
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerState;
 import dev.effectledger.schema.LedgerStore;
+import dev.effectledger.topology.HeldKeys;
+import dev.effectledger.topology.TaskCounts;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -36,6 +38,11 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * of the wall-clock scan, which starts at now and would step over every such tombstone each second
  * (a profile of the 10-million-key bench found that scan's seeks the stream threads' largest cost).
  * The stale entry is taken at its deadline, costs one lookup and is skipped.
+ *
+ * <p>The same store holds the index of held keys ({@link HeldKeys}: {@code [H][store key]}, one per
+ * UNKNOWN entry), so listing what waits for an operator reads only those, and the task's live
+ * counts of in-flight and held entries ({@link TaskCounts}). Both are kept at each state change
+ * ({@link #moved}) and rebuilt with the deadlines.
  */
 final class Ledger {
 
@@ -64,10 +71,54 @@ final class Ledger {
 
   private final KeyValueStore<String, LedgerEntry> entries;
   private final KeyValueStore<Bytes, byte[]> deadlines;
+  private final TaskCounts counts;
 
   Ledger(KeyValueStore<String, LedgerEntry> entries, KeyValueStore<Bytes, byte[]> deadlines) {
+    this(entries, deadlines, new TaskCounts());
+  }
+
+  /** With the task's live counts, which every ledger of the task's processors shares. */
+  Ledger(
+      KeyValueStore<String, LedgerEntry> entries,
+      KeyValueStore<Bytes, byte[]> deadlines,
+      TaskCounts counts) {
     this.entries = entries;
     this.deadlines = deadlines;
+    this.counts = counts;
+  }
+
+  TaskCounts counts() {
+    return counts;
+  }
+
+  /**
+   * Records that the entry under {@code storeKey} of {@code tool} moved from state {@code from}
+   * (null: it is new) to {@code to} (null: it left the store): keeps the held index and the task's
+   * counts. An entry a running rebuild has not reached yet is left to the rebuild's count.
+   */
+  void moved(String storeKey, String tool, LedgerState from, LedgerState to) {
+    if (from == to) {
+      return;
+    }
+    if (to == LedgerState.UNKNOWN) {
+      deadlines.put(HeldKeys.indexKey(storeKey), PRESENT);
+    } else if (from == LedgerState.UNKNOWN) {
+      deadlines.delete(HeldKeys.indexKey(storeKey));
+    }
+    if (counts.rebuilding()) {
+      byte[] cursor = deadlines.get(REBUILD_FROM);
+      if (cursor != null
+          && Bytes.wrap(storeKey.getBytes(StandardCharsets.UTF_8)).compareTo(Bytes.wrap(cursor))
+              >= 0) {
+        return; // the rebuild counts it when it gets there
+      }
+    }
+    if (from != null) {
+      counts.add(tool, from, -1);
+    }
+    if (to != null) {
+      counts.add(tool, to, 1);
+    }
   }
 
   LedgerEntry get(String storeKey) {
@@ -152,6 +203,12 @@ final class Ledger {
    * re-applies the current windows, so a changed window purges on time.
    */
   void startRebuild() {
+    List<Bytes> held = new ArrayList<>();
+    try (KeyValueIterator<Bytes, byte[]> it = deadlines.range(HeldKeys.FIRST, HeldKeys.PAST_LAST)) {
+      it.forEachRemaining(kv -> held.add(kv.key));
+    }
+    held.forEach(deadlines::delete); // re-indexed from the entries, which alone are kept for sure
+    counts.restart();
     deadlines.put(REBUILD_FROM, new byte[0]);
   }
 
@@ -190,7 +247,10 @@ final class Ledger {
           index(Deadline.EXPIRY, expiryOf.applyAsLong(next.value), next.key);
         } else if (next.value.getState() == LedgerState.PENDING) {
           index(Deadline.PENDING, pendingDeadlineOf.applyAsLong(next.value), next.key);
+        } else if (next.value.getState() == LedgerState.UNKNOWN) {
+          deadlines.put(HeldKeys.indexKey(next.key), PRESENT);
         }
+        counts.add(next.value.getTool(), next.value.getState(), 1);
         last = next.key;
         seen++;
       }
@@ -201,6 +261,7 @@ final class Ledger {
       deadlines.put(REBUILD_FROM, (last + '\u0000').getBytes(StandardCharsets.UTF_8));
     } else {
       deadlines.delete(REBUILD_FROM);
+      counts.rebuilt();
     }
     return seen;
   }

@@ -78,7 +78,7 @@ final class LedgerActions {
       PolicyProcessor.restore(context, policy);
     }
     return new LedgerActions(
-        new Ledger(entries, deadlines),
+        new Ledger(entries, deadlines, policy.counts()),
         new Outputs(context, config.observer()),
         config,
         policy,
@@ -125,12 +125,17 @@ final class LedgerActions {
     return entry;
   }
 
+  /**
+   * Starts a life of the intent's key: a first sight ({@code previous} null) or a bypass of a
+   * settled entry ({@code previous} its state).
+   */
   void start(
       ToolIntent intent,
       ToolPolicy policy,
       String replyTopic,
       String effectKey,
       int attempt,
+      LedgerState previous,
       long now) {
     LedgerEntry entry =
         LedgerEntry.newBuilder()
@@ -151,6 +156,7 @@ final class LedgerActions {
             .setIncarnation(intentOffset())
             .build();
     dispatch(entry, policy, AuditType.DISPATCHED, now);
+    ledger.moved(storeKey(entry), entry.getTool(), previous, LedgerState.PENDING);
   }
 
   /**
@@ -275,6 +281,7 @@ final class LedgerActions {
   void complete(LedgerEntry entry, ToolPolicy policy, Outcome outcome, long now) {
     String storeKey = storeKey(entry);
     boolean succeeded = outcome.getStatus() == OutcomeStatus.SUCCEEDED;
+    LedgerState before = entry.getState();
     entry.setState(succeeded ? LedgerState.SUCCEEDED : LedgerState.FAILED);
     entry.setResultJson(Replies.storedResult(outcome.getResultJson()));
     entry.setError(Replies.settledError(outcome));
@@ -285,8 +292,9 @@ final class LedgerActions {
         entry.getTool(),
         Duration.ofMillis(Math.max(0, wallClock() - entry.getLastDispatchedAt().toEpochMilli())));
     storeAndAnswer(entry, outcome, now);
+    ledger.moved(storeKey, entry.getTool(), before, entry.getState());
     ledger.index(Ledger.Deadline.EXPIRY, now + policy.window().toMillis(), storeKey);
-    audit(entry, succeeded ? AuditType.COMPLETED : AuditType.FAILED, null, now);
+    audit(entry, succeeded ? AuditType.COMPLETED : AuditType.FAILED, null, outcome.getActor(), now);
   }
 
   /**
@@ -313,16 +321,23 @@ final class LedgerActions {
   void release(LedgerEntry entry, Outcome outcome, long now) {
     String storeKey = storeKey(entry);
     ledger.remove(storeKey);
+    ledger.moved(storeKey, entry.getTool(), entry.getState(), null);
     ToolResult reply = Replies.released(entry, outcome);
     waiting(entry).forEach(topic -> outputs.reply(reply, topic, now));
-    auditRemoved(entry, AuditType.RELEASED, ErrorCode.RETRIES_EXHAUSTED.name(), now);
+    String code =
+        outcome.getActor() != null && outcome.getError() != null
+            ? outcome.getError().getCode()
+            : ErrorCode.RETRIES_EXHAUSTED.name();
+    auditRemoved(entry, AuditType.RELEASED, code, outcome.getActor(), now);
   }
 
   /** The effect may have happened: UNKNOWN, never purged, until reconciled. */
   void hold(LedgerEntry entry, ErrorCode code, String message, long now) {
+    LedgerState before = entry.getState();
     entry.setState(LedgerState.UNKNOWN);
     entry.setError(code.toError(message));
     ledger.put(entry);
+    ledger.moved(storeKey(entry), entry.getTool(), before, LedgerState.UNKNOWN);
     ToolResult reply = Replies.of(entry, false);
     waiting(entry).forEach(topic -> outputs.reply(reply, topic, now));
     audit(entry, AuditType.HELD_UNKNOWN, code.name(), now);
@@ -335,21 +350,24 @@ final class LedgerActions {
    * completion: the dispatch's topics the executor did not answer, and the duplicates since.
    */
   void holdPartial(LedgerEntry entry, Outcome outcome, long now) {
+    LedgerState before = entry.getState();
     entry.setState(LedgerState.UNKNOWN);
     entry.setResultJson(Replies.storedResult(outcome.getResultJson()));
     entry.setError(Replies.settledError(outcome));
     entry.setEffectId(outcome.getEffectId());
     storeAndAnswer(entry, outcome, now);
+    ledger.moved(storeKey(entry), entry.getTool(), before, LedgerState.UNKNOWN);
     audit(entry, AuditType.HELD_UNKNOWN, ErrorCode.PARTIAL_SUCCESS.name(), now);
   }
 
   void expire(String storeKey, LedgerEntry entry, long now) {
     ledger.remove(storeKey);
-    auditRemoved(entry, AuditType.EXPIRED, null, now);
+    auditRemoved(entry, AuditType.EXPIRED, null, null, now);
   }
 
   /** The audit event of an entry that leaves the store: no state after it, the life it ended. */
-  private void auditRemoved(LedgerEntry entry, AuditType type, String code, long now) {
+  private void auditRemoved(
+      LedgerEntry entry, AuditType type, String code, String actor, long now) {
     outputs.audit(
         AuditEvent.newBuilder()
             .setIdempotencyKey(entry.getIdempotencyKey())
@@ -360,6 +378,7 @@ final class LedgerActions {
             .setAttempt(entry.getAttempts())
             .setCode(code)
             .setIncarnation(entry.getIncarnation())
+            .setActor(actor)
             .setAt(Instant.ofEpochMilli(now))
             .build(),
         now);

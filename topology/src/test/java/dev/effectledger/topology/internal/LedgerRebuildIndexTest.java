@@ -103,6 +103,32 @@ class LedgerRebuildIndexTest {
   }
 
   @Test
+  void shouldRebuildTheHeldIndexAndCountEachEntryOnceWhileItChangesDuringTheRebuild() {
+    for (String key : List.of("a", "b", "c", "d")) {
+      ledger.put(entry(key, LedgerState.PENDING, null));
+    }
+    ledger.put(entry("e", LedgerState.UNKNOWN, null));
+    // A held index entry left from before whose key is no longer held: the rebuild drops it.
+    deadlines.put(dev.effectledger.topology.HeldKeys.indexKey("acme/gone"), new byte[] {1});
+
+    ledger.startRebuild();
+    ledger.rebuildStep(pendingTimeout(Duration.ofMinutes(5)), window(Duration.ofHours(1)), 2);
+    // Between steps: "a" (counted already) and "d" (not reached yet) are held.
+    for (String key : List.of("a", "d")) {
+      ledger.put(entry(key, LedgerState.UNKNOWN, null));
+      ledger.moved("acme/" + key, "t", LedgerState.PENDING, LedgerState.UNKNOWN);
+    }
+    while (ledger.rebuilding()) {
+      ledger.rebuildStep(pendingTimeout(Duration.ofMinutes(5)), window(Duration.ofHours(1)), 2);
+    }
+
+    assertThat(ledger.counts().rebuilding()).isFalse();
+    assertThat(ledger.counts().snapshot().get("t")).containsExactly(2, 3);
+    assertThat(dev.effectledger.topology.HeldKeys.list(deadlines, 10))
+        .containsExactly("acme/a", "acme/d", "acme/e");
+  }
+
+  @Test
   void shouldIndexEntriesWrittenDuringARebuildAndEveryEntryBeforeIt() {
     putAll();
     ledger.startRebuild();
