@@ -68,6 +68,27 @@ public final class AppConfig {
    */
   public static final String BYPASS_SIGNER_PREFIX = "ledger.bypass.signer.";
 
+  /** Settings under this prefix are the operator console's ({@link Console}), not Kafka's. */
+  public static final String CONSOLE_PREFIX = "console.";
+
+  /** {@code console.enabled=false}: the processor serves no console. */
+  public static final String CONSOLE_ENABLED = "console.enabled";
+
+  /** Comma-separated base URLs of executors' health endpoints, shown in the console. */
+  public static final String CONSOLE_EXECUTORS = "console.executors";
+
+  /** The signer name the console's approvals carry (a {@code ledger.bypass.signer.<name>}). */
+  public static final String CONSOLE_SIGNER = "console.approvals.signer";
+
+  /** That signer's private key file ({@code effectledger approve keygen}). */
+  public static final String CONSOLE_SIGNER_KEY = "console.approvals.key.file";
+
+  /** How long a console sign-in lasts (default 8h). */
+  public static final String CONSOLE_SESSION_TTL = "console.session.ttl";
+
+  /** How far back a key's audit trail is read (default 7d). */
+  public static final String CONSOLE_AUDIT_LOOKBACK = "console.audit.lookback";
+
   /** Effect Ledger's own keys, which are not passed to Kafka. */
   static final List<String> OWN_KEYS =
       List.of(
@@ -335,6 +356,7 @@ public final class AppConfig {
         (k, v) -> {
           if (!OWN_KEYS.contains((String) k)
               && !((String) k).startsWith(GATEWAY_PREFIX)
+              && !((String) k).startsWith(CONSOLE_PREFIX)
               && !((String) k).startsWith(BYPASS_SIGNER_PREFIX)
               && !((String) k).startsWith(HttpAuth.PREFIX)) {
             kafka.put(k, v);

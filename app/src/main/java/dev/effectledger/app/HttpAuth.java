@@ -27,11 +27,18 @@ final class HttpAuth {
   static final String PREFIX = "http.auth.";
   private static final Pattern HEX = Pattern.compile("[0-9a-f]{64}");
 
+  /** Who a credential names: its {@code http.auth.<name>} and role. */
+  record Identity(String name, Role role) {
+    boolean may(Role needed) {
+      return role.compareTo(needed) >= 0;
+    }
+  }
+
   static final HttpAuth OPEN = new HttpAuth(Map.of());
 
-  private final Map<String, Role> bySha256;
+  private final Map<String, Identity> bySha256;
 
-  private HttpAuth(Map<String, Role> bySha256) {
+  private HttpAuth(Map<String, Identity> bySha256) {
     this.bySha256 = Map.copyOf(bySha256);
   }
 
@@ -51,7 +58,7 @@ final class HttpAuth {
         names.add(rest.substring(0, dot));
       }
     }
-    Map<String, Role> roles = new HashMap<>();
+    Map<String, Identity> roles = new HashMap<>();
     for (String name : names) {
       String hash =
           settings.getProperty(PREFIX + name + ".sha256", "").trim().toLowerCase(Locale.ROOT);
@@ -67,7 +74,7 @@ final class HttpAuth {
         throw new IllegalArgumentException(
             PREFIX + name + ".role '" + role + "' is not a role; give viewer or operator");
       }
-      if (roles.put(hash, parsed) != null) {
+      if (roles.put(hash, new Identity(name, parsed)) != null) {
         throw new IllegalArgumentException(PREFIX + name + ".sha256: two tokens are the same");
       }
     }
@@ -80,7 +87,14 @@ final class HttpAuth {
 
   /** The role an {@code Authorization: Bearer <token>} header carries; empty when none. */
   Optional<Role> roleOf(String authorization) {
-    return Credentials.bearerToken(authorization).map(t -> bySha256.get(Credentials.sha256Hex(t)));
+    return Credentials.bearerToken(authorization).flatMap(this::identify).map(Identity::role);
+  }
+
+  /** Whom the bearer token {@code token} names; empty when no configured token matches. */
+  Optional<Identity> identify(String token) {
+    return token == null || token.isEmpty()
+        ? Optional.empty()
+        : Optional.ofNullable(bySha256.get(Credentials.sha256Hex(token)));
   }
 
   /** Whether {@code authorization} may do what {@code needed} may (always, when open). */

@@ -138,6 +138,22 @@ final class LedgerHttpServer implements AutoCloseable {
           }
         });
     server.createContext(
+        "/v1/held",
+        ex -> {
+          if (allowed(ex)) {
+            boolean local = ex.getRequestHeaders().containsKey("X-Effectledger-Forwarded");
+            answerJson(ex, held(authorization(ex), local));
+          }
+        });
+    server.createContext(
+        "/v1/overview",
+        ex -> {
+          if (allowed(ex)) {
+            boolean local = ex.getRequestHeaders().containsKey("X-Effectledger-Forwarded");
+            answerJson(ex, overview(authorization(ex), local));
+          }
+        });
+    server.createContext(
         "/v1/policy",
         ex -> {
           if (allowed(ex)) {
@@ -183,6 +199,253 @@ final class LedgerHttpServer implements AutoCloseable {
         "application/json",
         "{\"error\":\"send Authorization: Bearer <token> with a token of http.auth.<name>\"}");
     return false;
+  }
+
+  /** Serves the operator's console at {@code /console} (see {@link Console}). */
+  void console(Console console) {
+    server.createContext("/console", console::handle);
+  }
+
+  LivePolicies livePolicies() {
+    return livePolicies;
+  }
+
+  KafkaStreams streams() {
+    return streams;
+  }
+
+  /** Most held keys one instance lists. */
+  static final int MAX_HELD = 500;
+
+  /**
+   * {@code GET /v1/held}: the entries held as UNKNOWN, read through the held index (never a scan of
+   * the ledger), on this instance and, unless {@code localOnly}, every other one it can reach.
+   */
+  ObjectNode held(String authorization, boolean localOnly) {
+    ObjectNode out = JSON.createObjectNode();
+    ArrayNode keys = out.putArray("held");
+    out.put("counting", livePolicies != null && livePolicies.counting());
+    if (streams.state() != KafkaStreams.State.RUNNING) {
+      out.put("instances", 0);
+      out.putArray("unreachable")
+          .add(self.host() + ":" + self.port() + " (" + streams.state() + ")");
+      return out;
+    }
+    ReadOnlyKeyValueStore<String, LedgerEntry> entries =
+        streams.store(
+            StoreQueryParameters.fromNameAndType(
+                LedgerStore.NAME, QueryableStoreTypes.<String, LedgerEntry>keyValueStore()));
+    ReadOnlyKeyValueStore<org.apache.kafka.common.utils.Bytes, byte[]> index =
+        streams.store(
+            StoreQueryParameters.fromNameAndType(
+                LedgerStore.DEADLINES,
+                QueryableStoreTypes.<org.apache.kafka.common.utils.Bytes, byte[]>keyValueStore()));
+    for (String storeKey : dev.effectledger.topology.HeldKeys.list(index, MAX_HELD)) {
+      LedgerEntry entry = entries.get(storeKey);
+      if (entry != null && entry.getState() == LedgerState.UNKNOWN) {
+        keys.add(describe(entry));
+      }
+    }
+    out.put("instances", 1);
+    ArrayNode unreachable = out.putArray("unreachable");
+    if (!localOnly) {
+      for (JsonNode other : fanOut("/v1/held", authorization, unreachable)) {
+        other.path("held").forEach(keys::add);
+        out.put("counting", out.path("counting").asBoolean() || other.path("counting").asBoolean());
+        out.put("instances", out.path("instances").asInt() + 1);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * {@code GET /v1/overview}: per tool, the ledger's decisions so far (the counters /metrics
+   * shows), the entries in flight and held now, and the time from dispatch to outcome (p50, p99);
+   * summed over the instances (the percentiles: the highest instance's).
+   */
+  ObjectNode overview(String authorization, boolean localOnly) {
+    ObjectNode out = JSON.createObjectNode();
+    ObjectNode tools = out.putObject("tools");
+    metrics
+        .find("effectledger.decisions")
+        .counters()
+        .forEach(
+            c ->
+                tool(tools, c.getId().getTag("tool"))
+                    .with("decisions")
+                    .put(c.getId().getTag("decision"), (long) c.count()));
+    metrics
+        .find("effectledger.outcome.latency")
+        .timers()
+        .forEach(
+            t -> {
+              ObjectNode tool = tool(tools, t.getId().getTag("tool"));
+              for (var p : t.takeSnapshot().percentileValues()) {
+                String name =
+                    p.percentile() == 0.5 ? "p50Ms" : p.percentile() == 0.99 ? "p99Ms" : null;
+                if (name != null) {
+                  tool.put(name, p.value(java.util.concurrent.TimeUnit.MILLISECONDS));
+                }
+              }
+            });
+    if (livePolicies != null) {
+      livePolicies
+          .counts()
+          .forEach(
+              (name, counts) -> {
+                ObjectNode tool = tool(tools, name);
+                tool.put("inFlight", counts[0]);
+                tool.put("held", counts[1]);
+              });
+    }
+    out.put("counting", livePolicies != null && livePolicies.counting());
+    out.put("instances", 1);
+    ArrayNode unreachable = out.putArray("unreachable");
+    if (!localOnly) {
+      for (JsonNode other : fanOut("/v1/overview", authorization, unreachable)) {
+        other
+            .path("tools")
+            .fields()
+            .forEachRemaining(
+                e -> {
+                  ObjectNode tool = tool(tools, e.getKey());
+                  e.getValue()
+                      .path("decisions")
+                      .fields()
+                      .forEachRemaining(
+                          d ->
+                              tool.with("decisions")
+                                  .put(
+                                      d.getKey(),
+                                      tool.path("decisions").path(d.getKey()).asLong()
+                                          + d.getValue().asLong()));
+                  for (String sum : new String[] {"inFlight", "held"}) {
+                    tool.put(sum, tool.path(sum).asLong() + e.getValue().path(sum).asLong());
+                  }
+                  for (String max : new String[] {"p50Ms", "p99Ms"}) {
+                    if (e.getValue().has(max)) {
+                      tool.put(
+                          max,
+                          Math.max(tool.path(max).asDouble(), e.getValue().path(max).asDouble()));
+                    }
+                  }
+                });
+        out.put("counting", out.path("counting").asBoolean() || other.path("counting").asBoolean());
+        out.put("instances", out.path("instances").asInt() + 1);
+      }
+    }
+    return out;
+  }
+
+  private static ObjectNode tool(ObjectNode tools, String name) {
+    return tools.has(name) ? (ObjectNode) tools.get(name) : tools.putObject(name);
+  }
+
+  /**
+   * The answers of every other processor instance to {@code GET path}, asked with the caller's
+   * {@code authorization} as forwarded requests (they answer for themselves only); those that could
+   * not answer are added to {@code unreachable}.
+   */
+  java.util.List<JsonNode> fanOut(String path, String authorization, ArrayNode unreachable) {
+    java.util.List<JsonNode> answers = new java.util.ArrayList<>();
+    for (StreamsMetadata other : streams.metadataForAllStreamsClients()) {
+      HostInfo host = other.hostInfo();
+      if (host.equals(self) || host.port() <= 0) {
+        continue;
+      }
+      try {
+        HttpResponse<String> response =
+            forwarder.send(
+                HttpRequest.newBuilder(
+                        URI.create("http://" + host.host() + ":" + host.port() + path))
+                    .timeout(Duration.ofSeconds(5))
+                    .header("X-Effectledger-Forwarded", "1")
+                    .header("Authorization", authorization == null ? "" : authorization)
+                    .GET()
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() == 200) {
+          answers.add(JSON.readTree(response.body()));
+        } else {
+          unreachable.add(
+              host.host() + ":" + host.port() + " (HTTP " + response.statusCode() + ")");
+        }
+      } catch (IOException e) {
+        unreachable.add(host.host() + ":" + host.port());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        unreachable.add(host.host() + ":" + host.port() + " (interrupted)");
+        break;
+      }
+    }
+    return answers;
+  }
+
+  /**
+   * The ledger entry of {@code tenant}'s {@code key} as {@link #describe} shows it, from the
+   * instance that owns it: null when there is none. Asked with the caller's {@code authorization}.
+   *
+   * @throws IllegalStateException when the owner cannot be asked or the ledger is not running
+   */
+  ObjectNode entry(String tenant, String key, String authorization) {
+    if (streams.state() != KafkaStreams.State.RUNNING) {
+      throw new IllegalStateException("the ledger is not running (" + streams.state() + ")");
+    }
+    KeyQueryMetadata owner =
+        streams.queryMetadataForKey(LedgerStore.NAME, key, Serdes.String().serializer());
+    if (owner != null
+        && owner != KeyQueryMetadata.NOT_AVAILABLE
+        && !owner.activeHost().equals(self)) {
+      URI uri =
+          URI.create(
+              "http://"
+                  + owner.activeHost().host()
+                  + ":"
+                  + owner.activeHost().port()
+                  + "/v1/keys/"
+                  + URLEncoder.encode(tenant, StandardCharsets.UTF_8)
+                  + "/"
+                  + URLEncoder.encode(key, StandardCharsets.UTF_8));
+      try {
+        HttpResponse<String> response =
+            forwarder.send(
+                HttpRequest.newBuilder(uri)
+                    .timeout(Duration.ofSeconds(5))
+                    .header("X-Effectledger-Forwarded", "1")
+                    .header("Authorization", authorization == null ? "" : authorization)
+                    .GET()
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() == 404) {
+          return null;
+        }
+        if (response.statusCode() != 200) {
+          throw new IllegalStateException(
+              "the instance that owns the key answered HTTP " + response.statusCode());
+        }
+        return (ObjectNode) JSON.readTree(response.body());
+      } catch (IOException e) {
+        throw new IllegalStateException(
+            "the instance that owns the key ("
+                + owner.activeHost().host()
+                + ":"
+                + owner.activeHost().port()
+                + ") cannot be reached");
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted");
+      }
+    }
+    ReadOnlyKeyValueStore<String, LedgerEntry> store =
+        streams.store(
+            StoreQueryParameters.fromNameAndType(
+                LedgerStore.NAME, QueryableStoreTypes.<String, LedgerEntry>keyValueStore()));
+    LedgerEntry entry = store.get(LedgerStore.key(tenant, key));
+    return entry == null ? null : describe(entry);
+  }
+
+  private static void answerJson(HttpExchange exchange, JsonNode body) throws IOException {
+    answer(exchange, 200, "application/json", body.toString());
   }
 
   void serve(KafkaStreams ledger) {
@@ -380,6 +643,10 @@ final class LedgerHttpServer implements AutoCloseable {
     }
     if (entry.getError() != null) {
       out.put("error", entry.getError().getCode());
+      out.put("errorMessage", entry.getError().getMessage());
+    }
+    if (entry.getIncarnation() != null) {
+      out.put("incarnation", entry.getIncarnation());
     }
     return out;
   }

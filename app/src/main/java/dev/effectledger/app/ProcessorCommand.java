@@ -120,13 +120,15 @@ final class ProcessorCommand implements Callable<Integer> {
                 kafka.getProperty(StreamsConfig.PROCESSING_GUARANTEE_CONFIG))
             ? () -> {}
             : LedgerSweep.start(kafka);
+    ConsoleActions consoleActions = console(cfg, http, kafka, ledgerConfig, live);
     Lifecycle lifecycle =
         new Lifecycle(
             "processor",
             http,
             () -> streams.close(Duration.ofSeconds(30)),
             streamsMetrics,
-            ledgerSweep);
+            ledgerSweep,
+            consoleActions == null ? () -> {} : consoleActions);
     http.serve(streams, live);
     streams.start();
     System.out.println(
@@ -136,7 +138,9 @@ final class ProcessorCommand implements Callable<Integer> {
             + http.address().host()
             + ":"
             + http.port()
-            + " (/readyz answers 200 once Kafka Streams is RUNNING)");
+            + " (/readyz answers 200 once Kafka Streams is RUNNING"
+            + (consoleActions == null ? "" : "; the console is at /console")
+            + ")");
     return lifecycle.awaitStop(
         () ->
             streams.state() == KafkaStreams.State.ERROR
@@ -145,5 +149,74 @@ final class ProcessorCommand implements Callable<Integer> {
                         || streams.state() == KafkaStreams.State.PENDING_SHUTDOWN
                     ? "Kafka Streams shut down: stream threads kept dying (the causes are logged above)"
                     : null);
+  }
+
+  /**
+   * Serves the operator console on {@code http} unless {@code console.enabled=false}; returns what
+   * to close at the end, or null.
+   */
+  static ConsoleActions console(
+      AppConfig cfg,
+      LedgerHttpServer http,
+      Properties kafka,
+      LedgerConfig ledgerConfig,
+      LivePolicies live) {
+    if (!cfg.getBoolean(AppConfig.CONSOLE_ENABLED, true)) {
+      return null;
+    }
+    String signer = cfg.get(AppConfig.CONSOLE_SIGNER);
+    String keyFile = cfg.get(AppConfig.CONSOLE_SIGNER_KEY);
+    java.security.PrivateKey key = null;
+    if ((signer == null) != (keyFile == null)) {
+      throw new IllegalArgumentException(
+          "give both "
+              + AppConfig.CONSOLE_SIGNER
+              + " and "
+              + AppConfig.CONSOLE_SIGNER_KEY
+              + " (effectledger approve keygen makes the pair), or neither");
+    }
+    if (keyFile != null) {
+      try {
+        key =
+            dev.effectledger.schema.BypassApprovals.privateKey(
+                java.nio.file.Files.readString(
+                    Path.of(keyFile), java.nio.charset.StandardCharsets.US_ASCII));
+      } catch (java.io.IOException | IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            AppConfig.CONSOLE_SIGNER_KEY
+                + " "
+                + keyFile
+                + " cannot be read as a signer's private key (effectledger approve keygen): "
+                + e.getMessage());
+      }
+    }
+    Duration ttl = cfg.getDuration(AppConfig.CONSOLE_SESSION_TTL, Duration.ofHours(8));
+    Duration lookback = cfg.getDuration(AppConfig.CONSOLE_AUDIT_LOOKBACK, Duration.ofDays(7));
+    java.util.function.Supplier<ToolPolicies> policies = () -> live.newest().policies();
+    ConsoleActions actions =
+        new ConsoleActions(
+            kafka,
+            ledgerConfig.schemaRegistryUrl(),
+            policies,
+            signer,
+            key,
+            lookback,
+            Clock.systemUTC());
+    String executors = cfg.get(AppConfig.CONSOLE_EXECUTORS, "");
+    http.console(
+        new Console(
+            http,
+            cfg.httpAuth(),
+            cfg.get(AppConfig.HTTP_HOST, "127.0.0.1"),
+            actions,
+            java.util.Arrays.stream(executors.split(","))
+                .map(String::trim)
+                .filter(u -> !u.isEmpty())
+                .map(u -> u.endsWith("/") ? u.substring(0, u.length() - 1) : u)
+                .toList(),
+            policies,
+            ttl,
+            Clock.systemUTC()));
+    return actions;
   }
 }

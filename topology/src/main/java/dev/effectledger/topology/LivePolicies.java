@@ -33,6 +33,17 @@ public final class LivePolicies {
     return tasks.computeIfAbsent(task, t -> new Task(seed));
   }
 
+  /** The newest policy any task of this instance applies; the seed when none read one. */
+  public AppliedPolicy newest() {
+    AppliedPolicy newest = seed;
+    for (Task task : tasks.values()) {
+      if (task.current().version() > newest.version()) {
+        newest = task.current();
+      }
+    }
+    return newest;
+  }
+
   /** Forgets a task this instance no longer runs. */
   public void close(TaskId task) {
     tasks.remove(task);

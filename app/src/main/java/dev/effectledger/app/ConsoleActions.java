@@ -1,0 +1,317 @@
+package dev.effectledger.app;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.effectledger.connectors.Connector;
+import dev.effectledger.connectors.Lookup;
+import dev.effectledger.mcp.connector.McpConnectors;
+import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.schema.AuditEvent;
+import dev.effectledger.schema.BypassApprovals;
+import dev.effectledger.schema.ErrorInfo;
+import dev.effectledger.schema.Outcome;
+import dev.effectledger.schema.OutcomeStatus;
+import dev.effectledger.schema.TopicReads;
+import dev.effectledger.schema.Topics;
+import dev.effectledger.schema.serde.RegistryAvroSerde;
+import dev.effectledger.schema.serde.SchemaRegistries;
+import dev.effectledger.schema.serde.SchemaRegistry;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.PrivateKey;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.utils.Utils;
+
+/**
+ * What the console's operators do, each written to Kafka: a held key settled as applied (a
+ * SUCCEEDED outcome with the effect id the operator names) or as not applied (a RETRYABLE outcome,
+ * code {@code OPERATOR_RELEASED}), both naming the operator ({@code Outcome.actor}, which the
+ * ledger audits) and the held life (attempt, incarnation), so an outcome for a key that moved on
+ * since is late and changes nothing; "look up again", which asks the tool's connector as the
+ * reconciler does and publishes what it proves; and bypass approvals, signed with the console's
+ * signer key.
+ */
+final class ConsoleActions implements AutoCloseable {
+
+  /** The longest an approval minted in the console is valid. */
+  static final Duration MAX_APPROVAL = Duration.ofHours(24);
+
+  /** How far back the console reads tool-audit for a key's trail, and how long it may take. */
+  private static final Duration AUDIT_READ_LIMIT = Duration.ofSeconds(10);
+
+  private static final int MAX_AUDIT_EVENTS = 200;
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** A finished action: what to tell the operator. */
+  record Done(boolean ok, String message) {}
+
+  /** A minted approval, or why none was. */
+  record Approval(String token, Instant expiresAt, String problem) {}
+
+  private final Properties kafka;
+  private final SchemaRegistry registry;
+  private final Supplier<ToolPolicies> policies;
+  private final String signer;
+  private final PrivateKey signingKey;
+  private final Duration auditLookback;
+  private final Clock clock;
+  private final Map<String, String> findings = new ConcurrentHashMap<>();
+  private final Map<String, Connector> connectors = new ConcurrentHashMap<>();
+  private KafkaProducer<String, Outcome> producer; // guarded by this
+
+  ConsoleActions(
+      Properties kafka,
+      String registryUrl,
+      Supplier<ToolPolicies> policies,
+      String signer,
+      PrivateKey signingKey,
+      Duration auditLookback,
+      Clock clock) {
+    this.kafka = kafka;
+    this.registry = SchemaRegistries.forUrl(registryUrl, kafka);
+    this.policies = policies;
+    this.signer = signer;
+    this.signingKey = signingKey;
+    this.auditLookback = auditLookback;
+    this.clock = clock;
+  }
+
+  /** What the last look this console took at a held key found, or empty. */
+  String finding(String tenant, String key) {
+    return findings.getOrDefault(tenant + "/" + key, "");
+  }
+
+  Done markApplied(JsonNode held, String effectId, String result, String operator) {
+    if (held == null) {
+      return new Done(false, "The key is not held (any more): nothing was written.");
+    }
+    if (effectId.isEmpty()) {
+      return new Done(false, "Name the effect id the downstream shows for it (e.g. ch_123).");
+    }
+    String resultJson = result.isEmpty() ? "null" : result;
+    try {
+      JSON.readTree(resultJson);
+    } catch (IOException e) {
+      return new Done(false, "The result is not JSON: " + e.getMessage());
+    }
+    Outcome outcome =
+        outcome(held, operator).setStatus(OutcomeStatus.SUCCEEDED).setEffectId(effectId).build();
+    outcome.setResultJson(resultJson);
+    return publish(outcome, "Marked as applied (effect " + effectId + ") by " + operator + ".");
+  }
+
+  Done markReleased(JsonNode held, String operator) {
+    if (held == null) {
+      return new Done(false, "The key is not held (any more): nothing was written.");
+    }
+    Outcome outcome =
+        outcome(held, operator)
+            .setStatus(OutcomeStatus.RETRYABLE)
+            .setError(
+                ErrorInfo.newBuilder()
+                    .setCode("OPERATOR_RELEASED")
+                    .setMessage("an operator found that the effect did not happen")
+                    .setRetriable(true)
+                    .setCorrectiveAction("Send the intent again; it will run once.")
+                    .build())
+            .build();
+    return publish(
+        outcome, "Marked as not applied (released) by " + operator + ": its next intent runs it.");
+  }
+
+  /**
+   * Asks the tool's connector about the held key's effect, as the reconciler does: found settles it
+   * as applied, provably absent releases it, anything else is shown and changes nothing.
+   */
+  Done lookUpAgain(JsonNode held, String operator) {
+    if (held == null) {
+      return new Done(false, "The key is not held (any more): nothing was looked up.");
+    }
+    String tool = held.path("tool").asText();
+    String storeKey = held.path("tenant").asText() + "/" + held.path("key").asText();
+    if ("PARTIAL_SUCCESS".equals(held.path("error").asText())) {
+      return new Done(
+          false,
+          "A partial success is an operator's to settle: a lookup of the whole would mislead.");
+    }
+    Lookup lookup;
+    try {
+      lookup = connector(tool).lookup(held.path("effectKey").asText(held.path("key").asText()));
+    } catch (RuntimeException e) {
+      findings.put(storeKey, "lookup failed: " + e.getMessage());
+      return new Done(false, "The lookup failed: " + e.getMessage());
+    }
+    String found = lookup.status() + " at " + clock.instant() + " by " + operator;
+    findings.put(storeKey, found);
+    return switch (lookup.status()) {
+      case FOUND ->
+          markApplied(
+              held,
+              lookup.effectId() == null ? "found" : lookup.effectId(),
+              lookup.resultJson() == null ? "" : lookup.resultJson(),
+              operator);
+      case NOT_FOUND -> markReleased(held, operator);
+      default -> new Done(false, "The downstream could not tell (" + lookup.status() + ").");
+    };
+  }
+
+  private Connector connector(String tool) {
+    return connectors.computeIfAbsent(
+        tool,
+        t -> {
+          ToolPolicy policy = policies.get().tools().get(t);
+          if (policy == null) {
+            throw new IllegalStateException("tool '" + t + "' is not in the policy");
+          }
+          Map<String, Connector> made =
+              McpConnectors.all()
+                  .create(ToolPolicies.of(policy), List.of(policy.lane()), Clock.systemUTC());
+          return made.get(t);
+        });
+  }
+
+  Approval approve(String tenant, String key, String operator, String reason, Duration valid) {
+    if (signingKey == null) {
+      return new Approval(
+          null,
+          null,
+          "This processor has no signer key for the console: set console.approvals.signer and"
+              + " console.approvals.key.file (effectledger approve keygen makes one), or mint the"
+              + " approval with effectledger approve.");
+    }
+    Instant expires = clock.instant().plus(valid);
+    return new Approval(
+        BypassApprovals.sign(
+            new BypassApprovals.Approval(signer, tenant, key, operator, reason, expires),
+            signingKey),
+        expires,
+        null);
+  }
+
+  private Outcome.Builder outcome(JsonNode held, String operator) {
+    return Outcome.newBuilder()
+        .setIdempotencyKey(held.path("key").asText())
+        .setTenant(held.path("tenant").asText())
+        .setTool(held.path("tool").asText())
+        .setAttempt(held.path("attempts").asInt())
+        .setEffectKey(held.path("effectKey").asText(held.path("key").asText()))
+        .setIncarnation(held.has("incarnation") ? held.path("incarnation").asLong() : null)
+        .setActor(operator)
+        .setCompletedAt(clock.instant());
+  }
+
+  private Done publish(Outcome outcome, String message) {
+    try {
+      producer()
+          .send(new ProducerRecord<>(Topics.OUTCOMES, outcome.getIdempotencyKey(), outcome))
+          .get(30, TimeUnit.SECONDS);
+      return new Done(true, message);
+    } catch (ExecutionException | TimeoutException e) {
+      return new Done(
+          false,
+          "Could not write to " + Topics.OUTCOMES + " (" + e + "); nothing changed, try again.");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return new Done(false, "Interrupted; nothing may have changed, look the key up.");
+    }
+  }
+
+  private synchronized KafkaProducer<String, Outcome> producer() {
+    if (producer == null) {
+      Properties props = new Properties();
+      props.putAll(kafka);
+      props.put(ProducerConfig.ACKS_CONFIG, "all");
+      props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+      props.put(ProducerConfig.CLIENT_ID_CONFIG, "effectledger-console");
+      producer =
+          new KafkaProducer<>(
+              props, new StringSerializer(), new RegistryAvroSerde<>(registry, Outcome.class));
+    }
+    return producer;
+  }
+
+  /**
+   * The key's audit events of the last {@code console.audit.lookback}, oldest first: read from the
+   * one tool-audit partition the key's events go to (keyed by the idempotency key), at most 10 s of
+   * reading and the latest 200 events.
+   */
+  List<Map<String, String>> auditTrail(String tenant, String key) {
+    Properties props = new Properties();
+    props.putAll(kafka);
+    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    props.remove(ConsumerConfig.GROUP_ID_CONFIG);
+    props.put(ConsumerConfig.CLIENT_ID_CONFIG, "effectledger-console-audit");
+    List<Map<String, String>> events = new ArrayList<>();
+    try (KafkaConsumer<String, AuditEvent> consumer =
+        new KafkaConsumer<>(
+            props, new StringDeserializer(), new RegistryAvroSerde<>(registry, AuditEvent.class))) {
+      List<PartitionInfo> partitions = consumer.partitionsFor(Topics.AUDIT);
+      int partition =
+          Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % partitions.size();
+      TopicPartition tp = new TopicPartition(Topics.AUDIT, partition);
+      consumer.assign(List.of(tp));
+      var from =
+          consumer.offsetsForTimes(Map.of(tp, clock.millis() - auditLookback.toMillis())).get(tp);
+      if (from == null) {
+        consumer.seekToEnd(List.of(tp));
+      } else {
+        consumer.seek(tp, from.offset());
+      }
+      TopicReads.toEnd(
+          consumer,
+          List.of(tp),
+          AUDIT_READ_LIMIT,
+          record -> {
+            AuditEvent event = record.value();
+            if (event != null
+                && key.equals(event.getIdempotencyKey())
+                && tenant.equals(event.getTenant())) {
+              Map<String, String> row = new LinkedHashMap<>();
+              row.put("at", event.getAt().toString());
+              row.put("type", event.getType().name());
+              row.put("state", event.getState() == null ? "" : event.getState().name());
+              row.put("attempt", String.valueOf(event.getAttempt()));
+              row.put("code", event.getCode() == null ? "" : event.getCode());
+              row.put("effectId", event.getEffectId() == null ? "" : event.getEffectId());
+              row.put("actor", event.getActor() == null ? "" : event.getActor());
+              events.add(row);
+              if (events.size() > MAX_AUDIT_EVENTS) {
+                events.remove(0);
+              }
+            }
+          });
+    }
+    return events;
+  }
+
+  @Override
+  public synchronized void close() {
+    if (producer != null) {
+      producer.close(Duration.ofSeconds(5));
+    }
+    connectors.values().forEach(Connector::close);
+  }
+}
