@@ -505,6 +505,7 @@ final class Console {
               .forEachRemaining(
                   f -> fields.add(Map.of("name", f.getKey(), "value", f.getValue().asText())));
           page.put("fields", fields);
+          page.put("hasEntry", true);
           page.put("state", entry.path("state").asText());
           boolean heldNow = "UNKNOWN".equals(entry.path("state").asText());
           page.put("held", heldNow);
@@ -515,7 +516,9 @@ final class Console {
           page.put("bypassable", settled && policy != null && policy.bypassAllowed());
           page.put("finding", actions.finding(tenant, key));
         }
-        page.put("audit", actions.auditTrail(tenant, key));
+        List<Map<String, String>> audit = actions.auditTrail(tenant, key);
+        page.put("audit", audit);
+        page.put("hasAudit", !audit.isEmpty());
       } catch (IllegalStateException e) {
         page.put("error", e.getMessage());
       }

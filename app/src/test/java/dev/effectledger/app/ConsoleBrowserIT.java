@@ -1,0 +1,251 @@
+package dev.effectledger.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.effectledger.embedded.CountingDownstream.Fault;
+import dev.effectledger.schema.ResultStatus;
+import dev.effectledger.schema.ToolResult;
+import dev.effectledger.testkit.KafkaClusterExtension;
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.By;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.TakesScreenshot;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+
+/**
+ * The console in a real headless Chromium (Debian's, driven through its chromedriver by Selenium):
+ * an operator signs in, looks a key up, settles a held key as applied and the agent's retry gets
+ * SUCCEEDED, and signs a bypass approval that runs a settled key exactly once more at the counting
+ * downstream. Screenshots land in {@code app/target/console-screenshots/}.
+ */
+@Tag("integration")
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ConsoleBrowserIT {
+
+  @RegisterExtension
+  static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+
+  static final Path SCREENSHOTS = Path.of("target", "console-screenshots");
+
+  @TempDir static Path dir;
+  ConsolePipeline pipeline;
+  WebDriver browser;
+
+  @BeforeAll
+  void start() throws Exception {
+    installBrowser();
+    Files.createDirectories(SCREENSHOTS);
+    pipeline = new ConsolePipeline(kafka.bootstrapServers(), "console-browser-it", dir);
+    ChromeOptions options = new ChromeOptions();
+    options.setBinary("/usr/bin/chromium");
+    options.addArguments(
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1400,1000",
+        "--user-data-dir=" + dir.resolve("chromium"));
+    ChromeDriverService service =
+        new ChromeDriverService.Builder()
+            .usingDriverExecutable(new File("/usr/bin/chromedriver"))
+            .usingAnyFreePort()
+            .build();
+    browser = new ChromeDriver(service, options);
+    browser.manage().timeouts().pageLoadTimeout(Duration.ofSeconds(30));
+  }
+
+  /** Debian's chromium and chromium-driver, installed by app/scripts/install-browser if missing. */
+  private static void installBrowser() throws IOException, InterruptedException {
+    Process install =
+        new ProcessBuilder("bash", "scripts/install-browser").redirectErrorStream(true).start();
+    String output = new String(install.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!install.waitFor(600, TimeUnit.SECONDS) || install.exitValue() != 0) {
+      throw new IllegalStateException(
+          "The console's browser tests need Debian's chromium and chromium-driver, and"
+              + " app/scripts/install-browser could not install them:\n"
+              + output);
+    }
+  }
+
+  @AfterAll
+  void stop() {
+    if (browser != null) {
+      browser.quit();
+    }
+    if (pipeline != null) {
+      pipeline.close();
+    }
+  }
+
+  private void screenshot(String name) throws IOException {
+    File shot = ((TakesScreenshot) browser).getScreenshotAs(OutputType.FILE);
+    Files.copy(
+        shot.toPath(), SCREENSHOTS.resolve(name + ".png"), StandardCopyOption.REPLACE_EXISTING);
+  }
+
+  private void signIn(String token) {
+    browser.get(pipeline.console().toString());
+    assertThat(browser.getCurrentUrl()).endsWith("/console/login");
+    browser.findElement(By.id("token")).sendKeys(token);
+    browser.findElement(By.id("sign-in")).click();
+  }
+
+  private String text(String id) {
+    return browser.findElement(By.id(id)).getText();
+  }
+
+  @Test
+  @Timeout(240)
+  void shouldSignInLookUpSettleAHeldKeyAndApproveOneBypass() throws Exception {
+    // A wrong token is refused on the sign-in page.
+    signIn("not-a-token");
+    assertThat(text("error")).contains("not one of this processor's");
+
+    // Traffic for the overview: a settled email, and a transfer held as UNKNOWN (it acted, then
+    // answered 500: did it happen?).
+    String email = "{\"to\":\"ops@example.com\",\"text\":\"hi\"}";
+    ToolResult sent = pipeline.call("send_email", "mail", email, null);
+    assertThat(sent.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+    pipeline.call("send_email", "mail", email, null); // a duplicate, absorbed
+    String transfer = "{\"amount\":11}";
+    String heldKey = pipeline.keyOf("transfer", "move", transfer);
+    pipeline.risky.inject(heldKey, Fault.ERROR_AFTER_EFFECT);
+    ToolResult held = pipeline.call("transfer", "move", transfer, null);
+    assertThat(held.getStatus()).isEqualTo(ResultStatus.UNKNOWN);
+    assertThat(pipeline.risky.effects(heldKey)).isEqualTo(1);
+
+    signIn(ConsolePipeline.OPERATOR_TOKEN);
+    assertThat(text("who")).isEqualTo("alice (operator)");
+    // The overview: one row per tool, from the ledger's counters; the charts drawn by uPlot.
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () -> {
+              browser.navigate().refresh();
+              assertThat(
+                      browser
+                          .findElement(By.cssSelector("tr[data-tool='send_email'] .firstSights"))
+                          .getText())
+                  .isEqualTo("1");
+              assertThat(
+                      browser
+                          .findElement(By.cssSelector("tr[data-tool='send_email'] .duplicates"))
+                          .getText())
+                  .isEqualTo("1");
+              assertThat(
+                      browser
+                          .findElement(By.cssSelector("tr[data-tool='transfer'] .held"))
+                          .getText())
+                  .isEqualTo("1");
+            });
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> !browser.findElements(By.cssSelector("#chart-intents canvas")).isEmpty());
+    assertThat(browser.findElement(By.id("executors")).getText()).contains("ready");
+    // Some traffic while the page polls, so the charts have a line to show: new transfers and
+    // their duplicates.
+    for (int i = 0; i < 6; i++) {
+      String amount = "{\"amount\":" + (100 + i) + "}";
+      pipeline.call("transfer", "load-" + i, amount, null);
+      pipeline.call("transfer", "load-" + i, amount, null);
+      Thread.sleep(400);
+    }
+    Thread.sleep(2500);
+    screenshot("overview");
+
+    // The held queue lists the key; its page offers the actions.
+    browser.get(pipeline.console() + "/held");
+    assertThat(text("held-count")).isEqualTo("1");
+    assertThat(browser.findElement(By.id("held")).getText()).contains("transfer", heldKey);
+    screenshot("held");
+    browser.findElement(By.cssSelector("a.held-key")).click();
+    assertThat(text("state")).isEqualTo("UNKNOWN");
+    assertThat(browser.findElement(By.id("audit")).getText()).contains("HELD_UNKNOWN");
+    browser.findElement(By.id("effect-id")).sendKeys("tr_manual_1");
+    browser.findElement(By.id("mark-applied")).click();
+    assertThat(text("notice")).contains("Marked as applied (effect tr_manual_1) by alice");
+
+    // The ledger settles it: the agent's retry is answered SUCCEEDED, and nothing ran again.
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () -> {
+              ToolResult retry = pipeline.call("transfer", "move", transfer, null);
+              assertThat(retry.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+              assertThat(retry.getEffectId()).isEqualTo("tr_manual_1");
+            });
+    assertThat(pipeline.risky.effects(heldKey)).isEqualTo(1);
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () -> {
+              browser.navigate().refresh();
+              assertThat(text("state")).isEqualTo("SUCCEEDED");
+              assertThat(browser.findElement(By.id("audit")).getText())
+                  .contains("COMPLETED")
+                  .contains("alice");
+            });
+    screenshot("settled");
+
+    // A key looked up by its step's fields, derived as the clients derive it.
+    browser.get(pipeline.console() + "/keys");
+    var byStep = browser.findElement(By.id("by-step"));
+    byStep.findElement(By.name("tenant")).sendKeys("acme");
+    byStep.findElement(By.name("tool")).sendKeys("send_email");
+    byStep.findElement(By.name("run")).sendKeys("run-1");
+    byStep.findElement(By.name("step")).sendKeys("mail");
+    byStep.findElement(By.name("arguments")).sendKeys(email);
+    byStep.findElement(By.cssSelector("button")).click();
+    String emailKey = pipeline.keyOf("send_email", "mail", email);
+    assertThat(text("derived")).isEqualTo(emailKey);
+    assertThat(text("state")).isEqualTo("SUCCEEDED");
+
+    // A signed bypass approval runs the settled email once more, and only once.
+    browser.findElement(By.id("reason")).sendKeys("INC-7: the first mail bounced");
+    browser.findElement(By.id("approve")).click();
+    String approval = text("approval").trim();
+    assertThat(approval).startsWith("elv1.");
+    screenshot("approval");
+    assertThat(pipeline.payments.effects(emailKey)).isEqualTo(1);
+    ToolResult again = pipeline.call("send_email", "mail", email, approval);
+    assertThat(again.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+    ToolResult replayed = pipeline.call("send_email", "mail", email, approval);
+    assertThat(replayed.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+    assertThat(replayed.getReplayed()).isTrue();
+    assertThat(pipeline.payments.totalEffects()).isEqualTo(2);
+    assertThat(pipeline.payments.effectsByKey().keySet())
+        .hasSize(2)
+        .allMatch(k -> List.of(emailKey).contains(k) || k.startsWith(emailKey + "~bypass-"));
+
+    // Signing out ends the session: the console asks for a sign-in again.
+    browser.get(pipeline.console().toString());
+    browser.findElement(By.id("logout")).click();
+    browser.get(pipeline.console() + "/held");
+    assertThat(browser.getCurrentUrl()).endsWith("/console/login");
+  }
+}
