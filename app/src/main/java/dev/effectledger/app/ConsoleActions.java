@@ -52,6 +52,9 @@ import org.apache.kafka.common.utils.Utils;
  * since is late and changes nothing; "look up again", which asks the tool's connector as the
  * reconciler does and publishes what it proves; and bypass approvals, signed with the console's
  * signer key.
+ *
+ * <p>What the reconciler (and any console's "look up again") last found about each held key comes
+ * from {@value Topics#FINDINGS}, which a thread of this class follows from its start.
  */
 final class ConsoleActions implements AutoCloseable {
 
@@ -80,6 +83,10 @@ final class ConsoleActions implements AutoCloseable {
   private final Map<String, String> findings = new ConcurrentHashMap<>();
   private final Map<String, Connector> connectors = new ConcurrentHashMap<>();
   private KafkaProducer<String, Outcome> producer; // guarded by this
+  private KafkaProducer<String, String> findingProducer; // guarded by this
+  private final Thread follower;
+  private volatile KafkaConsumer<String, String> following;
+  private volatile boolean closed;
 
   ConsoleActions(
       Properties kafka,
@@ -96,6 +103,69 @@ final class ConsoleActions implements AutoCloseable {
     this.signingKey = signingKey;
     this.auditLookback = auditLookback;
     this.clock = clock;
+    this.follower = new Thread(this::followFindings, "console-findings");
+    follower.setDaemon(true);
+    follower.start();
+  }
+
+  /** Keeps {@link #findings} as {@value Topics#FINDINGS} says, until closed. */
+  private void followFindings() {
+    Properties props = new Properties();
+    props.putAll(kafka);
+    props.remove(ConsumerConfig.GROUP_ID_CONFIG);
+    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    props.put(ConsumerConfig.CLIENT_ID_CONFIG, "effectledger-console-findings");
+    try (KafkaConsumer<String, String> consumer =
+        new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer())) {
+      following = consumer;
+      List<TopicPartition> partitions = List.of();
+      while (!closed && partitions.isEmpty()) {
+        try {
+          partitions =
+              consumer.partitionsFor(Topics.FINDINGS, Duration.ofSeconds(5)).stream()
+                  .map(p -> new TopicPartition(p.topic(), p.partition()))
+                  .toList();
+        } catch (org.apache.kafka.common.errors.TimeoutException e) {
+          partitions = List.of();
+        }
+        if (partitions.isEmpty() && !closed) {
+          Thread.sleep(5000); // the topic does not exist (yet)
+        }
+      }
+      consumer.assign(partitions);
+      consumer.seekToBeginning(partitions);
+      while (!closed) {
+        for (var record : consumer.poll(Duration.ofSeconds(1))) {
+          if (record.value() == null) {
+            findings.remove(record.key());
+          } else {
+            findings.put(record.key(), describeFinding(record.value()));
+          }
+        }
+      }
+    } catch (org.apache.kafka.common.errors.WakeupException | InterruptedException e) {
+      // closing
+    } catch (RuntimeException e) {
+      if (!closed) {
+        org.slf4j.LoggerFactory.getLogger(ConsoleActions.class)
+            .warn("The console stopped following {}: {}", Topics.FINDINGS, e.toString());
+      }
+    }
+  }
+
+  private static String describeFinding(String json) {
+    try {
+      JsonNode f = JSON.readTree(json);
+      return f.path("status").asText()
+          + " (since "
+          + f.path("since").asText()
+          + ", "
+          + f.path("by").asText()
+          + "): "
+          + f.path("detail").asText();
+    } catch (IOException e) {
+      return json;
+    }
   }
 
   /** What the last look this console took at a held key found, or empty. */
@@ -163,8 +233,21 @@ final class ConsoleActions implements AutoCloseable {
       findings.put(storeKey, "lookup failed: " + e.getMessage());
       return new Done(false, "The lookup failed: " + e.getMessage());
     }
-    String found = lookup.status() + " at " + clock.instant() + " by " + operator;
-    findings.put(storeKey, found);
+    String detail =
+        switch (lookup.status()) {
+          case FOUND -> "the downstream has the effect; settled as applied";
+          case NOT_FOUND -> "the downstream has no effect; released";
+          default -> "the downstream could not tell; still held";
+        };
+    String finding =
+        JSON.createObjectNode()
+            .put("status", lookup.status().name())
+            .put("detail", detail)
+            .put("since", clock.instant().toString())
+            .put("by", operator)
+            .toString();
+    findings.put(storeKey, describeFinding(finding));
+    publishFinding(storeKey, finding);
     return switch (lookup.status()) {
       case FOUND ->
           markApplied(
@@ -238,6 +321,23 @@ final class ConsoleActions implements AutoCloseable {
     }
   }
 
+  /** Best effort: the finding shows on this console already; others see it through the topic. */
+  private synchronized void publishFinding(String storeKey, String finding) {
+    try {
+      if (findingProducer == null) {
+        Properties props = new Properties();
+        props.putAll(kafka);
+        props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 5000);
+        props.put(ProducerConfig.CLIENT_ID_CONFIG, "effectledger-console-findings");
+        findingProducer =
+            new KafkaProducer<>(props, new StringSerializer(), new StringSerializer());
+      }
+      findingProducer.send(new ProducerRecord<>(Topics.FINDINGS, storeKey, finding));
+    } catch (RuntimeException e) {
+      // shown locally; the topic may be missing
+    }
+  }
+
   private synchronized KafkaProducer<String, Outcome> producer() {
     if (producer == null) {
       Properties props = new Properties();
@@ -308,9 +408,25 @@ final class ConsoleActions implements AutoCloseable {
   }
 
   @Override
-  public synchronized void close() {
-    if (producer != null) {
-      producer.close(Duration.ofSeconds(5));
+  public void close() {
+    closed = true;
+    KafkaConsumer<String, String> consumer = following;
+    if (consumer != null) {
+      consumer.wakeup();
+    }
+    follower.interrupt();
+    try {
+      follower.join(5000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    synchronized (this) {
+      if (producer != null) {
+        producer.close(Duration.ofSeconds(5));
+      }
+      if (findingProducer != null) {
+        findingProducer.close(Duration.ofSeconds(5));
+      }
     }
     connectors.values().forEach(Connector::close);
   }

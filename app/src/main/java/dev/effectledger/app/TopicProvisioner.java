@@ -56,7 +56,7 @@ final class TopicProvisioner {
         if (minInsyncReplicas > 0) {
           configs.put(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, Integer.toString(minInsyncReplicas));
         }
-        if (topic.equals(Topics.POLICY)) {
+        if (topic.equals(Topics.POLICY) || topic.equals(Topics.FINDINGS)) {
           // One document per partition, the latest kept: every task reads it from its start.
           configs.put(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT);
         }

@@ -81,8 +81,15 @@ final class ConsolePipeline implements AutoCloseable {
             lane: risky
             connector: http
             settings: {url: "%2$s", timeout: 5s, honoursKeys: false, effectIdPointer: /id, lookupUrl: "%2$s?key={key}"}
+          wire:
+            class: irreversible
+            pendingTimeout: 10m
+            onAmbiguous: hold
+            lane: risky
+            connector: http
+            settings: {url: "%2$s", timeout: 5s, honoursKeys: false, effectIdPointer: /id, lookupUrl: "http://127.0.0.1:%3$d/lookup?key={key}"}
         """
-            .formatted(payments.url(), risky.url());
+            .formatted(payments.url(), risky.url(), deadPort());
     policies = new ToolPolicyLoader().parse(toolsYaml, name + ".yaml");
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
       new TopicProvisioner(admin).create(TopicProvisioner.topics(policies), 4, (short) 1, 0);
@@ -155,10 +162,21 @@ final class ConsolePipeline implements AutoCloseable {
             .build();
   }
 
+  /** A loopback port nothing listens on: a lookup there cannot tell. */
+  private static int deadPort() throws java.io.IOException {
+    try (var socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      return socket.getLocalPort();
+    }
+  }
+
   Properties kafka() {
     Properties p = new Properties();
     p.put("bootstrap.servers", bootstrap);
     return p;
+  }
+
+  String registry() {
+    return registry;
   }
 
   URI console() {

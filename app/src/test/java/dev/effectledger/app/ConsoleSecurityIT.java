@@ -300,6 +300,62 @@ class ConsoleSecurityIT {
     assertThat(pipeline.risky.effects(released)).isEqualTo(2);
   }
 
+  @Test
+  void shouldShowWhatTheReconcilerFoundAboutAHeldKeyUntilItIsSettled() throws Exception {
+    String arguments = "{\"amount\":77}";
+    String key = pipeline.keyOf("wire", "wire-1", arguments);
+    pipeline.risky.inject(key, Fault.ERROR_AFTER_EFFECT);
+    assertThat(pipeline.call("wire", "wire-1", arguments, null).getStatus())
+        .isEqualTo(ResultStatus.UNKNOWN);
+    Session operator = signIn(ConsolePipeline.OPERATOR_TOKEN);
+    var connectors =
+        dev.effectledger.connectors.Connectors.forLanes(
+            pipeline.policies, List.of("risky"), java.time.Clock.systemUTC());
+    try (var reconciler =
+        new dev.effectledger.connectors.reconcile.Reconciler(
+            pipeline.kafka(),
+            pipeline.registry(),
+            Map.of("wire", connectors.get("wire")),
+            Duration.ZERO,
+            java.time.Clock.systemUTC())) {
+      // The lookup cannot reach the downstream: the key stays held, and the console says why.
+      reconciler.reconcileOnce();
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .untilAsserted(
+              () ->
+                  assertThat(get("/console/held", "Cookie", operator.cookie()).body())
+                      .contains(key)
+                      .contains("UNAVAILABLE")
+                      .contains("reconciler"));
+      assertThat(state(key)).isEqualTo("UNKNOWN");
+
+      // Settled by the operator: the reconciler's next pass withdraws its finding.
+      post(
+          "/console/actions/applied",
+          Map.of("tenant", "acme", "key", key, "effectId", "wr_1", "csrf", operator.csrf()),
+          "Cookie",
+          operator.cookie());
+      await().atMost(Duration.ofSeconds(20)).until(() -> state(key).equals("SUCCEEDED"));
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () -> {
+                reconciler.reconcileOnce();
+                assertThat(
+                        get(
+                                "/console/keys?tenant=acme&key="
+                                    + URLEncoder.encode(key, StandardCharsets.UTF_8),
+                                "Cookie",
+                                operator.cookie())
+                            .body())
+                    .doesNotContain("UNAVAILABLE");
+              });
+    } finally {
+      connectors.values().forEach(dev.effectledger.connectors.Connector::close);
+    }
+  }
+
   private static String URLDecode(String value) {
     return java.net.URLDecoder.decode(value, StandardCharsets.UTF_8);
   }

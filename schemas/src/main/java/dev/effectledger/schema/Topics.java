@@ -32,6 +32,14 @@ public final class Topics {
   /** The ledger's audit events ({@link AuditEvent}). */
   public static final String AUDIT = "tool-audit";
 
+  /**
+   * What the reconciler and the console's "look up again" last found about each key held as
+   * UNKNOWN: compacted, keyed by {@code tenant/key}, a JSON value ({@code status}, {@code since},
+   * {@code by}), a tombstone once the key is no longer held. For operators; the ledger never reads
+   * it.
+   */
+  public static final String FINDINGS = "tool-findings";
+
   /** Intents the ledger refused, as they came, with {@link DeadLetters} headers. */
   public static final String INTENTS_DLQ = "tool-intents.dlq";
 
@@ -70,7 +78,15 @@ public final class Topics {
    */
   public static List<String> fixed() {
     return List.of(
-        INTENTS, OUTCOMES, RESULTS, AUDIT, INTENTS_DLQ, OUTCOMES_DLQ, DISPATCH_DLQ, POLICY);
+        INTENTS,
+        OUTCOMES,
+        RESULTS,
+        AUDIT,
+        INTENTS_DLQ,
+        OUTCOMES_DLQ,
+        DISPATCH_DLQ,
+        POLICY,
+        FINDINGS);
   }
 
   /** The dispatch topic of {@code lane}. */

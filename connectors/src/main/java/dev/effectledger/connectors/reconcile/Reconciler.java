@@ -75,6 +75,9 @@ public final class Reconciler implements AutoCloseable {
           AuditType.EXPIRED,
           AuditType.BYPASSED);
 
+  private static final com.fasterxml.jackson.databind.ObjectMapper FINDING_JSON =
+      new com.fasterxml.jackson.databind.ObjectMapper();
+
   private final Map<String, Connector> connectors;
   private final Duration minAge;
   private final Clock clock;
@@ -101,6 +104,18 @@ public final class Reconciler implements AutoCloseable {
    * yet, and a second lookup then could find the effect of the key's next life in flight).
    */
   private final Map<String, AuditEvent> resolved = new HashMap<>();
+
+  /**
+   * The finding this reconciler last published to {@value Topics#FINDINGS} per held key (store
+   * key): published again only when it changes, tombstoned when the key leaves UNKNOWN.
+   */
+  private final Map<String, String> published = new HashMap<>();
+
+  /** Findings to publish at the end of the pass: store key to JSON, null for a tombstone. */
+  private final Map<String, String> findings = new HashMap<>();
+
+  private final KafkaProducer<String, String> findingsProducer;
+  private boolean findingsOn = true;
 
   private ScheduledExecutorService schedule;
   private boolean wholeAudit = true; // guarded by this
@@ -133,6 +148,11 @@ public final class Reconciler implements AutoCloseable {
             producerProps,
             new StringSerializer(),
             new RegistryAvroSerde<>(registry, Outcome.class));
+    Properties findingProps = new Properties();
+    findingProps.putAll(producerProps);
+    findingProps.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 5000);
+    this.findingsProducer =
+        new KafkaProducer<>(findingProps, new StringSerializer(), new StringSerializer());
     List<TopicPartition> partitions = new ArrayList<>();
     for (PartitionInfo p : audit.partitionsFor(Topics.AUDIT)) {
       partitions.add(new TopicPartition(Topics.AUDIT, p.partition()));
@@ -176,6 +196,11 @@ public final class Reconciler implements AutoCloseable {
       if (connector == null || !connector.capabilities().supportsLookup() || partial) {
         if (event.getType() == AuditType.HELD_UNKNOWN) {
           byTool.merge(event.getTool(), new ToolReport(0, 0, 0, 0, 1), ToolReport::plus);
+          found(
+              e.getKey(),
+              partial
+                  ? "PARTIAL_SUCCESS: not looked up, an operator settles it"
+                  : "NO_LOOKUP: the tool's connector cannot look effects up");
         }
         continue;
       }
@@ -184,13 +209,15 @@ public final class Reconciler implements AutoCloseable {
       }
       if (event.getType() == AuditType.HELD_UNKNOWN && !event.getAt().isAfter(cutoff)) {
         int before = resolutions.size();
-        byTool.merge(event.getTool(), resolve(connector, event, resolutions), ToolReport::plus);
+        byTool.merge(
+            event.getTool(), resolve(connector, event, resolutions, e.getKey()), ToolReport::plus);
         if (resolutions.size() > before) {
           resolving.put(e.getKey(), event);
         }
       } else if (event.getType() == AuditType.HELD_UNKNOWN) {
         // held for less than minAge: left alone this pass, and still held
         byTool.merge(event.getTool(), new ToolReport(0, 0, 0, 0, 1), ToolReport::plus);
+        found(e.getKey(), "NOT_YET: held for less than the minimum age, not looked up yet");
       } else if (event.getType() == AuditType.COMPLETED) {
         Lookup lookup = connector.lookup(effectKey(event));
         if (lookup.status() == Lookup.Status.FOUND || lookup.status() == Lookup.Status.NOT_FOUND) {
@@ -210,6 +237,7 @@ public final class Reconciler implements AutoCloseable {
       }
     }
     publish(resolutions);
+    publishFindings();
     resolved.putAll(resolving);
     confirmedNow.forEach(latest::remove); // confirmed once: looked at again only in a next life
     if (wholeAudit) {
@@ -239,9 +267,76 @@ public final class Reconciler implements AutoCloseable {
                     }));
   }
 
+  /** Notes what this pass found about the held key {@code storeKey}, to publish if it changed. */
+  private void found(String storeKey, String finding) {
+    String status = finding.substring(0, Math.max(0, finding.indexOf(':')));
+    String before = published.get(storeKey);
+    if (before != null && before.equals(status)) {
+      return;
+    }
+    findings.put(
+        storeKey,
+        FINDING_JSON
+            .createObjectNode()
+            .put("status", status)
+            .put("detail", finding.substring(finding.indexOf(':') + 1).trim())
+            .put("since", clock.instant().toString())
+            .put("by", "reconciler")
+            .toString());
+    published.put(storeKey, status);
+  }
+
+  /**
+   * Publishes this pass's findings to {@value Topics#FINDINGS}, for the console. Best effort: a
+   * deployment without the topic (made by {@code effectledger processor} with topics.create) loses
+   * only what operators see there, and is told once.
+   */
+  private void publishFindings() {
+    if (findings.isEmpty()) {
+      return;
+    }
+    if (findingsOn) {
+      try {
+        var sends =
+            findings.entrySet().stream()
+                .map(
+                    f ->
+                        findingsProducer.send(
+                            new ProducerRecord<>(Topics.FINDINGS, f.getKey(), f.getValue())))
+                .toList();
+        findingsProducer.flush();
+        for (var send : sends) {
+          send.get();
+        }
+      } catch (ExecutionException | RuntimeException e) {
+        findingsOn = false;
+        log.warn(
+            "Could not publish what the lookups found to {} ({}); the console will not show it."
+                + " Create the topic (compacted) or let effectledger processor create it.",
+            Topics.FINDINGS,
+            e.toString());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    findings.clear();
+  }
+
   private ToolReport resolve(
-      Connector connector, AuditEvent held, List<ProducerRecord<String, Outcome>> out) {
+      Connector connector,
+      AuditEvent held,
+      List<ProducerRecord<String, Outcome>> out,
+      String storeKey) {
     Lookup lookup = connector.lookup(effectKey(held));
+    found(
+        storeKey,
+        lookup.status()
+            + ": "
+            + switch (lookup.status()) {
+              case FOUND -> "the downstream has the effect; settled as applied";
+              case NOT_FOUND -> "the downstream has no effect; released";
+              default -> "the downstream could not tell; still held";
+            });
     Outcome.Builder outcome =
         Outcome.newBuilder()
             .setIdempotencyKey(held.getIdempotencyKey())
@@ -315,6 +410,9 @@ public final class Reconciler implements AutoCloseable {
                 } else {
                   latest.remove(key);
                 }
+                if (event.getType() != AuditType.HELD_UNKNOWN && published.remove(key) != null) {
+                  findings.put(key, null); // no longer held: the finding goes
+                }
                 resolved.remove(key);
                 if (connector != null && connector.listsEffects()) {
                   Set<String> named = known.computeIfAbsent(event.getTool(), t -> new HashSet<>());
@@ -367,6 +465,7 @@ public final class Reconciler implements AutoCloseable {
     synchronized (this) {
       audit.close();
       producer.close();
+      findingsProducer.close();
     }
   }
 
