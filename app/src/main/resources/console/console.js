@@ -64,6 +64,20 @@
     for (const t of tools) {
       while (series[t].t.length < longest) { series[t].t.unshift(series[t].t[0]); series[t].intents.unshift(0); series[t].duplicates.unshift(0); }
     }
+    const executors = document.querySelector("#executors tbody");
+    if (executors && data.executors && data.executors.length > 0) {
+      executors.replaceChildren(...data.executors.map((x) => {
+        const tr = document.createElement("tr");
+        for (const [value, cls] of [[x.url, ""], [x.status, x.ready ? "ok" : "error"],
+          [x.effects || 0, ""], [x.inFlight || 0, ""], [x.retries || 0, ""]]) {
+          const td = document.createElement("td");
+          td.textContent = value;
+          if (cls) td.className = cls;
+          tr.appendChild(td);
+        }
+        return tr;
+      }));
+    }
     last = data;
     draw("chart-intents", "intents");
     draw("chart-duplicates", "duplicates");
