@@ -394,24 +394,20 @@ final class Console {
     return data;
   }
 
+  private HttpResponse<String> get(String url) throws IOException, InterruptedException {
+    return http.send(
+        HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(2)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
   /** One executor's {@code /readyz} and the totals of its {@code /metrics}. */
   private ObjectNode executor(String url) {
     ObjectNode row = JSON.createObjectNode().put("url", url);
     try {
-      HttpResponse<String> ready =
-          http.send(
-              HttpRequest.newBuilder(URI.create(url + "/readyz"))
-                  .timeout(Duration.ofSeconds(2))
-                  .build(),
-              HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> ready = get(url + "/readyz");
       row.put("ready", ready.statusCode() == 200);
       row.put("status", ready.statusCode() == 200 ? "ready" : ready.body().trim());
-      HttpResponse<String> metrics =
-          http.send(
-              HttpRequest.newBuilder(URI.create(url + "/metrics"))
-                  .timeout(Duration.ofSeconds(2))
-                  .build(),
-              HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> metrics = get(url + "/metrics");
       long effects = 0;
       long inFlight = 0;
       long retries = 0;

@@ -52,7 +52,7 @@ final class LedgerHttpServer implements AutoCloseable {
   private final HttpServer server;
   private final PrometheusMeterRegistry metrics;
   private final HttpAuth auth;
-  private final HostInfo self;
+  private volatile HostInfo self;
   private volatile KafkaStreams streams;
   private volatile LivePolicies livePolicies;
   private final HttpClient forwarder =
@@ -89,9 +89,11 @@ final class LedgerHttpServer implements AutoCloseable {
           e);
     }
     this.self = new HostInfo(host, server.getAddress().getPort());
+    // Console pages wait on other instances and on tool-audit (up to seconds); enough threads that
+    // a few of them never hold up the gateways' key lookups.
     server.setExecutor(
         Executors.newFixedThreadPool(
-            4,
+            16,
             r -> {
               Thread t = new Thread(r, "ledger-http");
               t.setDaemon(true);
@@ -116,48 +118,21 @@ final class LedgerHttpServer implements AutoCloseable {
             answer(ex, 200, "text/plain; version=0.0.4; charset=utf-8", metrics.scrape());
           }
         });
+    guarded("/v1/keys/", ex -> key(ex, "/v1/keys/", false));
+    guarded("/v1/results/", ex -> key(ex, "/v1/results/", true));
+    guarded("/v1/tools/", this::expiry);
+    guarded("/v1/held", ex -> answerJson(ex, held(authorization(ex), isForwarded(ex))));
+    guarded("/v1/overview", ex -> answerJson(ex, overview(authorization(ex), isForwarded(ex))));
+    guarded("/v1/policy", this::policy);
+  }
+
+  /** Serves {@code path} to callers with the viewer role or above ({@link #allowed}). */
+  private void guarded(String path, com.sun.net.httpserver.HttpHandler handler) {
     server.createContext(
-        "/v1/keys/",
+        path,
         ex -> {
           if (allowed(ex)) {
-            key(ex, "/v1/keys/", false);
-          }
-        });
-    server.createContext(
-        "/v1/results/",
-        ex -> {
-          if (allowed(ex)) {
-            key(ex, "/v1/results/", true);
-          }
-        });
-    server.createContext(
-        "/v1/tools/",
-        ex -> {
-          if (allowed(ex)) {
-            expiry(ex);
-          }
-        });
-    server.createContext(
-        "/v1/held",
-        ex -> {
-          if (allowed(ex)) {
-            boolean local = ex.getRequestHeaders().containsKey("X-Effectledger-Forwarded");
-            answerJson(ex, held(authorization(ex), local));
-          }
-        });
-    server.createContext(
-        "/v1/overview",
-        ex -> {
-          if (allowed(ex)) {
-            boolean local = ex.getRequestHeaders().containsKey("X-Effectledger-Forwarded");
-            answerJson(ex, overview(authorization(ex), local));
-          }
-        });
-    server.createContext(
-        "/v1/policy",
-        ex -> {
-          if (allowed(ex)) {
-            policy(ex);
+            handler.handle(ex);
           }
         });
   }
@@ -243,7 +218,7 @@ final class LedgerHttpServer implements AutoCloseable {
     for (String storeKey : dev.effectledger.topology.HeldKeys.list(index, MAX_HELD)) {
       LedgerEntry entry = entries.get(storeKey);
       if (entry != null && entry.getState() == LedgerState.UNKNOWN) {
-        keys.add(describe(entry));
+        keys.add(describe(entry, false));
       }
     }
     out.put("instances", 1);
@@ -396,26 +371,9 @@ final class LedgerHttpServer implements AutoCloseable {
     if (owner != null
         && owner != KeyQueryMetadata.NOT_AVAILABLE
         && !owner.activeHost().equals(self)) {
-      URI uri =
-          URI.create(
-              "http://"
-                  + owner.activeHost().host()
-                  + ":"
-                  + owner.activeHost().port()
-                  + "/v1/keys/"
-                  + URLEncoder.encode(tenant, StandardCharsets.UTF_8)
-                  + "/"
-                  + URLEncoder.encode(key, StandardCharsets.UTF_8));
       try {
         HttpResponse<String> response =
-            forwarder.send(
-                HttpRequest.newBuilder(uri)
-                    .timeout(Duration.ofSeconds(5))
-                    .header("X-Effectledger-Forwarded", "1")
-                    .header("Authorization", authorization == null ? "" : authorization)
-                    .GET()
-                    .build(),
-                HttpResponse.BodyHandlers.ofString());
+            askOwner(owner.activeHost(), "/v1/keys/", tenant, key, "?result=1", authorization);
         if (response.statusCode() == 404) {
           return null;
         }
@@ -441,7 +399,12 @@ final class LedgerHttpServer implements AutoCloseable {
             StoreQueryParameters.fromNameAndType(
                 LedgerStore.NAME, QueryableStoreTypes.<String, LedgerEntry>keyValueStore()));
     LedgerEntry entry = store.get(LedgerStore.key(tenant, key));
-    return entry == null ? null : describe(entry);
+    return entry == null ? null : describe(entry, true);
+  }
+
+  /** A request another instance forwarded: answered for this instance alone. */
+  private static boolean isForwarded(HttpExchange exchange) {
+    return exchange.getRequestHeaders().containsKey("X-Effectledger-Forwarded");
   }
 
   private static void answerJson(HttpExchange exchange, JsonNode body) throws IOException {
@@ -461,6 +424,15 @@ final class LedgerHttpServer implements AutoCloseable {
 
   HostInfo address() {
     return self;
+  }
+
+  /**
+   * The address the other instances know this one by ({@code application.server}), when it is not
+   * the one it listens on (a wildcard such as {@code 0.0.0.0}): how it tells itself from the others
+   * in Kafka Streams' metadata, so it neither asks itself over HTTP nor counts itself twice.
+   */
+  void advertisedAs(String applicationServer) {
+    this.self = HostInfo.buildFromEndpoint(applicationServer);
   }
 
   int port() {
@@ -487,7 +459,7 @@ final class LedgerHttpServer implements AutoCloseable {
     }
     KeyQueryMetadata owner =
         streams.queryMetadataForKey(LedgerStore.NAME, key, Serdes.String().serializer());
-    boolean forwarded = exchange.getRequestHeaders().containsKey("X-Effectledger-Forwarded");
+    boolean forwarded = isForwarded(exchange);
     if (owner != null
         && owner != KeyQueryMetadata.NOT_AVAILABLE
         && !owner.activeHost().equals(self)
@@ -507,7 +479,10 @@ final class LedgerHttpServer implements AutoCloseable {
           exchange,
           200,
           "application/json",
-          (asReply ? ReplyJson.of(Replies.of(entry, true)) : describe(entry)).toString());
+          (asReply
+                  ? ReplyJson.of(Replies.of(entry, true))
+                  : describe(entry, "result=1".equals(exchange.getRequestURI().getRawQuery())))
+              .toString());
     }
   }
 
@@ -569,7 +544,7 @@ final class LedgerHttpServer implements AutoCloseable {
     }
     int instances = 1;
     ArrayNode unreachable = JSON.createArrayNode();
-    if (!exchange.getRequestHeaders().containsKey("X-Effectledger-Forwarded")) {
+    if (!isForwarded(exchange)) {
       for (StreamsMetadata other : streams.metadataForAllStreamsClients()) {
         HostInfo host = other.hostInfo();
         if (host.equals(self) || host.port() <= 0) {
@@ -621,8 +596,12 @@ final class LedgerHttpServer implements AutoCloseable {
     answer(exchange, 200, "application/json", out.toString());
   }
 
-  /** The entry without its arguments: payloads stay out of operator tools. */
-  static ObjectNode describe(LedgerEntry entry) {
+  /**
+   * The entry without its arguments (payloads stay out of operator tools), and with its stored
+   * result when {@code withResult} ({@code /v1/keys/...?result=1}, the console's key page: the
+   * answer the agent got is what an operator checks against the downstream).
+   */
+  static ObjectNode describe(LedgerEntry entry, boolean withResult) {
     ObjectNode out =
         JSON.createObjectNode()
             .put("key", entry.getIdempotencyKey())
@@ -648,32 +627,26 @@ final class LedgerHttpServer implements AutoCloseable {
     if (entry.getIncarnation() != null) {
       out.put("incarnation", entry.getIncarnation());
     }
+    if (withResult && entry.getResultJson() != null) {
+      out.put("result", entry.getResultJson());
+    }
     return out;
   }
 
   private void forward(
       HttpExchange exchange, HostInfo owner, String route, String tenant, String key)
       throws IOException {
-    URI uri =
-        URI.create(
-            "http://"
-                + owner.host()
-                + ":"
-                + owner.port()
-                + route
-                + URLEncoder.encode(tenant, StandardCharsets.UTF_8)
-                + "/"
-                + URLEncoder.encode(key, StandardCharsets.UTF_8));
     try {
       HttpResponse<String> response =
-          forwarder.send(
-              HttpRequest.newBuilder(uri)
-                  .timeout(Duration.ofSeconds(5))
-                  .header("X-Effectledger-Forwarded", "1")
-                  .header("Authorization", authorization(exchange))
-                  .GET()
-                  .build(),
-              HttpResponse.BodyHandlers.ofString());
+          askOwner(
+              owner,
+              route,
+              tenant,
+              key,
+              exchange.getRequestURI().getRawQuery() == null
+                  ? ""
+                  : "?" + exchange.getRequestURI().getRawQuery(),
+              authorization(exchange));
       answer(exchange, response.statusCode(), "application/json", response.body());
     } catch (IOException e) {
       answer(
@@ -685,6 +658,31 @@ final class LedgerHttpServer implements AutoCloseable {
       Thread.currentThread().interrupt();
       answer(exchange, 503, "application/json", "{\"error\":\"interrupted\"}");
     }
+  }
+
+  /** Asks {@code owner} for {@code route}'s answer about one key, as a forwarded request. */
+  private HttpResponse<String> askOwner(
+      HostInfo owner, String route, String tenant, String key, String query, String authorization)
+      throws IOException, InterruptedException {
+    URI uri =
+        URI.create(
+            "http://"
+                + owner.host()
+                + ":"
+                + owner.port()
+                + route
+                + URLEncoder.encode(tenant, StandardCharsets.UTF_8)
+                + "/"
+                + URLEncoder.encode(key, StandardCharsets.UTF_8)
+                + query);
+    return forwarder.send(
+        HttpRequest.newBuilder(uri)
+            .timeout(Duration.ofSeconds(5))
+            .header("X-Effectledger-Forwarded", "1")
+            .header("Authorization", authorization == null ? "" : authorization)
+            .GET()
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 
   /**

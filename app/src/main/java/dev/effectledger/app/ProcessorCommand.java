@@ -77,12 +77,13 @@ final class ProcessorCommand implements Callable<Integer> {
             registry,
             cfg.httpAuth(),
             cfg.getBoolean(AppConfig.HTTP_AUTH_METRICS, false));
-    kafka.put(
-        StreamsConfig.APPLICATION_SERVER_CONFIG,
+    String advertised =
         AppConfig.advertisedServer(
             cfg.get(AppConfig.HTTP_HOST, "127.0.0.1"),
             cfg.get(AppConfig.HTTP_ADVERTISED_HOST),
-            http.port()));
+            http.port());
+    kafka.put(StreamsConfig.APPLICATION_SERVER_CONFIG, advertised);
+    http.advertisedAs(advertised);
     LedgerConfig ledgerConfig =
         cfg.ledgerConfig(policies)
             .withIntentPartitions(partitions)

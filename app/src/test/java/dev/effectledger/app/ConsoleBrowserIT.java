@@ -224,6 +224,10 @@ class ConsoleBrowserIT {
     String emailKey = pipeline.keyOf("send_email", "mail", email);
     assertThat(text("derived")).isEqualTo(emailKey);
     assertThat(text("state")).isEqualTo("SUCCEEDED");
+    // the answer the agent got, to check against the downstream
+    assertThat(browser.findElement(By.id("entry")).getText())
+        .contains("result")
+        .contains(sent.getResultJson());
 
     // A signed bypass approval runs the settled email once more, and only once.
     browser.findElement(By.id("reason")).sendKeys("INC-7: the first mail bounced");

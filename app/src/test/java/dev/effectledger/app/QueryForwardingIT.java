@@ -3,12 +3,17 @@ package dev.effectledger.app;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.effectledger.policy.AmbiguityPolicy;
+import dev.effectledger.policy.AppliedPolicy;
 import dev.effectledger.policy.InFlightPolicy;
 import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.ArgumentsHash;
+import dev.effectledger.schema.Outcome;
+import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
@@ -16,6 +21,7 @@ import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopology;
+import dev.effectledger.topology.LivePolicies;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.net.URI;
@@ -71,14 +77,16 @@ class QueryForwardingIT {
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, "query-forwarding-it");
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     props.put(StreamsConfig.STATE_DIR_CONFIG, dir.resolve(name).toString());
-    props.put(
-        StreamsConfig.APPLICATION_SERVER_CONFIG,
-        AppConfig.advertisedServer("0.0.0.0", advertisedHost, http.port()));
+    String advertised = AppConfig.advertisedServer("0.0.0.0", advertisedHost, http.port());
+    props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, advertised);
+    http.advertisedAs(advertised);
+    LedgerConfig config = LedgerConfig.of(policies, "mock://query-it");
+    LivePolicies live = new LivePolicies(AppliedPolicy.seed(policies, ""));
     KafkaStreams streams =
         new KafkaStreams(
-            LedgerTopology.build(LedgerConfig.of(policies, "mock://query-it")),
+            LedgerTopology.build(config, SchemaRegistries.forUrl("mock://query-it"), live),
             LedgerTopology.streamsProperties(props));
-    http.serve(streams);
+    http.serve(streams, live);
     streams.start();
     return streams;
   }
@@ -181,6 +189,86 @@ class QueryForwardingIT {
         assertThat(wrong.statusCode()).isEqualTo(401);
         assertThat(probe.statusCode()).as("probes stay open").isEqualTo(200);
       }
+
+      // The console's views read every instance: the keys in flight now, and those held.
+      List<String> held = keys.subList(0, 10);
+      try (KafkaProducer<String, Outcome> outcomes =
+          new KafkaProducer<>(
+              props,
+              new StringSerializer(),
+              new RegistryAvroSerde<>(SchemaRegistries.forUrl("mock://query-it"), Outcome.class))) {
+        for (String key : held) {
+          outcomes.send(
+              new ProducerRecord<>(
+                  Topics.OUTCOMES,
+                  key,
+                  Outcome.newBuilder()
+                      .setIdempotencyKey(key)
+                      .setTenant("acme")
+                      .setTool("charge_card")
+                      .setAttempt(1)
+                      .setStatus(OutcomeStatus.AMBIGUOUS)
+                      .setCompletedAt(Instant.now())
+                      .build()));
+        }
+      }
+      for (String address : List.of("127.0.0.1:" + httpA.port(), "127.0.0.2:" + httpB.port())) {
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .ignoreExceptions()
+            .untilAsserted(
+                () -> {
+                  JsonNode heldKeys = get(http, "http://" + address + "/v1/held");
+                  assertThat(heldKeys.get("instances").asInt()).isEqualTo(2);
+                  assertThat(heldKeys.get("held").findValuesAsText("key"))
+                      .containsExactlyInAnyOrderElementsOf(held);
+                  JsonNode overview = get(http, "http://" + address + "/v1/overview");
+                  JsonNode tool = overview.get("tools").get("charge_card");
+                  assertThat(tool.get("inFlight").asLong()).isEqualTo(keys.size() - held.size());
+                  assertThat(tool.get("held").asLong()).isEqualTo(held.size());
+                });
+      }
+      // Each instance answers for itself alone when asked by another (no fan-out loop).
+      JsonNode alone =
+          JSON.readTree(
+              http.send(
+                      HttpRequest.newBuilder(
+                              URI.create("http://127.0.0.1:" + httpA.port() + "/v1/held"))
+                          .header("Authorization", "Bearer view-token")
+                          .header("X-Effectledger-Forwarded", "1")
+                          .GET()
+                          .build(),
+                      HttpResponse.BodyHandlers.ofString())
+                  .body());
+      assertThat(alone.get("instances").asInt()).isEqualTo(1);
+      java.util.Set<Integer> ownedByA = new java.util.HashSet<>();
+      a.metadataForLocalThreads()
+          .forEach(t -> t.activeTasks().forEach(task -> ownedByA.add(task.taskId().partition())));
+      assertThat(alone.get("held").findValuesAsText("key"))
+          .containsExactlyInAnyOrderElementsOf(
+              held.stream()
+                  .filter(
+                      k ->
+                          ownedByA.contains(
+                              org.apache.kafka.common.utils.Utils.toPositive(
+                                      org.apache.kafka.common.utils.Utils.murmur2(
+                                          k.getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+                                  % 4))
+                  .toList());
     }
+  }
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private static JsonNode get(HttpClient http, String url) throws Exception {
+    HttpResponse<String> response =
+        http.send(
+            HttpRequest.newBuilder(URI.create(url))
+                .header("Authorization", "Bearer view-token")
+                .GET()
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+    return JSON.readTree(response.body());
   }
 }
