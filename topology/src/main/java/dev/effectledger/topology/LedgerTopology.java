@@ -181,7 +181,8 @@ public final class LedgerTopology {
         Stores.keyValueStoreBuilder(
             Stores.persistentKeyValueStore(LedgerStore.NAME),
             Serdes.String(),
-            new AvroBinarySerde<>(LedgerEntry.class)),
+            // Values without a header: 21 fields (written until 2026-11), 18 (the first release).
+            new AvroBinarySerde<>(LedgerEntry.class, 21, 18)),
         cached);
   }
 

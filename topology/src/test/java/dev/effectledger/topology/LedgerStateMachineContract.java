@@ -1009,6 +1009,35 @@ abstract class LedgerStateMachineContract {
     assertThat(payments.isEmpty()).as("the same approval does not run twice").isTrue();
   }
 
+  @Test
+  void shouldRefuseAnApprovalUsedAlreadyAfterALaterBypassOfTheKey() {
+    Dispatch dispatch = chargeDispatched("k1");
+    ledger.outcome(dispatch, OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofSeconds(1)));
+    ledger.send(
+        intent("k1", CHARGE, ARGS).setBypassApproval("ticket-A"), at(Duration.ofSeconds(2)));
+    ledger.outcome(payments.readValue(), OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofSeconds(3)));
+    ledger.send(
+        intent("k1", CHARGE, ARGS).setBypassApproval("ticket-B"), at(Duration.ofSeconds(4)));
+    ledger.outcome(payments.readValue(), OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofSeconds(5)));
+    ledger.results.readValuesToList();
+
+    // ticket-A again, after ticket-B's bypass: it ran once; it runs no more.
+    ledger.send(
+        intent("k1", CHARGE, ARGS).setBypassApproval("ticket-A"), at(Duration.ofSeconds(6)));
+
+    assertThat(payments.isEmpty()).as("a used approval never runs the key again").isTrue();
+    ToolResult refused = ledger.results.readValue();
+    assertThat(refused.getStatus()).isEqualTo(ResultStatus.REJECTED);
+    assertThat(refused.getError().getCode()).isEqualTo("BYPASS_APPROVAL_INVALID");
+    assertThat(refused.getError().getMessage()).contains("used already");
+    assertThat(ledger.entry("acme", "k1").getBypassesUsed()).hasSize(2);
+    // ticket-B, the latest, is answered from its run as any duplicate is
+    ledger.send(
+        intent("k1", CHARGE, ARGS).setBypassApproval("ticket-B"), at(Duration.ofSeconds(7)));
+    assertThat(payments.isEmpty()).isTrue();
+    assertThat(ledger.results.readValue().getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+  }
+
   private static final KeyPair OPS = BypassApprovals.generate();
   private static final KeyPair INTRUDER = BypassApprovals.generate();
 

@@ -414,6 +414,15 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
           now);
       return;
     }
+    if (entry.getBypassesUsed().contains(bypassEffectKey(intent))) {
+      refuse(
+          intent,
+          replyTopic,
+          ErrorCode.BYPASS_APPROVAL_INVALID,
+          "the approval was used already, for an earlier bypass of this key; ask for a new one",
+          now);
+      return;
+    }
     String operator = null;
     if (config.bypassApprovals().verifying()) {
       BypassApprovals.Verdict verdict =
@@ -432,13 +441,7 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
     }
     actions.audit(entry, AuditType.BYPASSED, null, operator, now);
     actions.start(
-        intent,
-        policy,
-        replyTopic,
-        bypassEffectKey(intent),
-        entry.getAttempts() + 1,
-        entry.getState(),
-        now);
+        intent, policy, replyTopic, bypassEffectKey(intent), entry.getAttempts() + 1, entry, now);
   }
 
   private static boolean isNewBypass(ToolIntent intent, LedgerEntry entry) {

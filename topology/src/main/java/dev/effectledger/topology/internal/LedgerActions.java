@@ -125,9 +125,12 @@ final class LedgerActions {
     return entry;
   }
 
+  /** Bypasses a key's entry remembers, oldest first; older ones drop off. */
+  static final int MAX_BYPASSES_REMEMBERED = 32;
+
   /**
    * Starts a life of the intent's key: a first sight ({@code previous} null) or a bypass of a
-   * settled entry ({@code previous} its state).
+   * settled entry ({@code previous}), which remembers the bypasses run so far and this one.
    */
   void start(
       ToolIntent intent,
@@ -135,7 +138,7 @@ final class LedgerActions {
       String replyTopic,
       String effectKey,
       int attempt,
-      LedgerState previous,
+      LedgerEntry previous,
       long now) {
     LedgerEntry entry =
         LedgerEntry.newBuilder()
@@ -155,8 +158,19 @@ final class LedgerActions {
             .setTraceId(intent.getTraceId())
             .setIncarnation(intentOffset())
             .build();
+    if (previous != null) {
+      List<String> used = new ArrayList<>(previous.getBypassesUsed());
+      used.add(effectKey);
+      entry.setBypassesUsed(
+          new ArrayList<>(
+              used.subList(Math.max(0, used.size() - MAX_BYPASSES_REMEMBERED), used.size())));
+    }
     dispatch(entry, policy, AuditType.DISPATCHED, now);
-    ledger.moved(storeKey(entry), entry.getTool(), previous, LedgerState.PENDING);
+    ledger.moved(
+        storeKey(entry),
+        entry.getTool(),
+        previous == null ? null : previous.getState(),
+        LedgerState.PENDING);
   }
 
   /**
