@@ -86,10 +86,7 @@ class AvroBinarySerdeTest {
 
   @Test
   void shouldReadWhatItWrites() {
-    byte[] bytes = serde.serialize("t", entry());
-    assertThat(bytes[0]).isEqualTo((byte) 0x01);
-    assertThat(bytes[1]).isEqualTo((byte) LedgerEntry.getClassSchema().getFields().size());
-    assertThat(serde.deserialize("t", bytes)).isEqualTo(entry());
+    assertThat(serde.deserialize("t", serde.serialize("t", entry()))).isEqualTo(entry());
   }
 
   @Test
@@ -120,18 +117,22 @@ class AvroBinarySerdeTest {
   }
 
   @Test
-  void shouldReadAnEarlierValueWithItsHeaderAndRefuseOneOfANewerRelease() throws IOException {
-    byte[] body = headerless(entry(), 21);
-    byte[] older = new byte[body.length + 2];
-    older[0] = 0x01;
-    older[1] = 21;
-    System.arraycopy(body, 0, older, 2, body.length);
-    assertThat(serde.deserialize("t", older).getIncarnation()).isEqualTo(7L);
+  void shouldWriteWhatTheReleaseBeforeReadsAndReadWhatANewerOneWrites() throws IOException {
+    // the release before reads a value of this one as its own 21 fields, the rest left unread
+    byte[] now = serde.serialize("t", entry());
+    assertThat(now).startsWith(headerless(entry(), 21));
+    // a newer release's value: one more field at the end, left unread here
+    byte[] newer = java.util.Arrays.copyOf(now, now.length + 3);
+    newer[now.length] = 4; // a string of length 2
+    newer[now.length + 1] = 'x';
+    newer[now.length + 2] = 'y';
+    assertThat(serde.deserialize("t", newer)).isEqualTo(entry());
+  }
 
-    byte[] newer = serde.serialize("t", entry()).clone();
-    newer[1] = (byte) (newer[1] + 1);
-    assertThatThrownBy(() -> serde.deserialize("changelog", newer))
+  @Test
+  void shouldRefuseBytesNoReleaseWrote() {
+    assertThatThrownBy(() -> serde.deserialize("changelog", new byte[] {(byte) 0x81}))
         .isInstanceOf(SerializationException.class)
-        .hasMessageContaining("newer release");
+        .hasMessageContaining("changelog");
   }
 }
