@@ -243,6 +243,11 @@ class ConsoleSecurityIT {
                 .body())
         .doesNotContain("mark-applied");
 
+    assertThat(get("/console/held", "Cookie", viewer.cookie()).body())
+        .contains(key)
+        .doesNotContain("/console/actions/");
+    assertThat(get("/console/held", "Cookie", operator.cookie()).body())
+        .contains("/console/actions/released");
     Thread.sleep(2000); // anything those posts had written would have been processed by now
     assertThat(state(key)).isEqualTo("UNKNOWN");
 
@@ -285,14 +290,21 @@ class ConsoleSecurityIT {
                 .statusCode())
         .isEqualTo(303);
     await().atMost(Duration.ofSeconds(20)).until(() -> state(released).equals("NONE"));
-    String trail =
-        get(
-                "/console/keys?tenant=acme&key="
-                    + URLEncoder.encode(released, StandardCharsets.UTF_8),
-                "Cookie",
-                operator.cookie())
-            .body();
-    assertThat(trail).contains("RELEASED").contains("OPERATOR_RELEASED").contains("alice");
+    // the audit event is readable once the ledger's transaction commits (the store shows sooner)
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () ->
+                assertThat(
+                        get(
+                                "/console/keys?tenant=acme&key="
+                                    + URLEncoder.encode(released, StandardCharsets.UTF_8),
+                                "Cookie",
+                                operator.cookie())
+                            .body())
+                    .contains("RELEASED")
+                    .contains("OPERATOR_RELEASED")
+                    .contains("alice"));
     // Released: the agent's next call runs it again (this downstream ignores keys: a 2nd effect).
     ToolResult rerun =
         pipeline.call("transfer", "release", "{\"amount\":" + "release".hashCode() + "}", null);
