@@ -322,6 +322,11 @@ final class LedgerHttpServer implements AutoCloseable {
    * not answer are added to {@code unreachable}.
    */
   java.util.List<JsonNode> fanOut(String path, String authorization, ArrayNode unreachable) {
+    return fanOut(path, authorization, unreachable, Duration.ofSeconds(5));
+  }
+
+  private java.util.List<JsonNode> fanOut(
+      String path, String authorization, ArrayNode unreachable, Duration timeout) {
     java.util.List<JsonNode> answers = new java.util.ArrayList<>();
     for (StreamsMetadata other : streams.metadataForAllStreamsClients()) {
       HostInfo host = other.hostInfo();
@@ -333,7 +338,7 @@ final class LedgerHttpServer implements AutoCloseable {
             forwarder.send(
                 HttpRequest.newBuilder(
                         URI.create("http://" + host.host() + ":" + host.port() + path))
-                    .timeout(Duration.ofSeconds(5))
+                    .timeout(timeout)
                     .header("X-Effectledger-Forwarded", "1")
                     .header("Authorization", authorization == null ? "" : authorization)
                     .GET()
@@ -545,44 +550,16 @@ final class LedgerHttpServer implements AutoCloseable {
     int instances = 1;
     ArrayNode unreachable = JSON.createArrayNode();
     if (!isForwarded(exchange)) {
-      for (StreamsMetadata other : streams.metadataForAllStreamsClients()) {
-        HostInfo host = other.hostInfo();
-        if (host.equals(self) || host.port() <= 0) {
-          continue;
-        }
-        try {
-          HttpResponse<String> response =
-              forwarder.send(
-                  HttpRequest.newBuilder(
-                          URI.create(
-                              "http://"
-                                  + host.host()
-                                  + ":"
-                                  + host.port()
-                                  + exchange.getRequestURI().getRawPath()
-                                  + "?"
-                                  + query))
-                      .timeout(Duration.ofSeconds(30))
-                      .header("X-Effectledger-Forwarded", "1")
-                      .header("Authorization", authorization(exchange))
-                      .GET()
-                      .build(),
-                  HttpResponse.BodyHandlers.ofString());
-          JsonNode counted = JSON.readTree(response.body());
-          if (response.statusCode() != 200) {
-            unreachable.add(host.host() + ":" + host.port());
-            continue;
-          }
-          settled += counted.path("settled").asLong();
-          expiring += counted.path("expiringAtOnce").asLong();
-          instances++;
-        } catch (IOException e) {
-          unreachable.add(host.host() + ":" + host.port());
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          answer(exchange, 503, "application/json", "{\"error\":\"interrupted\"}");
-          return;
-        }
+      // a scan of each instance's whole store: allow it longer than the console's views
+      for (JsonNode counted :
+          fanOut(
+              exchange.getRequestURI().getRawPath() + "?" + query,
+              authorization(exchange),
+              unreachable,
+              Duration.ofSeconds(30))) {
+        settled += counted.path("settled").asLong();
+        expiring += counted.path("expiringAtOnce").asLong();
+        instances++;
       }
     }
     ObjectNode out =

@@ -226,6 +226,11 @@ class QueryForwardingIT {
                   JsonNode tool = overview.get("tools").get("charge_card");
                   assertThat(tool.get("inFlight").asLong()).isEqualTo(keys.size() - held.size());
                   assertThat(tool.get("held").asLong()).isEqualTo(held.size());
+                  // what `tools diff --processor` reads: each instance counted once
+                  JsonNode expiry =
+                      get(http, "http://" + address + "/v1/tools/charge_card/expiry?window=1d");
+                  assertThat(expiry.get("instances").asInt()).isEqualTo(2);
+                  assertThat(expiry.get("settled").asLong()).isZero();
                 });
       }
       // Each instance answers for itself alone when asked by another (no fan-out loop).
