@@ -49,6 +49,7 @@ class LedgerDedupIT {
     String registry = "mock://dedup-it";
     kafka.createTopics(ItFixtures.topics(4));
     Map<String, AtomicInteger> sent = new ConcurrentHashMap<>();
+    Map<String, AtomicInteger> maybe = new ConcurrentHashMap<>();
 
     try (KafkaStreams streams =
             new KafkaStreams(
@@ -64,9 +65,9 @@ class LedgerDedupIT {
       streams.start();
 
       CompletableFuture<Void> first =
-          CompletableFuture.runAsync(() -> send(originals, 0, DISTINCT, sent));
+          CompletableFuture.runAsync(() -> send(originals, 0, DISTINCT, sent, maybe));
       CompletableFuture<Void> concurrent =
-          CompletableFuture.runAsync(() -> send(duplicates, 0, CONCURRENT_DUPLICATES, sent));
+          CompletableFuture.runAsync(() -> send(duplicates, 0, CONCURRENT_DUPLICATES, sent, maybe));
       CompletableFuture.allOf(first, concurrent).get();
       await()
           .atMost(Duration.ofMinutes(3))
@@ -80,25 +81,32 @@ class LedgerDedupIT {
                                   rs.stream()
                                       .anyMatch(r -> r.getStatus() == ResultStatus.SUCCEEDED)));
 
-      send(duplicates, DISTINCT - LATE_DUPLICATES, DISTINCT, sent);
+      send(duplicates, DISTINCT - LATE_DUPLICATES, DISTINCT, sent, maybe);
       int intents = DISTINCT + CONCURRENT_DUPLICATES + LATE_DUPLICATES;
       await()
           .atMost(Duration.ofMinutes(2))
           .pollInterval(Duration.ofMillis(500))
           .until(() -> results.total() >= intents);
+      // A send the client timed out on may have been written all the same: one more intent, and
+      // one more reply, for its key.
+      int unsure = maybe.values().stream().mapToInt(AtomicInteger::get).sum();
       // Anything extra a broken ledger emitted would arrive within these seconds.
       await()
           .during(Duration.ofSeconds(3))
           .atMost(Duration.ofSeconds(10))
-          .until(() -> results.total() == intents && dispatches.total() == DISTINCT);
+          .until(() -> results.total() <= intents + unsure && dispatches.total() == DISTINCT);
 
       assertThat(dispatches.byKey).hasSize(DISTINCT);
       assertThat(dispatches.byKey.values()).allSatisfy(ds -> assertThat(ds).hasSize(1));
       assertThat(executor.effects.get()).isEqualTo(DISTINCT);
-      assertThat(results.total()).isEqualTo(intents);
+      assertThat(results.total()).isBetween(intents, intents + unsure);
       sent.forEach(
           (key, count) ->
-              assertThat(results.byKey.get(key)).as("replies for %s", key).hasSize(count.get()));
+              assertThat(results.byKey.get(key).size())
+                  .as("replies for %s", key)
+                  .isBetween(
+                      count.get(),
+                      count.get() + maybe.getOrDefault(key, new AtomicInteger()).get()));
       for (int i = DISTINCT - LATE_DUPLICATES; i < DISTINCT; i++) {
         List<ToolResult> replies = results.byKey.get("k" + i);
         assertThat(replies.get(replies.size() - 1).getReplayed())
@@ -120,13 +128,16 @@ class LedgerDedupIT {
    * Sends intents for keys {@code from} to {@code to} and counts each one the broker acknowledged.
    * A send the broker did not take is sent again, as an agent's client would, and its cause is
    * printed: a CI run once lost the first batches of both producers (cause not seen), and the await
-   * below then waited for replies to intents that were never written.
+   * below then waited for replies to intents that were never written. Another saw the cause: a
+   * batch for one partition expired after 120 s without an answer from the broker, which may have
+   * written it all the same; such sends are counted in {@code maybe}.
    */
   private static void send(
       KafkaProducer<String, ToolIntent> producer,
       int from,
       int to,
-      Map<String, AtomicInteger> sent) {
+      Map<String, AtomicInteger> sent,
+      Map<String, AtomicInteger> maybe) {
     List<String> keys = IntStream.range(from, to).mapToObj(i -> "k" + i).toList();
     for (int round = 1; round <= 3 && !keys.isEmpty(); round++) {
       Map<String, Exception> failed = new ConcurrentHashMap<>();
@@ -137,6 +148,9 @@ class LedgerDedupIT {
             (metadata, error) -> {
               if (error != null) {
                 failed.put(key, error);
+                if (error instanceof org.apache.kafka.common.errors.TimeoutException) {
+                  maybe.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+                }
               } else {
                 sent.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
               }
