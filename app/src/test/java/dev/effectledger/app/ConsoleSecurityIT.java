@@ -368,6 +368,92 @@ class ConsoleSecurityIT {
     }
   }
 
+  @Test
+  void shouldRunAConsoleApprovalOnceThroughTheHttpGatewayAndRefuseAForgedOne() throws Exception {
+    String agentToken = "agent-token";
+    try (var gateway =
+        dev.effectledger.gateway.Gateway.start(
+            dev.effectledger.gateway.GatewayConfig.of(
+                    "gw-console",
+                    pipeline.kafka(),
+                    pipeline.registry(),
+                    url(""),
+                    pipeline.policies,
+                    dev.effectledger.gateway.Credentials.of(
+                        Map.of(
+                            dev.effectledger.gateway.Credentials.sha256Hex(agentToken),
+                            new dev.effectledger.gateway.Credentials.Caller(
+                                "agents", "acme", java.util.Set.of()))))
+                .withWaits(Duration.ofSeconds(20), Duration.ofSeconds(30))
+                .withReplyTopic(4, (short) 1)
+                .withLedgerToken(ConsolePipeline.VIEWER_TOKEN))) {
+      String call =
+          "{\"arguments\":{\"to\":\"gw@example.com\",\"text\":\"z\"},"
+              + "\"step\":{\"run\":\"run-gw\",\"step\":\"mail\"}";
+      java.util.function.Function<String, HttpResponse<String>> post =
+          body -> {
+            try {
+              return http.send(
+                  HttpRequest.newBuilder(gateway.uri().resolve("/v1/tools/send_email/calls"))
+                      .timeout(Duration.ofSeconds(60))
+                      .header("Authorization", "Bearer " + agentToken)
+                      .header("Content-Type", "application/json")
+                      .POST(HttpRequest.BodyPublishers.ofString(body))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString());
+            } catch (Exception e) {
+              throw new IllegalStateException(e);
+            }
+          };
+      HttpResponse<String> first = post.apply(call + "}");
+      assertThat(first.statusCode()).as(first.body()).isEqualTo(200);
+      String key = JSON.readTree(first.body()).get("key").asText();
+
+      // The operator signs an approval for that key in the console.
+      Session operator = signIn(ConsolePipeline.OPERATOR_TOKEN);
+      HttpResponse<String> page =
+          post(
+              "/console/actions/approve",
+              Map.of(
+                  "tenant",
+                  "acme",
+                  "key",
+                  key,
+                  "reason",
+                  "INC-9",
+                  "expires",
+                  "15m",
+                  "csrf",
+                  operator.csrf()),
+              "Cookie",
+              operator.cookie());
+      Matcher minted = Pattern.compile("<pre id=\"approval\">([^<]+)</pre>").matcher(page.body());
+      assertThat(minted.find()).as(page.body()).isTrue();
+      String approval = minted.group(1).trim();
+
+      HttpResponse<String> forged =
+          post.apply(
+              call
+                  + ",\"bypassApproval\":\""
+                  + approval.substring(0, approval.length() - 4)
+                  + "AAAA\"}");
+      assertThat(forged.statusCode()).as(forged.body()).isEqualTo(403);
+      assertThat(forged.body()).contains("bypass-approval-invalid");
+      HttpResponse<String> again = post.apply(call + ",\"bypassApproval\":\"" + approval + "\"}");
+      assertThat(again.statusCode()).as(again.body()).isEqualTo(200);
+      HttpResponse<String> retried = post.apply(call + ",\"bypassApproval\":\"" + approval + "\"}");
+      assertThat(retried.statusCode()).isEqualTo(200);
+      assertThat(retried.headers().firstValue("Idempotent-Replayed")).contains("true");
+      assertThat(pipeline.payments.effects(key)).isEqualTo(1);
+      assertThat(
+              pipeline.payments.effectsByKey().entrySet().stream()
+                  .filter(e -> e.getKey().startsWith(key + "~bypass-"))
+                  .mapToLong(Map.Entry::getValue)
+                  .sum())
+          .isEqualTo(1);
+    }
+  }
+
   private static String URLDecode(String value) {
     return java.net.URLDecoder.decode(value, StandardCharsets.UTF_8);
   }
