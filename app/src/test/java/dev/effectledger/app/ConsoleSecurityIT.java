@@ -405,6 +405,16 @@ class ConsoleSecurityIT {
               throw new IllegalStateException(e);
             }
           };
+      // the gateway takes calls once it has seen the ledger ready (it probes every second)
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () ->
+                  http.send(
+                              HttpRequest.newBuilder(gateway.uri().resolve("/readyz")).build(),
+                              HttpResponse.BodyHandlers.ofString())
+                          .statusCode()
+                      == 200);
       HttpResponse<String> first = post.apply(call + "}");
       assertThat(first.statusCode()).as(first.body()).isEqualTo(200);
       String key = JSON.readTree(first.body()).get("key").asText();
