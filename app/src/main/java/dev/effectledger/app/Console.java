@@ -361,7 +361,6 @@ final class Console {
     page.put("instances", data.path("instances").asInt());
     page.put("counting", data.path("counting").asBoolean());
     page.put("unreachable", texts(data.path("unreachable")));
-    page.put("executors", data.path("executors"));
     List<Map<String, Object>> executorRows = new ArrayList<>();
     data.path("executors")
         .forEach(

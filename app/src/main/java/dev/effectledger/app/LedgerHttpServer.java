@@ -181,14 +181,6 @@ final class LedgerHttpServer implements AutoCloseable {
     server.createContext("/console", console::handle);
   }
 
-  LivePolicies livePolicies() {
-    return livePolicies;
-  }
-
-  KafkaStreams streams() {
-    return streams;
-  }
-
   /** Most held keys one instance lists. */
   static final int MAX_HELD = 500;
 

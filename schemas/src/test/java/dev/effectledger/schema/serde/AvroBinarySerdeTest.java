@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The ledger store's values stay readable across releases: values of the first release's schema
- * (under {@code released/v1}, written without a header), values written without a header by the
- * schema before the latest field, and values with the header.
+ * (under {@code released/v1}), of the schema before the latest field, and of a newer release (its
+ * trailing field left unread); and what this release writes is what the release before reads.
  */
 class AvroBinarySerdeTest {
 
@@ -53,8 +53,8 @@ class AvroBinarySerdeTest {
         .build();
   }
 
-  /** {@code entry} encoded without a header under the schema of its first {@code fields} fields. */
-  private static byte[] headerless(LedgerEntry entry, int fields) throws IOException {
+  /** {@code entry} encoded under the schema of its first {@code fields} fields. */
+  private static byte[] asWrittenWith(LedgerEntry entry, int fields) throws IOException {
     Schema current = LedgerEntry.getClassSchema();
     List<Schema.Field> kept =
         current.getFields().subList(0, fields).stream()
@@ -108,8 +108,8 @@ class AvroBinarySerdeTest {
   }
 
   @Test
-  void shouldReadAValueWrittenWithoutHeaderBeforeTheLatestField() throws IOException {
-    LedgerEntry read = serde.deserialize("t", headerless(entry(), 21));
+  void shouldReadAValueOfTheReleaseBeforeTheLatestField() throws IOException {
+    LedgerEntry read = serde.deserialize("t", asWrittenWith(entry(), 21));
 
     assertThat(read.getWaiters()).containsExactly("tool-results.b");
     assertThat(read.getIncarnation()).isEqualTo(7L);
@@ -120,7 +120,7 @@ class AvroBinarySerdeTest {
   void shouldWriteWhatTheReleaseBeforeReadsAndReadWhatANewerOneWrites() throws IOException {
     // the release before reads a value of this one as its own 21 fields, the rest left unread
     byte[] now = serde.serialize("t", entry());
-    assertThat(now).startsWith(headerless(entry(), 21));
+    assertThat(now).startsWith(asWrittenWith(entry(), 21));
     // a newer release's value: one more field at the end, left unread here
     byte[] newer = java.util.Arrays.copyOf(now, now.length + 3);
     newer[now.length] = 4; // a string of length 2

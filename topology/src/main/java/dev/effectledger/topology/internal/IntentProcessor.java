@@ -414,7 +414,8 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
           now);
       return;
     }
-    if (entry.getBypassesUsed().contains(bypassEffectKey(intent))) {
+    String effectKey = bypassEffectKey(intent);
+    if (entry.getBypassesUsed().contains(effectKey)) {
       refuse(
           intent,
           replyTopic,
@@ -440,8 +441,7 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
       operator = ((BypassApprovals.Verdict.Valid) verdict).approval().operator();
     }
     actions.audit(entry, AuditType.BYPASSED, null, operator, now);
-    actions.start(
-        intent, policy, replyTopic, bypassEffectKey(intent), entry.getAttempts() + 1, entry, now);
+    actions.start(intent, policy, replyTopic, effectKey, entry.getAttempts() + 1, entry, now);
   }
 
   private static boolean isNewBypass(ToolIntent intent, LedgerEntry entry) {
