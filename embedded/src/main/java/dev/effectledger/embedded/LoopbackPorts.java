@@ -5,6 +5,8 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -17,7 +19,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * a connection to a port nobody listens on, made from that same port, connects to itself (TCP
  * simultaneous open). The port is then taken and the part cannot bind it when it restarts: a
  * restarted broker that never comes back. {@link #stable()} picks a port below the ephemeral range,
- * which outgoing connections never use.
+ * which outgoing connections never use, and never the same port twice in one JVM.
  */
 public final class LoopbackPorts {
 
@@ -30,6 +32,12 @@ public final class LoopbackPorts {
   private static final int LOWEST = 10000;
 
   private static final int TRIES = 200;
+
+  /**
+   * Every port {@link #stable()} gave out in this JVM: never given twice, so parts of runs that go
+   * on side by side (the suite's chaos runs) cannot be handed a port another part is down from.
+   */
+  private static final Set<Integer> GIVEN = ConcurrentHashMap.newKeySet();
 
   private LoopbackPorts() {}
 
@@ -45,7 +53,7 @@ public final class LoopbackPorts {
     }
     for (int i = 0; i < TRIES; i++) {
       int port = ThreadLocalRandom.current().nextInt(LOWEST, high);
-      if (free(port)) {
+      if (!GIVEN.contains(port) && free(port) && GIVEN.add(port)) {
         return port;
       }
     }

@@ -7,6 +7,14 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Test;
 
@@ -21,6 +29,37 @@ class LoopbackPortsTest {
       socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
       assertThat(socket.isBound()).isTrue();
     }
+  }
+
+  @Test
+  void shouldNotGiveAPortTwiceWhileItsPartMayBeDown() throws Exception {
+    // Parts are killed and started again on their port; while one is down its port is free, and a
+    // run going on beside it must not be handed that port. Four threads, as runs side by side.
+    Set<Integer> given = ConcurrentHashMap.newKeySet();
+    AtomicInteger twice = new AtomicInteger();
+    ExecutorService runs = Executors.newFixedThreadPool(4);
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        done.add(
+            runs.submit(
+                () -> {
+                  for (int i = 0; i < 250; i++) {
+                    if (!given.add(LoopbackPorts.stable())) {
+                      twice.incrementAndGet();
+                    }
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> f : done) {
+        f.get();
+      }
+    } finally {
+      runs.shutdownNow();
+    }
+    assertThat(given).hasSize(1000);
+    assertThat(twice).hasValue(0);
   }
 
   @Test

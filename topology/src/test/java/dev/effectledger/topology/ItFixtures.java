@@ -109,11 +109,17 @@ final class ItFixtures {
   }
 
   static KafkaProducer<String, ToolIntent> intentProducer(String bootstrap, String registryUrl) {
+    return intentProducer(bootstrap, registryUrl, Map.of());
+  }
+
+  static KafkaProducer<String, ToolIntent> intentProducer(
+      String bootstrap, String registryUrl, Map<String, Object> overrides) {
     Properties props = new Properties();
     props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     props.put(ProducerConfig.ACKS_CONFIG, "all");
     props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     props.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+    props.putAll(overrides);
     return new KafkaProducer<>(
         props,
         new StringSerializer(),

@@ -18,6 +18,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.streams.KafkaStreams;
 import org.junit.jupiter.api.Tag;
@@ -41,6 +42,16 @@ class LedgerDedupIT {
   private static final int CONCURRENT_DUPLICATES = 1_500;
   private static final int LATE_DUPLICATES = 1_500;
 
+  /**
+   * CI runs met a batch that sat 120 s (the default delivery timeout) unsent or unanswered on a
+   * freshly created topic, cause not found, and the test waited that long before sending it again
+   * (twice in one run: 126 s instead of 12). Such a batch now fails after 30 s.
+   */
+  private static final Map<String, Object> PROMPT =
+      Map.of(
+          ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000,
+          ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 30_000);
+
   @TempDir Path stateDir;
 
   @Test
@@ -59,9 +70,9 @@ class LedgerDedupIT {
         var results = ItFixtures.results(kafka.bootstrapServers(), registry);
         var dispatches = ItFixtures.dispatches(kafka.bootstrapServers(), registry);
         KafkaProducer<String, ToolIntent> originals =
-            ItFixtures.intentProducer(kafka.bootstrapServers(), registry);
+            ItFixtures.intentProducer(kafka.bootstrapServers(), registry, PROMPT);
         KafkaProducer<String, ToolIntent> duplicates =
-            ItFixtures.intentProducer(kafka.bootstrapServers(), registry)) {
+            ItFixtures.intentProducer(kafka.bootstrapServers(), registry, PROMPT)) {
       streams.start();
 
       CompletableFuture<Void> first =
