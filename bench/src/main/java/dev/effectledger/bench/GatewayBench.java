@@ -58,8 +58,22 @@ final class GatewayBench {
   private static final String REGISTRY = "mock://gateway-bench";
   private static final String TOKEN = "bench-token";
 
+  /**
+   * One side's figures at one load. {@code toDispatch}, {@code toReply}: p50 and p99 ms from the
+   * call to its dispatch and to its reply becoming readable (read_committed) on the topic the side
+   * reads, as a reader of those topics saw them; the rest of the time is the answer's way from the
+   * reply topic to the caller.
+   */
   record Side(
-      int load, String side, long sent, long answered, double p50, double p99, double p999) {}
+      int load,
+      String side,
+      long sent,
+      long answered,
+      double p50,
+      double p99,
+      double p999,
+      double[] toDispatch,
+      double[] toReply) {}
 
   record Waiting(
       int calls,
@@ -151,6 +165,12 @@ final class GatewayBench {
           pooled.setMaxConnectionsPerDestination(1024);
           pooled.setMaxRequestsQueuedPerDestination(1_000_000);
           pooled.start();
+          HopReader hops =
+              HopReader.start(
+                  kafka.bootstrapServers(),
+                  REGISTRY,
+                  List.of(Topics.dispatch("bench")),
+                  List.of(Topics.RESULTS, Topics.RESULTS + ".bench"));
           for (int load : loads) {
             Function<String, Function<Long, CompletableFuture<Boolean>>> viaJava =
                 run -> i -> viaClient(client, run, i);
@@ -160,8 +180,8 @@ final class GatewayBench {
             // measured in the order client, gateway, gateway, client, so that what drifts over a
             // run (the store growing, the heap, compilation) weighs on both alike.
             Bench.say("warming both sides at " + load + " calls/s");
-            pace(load, warmup, viaJava.apply("cw" + load), null);
-            pace(load, warmup, viaHttp.apply("gw" + load), null);
+            pace(load, warmup, "cw" + load, viaJava.apply("cw" + load), null, hops);
+            pace(load, warmup, "gw" + load, viaHttp.apply("gw" + load), null, hops);
             Tally viaJavaTimes = new Tally();
             Tally viaHttpTimes = new Tally();
             int half = Math.max(1, seconds / 2);
@@ -179,8 +199,10 @@ final class GatewayBench {
               pace(
                   load,
                   half,
+                  run,
                   (isJava ? viaJava : viaHttp).apply(run),
-                  isJava ? viaJavaTimes : viaHttpTimes);
+                  isJava ? viaJavaTimes : viaHttpTimes,
+                  hops);
             }
             sides.add(viaJavaTimes.side(load, "java client"));
             sides.add(viaHttpTimes.side(load, "gateway (HTTP)"));
@@ -188,6 +210,7 @@ final class GatewayBench {
                 "gateway's own wait metric (warm-up included): " + serverWaits(http, gateway));
           }
           pooled.stop();
+          hops.close();
           Bench.say(waiting + " calls waiting at once on one gateway");
           try {
             parked = waitingCalls(gateway, waiting);
@@ -268,10 +291,26 @@ final class GatewayBench {
   }
 
   /** The times from call to answer of one side, over its measured segments. */
-  private static final class Tally {
+  static final class Tally {
     final Histogram histogram = new Histogram(TimeUnit.SECONDS.toMicros(120), 3);
+    final Histogram toDispatch = new Histogram(TimeUnit.SECONDS.toMicros(120), 3);
+    final Histogram toReply = new Histogram(TimeUnit.SECONDS.toMicros(120), 3);
     final AtomicLong sent = new AtomicLong();
     final AtomicLong answered = new AtomicLong();
+
+    static void hop(Histogram hop, long micros) {
+      synchronized (hop) {
+        hop.recordValue(Math.min(Math.max(0, micros), hop.getHighestTrackableValue()));
+      }
+    }
+
+    static double[] quantiles(Histogram hop) {
+      synchronized (hop) {
+        return new double[] {
+          hop.getValueAtPercentile(50) / 1_000.0, hop.getValueAtPercentile(99) / 1_000.0
+        };
+      }
+    }
 
     void record(long micros) {
       synchronized (histogram) {
@@ -288,7 +327,9 @@ final class GatewayBench {
           answered.get(),
           histogram.getValueAtPercentile(50) / 1_000.0,
           histogram.getValueAtPercentile(99) / 1_000.0,
-          histogram.getValueAtPercentile(99.9) / 1_000.0);
+          histogram.getValueAtPercentile(99.9) / 1_000.0,
+          quantiles(toDispatch),
+          quantiles(toReply));
     }
   }
 
@@ -297,7 +338,12 @@ final class GatewayBench {
    * call to its answer goes to {@code tally} (none: a warm-up).
    */
   private static void pace(
-      int load, int seconds, Function<Long, CompletableFuture<Boolean>> call, Tally tally)
+      int load,
+      int seconds,
+      String run,
+      Function<Long, CompletableFuture<Boolean>> call,
+      Tally tally,
+      HopReader hops)
       throws Exception {
     List<CompletableFuture<?>> pending = new ArrayList<>();
     long total = (long) load * seconds;
@@ -311,6 +357,7 @@ final class GatewayBench {
       long sentAt = System.nanoTime();
       if (tally != null) {
         tally.sent.incrementAndGet();
+        hops.sent(run + "/step-" + i, sentAt, tally);
       }
       pending.add(
           call.apply(i)
@@ -392,6 +439,23 @@ final class GatewayBench {
           String.format(
               "| %,d | %s | %,d | %,d | %.1f | %.1f | %.1f |%n",
               s.load(), s.side(), s.sent(), s.answered(), s.p50(), s.p99(), s.p999()));
+    }
+    md.append("\nWhere the time goes, p50 / p99 ms from the call (a read_committed reader of the")
+        .append(" dispatch topic and both reply topics, beside the callers):\n\n")
+        .append("| calls/s | side | to the committed dispatch | to the committed reply |")
+        .append(" to the answer |\n| ---: | --- | --- | --- | --- |\n");
+    for (Side s : sides) {
+      md.append(
+          String.format(
+              "| %,d | %s | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f |%n",
+              s.load(),
+              s.side(),
+              s.toDispatch()[0],
+              s.toDispatch()[1],
+              s.toReply()[0],
+              s.toReply()[1],
+              s.p50(),
+              s.p99()));
     }
     md.append("\n| calls/s | gateway p99 / client p99 | target |\n| ---: | ---: | --- |\n");
     for (int i = 0; i + 1 < sides.size(); i += 2) {
