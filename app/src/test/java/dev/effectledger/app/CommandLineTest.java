@@ -274,14 +274,14 @@ class CommandLineTest {
             dir.resolve("p.properties"),
             "bootstrap.servers=a:9092\nschema.registry.url=mock://x\n"
                 + "max.arguments.bytes=262144\nledger.punctuation.interval=2s\nledger.purge.interval=5m\nledger.punctuation.budget=300ms\n"
-                + "ledger.store.caching=false\n");
+                + "ledger.store.caching=true\n");
 
     AppConfig config = AppConfig.load(file, Map.of());
     LedgerConfig ledger = config.ledgerConfig(ToolPolicies.of());
     assertThat(LedgerConfig.of(ToolPolicies.of(), "mock://x").storeCaching())
-        .as("cached unless told otherwise")
-        .isTrue();
-    assertThat(ledger.storeCaching()).isFalse();
+        .as("no record cache unless told otherwise")
+        .isFalse();
+    assertThat(ledger.storeCaching()).isTrue();
 
     assertThat(ledger.maxArgumentsBytes()).isEqualTo(262_144);
     assertThat(ledger.pendingCheckInterval()).isEqualTo(Duration.ofSeconds(2));

@@ -57,10 +57,10 @@ final class ThroughputReport {
           {"baseline", StreamsConfig.EXACTLY_ONCE_V2},
           {"ledger", StreamsConfig.EXACTLY_ONCE_V2},
           {Bench.UNCHECKED, StreamsConfig.EXACTLY_ONCE_V2},
-          {Bench.UNCACHED, StreamsConfig.EXACTLY_ONCE_V2},
+          {Bench.CACHED, StreamsConfig.EXACTLY_ONCE_V2},
           {"baseline", StreamsConfig.AT_LEAST_ONCE},
           {"ledger", StreamsConfig.AT_LEAST_ONCE},
-          {Bench.UNCACHED, StreamsConfig.AT_LEAST_ONCE}
+          {Bench.CACHED, StreamsConfig.AT_LEAST_ONCE}
         }) {
       md.append(
           String.format("| %s | %s | %,.0f |%n", row[0], row[1], median(runs, row[0], row[1])));
@@ -81,15 +81,15 @@ final class ThroughputReport {
         String.format(
             "| ledger / ledger without the arguments-hash check, exactly_once_v2 | %.2f | (the check's cost) |%n",
             ledgerEos / median(runs, Bench.UNCHECKED, StreamsConfig.EXACTLY_ONCE_V2)));
-    double uncachedEos = median(runs, Bench.UNCACHED, StreamsConfig.EXACTLY_ONCE_V2);
+    double cachedEos = median(runs, Bench.CACHED, StreamsConfig.EXACTLY_ONCE_V2);
     md.append(
         String.format(
-            "| ledger without the record cache / baseline, exactly_once_v2 | %.2f | (ledger.store.caching=false) |%n",
-            uncachedEos / baseEos));
+            "| ledger with the record cache / baseline, exactly_once_v2 | %.2f | (ledger.store.caching=true) |%n",
+            cachedEos / baseEos));
     md.append(
         String.format(
-            "| ledger without the record cache, exactly_once_v2 / at_least_once | %.2f | >= 0.85 |%n",
-            uncachedEos / median(runs, Bench.UNCACHED, StreamsConfig.AT_LEAST_ONCE)));
+            "| ledger with the record cache / without it (the default), exactly_once_v2 | %.2f | (what the cache pays) |%n",
+            cachedEos / ledgerEos));
     md.append("\nAll runs:\n\n| topology | guarantee | intents/s |\n| --- | --- | ---: |\n");
     runs.forEach(
         r ->

@@ -158,6 +158,9 @@ record ChaosDeployment(
                   "replication.factor=" + replication,
                   "topic.min.insync.replicas=" + minIsr,
                   "num.standby.replicas=1",
+                  // The first with Kafka Streams' record cache, the others without (the
+                  // default): both configurations in every run, tasks moving between them.
+                  "ledger.store.caching=" + (i == 0),
                   "group.instance.id=processor-" + i)
               + "\n");
       processors.add(
