@@ -201,6 +201,9 @@ public final class ChaosRun {
                         Processes.java(),
                         "-Xmx512m",
                         "-XX:+UseSerialGC",
+                        // C1 only, as the other parts (Processes.jar): an agent lives two
+                        // minutes; with C2 each used ~12 s of CPU in a run, with C1 ~7 s.
+                        "-XX:TieredStopAtLevel=1",
                         "-cp",
                         Processes.absoluteClassPath(),
                         ChaosAgent.class.getName(),
