@@ -59,7 +59,7 @@ public final class Bench {
   /** The ledger without the arguments-hash check, measured beside the ledger to price the check. */
   static final String UNCHECKED = "ledger-unchecked";
 
-  /** The ledger with its stores' record cache off, measured beside the ledger. */
+  /** The ledger with its stores' record cache on (off by default), measured beside the ledger. */
   static final String CACHED = "ledger-cached";
 
   /** The intents produced: each one's key, in order, and how many distinct keys there are. */

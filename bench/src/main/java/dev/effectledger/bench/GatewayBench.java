@@ -298,6 +298,7 @@ final class GatewayBench {
     final AtomicLong sent = new AtomicLong();
     final AtomicLong answered = new AtomicLong();
 
+    /** Records {@code micros} into {@code hop}, which the reader and the callers share. */
     static void hop(Histogram hop, long micros) {
       synchronized (hop) {
         hop.recordValue(Math.min(Math.max(0, micros), hop.getHighestTrackableValue()));
@@ -313,9 +314,7 @@ final class GatewayBench {
     }
 
     void record(long micros) {
-      synchronized (histogram) {
-        histogram.recordValue(Math.min(micros, histogram.getHighestTrackableValue()));
-      }
+      hop(histogram, micros);
       answered.incrementAndGet();
     }
 
