@@ -16,6 +16,8 @@ import dev.effectledger.testkit.TopicCollector;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -27,7 +29,9 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 
 /** Shared set-up of the real-broker tests: topics, policy, Streams settings, readers, producers. */
 final class ItFixtures {
@@ -149,5 +153,27 @@ final class ItFixtures {
         bootstrap,
         Topics.dispatch(LANE),
         new RegistryAvroSerde<>(SchemaRegistries.forUrl(registryUrl), Dispatch.class));
+  }
+
+  /**
+   * What a test can assert about "the ledger kept running": a stream thread that died, or the
+   * client reaching ERROR. Its current state alone is not it: a rebalance (a session that timed out
+   * on a busy machine, for one) passes through REBALANCING and is not a failure.
+   */
+  static final class Health {
+    final List<Throwable> threadFailures = Collections.synchronizedList(new ArrayList<>());
+    final List<KafkaStreams.State> states = Collections.synchronizedList(new ArrayList<>());
+
+    /** Watches {@code streams}; call before {@code start()}. */
+    static Health watch(KafkaStreams streams) {
+      Health health = new Health();
+      streams.setStateListener((now, before) -> health.states.add(now));
+      streams.setUncaughtExceptionHandler(
+          failure -> {
+            health.threadFailures.add(failure);
+            return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+          });
+      return health;
+    }
   }
 }

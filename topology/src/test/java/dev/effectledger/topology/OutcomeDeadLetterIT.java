@@ -59,6 +59,7 @@ class OutcomeDeadLetterIT {
         KafkaConsumer<String, byte[]> dlq =
             ItFixtures.committedReader(
                 kafka.bootstrapServers(), "dlq-reader", new ByteArrayDeserializer())) {
+      ItFixtures.Health health = ItFixtures.Health.watch(streams);
       streams.start();
 
       raw.send(new ProducerRecord<>(Topics.OUTCOMES, "k1".getBytes(), new byte[] {9, 9})).get();
@@ -78,7 +79,10 @@ class OutcomeDeadLetterIT {
       assertThat(letters.get(0).value()).isEqualTo(new byte[] {9, 9});
       assertThat(letters.get(0).headers().lastHeader("__streams.errors.exception")).isNotNull();
       await().atMost(Duration.ofSeconds(60)).until(() -> dispatches.byKey.containsKey("after"));
-      assertThat(streams.state()).isEqualTo(KafkaStreams.State.RUNNING);
+      assertThat(health.threadFailures).isEmpty();
+      assertThat(health.states)
+          .doesNotContain(KafkaStreams.State.PENDING_ERROR, KafkaStreams.State.ERROR);
+      assertThat(streams.state().isRunningOrRebalancing()).isTrue();
     }
   }
 }

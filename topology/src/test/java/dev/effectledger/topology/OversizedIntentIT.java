@@ -87,6 +87,7 @@ class OversizedIntentIT {
         KafkaConsumer<String, byte[]> dlq =
             ItFixtures.committedReader(
                 kafka.bootstrapServers(), "dlq-reader", new ByteArrayDeserializer())) {
+      ItFixtures.Health health = ItFixtures.Health.watch(streams);
       streams.start();
       ToolIntent big = ItFixtures.intent("big", 1);
       big.setArguments(huge);
@@ -115,7 +116,10 @@ class OversizedIntentIT {
       assertThat(header(letter, DeadLetters.SOURCE_OFFSET)).isEqualTo("0");
       await().atMost(Duration.ofSeconds(30)).until(() -> results.byKey.containsKey("big"));
       assertThat(results.byKey.get("big").get(0).getStatus()).isEqualTo(ResultStatus.REJECTED);
-      assertThat(streams.state()).isEqualTo(KafkaStreams.State.RUNNING);
+      assertThat(health.threadFailures).isEmpty();
+      assertThat(health.states)
+          .doesNotContain(KafkaStreams.State.PENDING_ERROR, KafkaStreams.State.ERROR);
+      assertThat(streams.state().isRunningOrRebalancing()).isTrue();
     }
   }
 
