@@ -62,6 +62,18 @@ public final class Bench {
   /** The ledger with its stores' record cache on (off by default), measured beside the ledger. */
   static final String CACHED = "ledger-cached";
 
+  /**
+   * The ledger with the producer's own default batch size (16 KiB) instead of the ledger's ({@link
+   * LedgerTopology#PRODUCER_BATCH_BYTES}), measured beside the ledger under exactly_once_v2.
+   */
+  static final String SMALL_BATCHES = "ledger-16k";
+
+  /**
+   * The baseline with the ledger's producer batch size, measured beside the baseline under
+   * exactly_once_v2: how much of the ledger's gain from larger batches any topology gets.
+   */
+  static final String BASELINE_BATCHED = "baseline-128k";
+
   /** The intents produced: each one's key, in order, and how many distinct keys there are. */
   record Workload(List<String> keys, int distinct) {}
 
@@ -103,6 +115,18 @@ public final class Bench {
               + " and "
               + BASELINE_INPUT);
       List<Run> runs = new ArrayList<>();
+      // A warm-up round, not counted: the first round ran at half the later rounds' rate on every
+      // side (JIT, the broker's page cache), which made a median of three a coin toss.
+      say("warm-up round, not counted");
+      measure(
+          kafka,
+          "baseline",
+          StreamsConfig.EXACTLY_ONCE_V2,
+          BaselineDedupTopology.build(BASELINE_INPUT, "baseline-out"),
+          BASELINE_INPUT,
+          "baseline-warm-up",
+          intents);
+      measureLedger(kafka, StreamsConfig.EXACTLY_ONCE_V2, "ledger-warm-up", intents);
       int round = 0;
       for (int r = 0; r < repeats; r++) {
         for (String guarantee :
@@ -119,6 +143,24 @@ public final class Bench {
                   intents));
           runs.add(measureLedger(kafka, guarantee, "ledger-" + round, intents));
           if (guarantee.equals(StreamsConfig.EXACTLY_ONCE_V2)) {
+            runs.add(
+                measure(
+                    kafka,
+                    BASELINE_BATCHED,
+                    guarantee,
+                    BaselineDedupTopology.build(BASELINE_INPUT, "baseline-out"),
+                    BASELINE_INPUT,
+                    "baseline-128k-" + round,
+                    intents));
+            runs.add(
+                measure(
+                    kafka,
+                    SMALL_BATCHES,
+                    guarantee,
+                    LedgerTopology.build(LedgerConfig.of(POLICIES, REGISTRY)),
+                    Topics.INTENTS,
+                    "ledger-16k-" + round,
+                    intents));
             // What checking each intent's arguments hash costs: the same ledger without the check.
             runs.add(
                 measure(
@@ -358,6 +400,13 @@ public final class Bench {
     // The same commit interval for both guarantees (at_least_once defaults to 30 s, which would
     // measure the interval, not the work); progress is read from committed offsets.
     props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
+    if (name.equals(SMALL_BATCHES)) {
+      props.put(StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG), 16 * 1024);
+    } else if (name.equals(BASELINE_BATCHED)) {
+      props.put(
+          StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG),
+          LedgerTopology.PRODUCER_BATCH_BYTES);
+    }
     Properties effective =
         name.startsWith("ledger") ? LedgerTopology.streamsProperties(props) : props;
     for (int i = 0; i < instances; i++) {

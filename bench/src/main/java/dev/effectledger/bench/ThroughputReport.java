@@ -50,12 +50,14 @@ final class ThroughputReport {
                 + " reason}, the tool's key rules leaving out /reason. ")
         .append("Median of ")
         .append(repeats)
-        .append(" runs each, alternating sides.\n\n");
+        .append(" runs each, alternating sides, after a warm-up round not counted.\n\n");
     md.append("| topology | guarantee | intents/s (median) |\n| --- | --- | ---: |\n");
     for (String[] row :
         new String[][] {
           {"baseline", StreamsConfig.EXACTLY_ONCE_V2},
+          {Bench.BASELINE_BATCHED, StreamsConfig.EXACTLY_ONCE_V2},
           {"ledger", StreamsConfig.EXACTLY_ONCE_V2},
+          {Bench.SMALL_BATCHES, StreamsConfig.EXACTLY_ONCE_V2},
           {Bench.UNCHECKED, StreamsConfig.EXACTLY_ONCE_V2},
           {Bench.CACHED, StreamsConfig.EXACTLY_ONCE_V2},
           {"baseline", StreamsConfig.AT_LEAST_ONCE},
@@ -81,6 +83,19 @@ final class ThroughputReport {
         String.format(
             "| ledger / ledger without the arguments-hash check, exactly_once_v2 | %.2f | (the check's cost) |%n",
             ledgerEos / median(runs, Bench.UNCHECKED, StreamsConfig.EXACTLY_ONCE_V2)));
+    double batchedBaseEos = median(runs, Bench.BASELINE_BATCHED, StreamsConfig.EXACTLY_ONCE_V2);
+    md.append(
+        String.format(
+            "| ledger / ledger with 16 KiB producer batches, exactly_once_v2 | %.2f | (what the ledger's batch size pays) |%n",
+            ledgerEos / median(runs, Bench.SMALL_BATCHES, StreamsConfig.EXACTLY_ONCE_V2)));
+    md.append(
+        String.format(
+            "| baseline with 128 KiB batches / baseline, exactly_once_v2 | %.2f | (the same setting on the baseline) |%n",
+            batchedBaseEos / baseEos));
+    md.append(
+        String.format(
+            "| ledger / baseline with 128 KiB batches, exactly_once_v2 | %.2f | (both sides with the same batch size) |%n",
+            ledgerEos / batchedBaseEos));
     double cachedEos = median(runs, Bench.CACHED, StreamsConfig.EXACTLY_ONCE_V2);
     md.append(
         String.format(

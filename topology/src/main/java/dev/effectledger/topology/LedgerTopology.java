@@ -13,6 +13,7 @@ import dev.effectledger.topology.internal.OutcomeProcessor;
 import dev.effectledger.topology.internal.PolicyProcessor;
 import java.nio.charset.StandardCharsets;
 import java.util.Properties;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
@@ -145,13 +146,31 @@ public final class LedgerTopology {
   }
 
   /**
+   * The ledger's producer batch size, 128 KiB against Kafka's 16 KiB. Per new key the ledger
+   * produces three records of a few hundred bytes (dispatch, audit event, the entry's changelog
+   * record), so 16 KiB batches fill after a few dozen records and the producer sends, and the
+   * broker handles, a request per full batch; with larger batches a commit's records go in fewer
+   * requests. Measured with {@code bench/run throughput} beside the ledger at 16 KiB
+   * (docs/performance.md). A batch is only as large as the records waiting for it, so this adds no
+   * latency at low load.
+   */
+  public static final int PRODUCER_BATCH_BYTES = 128 * 1024;
+
+  /**
    * Streams settings for the ledger on top of {@code base}: {@code exactly_once_v2} unless {@code
    * base} sets {@code processing.guarantee} (tests run both), outcomes that cannot be deserialized
    * logged and sent to {@value LedgerTopics#OUTCOMES_DLQ} instead of stopping the task, and a
-   * record whose processing keeps failing dead-lettered as poison ({@link PoisonRecordHandler}).
+   * record whose processing keeps failing dead-lettered as poison ({@link PoisonRecordHandler}),
+   * and the producer's {@code batch.size} at {@value #PRODUCER_BATCH_BYTES} bytes unless {@code
+   * base} sets it (prefixed with {@code producer.} or not).
    */
   public static Properties streamsProperties(Properties base) {
     Properties props = new Properties();
+    if (!base.containsKey(ProducerConfig.BATCH_SIZE_CONFIG)
+        && !base.containsKey(StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG))) {
+      props.put(
+          StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG), PRODUCER_BATCH_BYTES);
+    }
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
     props.put(
         StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG,

@@ -1,0 +1,53 @@
+package dev.effectledger.topology;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Properties;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.streams.StreamsConfig;
+import org.junit.jupiter.api.Test;
+
+class LedgerStreamsPropertiesTest {
+
+  private static Properties base(String key, Object value) {
+    Properties base = new Properties();
+    base.put(StreamsConfig.APPLICATION_ID_CONFIG, "props-test");
+    base.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9092");
+    if (key != null) {
+      base.put(key, value);
+    }
+    return base;
+  }
+
+  /** The batch size the ledger's producer is built with, as Kafka Streams resolves it. */
+  private static Object producerBatchSize(Properties props) {
+    return new StreamsConfig(props)
+        .getProducerConfigs("client")
+        .get(ProducerConfig.BATCH_SIZE_CONFIG);
+  }
+
+  @Test
+  void shouldGiveTheProducerLargerBatchesByDefault() {
+    Properties props = LedgerTopology.streamsProperties(base(null, null));
+
+    assertThat(producerBatchSize(props)).isEqualTo(LedgerTopology.PRODUCER_BATCH_BYTES);
+    assertThat(props.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG))
+        .isEqualTo(StreamsConfig.EXACTLY_ONCE_V2);
+  }
+
+  @Test
+  void shouldKeepTheBatchSizeAnOperatorSetsWithThePrefix() {
+    Properties props = LedgerTopology.streamsProperties(base("producer.batch.size", "32768"));
+
+    assertThat(producerBatchSize(props).toString()).isEqualTo("32768");
+  }
+
+  @Test
+  void shouldKeepTheBatchSizeAnOperatorSetsWithoutThePrefix() {
+    // Unprefixed, Kafka Streams hands it to the producer, unless a prefixed value overrides it:
+    // the ledger's default must not be that override.
+    Properties props = LedgerTopology.streamsProperties(base("batch.size", "16384"));
+
+    assertThat(producerBatchSize(props).toString()).isEqualTo("16384");
+  }
+}
