@@ -151,8 +151,10 @@ public final class LedgerTopology {
    * record), so 16 KiB batches fill after a few dozen records and the producer sends, and the
    * broker handles, a request per full batch; with larger batches a commit's records go in fewer
    * requests. Measured with {@code bench/run throughput} beside the ledger at 16 KiB
-   * (docs/performance.md). A batch is only as large as the records waiting for it, so this adds no
-   * latency at low load.
+   * (docs/performance.md). A batch is sent at {@code linger.ms} or the commit, full or not, so this
+   * adds no wait at low load; but the producer takes a whole {@code batch.size} buffer from its
+   * {@code buffer.memory} (32 MiB) for each partition with an open batch, so a thread writing to
+   * hundreds of partitions at once needs more of it (docs/configuration.md).
    */
   public static final int PRODUCER_BATCH_BYTES = 128 * 1024;
 
