@@ -412,6 +412,77 @@ class GatewayIT {
                     .contains("gateway_calls_waiting 0.0"));
   }
 
+  // --- HTTP/2 ---------------------------------------------------------------------------------
+
+  @Test
+  void shouldLetManyCallsWaitAsStreamsOnOneHttp2Connection() throws Exception {
+    // h2c by prior knowledge, as HTTP/2 clients speak it to a plain port; one connection at most
+    int calls = 40;
+    HttpClient replayer = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    org.eclipse.jetty.client.HttpClient h2 =
+        new org.eclipse.jetty.client.HttpClient(
+            new org.eclipse.jetty.http2.client.transport.HttpClientTransportOverHTTP2(
+                new org.eclipse.jetty.http2.client.HTTP2Client()));
+    h2.setMaxConnectionsPerDestination(1);
+    h2.start();
+    try {
+      List<CompletableFuture<org.eclipse.jetty.client.ContentResponse>> answers =
+          new java.util.ArrayList<>();
+      for (int i = 0; i < calls; i++) {
+        String key = "h2-stream-" + i;
+        payments.holdBeforeEffect(key);
+        var listener =
+            new org.eclipse.jetty.client.CompletableResponseListener(
+                h2.newRequest(gatewayA.uri().resolve("/v1/tools/charge_card/calls"))
+                    .method("POST")
+                    .headers(
+                        h ->
+                            h.put("Authorization", "Bearer " + TOKEN)
+                                .put("Idempotency-Key", key)
+                                .put("Prefer", "wait=30"))
+                    .timeout(60, java.util.concurrent.TimeUnit.SECONDS)
+                    .body(
+                        new org.eclipse.jetty.client.StringRequestContent(
+                            "application/json",
+                            call("run-h2", "pay-" + i, "{\"amount\":" + i + ",\"to\":\"c\"}"))));
+        answers.add(listener.send());
+      }
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () ->
+                  assertThat(metrics(gatewayA))
+                      .as("every call waits at once, each a stream of the one connection")
+                      .contains("gateway_calls_waiting " + calls + ".0"));
+      for (int i = 0; i < calls; i++) {
+        payments.releaseHeld("h2-stream-" + i);
+      }
+      for (int i = 0; i < calls; i++) {
+        var answer = answers.get(i).get(60, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(answer.getVersion()).isEqualTo(org.eclipse.jetty.http.HttpVersion.HTTP_2);
+        assertThat(answer.getStatus()).as(answer.getContentAsString()).isEqualTo(200);
+        assertThat(JSON.readTree(answer.getContentAsString()).get("status").asText())
+            .isEqualTo("SUCCEEDED");
+        assertThat(payments.effects("h2-stream-" + i)).isEqualTo(1);
+      }
+      // the same call again over HTTP/1.1 is the same call: replayed, no second effect
+      HttpResponse<String> replay =
+          post(
+              replayer,
+              gatewayB,
+              "charge_card",
+              call("run-h2", "pay-0", "{\"amount\":0,\"to\":\"c\"}"),
+              "Idempotency-Key",
+              "h2-stream-0");
+      assertThat(replay.version()).isEqualTo(HttpClient.Version.HTTP_1_1);
+      assertThat(replay.statusCode()).isEqualTo(200);
+      assertThat(replay.headers().firstValue("Idempotent-Replayed")).contains("true");
+      assertThat(payments.effects("h2-stream-0")).isEqualTo(1);
+    } finally {
+      h2.stop();
+    }
+  }
+
   @Test
   void shouldFindACallByItsLocationWhateverCharactersTheCallersKeyHas() throws Exception {
     String key = "order 7+x/%41";
@@ -851,6 +922,17 @@ class GatewayIT {
           post(
               https, secure, "charge_card", call("run-tls", "pay", "{\"amount\":13,\"to\":\"c\"}"));
       assertThat(call.statusCode()).isEqualTo(200);
+      assertThat(call.version()).as("h2, negotiated by ALPN").isEqualTo(HttpClient.Version.HTTP_2);
+      assertThat(payments.effects(json(call).get("key").asText())).isEqualTo(1);
+      HttpResponse<String> overHttp11 =
+          post(
+              HttpClient.newBuilder().sslContext(ssl).version(HttpClient.Version.HTTP_1_1).build(),
+              secure,
+              "charge_card",
+              call("run-tls", "pay", "{\"amount\":13,\"to\":\"c\"}"));
+      assertThat(overHttp11.version()).isEqualTo(HttpClient.Version.HTTP_1_1);
+      assertThat(overHttp11.statusCode()).isEqualTo(200);
+      assertThat(overHttp11.headers().firstValue("Idempotent-Replayed")).contains("true");
       assertThat(payments.effects(json(call).get("key").asText())).isEqualTo(1);
       Assertions.assertThatThrownBy(
               () ->

@@ -57,9 +57,13 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.eclipse.jetty.alpn.server.ALPNServerConnectionFactory;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpVersion;
 import org.eclipse.jetty.http.UriCompliance;
+import org.eclipse.jetty.http2.HTTP2Cipher;
+import org.eclipse.jetty.http2.server.HTTP2CServerConnectionFactory;
+import org.eclipse.jetty.http2.server.HTTP2ServerConnectionFactory;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -91,6 +95,12 @@ public final class Gateway implements AutoCloseable {
   private static final Duration UNKNOWN_GRACE = Duration.ofSeconds(3);
   private static final Duration PROBE = Duration.ofSeconds(1);
   private static final int RETRY_AFTER_SECONDS = 5;
+
+  /**
+   * Calls one HTTP/2 connection may have waiting at once (Jetty's default is 128); a client opens
+   * another connection past it.
+   */
+  static final int MAX_STREAMS_PER_CONNECTION = 1024;
 
   private final GatewayConfig config;
   private final Server server;
@@ -172,17 +182,33 @@ public final class Gateway implements AutoCloseable {
             "effectledger-keys",
             UriCompliance.Violation.AMBIGUOUS_PATH_SEPARATOR,
             UriCompliance.Violation.AMBIGUOUS_PATH_ENCODING));
+    // HTTP/2 beside HTTP/1.1: an HTTP/1.1 call that waits for its answer holds a connection, so a
+    // caller with hundreds of calls waiting needs hundreds of connections; over HTTP/2 they are
+    // streams on a few. Plain: h2c by prior knowledge or upgrade on the same port. TLS: h2 or
+    // http/1.1 by ALPN.
+    HTTP2ServerConnectionFactory h2 =
+        config.tls() == null
+            ? new HTTP2CServerConnectionFactory(http)
+            : new HTTP2ServerConnectionFactory(http);
+    h2.setMaxConcurrentStreams(MAX_STREAMS_PER_CONNECTION);
+    h2.setStreamIdleTimeout(config.maxWait().plusSeconds(30).toMillis());
     if (config.tls() == null) {
-      this.connector = new ServerConnector(server, new HttpConnectionFactory(http));
+      this.connector = new ServerConnector(server, new HttpConnectionFactory(http), h2);
     } else {
       SslContextFactory.Server tls = new SslContextFactory.Server();
       tls.setKeyStorePath(config.tls().keyStore().toString());
       tls.setKeyStorePassword(config.tls().password());
       tls.setKeyStoreType(config.tls().type());
+      tls.setCipherComparator(HTTP2Cipher.COMPARATOR);
+      ALPNServerConnectionFactory alpn =
+          new ALPNServerConnectionFactory(h2.getProtocol(), HttpVersion.HTTP_1_1.asString());
+      alpn.setDefaultProtocol(HttpVersion.HTTP_1_1.asString());
       this.connector =
           new ServerConnector(
               server,
-              new SslConnectionFactory(tls, HttpVersion.HTTP_1_1.asString()),
+              new SslConnectionFactory(tls, alpn.getProtocol()),
+              alpn,
+              h2,
               new HttpConnectionFactory(http));
     }
     // A burst of new connections (agents reconnecting after a deploy) outruns the acceptor; the
@@ -424,9 +450,13 @@ public final class Gateway implements AutoCloseable {
       response.setStatus(status);
       response.getHeaders().put(HttpHeader.CONTENT_TYPE, type);
       extra.forEach((k, v) -> response.getHeaders().put(k, v));
-      if (!bodyRead && "POST".equals(request.getMethod()) && request.getLength() != 0) {
+      if (!bodyRead
+          && "POST".equals(request.getMethod())
+          && request.getLength() != 0
+          && request.getConnectionMetaData().getHttpVersion() != HttpVersion.HTTP_2) {
         // answered before its body was read (401, 404, 415, ...): Jetty closes the connection
         // rather than read the rest, and says so, so that no client sends its next request on it
+        // (HTTP/2 has no such header: the stream ends and the connection goes on)
         response.getHeaders().put(HttpHeader.CONNECTION, "close");
       }
       response.write(true, ByteBuffer.wrap(body), callback);
