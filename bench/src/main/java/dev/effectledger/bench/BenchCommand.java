@@ -117,7 +117,7 @@ final class BenchCommand implements Callable<Integer> {
       name = "gateway",
       mixinStandardHelpOptions = true,
       description =
-          "Calls through the HTTP gateway against the Java client, and many calls waiting on one gateway.")
+          "Calls through the HTTP gateway (HTTP/1.1 and HTTP/2) against the Java client, and many calls waiting on one gateway.")
   static final class GatewayOverhead implements Callable<Integer> {
     @Spec CommandSpec spec;
 

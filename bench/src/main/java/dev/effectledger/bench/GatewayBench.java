@@ -46,6 +46,8 @@ import org.apache.kafka.streams.StreamsConfig;
 import org.eclipse.jetty.client.StringRequestContent;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.http2.client.HTTP2Client;
+import org.eclipse.jetty.http2.client.transport.HttpClientTransportOverHTTP2;
 
 /**
  * {@code bench/run gateway}: a call through the HTTP gateway against the same call through the Java
@@ -57,6 +59,9 @@ final class GatewayBench {
 
   private static final String REGISTRY = "mock://gateway-bench";
   private static final String TOKEN = "bench-token";
+  private static final String JAVA = "java client";
+  private static final String HTTP_1_1 = "gateway, HTTP/1.1";
+  private static final String HTTP_2 = "gateway, HTTP/2";
 
   /**
    * One side's figures at one load. {@code toDispatch}, {@code toReply}: p50 and p99 ms from the
@@ -165,6 +170,13 @@ final class GatewayBench {
           pooled.setMaxConnectionsPerDestination(1024);
           pooled.setMaxRequestsQueuedPerDestination(1_000_000);
           pooled.start();
+          // HTTP/2 by prior knowledge (h2c): the calls waiting at once are streams on a few
+          // connections, not a connection each
+          org.eclipse.jetty.client.HttpClient multiplexed =
+              new org.eclipse.jetty.client.HttpClient(
+                  new HttpClientTransportOverHTTP2(new HTTP2Client()));
+          multiplexed.setMaxRequestsQueuedPerDestination(1_000_000);
+          multiplexed.start();
           HopReader hops =
               HopReader.start(
                   kafka.bootstrapServers(),
@@ -172,43 +184,37 @@ final class GatewayBench {
                   List.of(Topics.dispatch("bench")),
                   List.of(Topics.RESULTS, Topics.RESULTS + ".bench"));
           for (int load : loads) {
-            Function<String, Function<Long, CompletableFuture<Boolean>>> viaJava =
-                run -> i -> viaClient(client, run, i);
-            Function<String, Function<Long, CompletableFuture<Boolean>>> viaHttp =
-                run -> i -> viaGateway(pooled, gateway, run, i);
-            // Both paths warm (JIT, connections) before either is measured; then the two are
-            // measured in the order client, gateway, gateway, client, so that what drifts over a
-            // run (the store growing, the heap, compilation) weighs on both alike.
-            Bench.say("warming both sides at " + load + " calls/s");
-            pace(load, warmup, "cw" + load, viaJava.apply("cw" + load), null, hops);
-            pace(load, warmup, "gw" + load, viaHttp.apply("gw" + load), null, hops);
-            Tally viaJavaTimes = new Tally();
-            Tally viaHttpTimes = new Tally();
-            int half = Math.max(1, seconds / 2);
-            String[] order = {"c", "g", "g", "c"};
-            for (int segment = 0; segment < order.length; segment++) {
-              boolean isJava = order[segment].equals("c");
-              String run = order[segment] + load + "-" + segment;
-              Bench.say(
-                  (isJava ? "java client" : "gateway (HTTP)")
-                      + " at "
-                      + load
-                      + " calls/s, "
-                      + half
-                      + " s");
-              pace(
-                  load,
-                  half,
-                  run,
-                  (isJava ? viaJava : viaHttp).apply(run),
-                  isJava ? viaJavaTimes : viaHttpTimes,
-                  hops);
+            List<String> names = List.of(JAVA, HTTP_1_1, HTTP_2);
+            List<Function<String, Function<Long, CompletableFuture<Boolean>>>> calls =
+                List.of(
+                    run -> i -> viaClient(client, run, i),
+                    run -> i -> viaGateway(pooled, gateway, run, i),
+                    run -> i -> viaGateway(multiplexed, gateway, run, i));
+            // Every side warms (JIT, connections) before any is measured; then each is measured
+            // in two halves, in the order client, HTTP/1.1, HTTP/2, HTTP/2, HTTP/1.1, client, so
+            // that what drifts over a run (the store growing, the heap, compilation) weighs on
+            // all alike.
+            Bench.say("warming every side at " + load + " calls/s");
+            for (int side = 0; side < names.size(); side++) {
+              String run = "w" + side + "-" + load;
+              pace(load, warmup, run, calls.get(side).apply(run), null, hops);
             }
-            sides.add(viaJavaTimes.side(load, "java client"));
-            sides.add(viaHttpTimes.side(load, "gateway (HTTP)"));
+            List<Tally> tallies = List.of(new Tally(), new Tally(), new Tally());
+            int half = Math.max(1, seconds / 2);
+            int[] order = {0, 1, 2, 2, 1, 0};
+            for (int segment = 0; segment < order.length; segment++) {
+              int side = order[segment];
+              String run = "s" + side + "-" + load + "-" + segment;
+              Bench.say(names.get(side) + " at " + load + " calls/s, " + half + " s");
+              pace(load, half, run, calls.get(side).apply(run), tallies.get(side), hops);
+            }
+            for (int side = 0; side < names.size(); side++) {
+              sides.add(tallies.get(side).side(load, names.get(side)));
+            }
             Bench.say(
                 "gateway's own wait metric (warm-up included): " + serverWaits(http, gateway));
           }
+          multiplexed.stop();
           pooled.stop();
           hops.close();
           Bench.say(waiting + " calls waiting at once on one gateway");
@@ -427,9 +433,13 @@ final class GatewayBench {
         .append(warmup)
         .append(" s of warm-up (not measured), then each side is measured for ")
         .append(Math.max(1, seconds / 2) * 2)
-        .append(" s in two halves, in the order client, gateway, gateway, client, each half's")
-        .append(" calls answered before the next begins; the time is from sending the call to")
-        .append(" its answer (the client's `CallResult`, the gateway's HTTP 200). Both sides run")
+        .append(
+            " s in two halves, in the order client, gateway over HTTP/1.1, gateway over HTTP/2,")
+        .append(" HTTP/2, HTTP/1.1, client, each half's calls answered before the next begins.")
+        .append(" HTTP/1.1: Jetty's client, pooled keep-alive connections (up to 1,024), one per")
+        .append(" waiting call; HTTP/2: Jetty's client, h2c by prior knowledge, the waiting calls")
+        .append(" streams on a few connections. The time is from sending the call to")
+        .append(" its answer (the client's `CallResult`, the gateway's HTTP 200). All sides run")
         .append(" in this JVM, on the same cores as the broker, the ledger and the executor.\n\n")
         .append("| calls/s | side | sent | answered | p50 ms | p99 ms | p99.9 ms |\n")
         .append("| ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
@@ -456,15 +466,25 @@ final class GatewayBench {
               s.p50(),
               s.p99()));
     }
-    md.append("\n| calls/s | gateway p99 / client p99 | target |\n| ---: | ---: | --- |\n");
-    for (int i = 0; i + 1 < sides.size(); i += 2) {
-      Side client = sides.get(i);
-      Side gateway = sides.get(i + 1);
+    md.append("\n| calls/s | gateway | gateway p99 / client p99 | target |\n")
+        .append("| ---: | --- | ---: | --- |\n");
+    for (Side gateway : sides) {
+      if (gateway.side().equals(JAVA)) {
+        continue;
+      }
+      Side client =
+          sides.stream()
+              .filter(s -> s.load() == gateway.load() && s.side().equals(JAVA))
+              .findFirst()
+              .orElseThrow();
       double ratio = gateway.p99() / client.p99();
       md.append(
           String.format(
-              "| %,d | %.2f | <= 1.15: %s |%n",
-              client.load(), ratio, ratio <= 1.15 ? "met" : "**missed**"));
+              "| %,d | %s | %.2f | <= 1.15: %s |%n",
+              gateway.load(),
+              gateway.side().substring("gateway, ".length()),
+              ratio,
+              ratio <= 1.15 ? "met" : "**missed**"));
     }
     md.append("\n## Calls waiting at once on one gateway\n\n")
         .append("A separate JVM sends the calls (HTTP/1.1, one connection each) to a tool whose")
