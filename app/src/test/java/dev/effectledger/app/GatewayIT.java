@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
@@ -410,6 +411,98 @@ class GatewayIT {
                 assertThat(metrics(gatewayA))
                     .as("the abandoned call stopped waiting")
                     .contains("gateway_calls_waiting 0.0"));
+  }
+
+  /** The gateway's waiting calls, from its /metrics. */
+  private static double waiting(Gateway gateway) throws Exception {
+    return metrics(gateway)
+        .lines()
+        .filter(l -> l.startsWith("gateway_calls_waiting "))
+        .mapToDouble(l -> Double.parseDouble(l.substring(l.indexOf(' ') + 1)))
+        .findFirst()
+        .orElseThrow();
+  }
+
+  private static String rawPost(String key, String body) {
+    return "POST /v1/tools/charge_card/calls HTTP/1.1\r\n"
+        + "Host: 127.0.0.1\r\n"
+        + "Authorization: Bearer "
+        + TOKEN
+        + "\r\nContent-Type: application/json\r\n"
+        + "Idempotency-Key: "
+        + key
+        + "\r\nPrefer: wait=50\r\n"
+        + "Content-Length: "
+        + body.getBytes(java.nio.charset.StandardCharsets.UTF_8).length
+        + "\r\n\r\n"
+        + body;
+  }
+
+  @Test
+  void shouldStopWaitingAtOnceForAnHttp11CallerThatHungUp() throws Exception {
+    // Jetty does not read an HTTP/1.1 connection while its request is handled: before the hang-up
+    // watch, this call waited for its answer until the wait bound (50 s) although no one was there.
+    String key = "charge-hang-up";
+    payments.holdBeforeEffect(key);
+    double before = waiting(gatewayA);
+    try (java.net.Socket socket = new java.net.Socket("127.0.0.1", gatewayA.port())) {
+      socket
+          .getOutputStream()
+          .write(
+              rawPost(key, call("run-hang-up", "pay", "{\"amount\":11,\"to\":\"cus_11\"}"))
+                  .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .untilAsserted(() -> assertThat(waiting(gatewayA)).isEqualTo(before + 1));
+    } // the caller hangs up mid-wait
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .untilAsserted(
+            () ->
+                assertThat(waiting(gatewayA))
+                    .as("the call whose caller hung up stopped waiting")
+                    .isEqualTo(before));
+    assertThat(metrics(gatewayA))
+        .contains("gateway_requests_total{status=\"abandoned\",tool=\"charge_card\"}");
+    payments.releaseHeld(key);
+    HttpResponse<String> resumed = getCall(gatewayB, key, "Prefer", "wait=20");
+    assertThat(resumed.statusCode()).as("the effect went on").isEqualTo(200);
+    assertThat(payments.effects(key)).isEqualTo(1);
+  }
+
+  @Test
+  void shouldAnswerAWaitingCallAndCloseTheConnectionWhenTheCallerPipelinedAnother()
+      throws Exception {
+    String key = "charge-pipelined";
+    payments.holdBeforeEffect(key);
+    double before = waiting(gatewayA);
+    try (java.net.Socket socket = new java.net.Socket("127.0.0.1", gatewayA.port())) {
+      socket.setSoTimeout(30_000);
+      var out = socket.getOutputStream();
+      out.write(
+          rawPost(key, call("run-pipelined", "pay", "{\"amount\":12,\"to\":\"cus_12\"}"))
+              .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .untilAsserted(() -> assertThat(waiting(gatewayA)).isEqualTo(before + 1));
+      // the next request on the same connection before the first is answered
+      out.write(
+          "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+              .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      TimeUnit.MILLISECONDS.sleep(500);
+      assertThat(waiting(gatewayA)).as("the first call still waits").isEqualTo(before + 1);
+      payments.releaseHeld(key);
+      String answer =
+          new String(
+              socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      assertThat(answer)
+          .as("the first call answered, then the connection closed (read to its end)")
+          .startsWith("HTTP/1.1 200 ")
+          .containsIgnoringCase("Connection: close")
+          .contains("\"status\":\"SUCCEEDED\"");
+      assertThat(answer).as("nothing after the first answer").containsOnlyOnce("HTTP/1.1 ");
+    }
+    assertThat(payments.effects(key)).isEqualTo(1);
   }
 
   // --- HTTP/2 ---------------------------------------------------------------------------------

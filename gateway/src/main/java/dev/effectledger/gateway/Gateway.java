@@ -413,18 +413,44 @@ public final class Gateway implements AutoCloseable {
 
     volatile Runnable onAbandon = () -> {};
 
+    /**
+     * Whether an HTTP/1.x caller closes its connection while its call waits: see {@link #waits}.
+     */
+    private HangUpWatch hangUp; // guarded by this
+
+    private boolean answering; // guarded by this
+
     Exchange(Request request, Response response, Callback callback) {
       this.request = request;
       this.response = response;
       this.callback = callback;
-      request.addFailureListener(
-          failure -> {
-            if (answered.compareAndSet(false, true)) {
-              onAbandon.run();
-              count("abandoned");
-              callback.failed(failure);
-            }
-          });
+      request.addFailureListener(this::abandoned);
+    }
+
+    /** The caller went away before its answer: the call stops waiting, its effect goes on. */
+    void abandoned(Throwable failure) {
+      if (answered.compareAndSet(false, true)) {
+        onAbandon.run();
+        count("abandoned");
+        callback.failed(failure);
+      }
+    }
+
+    /**
+     * The call now waits for its answer, its body read: a caller that hangs up meanwhile is noticed
+     * over HTTP/1.x too ({@link HangUpWatch}), not only when the answer is written.
+     */
+    synchronized void waits() {
+      // Never once the answer is on its way: Jetty reads the connection again after it.
+      if (!answering && !answered.get()) {
+        hangUp = HangUpWatch.start(request, this::abandoned);
+      }
+    }
+
+    /** Stops the hang-up watch; true if the connection must close after the answer. */
+    private synchronized boolean answering() {
+      answering = true;
+      return hangUp != null && hangUp.stop();
     }
 
     String header(HttpHeader name) {
@@ -447,6 +473,7 @@ public final class Gateway implements AutoCloseable {
       if (!answered.compareAndSet(false, true)) {
         return;
       }
+      boolean pipelined = answering();
       response.setStatus(status);
       response.getHeaders().put(HttpHeader.CONTENT_TYPE, type);
       extra.forEach((k, v) -> response.getHeaders().put(k, v));
@@ -457,6 +484,10 @@ public final class Gateway implements AutoCloseable {
         // answered before its body was read (401, 404, 415, ...): Jetty closes the connection
         // rather than read the rest, and says so, so that no client sends its next request on it
         // (HTTP/2 has no such header: the stream ends and the connection goes on)
+        response.getHeaders().put(HttpHeader.CONNECTION, "close");
+      }
+      if (pipelined) {
+        // the watch read the start of the caller's next request, which Jetty will not see
         response.getHeaders().put(HttpHeader.CONNECTION, "close");
       }
       response.write(true, ByteBuffer.wrap(body), callback);
@@ -730,6 +761,7 @@ public final class Gateway implements AutoCloseable {
       this.waitUntil = System.nanoTime() + wait.toNanos();
       this.stopListening = replies.listen(key, this);
       ex.onAbandon = this::stop;
+      ex.waits();
     }
 
     /**
@@ -902,6 +934,7 @@ public final class Gateway implements AutoCloseable {
       this.unknownUntil = now + Math.min(wait.toNanos(), UNKNOWN_GRACE.toNanos());
       this.stopListening = replies.listen(key, this);
       ex.onAbandon = stopListening;
+      ex.waits();
     }
 
     @Override
