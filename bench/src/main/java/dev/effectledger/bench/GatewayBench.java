@@ -52,8 +52,10 @@ import org.eclipse.jetty.http2.client.transport.HttpClientTransportOverHTTP2;
 /**
  * {@code bench/run gateway}: a call through the HTTP gateway against the same call through the Java
  * client, on one ledger and one zero-latency executor (the {@code kafka} connector), at fixed
- * offered loads, side by side; then many calls waiting at once on one gateway instance, sent by a
- * separate JVM ({@link WaitingClients}) so that each process holds only its own sockets.
+ * offered loads, side by side (the gateway over HTTP/1.1 and over HTTP/2); then many calls waiting
+ * at once on one gateway instance over each protocol, and how soon it lets go of them once their
+ * callers die, sent by a separate JVM ({@link WaitingClients}) so that each process holds only its
+ * own sockets.
  */
 final class GatewayBench {
 
@@ -81,20 +83,22 @@ final class GatewayBench {
       double[] toReply) {}
 
   record Waiting(
+      String protocol,
       int calls,
       long reachedMillis,
       int threadsBefore,
       int threadsDuring,
       int gatewayThreadsDuring,
       long heapBefore,
-      long heapDuring) {}
+      long heapDuring,
+      long releasedMillis) {}
 
   private GatewayBench() {}
 
   static int run(int seconds, int warmup, List<Integer> loads, int waiting, String command)
       throws Exception {
     List<Side> sides = new ArrayList<>();
-    Waiting parked;
+    List<Waiting> parked = new ArrayList<>();
     try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1)) {
       Bench.createTopics(kafka, "gateway-effects", Topics.dispatch("parked"));
       ToolPolicies policies =
@@ -139,20 +143,21 @@ final class GatewayBench {
                   policies)) {
         HttpServer readyz = readiness(ledger);
         ledger.start();
-        try (Gateway gateway =
-                Gateway.start(
-                    GatewayConfig.of(
-                            "bench",
-                            kafkaProps,
-                            REGISTRY,
-                            URI.create("http://127.0.0.1:" + readyz.getAddress().getPort()),
-                            policies,
-                            Credentials.of(
-                                Map.of(
-                                    Credentials.sha256Hex(TOKEN),
-                                    new Credentials.Caller("bench", "bench", Set.of()))))
-                        .withWaits(Duration.ofSeconds(30), Duration.ofSeconds(300))
-                        .withReplyTopic(Bench.PARTITIONS, (short) 1));
+        Function<String, GatewayConfig> gatewayConfig =
+            instance ->
+                GatewayConfig.of(
+                        instance,
+                        kafkaProps,
+                        REGISTRY,
+                        URI.create("http://127.0.0.1:" + readyz.getAddress().getPort()),
+                        policies,
+                        Credentials.of(
+                            Map.of(
+                                Credentials.sha256Hex(TOKEN),
+                                new Credentials.Caller("bench", "bench", Set.of()))))
+                    .withWaits(Duration.ofSeconds(30), Duration.ofSeconds(300))
+                    .withReplyTopic(Bench.PARTITIONS, (short) 1);
+        try (Gateway gateway = Gateway.start(gatewayConfig.apply("bench"));
             ToolCallClient client =
                 ToolCallClient.builder()
                     .bootstrapServers(kafka.bootstrapServers())
@@ -217,12 +222,22 @@ final class GatewayBench {
           multiplexed.stop();
           pooled.stop();
           hops.close();
-          Bench.say(waiting + " calls waiting at once on one gateway");
-          try {
-            parked = waitingCalls(gateway, waiting);
+        }
+        for (String protocol : List.of("1.1", "2")) {
+          if (waiting <= 0) {
+            break;
+          }
+          Bench.say(waiting + " calls waiting at once on one gateway over HTTP/" + protocol);
+          // each protocol on a gateway of its own, the measured one closed: neither's heap or
+          // threads count another's
+          try (Gateway fresh = Gateway.start(gatewayConfig.apply("waiting-h" + protocol))) {
+            long readyBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+            while (!fresh.isReady() && System.nanoTime() < readyBy) {
+              TimeUnit.MILLISECONDS.sleep(100);
+            }
+            parked.add(waitingCalls(fresh, waiting, protocol));
           } catch (Exception e) {
-            Bench.say("the waiting measurement failed: " + e);
-            parked = null;
+            Bench.say("the waiting measurement over HTTP/" + protocol + " failed: " + e);
           }
         }
         readyz.stop(0);
@@ -378,7 +393,8 @@ final class GatewayBench {
         .get(60, TimeUnit.SECONDS);
   }
 
-  private static Waiting waitingCalls(Gateway gateway, int calls) throws Exception {
+  private static Waiting waitingCalls(Gateway gateway, int calls, String protocol)
+      throws Exception {
     var threads = ManagementFactory.getThreadMXBean();
     var memory = ManagementFactory.getMemoryMXBean();
     System.gc();
@@ -393,7 +409,8 @@ final class GatewayBench {
                 WaitingClients.class.getName(),
                 gateway.uri().toString(),
                 TOKEN,
-                String.valueOf(calls))
+                String.valueOf(calls),
+                protocol)
             .redirectErrorStream(true)
             .redirectOutput(ProcessBuilder.Redirect.INHERIT)
             .start();
@@ -413,14 +430,32 @@ final class GatewayBench {
             Thread.getAllStackTraces().keySet().stream()
                 .filter(t -> t.getName().startsWith("gateway-"))
                 .count();
-    clients.destroy();
+    // The callers go away at once (their process killed): every call they left must stop waiting.
+    clients.destroyForcibly();
     clients.waitFor(30, TimeUnit.SECONDS);
+    long killed = System.nanoTime();
+    long releaseDeadline = killed + TimeUnit.SECONDS.toNanos(60);
+    while (gateway.waitingCalls() > 0 && System.nanoTime() < releaseDeadline) {
+      TimeUnit.MILLISECONDS.sleep(50);
+    }
+    long released =
+        gateway.waitingCalls() == 0
+            ? TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed)
+            : -1;
     return new Waiting(
-        waitingNow, reached, threadsBefore, threadsDuring, gatewayThreads, heapBefore, heapDuring);
+        protocol,
+        waitingNow,
+        reached,
+        threadsBefore,
+        threadsDuring,
+        gatewayThreads,
+        heapBefore,
+        heapDuring,
+        released);
   }
 
   private static String report(
-      List<Side> sides, Waiting waiting, int warmup, int seconds, String command) {
+      List<Side> sides, List<Waiting> waiting, int warmup, int seconds, String command) {
     StringBuilder md = new StringBuilder();
     md.append("# Gateway: HTTP against the Java client\n\n")
         .append("`")
@@ -487,33 +522,63 @@ final class GatewayBench {
               ratio <= 1.15 ? "met" : "**missed**"));
     }
     md.append("\n## Calls waiting at once on one gateway\n\n")
-        .append("A separate JVM sends the calls (HTTP/1.1, one connection each) to a tool whose")
-        .append(" lane no executor consumes, with `Prefer: wait=300`, so every call waits.")
-        .append(" Threads and heap are this JVM's (the gateway, the ledger, the executor and the")
-        .append(" broker), after a GC.\n\n")
-        .append("| measure | value |\n| --- | ---: |\n");
-    if (waiting == null) {
-      return md.append("| not measured | the measurement failed (see the run's output) |\n")
+        .append("A separate JVM sends the calls to a tool whose lane no executor consumes, with")
+        .append(" `Prefer: wait=300`, so every call waits: over HTTP/1.1 (the JDK's client, one")
+        .append(
+            " connection per call), then over HTTP/2 (Jetty's client, h2c, the calls as streams")
+        .append(" on a few connections). Threads and heap are this JVM's (the gateway, the ledger,")
+        .append(
+            " the executor and the broker), after a GC. Then the callers' process is killed and")
+        .append(" the gateway must let go of every call it left.\n\n");
+    if (waiting.isEmpty()) {
+      return md.append("Not measured (`--waiting 0`, or the measurement failed: see the run's")
+          .append(" output).\n")
           .toString();
     }
-    md.append(String.format("| calls waiting | %,d |%n", waiting.calls()))
-        .append(String.format("| time until all waited | %,d ms |%n", waiting.reachedMillis()))
-        .append(
+    md.append("| measure |");
+    waiting.forEach(w -> md.append(" HTTP/").append(w.protocol()).append(" |"));
+    md.append("\n| --- |");
+    waiting.forEach(w -> md.append(" ---: |"));
+    md.append('\n');
+    row(md, "calls waiting", waiting, w -> String.format("%,d", w.calls()));
+    row(md, "time until all waited", waiting, w -> String.format("%,d ms", w.reachedMillis()));
+    row(
+        md,
+        "JVM threads before / while waiting",
+        waiting,
+        w -> w.threadsBefore() + " / " + w.threadsDuring());
+    row(
+        md,
+        "gateway threads while waiting (`gateway-*`)",
+        waiting,
+        w -> String.valueOf(w.gatewayThreadsDuring()));
+    row(
+        md,
+        "heap used before / while waiting",
+        waiting,
+        w -> String.format("%,d / %,d KiB", w.heapBefore() / 1024, w.heapDuring() / 1024));
+    row(
+        md,
+        "heap per waiting call",
+        waiting,
+        w ->
             String.format(
-                "| JVM threads before / while waiting | %d / %d |%n",
-                waiting.threadsBefore(), waiting.threadsDuring()))
-        .append(
-            String.format(
-                "| gateway threads while waiting (`gateway-*`) | %d |%n",
-                waiting.gatewayThreadsDuring()))
-        .append(
-            String.format(
-                "| heap used before / while waiting | %,d / %,d KiB (%,d bytes per waiting call) |%n",
-                waiting.heapBefore() / 1024,
-                waiting.heapDuring() / 1024,
-                waiting.calls() == 0
-                    ? 0
-                    : (waiting.heapDuring() - waiting.heapBefore()) / waiting.calls()));
+                "%,d bytes", w.calls() == 0 ? 0 : (w.heapDuring() - w.heapBefore()) / w.calls()));
+    row(
+        md,
+        "callers killed: until no call waits",
+        waiting,
+        w ->
+            w.releasedMillis() < 0
+                ? "**calls still waiting after 60 s**"
+                : String.format("%,d ms", w.releasedMillis()));
     return md.toString();
+  }
+
+  private static void row(
+      StringBuilder md, String measure, List<Waiting> waiting, Function<Waiting, String> value) {
+    md.append("| ").append(measure).append(" |");
+    waiting.forEach(w -> md.append(' ').append(value.apply(w)).append(" |"));
+    md.append('\n');
   }
 }
