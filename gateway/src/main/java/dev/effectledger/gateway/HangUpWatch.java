@@ -20,8 +20,9 @@ import org.eclipse.jetty.util.Callback;
  * only when its answer is written, up to the wait bound later, and meanwhile its call holds a
  * socket and a few kilobytes (measured with {@code bench/run gateway}: 10,000 calls whose callers
  * were killed still waited a minute later). Like Go's net/http, this reads the connection while the
- * call waits: the end of the stream, or an error, means the caller is gone. Jetty has no option for
- * it, hence this class.
+ * call waits: the end of the stream, or an error, means the caller is gone (a caller that only
+ * shuts down its sending side after its request is taken for gone too, as Go's server takes it; no
+ * common HTTP client does that). Jetty has no option for it, hence this class.
  *
  * <p>Bytes instead of the end of the stream mean the caller pipelined its next request onto the
  * connection before the answer (rare; no common agent client does). They cannot be handed back to
