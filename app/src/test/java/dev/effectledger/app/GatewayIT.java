@@ -415,7 +415,15 @@ class GatewayIT {
 
   /** The gateway's waiting calls, from its /metrics. */
   private static double waiting(Gateway gateway) throws Exception {
-    return metrics(gateway)
+    return waiting(gateway, http);
+  }
+
+  private static double waiting(Gateway gateway, HttpClient client) throws Exception {
+    return client
+        .send(
+            HttpRequest.newBuilder(gateway.uri().resolve("/metrics")).build(),
+            HttpResponse.BodyHandlers.ofString())
+        .body()
         .lines()
         .filter(l -> l.startsWith("gateway_calls_waiting "))
         .mapToDouble(l -> Double.parseDouble(l.substring(l.indexOf(' ') + 1)))
@@ -1027,6 +1035,30 @@ class GatewayIT {
       assertThat(overHttp11.statusCode()).isEqualTo(200);
       assertThat(overHttp11.headers().firstValue("Idempotent-Replayed")).contains("true");
       assertThat(payments.effects(json(call).get("key").asText())).isEqualTo(1);
+      // an HTTP/1.1 caller over TLS that hangs up mid-wait is noticed too (HangUpWatch reads the
+      // decrypted connection)
+      String held = "charge-tls-hang-up";
+      payments.holdBeforeEffect(held);
+      try (java.net.Socket socket =
+          ssl.getSocketFactory().createSocket("127.0.0.1", secure.port())) {
+        socket
+            .getOutputStream()
+            .write(
+                rawPost(held, call("run-tls", "hang-up", "{\"amount\":14,\"to\":\"c\"}"))
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        socket.getOutputStream().flush();
+        await()
+            .atMost(Duration.ofSeconds(20))
+            .untilAsserted(() -> assertThat(waiting(secure, https)).isEqualTo(1.0));
+      }
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .untilAsserted(
+              () ->
+                  assertThat(waiting(secure, https))
+                      .as("the call whose caller hung up over TLS stopped waiting")
+                      .isEqualTo(0.0));
+      payments.releaseHeld(held);
       Assertions.assertThatThrownBy(
               () ->
                   http.send(
