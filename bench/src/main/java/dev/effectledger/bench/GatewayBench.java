@@ -143,11 +143,15 @@ final class GatewayBench {
                   policies)) {
         HttpServer readyz = readiness(ledger);
         ledger.start();
+        // The gateway's own producer settings (linger.ms 1), as the Java client below has them;
+        // kafkaProps' linger.ms 0 is the executor's, which both sides share.
+        Properties gatewayKafka = new Properties();
+        gatewayKafka.put("bootstrap.servers", kafka.bootstrapServers());
         Function<String, GatewayConfig> gatewayConfig =
             instance ->
                 GatewayConfig.of(
                         instance,
-                        kafkaProps,
+                        gatewayKafka,
                         REGISTRY,
                         URI.create("http://127.0.0.1:" + readyz.getAddress().getPort()),
                         policies,
