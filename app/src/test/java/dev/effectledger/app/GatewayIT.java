@@ -479,6 +479,48 @@ class GatewayIT {
   }
 
   @Test
+  void shouldStopWaitingAtOnceForAnHttp11CallerThatHungUpOnItsAttach() throws Exception {
+    String key = "charge-hang-up-attach";
+    payments.holdBeforeEffect(key);
+    HttpResponse<String> first =
+        post(
+            gatewayA,
+            "charge_card",
+            call("run-hang-up-attach", "pay", "{\"amount\":15,\"to\":\"cus_15\"}"),
+            "Idempotency-Key",
+            key,
+            "Prefer",
+            "wait=0");
+    assertThat(first.statusCode()).isEqualTo(202);
+    double before = waiting(gatewayB);
+    try (java.net.Socket socket = new java.net.Socket("127.0.0.1", gatewayB.port())) {
+      socket
+          .getOutputStream()
+          .write(
+              ("GET /v1/calls/"
+                      + key
+                      + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+                      + TOKEN
+                      + "\r\nPrefer: wait=50\r\n\r\n")
+                  .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .untilAsserted(() -> assertThat(waiting(gatewayB)).isEqualTo(before + 1));
+    } // the caller hangs up mid-wait
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .untilAsserted(
+            () ->
+                assertThat(waiting(gatewayB))
+                    .as("the attach whose caller hung up stopped waiting")
+                    .isEqualTo(before));
+    payments.releaseHeld(key);
+    HttpResponse<String> resumed = getCall(gatewayA, key, "Prefer", "wait=20");
+    assertThat(resumed.statusCode()).isEqualTo(200);
+    assertThat(payments.effects(key)).isEqualTo(1);
+  }
+
+  @Test
   void shouldAnswerAWaitingCallAndCloseTheConnectionWhenTheCallerPipelinedAnother()
       throws Exception {
     String key = "charge-pipelined";
