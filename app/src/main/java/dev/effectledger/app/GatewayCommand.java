@@ -29,6 +29,7 @@ final class GatewayCommand implements Callable<Integer> {
   static final String BODY_MAX = "gateway.body.max.bytes";
   static final String REPLY_PARTITIONS = "gateway.reply.partitions";
   static final String REPLY_REPLICATION = "gateway.reply.replication";
+  static final String REPLY_THREADS = "gateway.reply.threads";
   static final String TLS_KEYSTORE = "gateway.tls.keystore.path";
   static final String TLS_PASSWORD = "gateway.tls.keystore.password";
   static final String TLS_TYPE = "gateway.tls.keystore.type";
@@ -98,6 +99,7 @@ final class GatewayCommand implements Callable<Integer> {
             cfg.getDuration(WAIT_MAX, Duration.ofSeconds(60)))
         .withMaxBodyBytes(cfg.getInt(BODY_MAX, 1024 * 1024))
         .withReplyTopic(cfg.getInt(REPLY_PARTITIONS, 8), (short) cfg.getInt(REPLY_REPLICATION, 3))
+        .withReplyThreads(cfg.getInt(REPLY_THREADS, GatewayConfig.REPLY_THREADS))
         .withLedgerToken(cfg.get(LEDGER_TOKEN))
         .withTls(tls);
   }

@@ -1,6 +1,7 @@
 package dev.effectledger.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.gateway.Credentials;
@@ -338,6 +339,9 @@ class CommandLineTest {
     assertThat(gateway.replyTopic()).isEqualTo("tool-results.gw-1");
     assertThat(gateway.port()).isEqualTo(8088);
     assertThat(gateway.maxWait()).isEqualTo(Duration.ofSeconds(60));
+    assertThat(gateway.replyThreads()).isEqualTo(GatewayConfig.REPLY_THREADS);
+    assertThatThrownBy(() -> gateway.withReplyThreads(0))
+        .hasMessageContaining("gateway.reply.threads must be 1 to 64");
     assertThat(gateway.credentials().authenticate("Bearer dev-token"))
         .as("the documented local token")
         .hasValueSatisfying(caller -> assertThat(caller.tenant()).isEqualTo("acme"));
@@ -357,7 +361,8 @@ class CommandLineTest {
                 + "\ngateway.credentials.a.tenant=acme\n"
                 + "gateway.tls.keystore.path=/etc/el/gateway.p12\n"
                 + "gateway.tls.keystore.password=secret\n"
-                + "gateway.ledger.token=ledger-token\n");
+                + "gateway.ledger.token=ledger-token\n"
+                + "gateway.reply.threads=3\n");
 
     GatewayConfig gateway =
         GatewayCommand.gatewayConfig(AppConfig.load(file, Map.of()), ToolPolicies.of());
@@ -366,6 +371,7 @@ class CommandLineTest {
     assertThat(gateway.tls()).isNotNull();
     assertThat(gateway.tls().keyStore()).isEqualTo(Path.of("/etc/el/gateway.p12"));
     assertThat(gateway.ledgerToken()).isEqualTo("ledger-token");
+    assertThat(gateway.replyThreads()).isEqualTo(3);
     assertThat(gateway.kafka().stringPropertyNames()).noneMatch(k -> k.startsWith("gateway."));
   }
 

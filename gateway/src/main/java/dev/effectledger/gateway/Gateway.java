@@ -153,7 +153,10 @@ public final class Gateway implements AutoCloseable {
             new RegistryAvroSerde<>(registry, ToolIntent.class));
     this.replies =
         new ReplyHub(
-            kafka, config.replyTopic(), new RegistryAvroSerde<>(registry, ToolResult.class));
+            kafka,
+            config.replyTopic(),
+            () -> new RegistryAvroSerde<>(registry, ToolResult.class),
+            config.replyThreads());
     // Tools and key rules from the applied policy (tool-policy) as it changes.
     this.policies = config.policies();
     this.policyFeed = PolicyFeed.start(kafka, this::applyPolicy, "effectledger-gateway-policy");

@@ -27,6 +27,8 @@ import java.util.regex.Pattern;
  * @param maxBodyBytes the largest request body; above it the answer is 413
  * @param replyPartitions partitions of the reply topic when the gateway creates it
  * @param replyReplication replication of the reply topic when the gateway creates it
+ * @param replyThreads consumers of the reply topic, each on its own thread with a share of its
+ *     partitions, that answer the waiting calls
  * @param tls the key store to serve HTTPS with; null serves plain HTTP
  * @param ledgerToken the bearer token the gateway sends to the processors' query API (one of their
  *     {@code http.auth.<name>} tokens); null sends none, for an open API
@@ -45,6 +47,7 @@ public record GatewayConfig(
     int maxBodyBytes,
     int replyPartitions,
     short replyReplication,
+    int replyThreads,
     Tls tls,
     String ledgerToken) {
 
@@ -61,6 +64,12 @@ public record GatewayConfig(
   }
 
   static final Pattern INSTANCE = Pattern.compile("[A-Za-z0-9._-]{1,200}");
+
+  /**
+   * Reply consumers by default: a poll brings one executor commit's replies at once, and one thread
+   * answers them one after another (measured in docs/performance.md).
+   */
+  public static final int REPLY_THREADS = 2;
 
   public GatewayConfig {
     Objects.requireNonNull(host, "host");
@@ -90,6 +99,10 @@ public record GatewayConfig(
       throw new IllegalArgumentException(
           "gateway.body.max.bytes must be 64 to 8 MiB, was " + maxBodyBytes);
     }
+    if (replyThreads < 1 || replyThreads > 64) {
+      throw new IllegalArgumentException(
+          "gateway.reply.threads must be 1 to 64, was " + replyThreads);
+    }
     kafka = copy(kafka);
   }
 
@@ -115,6 +128,7 @@ public record GatewayConfig(
         1024 * 1024,
         8,
         (short) 1,
+        REPLY_THREADS,
         null,
         null);
   }
@@ -150,6 +164,12 @@ public record GatewayConfig(
     return c.build();
   }
 
+  public GatewayConfig withReplyThreads(int threads) {
+    Copy c = new Copy(this);
+    c.replyThreads = threads;
+    return c.build();
+  }
+
   /** Serves HTTPS with {@code keyStore}; null serves plain HTTP. */
   public GatewayConfig withTls(Tls keyStore) {
     Copy c = new Copy(this);
@@ -179,6 +199,7 @@ public record GatewayConfig(
     int maxBodyBytes;
     int replyPartitions;
     short replyReplication;
+    int replyThreads;
     Tls tls;
     String ledgerToken;
 
@@ -196,6 +217,7 @@ public record GatewayConfig(
       maxBodyBytes = c.maxBodyBytes;
       replyPartitions = c.replyPartitions;
       replyReplication = c.replyReplication;
+      replyThreads = c.replyThreads;
       tls = c.tls;
       ledgerToken = c.ledgerToken;
     }
@@ -215,6 +237,7 @@ public record GatewayConfig(
           maxBodyBytes,
           replyPartitions,
           replyReplication,
+          replyThreads,
           tls,
           ledgerToken);
     }
