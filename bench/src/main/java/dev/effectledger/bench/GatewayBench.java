@@ -169,11 +169,7 @@ final class GatewayBench {
                     .producerConfig(ProducerConfig.LINGER_MS_CONFIG, 1)
                     .timeout(Duration.ofSeconds(30))
                     .build()) {
-          long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-          while (!gateway.isReady() && System.nanoTime() < deadline) {
-            TimeUnit.MILLISECONDS.sleep(100);
-          }
-          Bench.say("gateway ready: " + gateway.isReady());
+          Bench.say("gateway ready: " + awaitReady(gateway));
           HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
           org.eclipse.jetty.client.HttpClient pooled = new org.eclipse.jetty.client.HttpClient();
           pooled.setMaxConnectionsPerDestination(1024);
@@ -235,10 +231,7 @@ final class GatewayBench {
           // each protocol on a gateway of its own, the measured one closed: neither's heap or
           // threads count another's
           try (Gateway fresh = Gateway.start(gatewayConfig.apply("waiting-h" + protocol))) {
-            long readyBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-            while (!fresh.isReady() && System.nanoTime() < readyBy) {
-              TimeUnit.MILLISECONDS.sleep(100);
-            }
+            awaitReady(fresh);
             parked.add(waitingCalls(fresh, waiting, protocol));
           } catch (Exception e) {
             Bench.say("the waiting measurement over HTTP/" + protocol + " failed: " + e);
@@ -249,6 +242,15 @@ final class GatewayBench {
     }
     Bench.writeReport("gateway", report(sides, parked, warmup, seconds, command));
     return 0;
+  }
+
+  /** Waits up to 90 s for {@code gateway} to be ready; whether it is. */
+  private static boolean awaitReady(Gateway gateway) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+    while (!gateway.isReady() && System.nanoTime() < deadline) {
+      TimeUnit.MILLISECONDS.sleep(100);
+    }
+    return gateway.isReady();
   }
 
   /** What the gateway probes on the ledger: 200 while Kafka Streams runs. */

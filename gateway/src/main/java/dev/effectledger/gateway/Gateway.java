@@ -421,8 +421,6 @@ public final class Gateway implements AutoCloseable {
      */
     private HangUpWatch hangUp; // guarded by this
 
-    private boolean answering; // guarded by this
-
     Exchange(Request request, Response response, Callback callback) {
       this.request = request;
       this.response = response;
@@ -444,15 +442,16 @@ public final class Gateway implements AutoCloseable {
      * over HTTP/1.x too ({@link HangUpWatch}), not only when the answer is written.
      */
     synchronized void waits() {
-      // Never once the answer is on its way: Jetty reads the connection again after it.
-      if (!answering && !answered.get()) {
+      // Never once answered: Jetty reads the connection again after the answer. The answer marks
+      // itself answered before it stops the watch under this lock, so one of the two sees the
+      // other.
+      if (!answered.get()) {
         hangUp = HangUpWatch.start(request, this::abandoned);
       }
     }
 
-    /** Stops the hang-up watch; true if the connection must close after the answer. */
-    private synchronized boolean answering() {
-      answering = true;
+    /** Stops the hang-up watch, once answered; true if the connection must close after it. */
+    private synchronized boolean stopWatching() {
       return hangUp != null && hangUp.stop();
     }
 
@@ -476,21 +475,20 @@ public final class Gateway implements AutoCloseable {
       if (!answered.compareAndSet(false, true)) {
         return;
       }
-      boolean pipelined = answering();
+      boolean pipelined = stopWatching();
       response.setStatus(status);
       response.getHeaders().put(HttpHeader.CONTENT_TYPE, type);
       extra.forEach((k, v) -> response.getHeaders().put(k, v));
-      if (!bodyRead
-          && "POST".equals(request.getMethod())
-          && request.getLength() != 0
-          && request.getConnectionMetaData().getHttpVersion() != HttpVersion.HTTP_2) {
-        // answered before its body was read (401, 404, 415, ...): Jetty closes the connection
-        // rather than read the rest, and says so, so that no client sends its next request on it
-        // (HTTP/2 has no such header: the stream ends and the connection goes on)
-        response.getHeaders().put(HttpHeader.CONNECTION, "close");
-      }
-      if (pipelined) {
-        // the watch read the start of the caller's next request, which Jetty will not see
+      boolean bodyLeft =
+          !bodyRead
+              && "POST".equals(request.getMethod())
+              && request.getLength() != 0
+              && request.getConnectionMetaData().getHttpVersion() != HttpVersion.HTTP_2;
+      if (bodyLeft || pipelined) {
+        // Answered before its body was read (401, 404, 415, ...), or the hang-up watch read the
+        // start of the caller's next request, which Jetty will not see: the connection closes
+        // after the answer, and says so, so that no client sends its next request on it. (HTTP/2
+        // has no such header: the stream ends and the connection goes on.)
         response.getHeaders().put(HttpHeader.CONNECTION, "close");
       }
       response.write(true, ByteBuffer.wrap(body), callback);

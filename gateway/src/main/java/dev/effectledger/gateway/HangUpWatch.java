@@ -104,7 +104,7 @@ final class HangUpWatch implements Callback {
       was = watching;
       watching = false;
     }
-    if (was && failure != STOPPED) {
+    if (was) { // not after stop(), which clears watching first
       onHangUp.accept(failure);
     }
   }
