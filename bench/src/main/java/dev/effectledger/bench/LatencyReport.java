@@ -74,6 +74,31 @@ final class LatencyReport {
       }
       md.append(String.format(" %.1f / %.1f |%n", sum, l.p50()));
     }
+    md.append(
+        "\nThe Kafka Streams side's commits in the measured window (the baseline's topology; the ledger's, not"
+            + " its executor's), from the totals of its stream threads and producers: commits (all threads),"
+            + " records sent per commit, milliseconds per commit flushing the producer, adding the offsets and"
+            + " committing the transaction, punctuations per second, and the threads' time blocked on Kafka"
+            + " (polls and commits) in ms per second.\n\n"
+            + "| commit.interval.ms | offered load /s | side | commits | records per commit |"
+            + " flush ms | offsets ms | commit ms | punctuations /s | blocked ms/s |\n"
+            + "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for (Point p : points) {
+      CommitProfile c = p.commits();
+      md.append(
+          String.format(
+              "| %d | %,d | %s | %,d | %.0f | %.1f | %.1f | %.1f | %.0f | %.0f |%n",
+              p.commitMs(),
+              p.load(),
+              p.executorMs() == 0 ? "baseline" : "ledger (executor " + p.executorMs() + " ms)",
+              c.commits(),
+              c.recordsPerCommit(),
+              c.flushMs(),
+              c.offsetsMs(),
+              c.commitMs(),
+              c.punctuationsPerSecond(),
+              c.blockedMsPerSecond()));
+    }
     md.append("\nAnswered of sent (measured window): ");
     points.forEach(
         p ->
