@@ -79,7 +79,8 @@ final class LatencyBench {
       double p99,
       double p999,
       List<double[]> hops,
-      double[] toLastStage) {}
+      double[] toLastStage,
+      CommitProfile commits) {}
 
   private LatencyBench() {}
 
@@ -315,12 +316,18 @@ final class LatencyBench {
     pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     pp.put(ProducerConfig.LINGER_MS_CONFIG, 0);
     long sent = 0;
+    long measuredFrom = System.nanoTime();
+    Map<String, Double> atWindowStart = CommitProfile.read(streams);
     try (KafkaProducer<String, byte[]> producer =
         new KafkaProducer<>(pp, new StringSerializer(), new ByteArraySerializer())) {
       long start = System.nanoTime();
       long total = (long) load * (warmup + seconds);
       long warmupCount = (long) load * warmup;
       for (long i = 0; i < total; i++) {
+        if (i == warmupCount) {
+          measuredFrom = System.nanoTime();
+          atWindowStart = CommitProfile.read(streams);
+        }
         long due = start + i * 1_000_000_000L / load;
         long wait = due - System.nanoTime();
         if (wait > 0) {
@@ -335,6 +342,11 @@ final class LatencyBench {
       }
     }
     sending.set(false);
+    CommitProfile commits =
+        CommitProfile.between(
+            atWindowStart,
+            CommitProfile.read(streams),
+            (System.nanoTime() - measuredFrom) / 1_000_000_000.0);
     reader.join(TimeUnit.SECONDS.toMillis(30));
     Point point =
         new Point(
@@ -360,7 +372,8 @@ final class LatencyBench {
                   toLastStage.getValueAtPercentile(50) / 1000.0,
                   toLastStage.getValueAtPercentile(99) / 1000.0,
                   toLastStage.getValueAtPercentile(99.9) / 1000.0
-                });
+                },
+            commits);
     Bench.say(
         String.format(
             "commit.interval.ms=%-3d load %,6d/s %-38s p50 %7.1f ms  p99 %7.1f ms  p99.9 %7.1f ms  (%,d of %,d answered)",
@@ -378,6 +391,7 @@ final class LatencyBench {
               "    %-42s p50 %7.1f ms  p99 %7.1f ms",
               HOPS.get(h), point.hops().get(h)[0], point.hops().get(h)[1]));
     }
+    Bench.say("    Streams commits: " + commits.summary());
     if (point.toLastStage().length > 0) {
       Bench.say(
           String.format(
