@@ -20,6 +20,9 @@ import org.apache.kafka.streams.KafkaStreams;
  * @param commitMs committing the transaction per commit, ms
  * @param punctuationsPerSecond punctuator calls per second of the window
  * @param blockedMsPerSecond the threads' time blocked on Kafka (polls, commits), ms per second
+ * @param longestCommitMs the longest commit of any thread, ms (Kafka Streams' windowed maximum, so
+ *     it may reach back before the window)
+ * @param longestPunctuationMs the longest punctuation of any thread, ms (windowed likewise)
  */
 record CommitProfile(
     long commits,
@@ -28,17 +31,31 @@ record CommitProfile(
     double offsetsMs,
     double commitMs,
     double punctuationsPerSecond,
-    double blockedMsPerSecond) {
+    double blockedMsPerSecond,
+    double longestCommitMs,
+    double longestPunctuationMs) {
 
-  static final CommitProfile NONE = new CommitProfile(0, 0, 0, 0, 0, 0, 0);
+  static final CommitProfile NONE = new CommitProfile(0, 0, 0, 0, 0, 0, 0, 0, 0);
 
-  /** The totals this profile is made of, summed over threads and producers, read now. */
+  /**
+   * The totals this profile is made of, summed over threads and producers, and the threads' longest
+   * commit and punctuation, read now.
+   */
   static Map<String, Double> read(KafkaStreams streams) {
     Map<String, Double> totals = new HashMap<>();
     for (Map.Entry<MetricName, ? extends Metric> e : streams.metrics().entrySet()) {
       MetricName name = e.getKey();
       boolean thread = name.group().equals("stream-thread-metrics");
       boolean producer = name.group().equals("producer-metrics");
+      boolean longest =
+          thread
+              && (name.name().equals("commit-latency-max")
+                  || name.name().equals("punctuate-latency-max"));
+      if (longest
+          && e.getValue().metricValue() instanceof Number n
+          && !Double.isNaN(n.doubleValue())) {
+        totals.merge("thread:" + name.name(), n.doubleValue(), Math::max);
+      }
       if ((thread || producer) && name.name().endsWith("-total")) {
         Object value = e.getValue().metricValue();
         if (value instanceof Number n) {
@@ -65,7 +82,9 @@ record CommitProfile(
         delta(before, after, "producer:txn-send-offsets-time-ns-total") / ns,
         delta(before, after, "producer:txn-commit-time-ns-total") / ns,
         delta(before, after, "thread:punctuate-total") / seconds,
-        delta(before, after, "thread:blocked-time-ns-total") / 1_000_000.0 / seconds);
+        delta(before, after, "thread:blocked-time-ns-total") / 1_000_000.0 / seconds,
+        after.getOrDefault("thread:commit-latency-max", 0.0),
+        after.getOrDefault("thread:punctuate-latency-max", 0.0));
   }
 
   private static double delta(Map<String, Double> before, Map<String, Double> after, String key) {
@@ -76,13 +95,16 @@ record CommitProfile(
   String summary() {
     return String.format(
         "%,d commits, %.0f records each; per commit ms: flush %.1f, offsets %.1f, commit %.1f;"
-            + " %.0f punctuations/s; blocked on Kafka %.0f ms/s",
+            + " %.0f punctuations/s; blocked on Kafka %.0f ms/s; longest commit %.0f ms,"
+            + " punctuation %.0f ms",
         commits,
         recordsPerCommit,
         flushMs,
         offsetsMs,
         commitMs,
         punctuationsPerSecond,
-        blockedMsPerSecond);
+        blockedMsPerSecond,
+        longestCommitMs,
+        longestPunctuationMs);
   }
 }

@@ -79,15 +79,17 @@ final class LatencyReport {
             + " its executor's), from the totals of its stream threads and producers: commits (all threads),"
             + " records sent per commit, milliseconds per commit flushing the producer, adding the offsets and"
             + " committing the transaction, punctuations per second, and the threads' time blocked on Kafka"
-            + " (polls and commits) in ms per second.\n\n"
+            + " (polls and commits) in ms per second; then the longest commit and punctuation of any"
+            + " thread (Kafka Streams' windowed maxima, which may reach back into the warm-up).\n\n"
             + "| commit.interval.ms | offered load /s | side | commits | records per commit |"
-            + " flush ms | offsets ms | commit ms | punctuations /s | blocked ms/s |\n"
-            + "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+            + " flush ms | offsets ms | commit ms | punctuations /s | blocked ms/s | longest commit ms |"
+            + " longest punctuation ms |\n"
+            + "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (Point p : points) {
       CommitProfile c = p.commits();
       md.append(
           String.format(
-              "| %d | %,d | %s | %,d | %.0f | %.1f | %.1f | %.1f | %.0f | %.0f |%n",
+              "| %d | %,d | %s | %,d | %.0f | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f | %.0f |%n",
               p.commitMs(),
               p.load(),
               p.executorMs() == 0 ? "baseline" : "ledger (executor " + p.executorMs() + " ms)",
@@ -97,7 +99,9 @@ final class LatencyReport {
               c.offsetsMs(),
               c.commitMs(),
               c.punctuationsPerSecond(),
-              c.blockedMsPerSecond()));
+              c.blockedMsPerSecond(),
+              c.longestCommitMs(),
+              c.longestPunctuationMs()));
     }
     md.append("\nAnswered of sent (measured window): ");
     points.forEach(

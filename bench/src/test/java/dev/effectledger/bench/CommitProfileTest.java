@@ -27,7 +27,9 @@ class CommitProfileTest {
             "producer:txn-send-offsets-time-ns-total", 1e6 + 50 * 2e6,
             "producer:txn-commit-time-ns-total", 2e6 + 50 * 1.5e6,
             "thread:punctuate-total", 30.0,
-            "thread:blocked-time-ns-total", 1e9 + 3e9);
+            "thread:blocked-time-ns-total", 1e9 + 3e9,
+            "thread:commit-latency-max", 12.0,
+            "thread:punctuate-latency-max", 3.0);
 
     CommitProfile profile = CommitProfile.between(before, after, 2.0);
 
@@ -38,6 +40,8 @@ class CommitProfileTest {
     assertThat(profile.commitMs()).isCloseTo(1.5, within(1e-9));
     assertThat(profile.punctuationsPerSecond()).isCloseTo(10.0, within(1e-9));
     assertThat(profile.blockedMsPerSecond()).isCloseTo(1_500.0, within(1e-9));
+    assertThat(profile.longestCommitMs()).isEqualTo(12.0);
+    assertThat(profile.longestPunctuationMs()).isEqualTo(3.0);
   }
 
   @Test
