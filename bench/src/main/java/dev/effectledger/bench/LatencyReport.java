@@ -18,7 +18,7 @@ final class LatencyReport {
     md.append("Command: `").append(command).append("`  \n");
     md.append(Bench.machine()).append("  \n");
     md.append(
-            "Each point on a fresh embedded broker, 8 partitions, exactly_once_v2, 2 stream threads, producer linger.ms=0;"
+            "Each point on a fresh embedded broker, 8 partitions, exactly_once_v2, 2 stream threads, each side's producers on their own settings (Kafka Streams' linger.ms of 100 ms for the baseline, the ledger's 100 ms, the executor's Kafka default), the load's producer at linger.ms=0;"
                 + " unique keys sent at a fixed rate for ")
         .append(warmup)
         .append(" s of warm-up (excluded) and ")

@@ -159,12 +159,28 @@ public final class LedgerTopology {
   public static final int PRODUCER_BATCH_BYTES = 128 * 1024;
 
   /**
+   * How long the ledger's producer holds records before sending them: Kafka Streams' own default,
+   * 100 ms, pinned here so that a change of that default does not change the ledger. Under {@code
+   * exactly_once_v2} the ledger's records become readable only when its transaction commits, and
+   * the commit flushes the producer, so holding them costs no latency: a commit's records then go
+   * in one request per broker at the commit instead of many small ones as they are produced (a JFR
+   * profile of the latency benchmark at {@code linger.ms=0} had the broker's request handlers spend
+   * half their samples appending produce requests). Measured against 0 in docs/performance.md
+   * (2026-11-26): on a busy machine the ledger's flush per commit took a half to two thirds as
+   * long, on a quiet one the difference was within the noise. Under {@code at_least_once} records
+   * are readable once sent, and this bounds their wait to the commit interval or 100 ms, whichever
+   * comes first.
+   */
+  public static final int PRODUCER_LINGER_MS = 100;
+
+  /**
    * Streams settings for the ledger on top of {@code base}: {@code exactly_once_v2} unless {@code
    * base} sets {@code processing.guarantee} (tests run both), outcomes that cannot be deserialized
    * logged and sent to {@value LedgerTopics#OUTCOMES_DLQ} instead of stopping the task, and a
    * record whose processing keeps failing dead-lettered as poison ({@link PoisonRecordHandler}),
-   * and the producer's {@code batch.size} at {@value #PRODUCER_BATCH_BYTES} bytes unless {@code
-   * base} sets it (prefixed with {@code producer.} or not).
+   * and the producer's {@code batch.size} at {@value #PRODUCER_BATCH_BYTES} bytes and {@code
+   * linger.ms} at {@value #PRODUCER_LINGER_MS} unless {@code base} sets them (prefixed with {@code
+   * producer.} or not).
    */
   public static Properties streamsProperties(Properties base) {
     Properties props = new Properties();
@@ -172,6 +188,10 @@ public final class LedgerTopology {
         && !base.containsKey(StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG))) {
       props.put(
           StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG), PRODUCER_BATCH_BYTES);
+    }
+    if (!base.containsKey(ProducerConfig.LINGER_MS_CONFIG)
+        && !base.containsKey(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG))) {
+      props.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), PRODUCER_LINGER_MS);
     }
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
     props.put(

@@ -26,6 +26,31 @@ class LedgerStreamsPropertiesTest {
         .get(ProducerConfig.BATCH_SIZE_CONFIG);
   }
 
+  /** The linger the ledger's producer is built with, as Kafka Streams resolves it. */
+  private static Object producerLinger(Properties props) {
+    return new StreamsConfig(props)
+        .getProducerConfigs("client")
+        .get(ProducerConfig.LINGER_MS_CONFIG);
+  }
+
+  @Test
+  void shouldHoldTheProducersRecordsForTheCommitByDefault() {
+    Properties props = LedgerTopology.streamsProperties(base(null, null));
+
+    assertThat(producerLinger(props).toString())
+        .isEqualTo(String.valueOf(LedgerTopology.PRODUCER_LINGER_MS));
+  }
+
+  @Test
+  void shouldKeepTheLingerAnOperatorSetsWithOrWithoutThePrefix() {
+    assertThat(
+            producerLinger(LedgerTopology.streamsProperties(base("producer.linger.ms", "5")))
+                .toString())
+        .isEqualTo("5");
+    assertThat(producerLinger(LedgerTopology.streamsProperties(base("linger.ms", "0"))).toString())
+        .isEqualTo("0");
+  }
+
   @Test
   void shouldGiveTheProducerLargerBatchesByDefault() {
     Properties props = LedgerTopology.streamsProperties(base(null, null));
