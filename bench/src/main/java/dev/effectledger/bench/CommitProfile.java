@@ -47,21 +47,17 @@ record CommitProfile(
       MetricName name = e.getKey();
       boolean thread = name.group().equals("stream-thread-metrics");
       boolean producer = name.group().equals("producer-metrics");
-      boolean longest =
-          thread
-              && (name.name().equals("commit-latency-max")
-                  || name.name().equals("punctuate-latency-max"));
-      if (longest
-          && e.getValue().metricValue() instanceof Number n
-          && !Double.isNaN(n.doubleValue())) {
-        totals.merge("thread:" + name.name(), n.doubleValue(), Math::max);
+      if (!(thread || producer) || !(e.getValue().metricValue() instanceof Number n)) {
+        continue;
       }
-      if ((thread || producer) && name.name().endsWith("-total")) {
-        Object value = e.getValue().metricValue();
-        if (value instanceof Number n) {
-          totals.merge(
-              (thread ? "thread:" : "producer:") + name.name(), n.doubleValue(), Double::sum);
-        }
+      String key = (thread ? "thread:" : "producer:") + name.name();
+      if (name.name().endsWith("-total")) {
+        totals.merge(key, n.doubleValue(), Double::sum);
+      } else if (thread
+          && (name.name().equals("commit-latency-max")
+              || name.name().equals("punctuate-latency-max"))
+          && !Double.isNaN(n.doubleValue())) {
+        totals.merge(key, n.doubleValue(), Math::max);
       }
     }
     return totals;

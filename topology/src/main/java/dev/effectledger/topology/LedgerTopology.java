@@ -184,15 +184,8 @@ public final class LedgerTopology {
    */
   public static Properties streamsProperties(Properties base) {
     Properties props = new Properties();
-    if (!base.containsKey(ProducerConfig.BATCH_SIZE_CONFIG)
-        && !base.containsKey(StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG))) {
-      props.put(
-          StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG), PRODUCER_BATCH_BYTES);
-    }
-    if (!base.containsKey(ProducerConfig.LINGER_MS_CONFIG)
-        && !base.containsKey(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG))) {
-      props.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), PRODUCER_LINGER_MS);
-    }
+    producerDefault(base, props, ProducerConfig.BATCH_SIZE_CONFIG, PRODUCER_BATCH_BYTES);
+    producerDefault(base, props, ProducerConfig.LINGER_MS_CONFIG, PRODUCER_LINGER_MS);
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
     props.put(
         StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG,
@@ -201,6 +194,18 @@ public final class LedgerTopology {
     props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, PoisonRecordHandler.class);
     props.putAll(base);
     return props;
+  }
+
+  /**
+   * Puts the ledger's {@code value} for the producer setting {@code key} into {@code props}, unless
+   * {@code base} sets it itself, with the {@code producer.} prefix or without: unprefixed, Kafka
+   * Streams hands it to the producer, and a prefixed default would override it.
+   */
+  private static void producerDefault(Properties base, Properties props, String key, int value) {
+    String prefixed = StreamsConfig.producerPrefix(key);
+    if (!base.containsKey(key) && !base.containsKey(prefixed)) {
+      props.put(prefixed, value);
+    }
   }
 
   /**
