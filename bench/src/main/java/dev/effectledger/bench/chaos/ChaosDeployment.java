@@ -348,7 +348,7 @@ record ChaosDeployment(
   }
 
   /** The last {@code count} lines of a log, stack frames left out. */
-  private static List<String> tail(Path log, int count) throws IOException {
+  static List<String> tail(Path log, int count) throws IOException {
     List<String> lines =
         Files.readAllLines(log, StandardCharsets.UTF_8).stream()
             .filter(line -> !line.startsWith("\tat ") && !line.startsWith("\t... "))

@@ -232,8 +232,21 @@ public final class ChaosRun {
       long nextReport = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
       Set<Node> finished = new HashSet<>();
       int faults = schedule.nextInt(4);
+      int lastAnswered = answered();
+      long lastMove = System.nanoTime();
+      long nextLook = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
       while (finished.size() < agents.size()) {
         Thread.sleep(200); // polling the agents' exits and the fault schedule's clock
+        if (System.nanoTime() >= nextLook) {
+          int now = answered();
+          if (now != lastAnswered) {
+            lastAnswered = now;
+            lastMove = System.nanoTime();
+          } else if (System.nanoTime() - lastMove > ChaosStall.LIMIT.toNanos()) {
+            throw stalled(deployment, kafka, agents, now, faults);
+          }
+          nextLook = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        }
         for (Node agent : agents) {
           if (!finished.contains(agent) && !agent.killing() && !agent.alive()) {
             finished.add(agent);
@@ -299,6 +312,7 @@ public final class ChaosRun {
         // faults faster than recovery (a killed processor restores its tasks from the changelog)
         // would only measure an outage.
         deployment.awaitRecovery(selfExits, faults);
+        lastMove = System.nanoTime(); // a stall is counted from the end of the last fault
         nextFault = System.nanoTime() + gap(schedule);
       }
       say("workload done; waiting for quiescence");
@@ -335,6 +349,32 @@ public final class ChaosRun {
       violations.stream().limit(50).forEach(v -> say("VIOLATION " + v));
       return result;
     }
+  }
+
+  /**
+   * Ends a run whose agents got no new answer for {@link ChaosStall#LIMIT}: what the run showed
+   * goes to {@code stall.txt} in its directory, to the output and into the exception.
+   */
+  private IllegalStateException stalled(
+      ChaosDeployment deployment, Properties kafka, List<Node> agents, int answered, int faults)
+      throws IOException {
+    List<Node> parts = new ArrayList<>();
+    parts.add(deployment.cluster());
+    parts.addAll(deployment.processors());
+    parts.addAll(deployment.executors());
+    parts.addAll(agents);
+    String report =
+        String.format(
+            "stalled: no new answer for %d s at %d of %d steps (%d faults so far); what the run showed:%n%s",
+            ChaosStall.LIMIT.toSeconds(),
+            answered,
+            steps(),
+            faults,
+            new ChaosStall(workload, http, kafka, deployment.ports()[0], ChaosStall.SILENT)
+                .describe(answeredSteps(), parts));
+    Files.writeString(options.dir().resolve("stall.txt"), report);
+    say(report);
+    return new IllegalStateException(report);
   }
 
   /** Waits until the agents have {@code wanted} final answers, or {@code limit}. */
@@ -381,24 +421,25 @@ public final class ChaosRun {
   }
 
   private int answered() {
-    int n = 0;
+    return answeredSteps().size();
+  }
+
+  /** The steps with a final answer in the agents' answer files. */
+  private Set<String> answeredSteps() {
+    Set<String> steps = new HashSet<>();
     for (int a = 0; a < options.agents(); a++) {
       Path file = options.dir().resolve("answers-" + a + ".txt");
       try {
         if (Files.exists(file)) {
-          n +=
-              (int)
-                  Files.readAllLines(file).stream()
-                      .filter(l -> l.indexOf('\t') > 0)
-                      .map(l -> l.substring(0, l.indexOf('\t')))
-                      .distinct()
-                      .count();
+          Files.readAllLines(file).stream()
+              .filter(l -> l.indexOf('\t') > 0)
+              .forEach(l -> steps.add(l.substring(0, l.indexOf('\t'))));
         }
       } catch (IOException e) {
         say("could not read " + file + ": " + e.getMessage());
       }
     }
-    return n;
+    return steps;
   }
 
   private long gap(Random schedule) {

@@ -1,0 +1,221 @@
+package dev.effectledger.bench.chaos;
+
+import dev.effectledger.bench.Processes.Node;
+import dev.effectledger.bench.chaos.ChaosWorkload.Action;
+import dev.effectledger.client.StepContext;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeProducersResult.PartitionProducerState;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.ProducerState;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * What a chaos run that stopped answering shows, read while its parts still run: the steps without
+ * a final answer and the ledger's entry of each, the consumer groups' partitions whose committed
+ * position is behind the end, the transactions left open on any partition, and the end of every
+ * part's log. A run whose agents get no new answer for {@link #LIMIT} ends with this instead of
+ * waiting for the test's timeout, which says nothing (a CI run on 2026-11-26 timed out in the
+ * single-broker run after 600 s, its logs gone with the CI machine).
+ */
+final class ChaosStall {
+
+  /**
+   * No new final answer for this long, with no fault under way, is a stall: agents ask again every
+   * 45 s at most and the reconciler resolves held keys every 5 s, and a run answers about ten steps
+   * a second.
+   */
+  static final Duration LIMIT = Duration.ofSeconds(150);
+
+  /** A transaction whose producer wrote nothing to a partition for this long is listed. */
+  static final Duration SILENT = Duration.ofSeconds(30);
+
+  private static final Duration ADMIN = Duration.ofSeconds(30);
+
+  private final ChaosWorkload workload;
+  private final HttpClient http;
+  private final Properties kafka;
+  private final int processorPort;
+  private final Duration silent;
+
+  /**
+   * @param processorPort a processor's HTTP port, asked for the entries of unanswered steps
+   * @param silent how long a transaction's producer must have written nothing to a partition to be
+   *     listed ({@link #SILENT} in a run)
+   */
+  ChaosStall(
+      ChaosWorkload workload,
+      HttpClient http,
+      Properties kafka,
+      int processorPort,
+      Duration silent) {
+    this.workload = workload;
+    this.http = http;
+    this.kafka = kafka;
+    this.processorPort = processorPort;
+    this.silent = silent;
+  }
+
+  /** The report, one fact a line; a part that cannot be read says why in its place. */
+  String describe(Set<String> answered, List<Node> parts) {
+    List<String> lines = new ArrayList<>();
+    unanswered(answered, lines);
+    try (Admin admin = Admin.create(kafka)) {
+      behind(admin, lines);
+      openTransactions(admin, lines);
+    } catch (Exception e) {
+      lines.add("Kafka could not be read: " + e);
+    }
+    for (Node part : parts) {
+      lines.add(
+          part.name() + " (" + (part.alive() ? "running" : "not running") + "), its log ends:");
+      try {
+        ChaosDeployment.tail(part.log(), 8).forEach(l -> lines.add("    " + l));
+      } catch (IOException e) {
+        lines.add("    unreadable: " + e.getMessage());
+      }
+    }
+    return String.join("\n", lines);
+  }
+
+  /** The steps without a final answer, and the ledger's entry of the first ten. */
+  private void unanswered(Set<String> answered, List<String> lines) {
+    List<String> missing = new ArrayList<>();
+    for (Action action : workload.all()) {
+      for (StepContext step : action.steps()) {
+        if (!answered.contains(step.stepId())) {
+          missing.add(action.key(step));
+        }
+      }
+    }
+    lines.add(missing.size() + " steps without a final answer; the ledger's entries of the first:");
+    for (String key : missing.subList(0, Math.min(10, missing.size()))) {
+      lines.add("  " + key + ": " + entry(key));
+    }
+  }
+
+  private String entry(String key) {
+    try {
+      HttpResponse<String> response =
+          http.send(
+              HttpRequest.newBuilder(
+                      URI.create(
+                          "http://127.0.0.1:"
+                              + processorPort
+                              + "/v1/keys/"
+                              + ChaosWorkload.TENANT
+                              + "/"
+                              + key))
+                  .timeout(Duration.ofSeconds(10))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      return "HTTP " + response.statusCode() + " " + response.body();
+    } catch (IOException e) {
+      return "not asked: " + e;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return "not asked: interrupted";
+    }
+  }
+
+  /**
+   * The groups' partitions more than one offset behind the end (one is the last transaction's
+   * commit marker, never consumed).
+   */
+  private static void behind(Admin admin, List<String> lines) throws Exception {
+    for (String group : List.of("chaos", "effectledger-executor")) {
+      Map<TopicPartition, OffsetAndMetadata> committed =
+          admin
+              .listConsumerGroupOffsets(group)
+              .partitionsToOffsetAndMetadata()
+              .get(ADMIN.toSeconds(), TimeUnit.SECONDS);
+      Map<TopicPartition, OffsetSpec> ends = new HashMap<>();
+      committed.forEach((tp, o) -> ends.put(tp, OffsetSpec.latest()));
+      Map<TopicPartition, Long> end = new TreeMap<>(ChaosStall::byName);
+      admin
+          .listOffsets(ends)
+          .all()
+          .get(ADMIN.toSeconds(), TimeUnit.SECONDS)
+          .forEach((tp, info) -> end.put(tp, info.offset()));
+      List<String> late = new ArrayList<>();
+      end.forEach(
+          (tp, last) -> {
+            OffsetAndMetadata at = committed.get(tp);
+            if (at != null && last - at.offset() > 1) {
+              late.add(tp + " at " + at.offset() + " of " + last);
+            }
+          });
+      lines.add(
+          "group " + group + ": " + (late.isEmpty() ? "no partition behind" : "behind on " + late));
+    }
+  }
+
+  /** Every partition's transactions whose producer has been silent on it for {@code silent}. */
+  private void openTransactions(Admin admin, List<String> lines) throws Exception {
+    Set<String> topics =
+        admin
+            .listTopics(new org.apache.kafka.clients.admin.ListTopicsOptions().listInternal(true))
+            .names()
+            .get(ADMIN.toSeconds(), TimeUnit.SECONDS);
+    List<TopicPartition> partitions = new ArrayList<>();
+    for (TopicDescription topic :
+        admin
+            .describeTopics(topics)
+            .allTopicNames()
+            .get(ADMIN.toSeconds(), TimeUnit.SECONDS)
+            .values()) {
+      topic
+          .partitions()
+          .forEach(p -> partitions.add(new TopicPartition(topic.name(), p.partition())));
+    }
+    Map<TopicPartition, PartitionProducerState> states =
+        admin.describeProducers(partitions).all().get(ADMIN.toSeconds(), TimeUnit.SECONDS);
+    long now = System.currentTimeMillis();
+    Map<TopicPartition, String> open = new TreeMap<>(ChaosStall::byName);
+    states.forEach(
+        (tp, state) -> {
+          for (ProducerState producer : state.activeProducers()) {
+            if (producer.currentTransactionStartOffset().isPresent()
+                && now - producer.lastTimestamp() > silent.toMillis()) {
+              open.merge(
+                  tp,
+                  "producer "
+                      + producer.producerId()
+                      + " epoch "
+                      + producer.producerEpoch()
+                      + " open from offset "
+                      + producer.currentTransactionStartOffset().getAsLong()
+                      + ", silent "
+                      + (now - producer.lastTimestamp()) / 1000
+                      + " s",
+                  (one, other) -> one + "; " + other);
+            }
+          }
+        });
+    lines.add(
+        open.isEmpty()
+            ? "no transaction silent for " + silent.toSeconds() + " s on any partition"
+            : open.size() + " partitions with a transaction open and silent:");
+    open.forEach((tp, what) -> lines.add("  " + tp + ": " + what));
+  }
+
+  private static int byName(TopicPartition a, TopicPartition b) {
+    int topic = a.topic().compareTo(b.topic());
+    return topic != 0 ? topic : Integer.compare(a.partition(), b.partition());
+  }
+}
