@@ -24,6 +24,7 @@ import java.util.Properties;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -166,6 +167,9 @@ public final class ChaosRun {
     String registry = deployment.registry();
     Properties kafka = deployment.kafka();
     ToolPolicies policies = new ToolPolicyLoader().load(options.dir().resolve("tools.yaml"));
+    ScheduledExecutorService reconciling = Executors.newSingleThreadScheduledExecutor();
+    // Closed first: a run that ends early (a stall, a processor that did not recover) stops its
+    // passes before the reconciler they use is closed.
     try (Reconciler reconciler =
             new Reconciler(
                 kafka,
@@ -173,9 +177,9 @@ public final class ChaosRun {
                 Connectors.forLanes(policies, List.of(PAYMENTS), Clock.systemUTC()),
                 Duration.ofSeconds(10),
                 Clock.systemUTC());
-        StaleResolutions stale = StaleResolutions.start(kafka, registry, PAYMENTS)) {
+        StaleResolutions stale = StaleResolutions.start(kafka, registry, PAYMENTS);
+        AutoCloseable stopPasses = reconciling::shutdownNow) {
       List<ToolReport> passes = Collections.synchronizedList(new ArrayList<>());
-      var reconciling = Executors.newSingleThreadScheduledExecutor();
       reconciling.scheduleWithFixedDelay(
           () -> {
             try {
