@@ -428,16 +428,20 @@ public final class ChaosRun {
     return answeredSteps().size();
   }
 
-  /** The steps with a final answer in the agents' answer files. */
+  /**
+   * The steps with a final answer in the agents' answer files, each as {@code agent-<a>/<step id>}
+   * ({@link ChaosStall#answerOf}): every agent numbers its steps from 0.
+   */
   private Set<String> answeredSteps() {
     Set<String> steps = new HashSet<>();
     for (int a = 0; a < options.agents(); a++) {
       Path file = options.dir().resolve("answers-" + a + ".txt");
+      int agent = a;
       try {
         if (Files.exists(file)) {
           Files.readAllLines(file).stream()
               .filter(l -> l.indexOf('\t') > 0)
-              .forEach(l -> steps.add(l.substring(0, l.indexOf('\t'))));
+              .forEach(l -> steps.add("agent-" + agent + "/" + l.substring(0, l.indexOf('\t'))));
         }
       } catch (IOException e) {
         say("could not read " + file + ": " + e.getMessage());

@@ -71,7 +71,11 @@ final class ChaosStall {
     this.silent = silent;
   }
 
-  /** The report, one fact a line; a part that cannot be read says why in its place. */
+  /**
+   * The report, one fact a line; a part that cannot be read says why in its place.
+   *
+   * @param answered the steps with a final answer, each named by {@link #answerOf}
+   */
   String describe(Set<String> answered, List<Node> parts) {
     List<String> lines = new ArrayList<>();
     unanswered(answered, lines);
@@ -93,12 +97,17 @@ final class ChaosStall {
     return String.join("\n", lines);
   }
 
+  /** How a step with a final answer is named in the set {@link #describe} is given. */
+  static String answerOf(StepContext step) {
+    return step.runId() + "/" + step.stepId();
+  }
+
   /** The steps without a final answer, and the ledger's entry of the first ten. */
   private void unanswered(Set<String> answered, List<String> lines) {
     List<String> missing = new ArrayList<>();
     for (Action action : workload.all()) {
       for (StepContext step : action.steps()) {
-        if (!answered.contains(step.stepId())) {
+        if (!answered.contains(answerOf(step))) {
           missing.add(action.key(step));
         }
       }

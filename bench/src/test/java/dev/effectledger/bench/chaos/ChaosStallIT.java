@@ -78,9 +78,12 @@ class ChaosStallIT {
         open.send(new ProducerRecord<>("tool-outcomes", 1, "k", "v")).get();
         Thread.sleep(1500); // the transaction's producer falls silent for longer than `silent`
 
-        ChaosWorkload workload = new ChaosWorkload(1, 3, 50);
+        // Two agents: each numbers its steps from 0, so a step is known by its agent and its id.
+        ChaosWorkload workload = new ChaosWorkload(2, 3, 50);
         List<Action> actions = workload.all();
         StepContext first = actions.get(0).steps().get(0);
+        Action otherAgents = workload.actions(1).get(0);
+        assertThat(otherAgents.steps().get(0).stepId()).isEqualTo(first.stepId());
         int steps = actions.stream().mapToInt(a -> a.steps().size()).sum();
         String report =
             new ChaosStall(
@@ -89,7 +92,7 @@ class ChaosStallIT {
                     client,
                     processor.getAddress().getPort(),
                     Duration.ofSeconds(1))
-                .describe(Set.of(first.stepId()), List.of(part));
+                .describe(Set.of(ChaosStall.answerOf(first)), List.of(part));
 
         Action second = actions.get(1);
         assertThat(report)
@@ -97,6 +100,7 @@ class ChaosStallIT {
             .contains(
                 "  " + second.key(second.steps().get(0)) + ": HTTP 404 {\"error\":\"no entry\"}")
             .doesNotContain(actions.get(0).key(first))
+            .contains("  " + otherAgents.key(otherAgents.steps().get(0)) + ": HTTP 404")
             .contains("group chaos: behind on [tool-outcomes-0 at 1 of 5]")
             .contains("group effectledger-executor: no partition behind")
             .contains("1 partitions with a transaction open and silent:")
