@@ -40,6 +40,18 @@ record ChaosDeployment(
     List<Node> executors,
     int[] ports) {
 
+  /**
+   * The payment tool's {@code pendingTimeout}: how long the ledger waits on a dispatch before it
+   * holds the key as {@code UNKNOWN} for the reconciler. It is the recovery of a dispatch or an
+   * outcome that an executor's sweep aborted after the only broker's kill -9 (docs/chaos.md), so it
+   * must end well inside a run's budget (it was 10 minutes, longer than a suite run's 600 s). It
+   * must also be longer than any dispatch waits in a run, or a key released by the reconciler while
+   * its dispatch still waits would take effect twice, which the runs check: an executor runs a
+   * dispatch for at most about 35 s (10 attempts of 2 s with backoff) and waits at most two minutes
+   * for its journal before it exits. docs/tool-policy.md suggests 2 minutes for a charge.
+   */
+  static final Duration PENDING_TIMEOUT = Duration.ofMinutes(3);
+
   /** How long every processor may take to answer /readyz again after a fault. */
   static final Duration RECOVERY_LIMIT = Duration.ofSeconds(180);
 
@@ -121,14 +133,14 @@ record ChaosDeployment(
         tools:
           charge_card:
             class: irreversible
-            pendingTimeout: 10m
+            pendingTimeout: %3$ds
             lane: payments
             connector: http
             retry: {maxAttempts: 10, base: 100ms, cap: 2s}
             key: {ignore: [/reason], require: [/amount, /to]}
             settings: {url: "%1$s", timeout: 2s, honoursKeys: %2$s, effectIdPointer: /id, lookupUrl: "%1$s?key={key}"}
         """
-            .formatted(url, !options.ignoreKeys()));
+            .formatted(url, !options.ignoreKeys(), PENDING_TIMEOUT.toSeconds()));
     String common =
         String.join(
             "\n",

@@ -36,11 +36,11 @@ import org.apache.kafka.common.TopicPartition;
 final class ChaosStall {
 
   /**
-   * No new final answer for this long, with no fault under way, is a stall: agents ask again every
-   * 45 s at most and the reconciler resolves held keys every 5 s, and a run answers about ten steps
-   * a second.
+   * No new final answer for this long after the last fault is a stall: longer than the slowest
+   * recovery the ledger has by design (a lost dispatch or outcome waits for the tool's pending
+   * timeout, then the reconciler's next pass, every 5 s, and the agent's next ask, within 47 s).
    */
-  static final Duration LIMIT = Duration.ofSeconds(150);
+  static final Duration LIMIT = ChaosDeployment.PENDING_TIMEOUT.plusSeconds(90);
 
   /** A transaction whose producer wrote nothing to a partition for this long is listed. */
   static final Duration SILENT = Duration.ofSeconds(30);

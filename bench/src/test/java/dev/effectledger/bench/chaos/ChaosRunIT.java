@@ -83,7 +83,7 @@ class ChaosRunIT {
   }
 
   @Test
-  @Timeout(600)
+  @Timeout(900)
   void shouldTakeEachActionEffectExactlyAsOftenAsMeantUnderKillsAndBrokerStops() throws Exception {
     ChaosRun.Result result = new ChaosRun(options(false)).run();
 
@@ -101,7 +101,7 @@ class ChaosRunIT {
   }
 
   @Test
-  @Timeout(600)
+  @Timeout(900)
   void shouldNeverRepeatAnEffectOnAPaymentApiThatIgnoresKeys() throws Exception {
     ChaosRun.Result result = new ChaosRun(options(true)).run();
 
@@ -109,7 +109,7 @@ class ChaosRunIT {
   }
 
   @Test
-  @Timeout(600)
+  @Timeout(900)
   void shouldNeverRepeatAnEffectWhenTheOnlyBrokerIsKilledWithSigkill() throws Exception {
     ChaosRun.Result result = new ChaosRun(options(true, true)).run();
 
