@@ -203,6 +203,7 @@ final class ChaosCommand implements Callable<Integer> {
         | steps with a final answer | %,d of %,d |
         | intents published / replies (each intent has at least one) | %,d / %,d |
         | keys held as UNKNOWN on the way | %,d |
+        | of them held when their pending timeout passed | %,d |
         | reconciler at the end | %s |
         | reconciler resolutions replayed late, as the key's next life was dispatched | %,d |
         | wall time | %d s |
@@ -241,6 +242,7 @@ final class ChaosCommand implements Callable<Integer> {
                 r.intents(),
                 r.replies(),
                 r.heldUnknown(),
+                r.heldAfterPendingTimeout(),
                 r.reconciliation(),
                 r.staleResolutionsReplayed(),
                 r.seconds(),

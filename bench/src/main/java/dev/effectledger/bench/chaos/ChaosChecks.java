@@ -48,8 +48,10 @@ final class ChaosChecks {
 
   /**
    * The figures of the stock-taking. {@code doubled}: actions with more effects than meant; {@code
-   * heldUnknown}: keys the ledger held as UNKNOWN on the way; {@code doubleEffectAudits}: what it
-   * flagged as DOUBLE_EFFECT.
+   * heldUnknown}: keys the ledger held as UNKNOWN on the way; {@code heldAfterPendingTimeout}: of
+   * them, those held because their pending timeout passed (an outcome or a dispatch that never
+   * came, as after a hanging transaction's abort: docs/chaos.md); {@code doubleEffectAudits}: what
+   * it flagged as DOUBLE_EFFECT.
    */
   record Findings(
       long effects,
@@ -57,6 +59,7 @@ final class ChaosChecks {
       long intents,
       long replies,
       int heldUnknown,
+      int heldAfterPendingTimeout,
       long doubleEffectAudits) {}
 
   private final ChaosWorkload workload;
@@ -116,6 +119,7 @@ final class ChaosChecks {
         intents.values().stream().mapToLong(Long::longValue).sum(),
         replies.values().stream().mapToLong(Long::longValue).sum(),
         audits.held().size(),
+        audits.timedOut().size(),
         audits.doubleEffects());
   }
 
@@ -255,16 +259,17 @@ final class ChaosChecks {
   }
 
   /**
-   * What tool-audit says: keys the ledger held as UNKNOWN at some point, and the double effects it
-   * saw.
+   * What tool-audit says: keys the ledger held as UNKNOWN at some point, those of them held when
+   * their pending timeout passed, and the double effects it saw.
    */
-  private record AuditFacts(Set<String> held, long doubleEffects) {}
+  private record AuditFacts(Set<String> held, Set<String> timedOut, long doubleEffects) {}
 
   private static AuditFacts audits(Properties kafka, String registry) {
     Properties props = new Properties();
     props.putAll(kafka);
     props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     Set<String> held = new HashSet<>();
+    Set<String> timedOut = new HashSet<>();
     AtomicLong doubles = new AtomicLong();
     try (KafkaConsumer<String, AuditEvent> consumer =
         new KafkaConsumer<>(
@@ -280,6 +285,9 @@ final class ChaosChecks {
                 AuditEvent event = record.value();
                 if (event != null && event.getType() == AuditType.HELD_UNKNOWN) {
                   held.add(event.getIdempotencyKey());
+                  if (ErrorCode.PENDING_TIMEOUT.name().equals(event.getCode())) {
+                    timedOut.add(event.getIdempotencyKey());
+                  }
                 } else if (event != null
                     && event.getType() == AuditType.LATE_OUTCOME
                     && ErrorCode.DOUBLE_EFFECT.name().equals(event.getCode())) {
@@ -291,7 +299,7 @@ final class ChaosChecks {
             "could not read " + Topics.AUDIT + " to its end within " + READ_LIMIT);
       }
     }
-    return new AuditFacts(held, doubles.get());
+    return new AuditFacts(held, timedOut, doubles.get());
   }
 
   /** The reconciler's passes added up. */

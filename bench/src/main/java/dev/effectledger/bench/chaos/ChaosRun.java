@@ -104,6 +104,7 @@ public final class ChaosRun {
       long intents,
       long replies,
       int heldUnknown,
+      int heldAfterPendingTimeout,
       long doubleEffectAudits,
       ToolReport reconciliation,
       int staleResolutionsReplayed,
@@ -115,7 +116,7 @@ public final class ChaosRun {
           "chaos: %d actions (%d steps), %d process kills (executors killed with %s requests in flight),"
               + " %d agent kills, %d broker faults, %d restarts after a process exited on its own, %d effects, %d actions with"
               + " more effects than meant, %d of %d steps answered, %d intents and %d replies, %d keys held as UNKNOWN on the"
-              + " way, %d double effects audited by the ledger, reconciler %s, %d stale resolutions replayed, %d s,"
+              + " way (%d after their pending timeout), %d double effects audited by the ledger, reconciler %s, %d stale resolutions replayed, %d s,"
               + " %d violation(s)",
           actions,
           steps,
@@ -131,6 +132,7 @@ public final class ChaosRun {
           intents,
           replies,
           heldUnknown,
+          heldAfterPendingTimeout,
           doubleEffectAudits,
           reconciliation,
           staleResolutionsReplayed,
@@ -344,6 +346,7 @@ public final class ChaosRun {
               found.intents(),
               found.replies(),
               found.heldUnknown(),
+              found.heldAfterPendingTimeout(),
               found.doubleEffectAudits(),
               report,
               stale.replayed(),

@@ -20,8 +20,8 @@ import org.junit.jupiter.api.Timeout;
  * one (slow calls among fast ones, so effects finish out of order), eight faults on a seeded
  * schedule (kill -9 of processors, of executors while effects are in flight, of agents; broker
  * faults), on three brokers. {@code bench/run chaos} is the long run. Each run's process logs stay
- * under {@code bench/target/chaos-it/} for a failed run to be read; a run that stops answering fails
- * with what it showed ({@link ChaosStall}), which a CI log keeps when the directory is gone.
+ * under {@code bench/target/chaos-it/} for a failed run to be read; a run that stops answering
+ * fails with what it showed ({@link ChaosStall}), which a CI log keeps when the directory is gone.
  *
  * <p>The third run has one broker, killed with -9: it leaves hanging transactions, which the
  * executors' sweep and journal reader end on their path ({@code HangingTransactionIT}) and the
