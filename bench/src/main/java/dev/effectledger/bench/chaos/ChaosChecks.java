@@ -201,6 +201,12 @@ final class ChaosChecks {
     return effects.values().stream().mapToLong(Integer::longValue).sum();
   }
 
+  /** Where a processor's HTTP API answers the ledger's entry of {@code key}. */
+  static URI entryUri(int processorPort, String key) {
+    return URI.create(
+        "http://127.0.0.1:" + processorPort + "/v1/keys/" + ChaosWorkload.TENANT + "/" + key);
+  }
+
   /** Entries the ledger still has as PENDING or UNKNOWN, asked over the processor's HTTP API. */
   private List<String> unsettled(List<String> keys, int port) {
     Semaphore window = new Semaphore(64);
@@ -210,14 +216,7 @@ final class ChaosChecks {
       window.acquireUninterruptibly();
       asks.add(
           http.sendAsync(
-                  HttpRequest.newBuilder(
-                          URI.create(
-                              "http://127.0.0.1:"
-                                  + port
-                                  + "/v1/keys/"
-                                  + ChaosWorkload.TENANT
-                                  + "/"
-                                  + key))
+                  HttpRequest.newBuilder(entryUri(port, key))
                       .timeout(Duration.ofSeconds(30))
                       .build(),
                   HttpResponse.BodyHandlers.ofString())

@@ -300,10 +300,17 @@ record ChaosDeployment(
     }
   }
 
-  private static Map<TopicPartition, Long> positions(Admin admin) throws Exception {
+  /** The consumer groups of a run: the ledger's (its application id) and the executors'. */
+  static final List<String> GROUPS = List.of("chaos", "effectledger-executor");
+
+  /**
+   * Each group's committed offsets, keyed by {@code <group>:<topic>} and partition, and the end
+   * offsets of the partitions they are on, keyed by the partition itself.
+   */
+  static Map<TopicPartition, Long> positions(Admin admin) throws Exception {
     Map<TopicPartition, Long> positions = new HashMap<>();
     Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-    for (String group : List.of("chaos", "effectledger-executor")) {
+    for (String group : GROUPS) {
       admin
           .listConsumerGroupOffsets(group)
           .partitionsToOffsetAndMetadata()

@@ -432,8 +432,8 @@ public final class ChaosRun {
   }
 
   /**
-   * The steps with a final answer in the agents' answer files, each as {@code agent-<a>/<step id>}
-   * ({@link ChaosStall#answerOf}): every agent numbers its steps from 0.
+   * The steps with a final answer in the agents' answer files, each named by its agent's run id and
+   * its step id ({@link ChaosStall#answerOf}): every agent numbers its steps from 0.
    */
   private Set<String> answeredSteps() {
     Set<String> steps = new HashSet<>();
@@ -444,7 +444,11 @@ public final class ChaosRun {
         if (Files.exists(file)) {
           Files.readAllLines(file).stream()
               .filter(l -> l.indexOf('\t') > 0)
-              .forEach(l -> steps.add("agent-" + agent + "/" + l.substring(0, l.indexOf('\t'))));
+              .forEach(
+                  l ->
+                      steps.add(
+                          ChaosStall.answerOf(
+                              ChaosWorkload.runId(agent), l.substring(0, l.indexOf('\t')))));
         }
       } catch (IOException e) {
         say("could not read " + file + ": " + e.getMessage());

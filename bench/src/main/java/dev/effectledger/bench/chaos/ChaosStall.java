@@ -4,13 +4,11 @@ import dev.effectledger.bench.Processes.Node;
 import dev.effectledger.bench.chaos.ChaosWorkload.Action;
 import dev.effectledger.client.StepContext;
 import java.io.IOException;
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -19,10 +17,8 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeProducersResult.PartitionProducerState;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.ProducerState;
 import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -98,8 +94,8 @@ final class ChaosStall {
   }
 
   /** How a step with a final answer is named in the set {@link #describe} is given. */
-  static String answerOf(StepContext step) {
-    return step.runId() + "/" + step.stepId();
+  static String answerOf(String runId, String stepId) {
+    return runId + "/" + stepId;
   }
 
   /** The steps without a final answer, and the ledger's entry of the first ten. */
@@ -107,7 +103,7 @@ final class ChaosStall {
     List<String> missing = new ArrayList<>();
     for (Action action : workload.all()) {
       for (StepContext step : action.steps()) {
-        if (!answered.contains(answerOf(step))) {
+        if (!answered.contains(answerOf(step.runId(), step.stepId()))) {
           missing.add(action.key(step));
         }
       }
@@ -122,14 +118,7 @@ final class ChaosStall {
     try {
       HttpResponse<String> response =
           http.send(
-              HttpRequest.newBuilder(
-                      URI.create(
-                          "http://127.0.0.1:"
-                              + processorPort
-                              + "/v1/keys/"
-                              + ChaosWorkload.TENANT
-                              + "/"
-                              + key))
+              HttpRequest.newBuilder(ChaosChecks.entryUri(processorPort, key))
                   .timeout(Duration.ofSeconds(10))
                   .build(),
               HttpResponse.BodyHandlers.ofString());
@@ -147,30 +136,26 @@ final class ChaosStall {
    * commit marker, never consumed).
    */
   private static void behind(Admin admin, List<String> lines) throws Exception {
-    for (String group : List.of("chaos", "effectledger-executor")) {
-      Map<TopicPartition, OffsetAndMetadata> committed =
-          admin
-              .listConsumerGroupOffsets(group)
-              .partitionsToOffsetAndMetadata()
-              .get(ADMIN.toSeconds(), TimeUnit.SECONDS);
-      Map<TopicPartition, OffsetSpec> ends = new HashMap<>();
-      committed.forEach((tp, o) -> ends.put(tp, OffsetSpec.latest()));
-      Map<TopicPartition, Long> end = new TreeMap<>(ChaosStall::byName);
-      admin
-          .listOffsets(ends)
-          .all()
-          .get(ADMIN.toSeconds(), TimeUnit.SECONDS)
-          .forEach((tp, info) -> end.put(tp, info.offset()));
-      List<String> late = new ArrayList<>();
-      end.forEach(
-          (tp, last) -> {
-            OffsetAndMetadata at = committed.get(tp);
-            if (at != null && last - at.offset() > 1) {
-              late.add(tp + " at " + at.offset() + " of " + last);
+    Map<TopicPartition, Long> positions = ChaosDeployment.positions(admin);
+    for (String group : ChaosDeployment.GROUPS) {
+      String prefix = group + ":";
+      Map<TopicPartition, String> late = new TreeMap<>(ChaosStall::byName);
+      positions.forEach(
+          (key, committed) -> {
+            if (key.topic().startsWith(prefix)) {
+              TopicPartition tp =
+                  new TopicPartition(key.topic().substring(prefix.length()), key.partition());
+              long end = positions.getOrDefault(tp, committed);
+              if (end - committed > 1) {
+                late.put(tp, tp + " at " + committed + " of " + end);
+              }
             }
           });
       lines.add(
-          "group " + group + ": " + (late.isEmpty() ? "no partition behind" : "behind on " + late));
+          "group "
+              + group
+              + ": "
+              + (late.isEmpty() ? "no partition behind" : "behind on " + late.values()));
     }
   }
 

@@ -71,7 +71,12 @@ public record ChaosWorkload(int agents, int actionsPerAgent, int repeatEvery) {
     return all;
   }
 
+  /** The run id of agent {@code agent}'s steps. */
+  static String runId(int agent) {
+    return "agent-" + agent;
+  }
+
   private static StepContext step(int agent, String stepId, int index) {
-    return new StepContext(TENANT, "agent-" + agent, stepId, "customer:" + index);
+    return new StepContext(TENANT, runId(agent), stepId, "customer:" + index);
   }
 }

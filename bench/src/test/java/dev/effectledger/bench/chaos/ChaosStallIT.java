@@ -92,7 +92,8 @@ class ChaosStallIT {
                     client,
                     processor.getAddress().getPort(),
                     Duration.ofSeconds(1))
-                .describe(Set.of(ChaosStall.answerOf(first)), List.of(part));
+                .describe(
+                    Set.of(ChaosStall.answerOf(first.runId(), first.stepId())), List.of(part));
 
         Action second = actions.get(1);
         assertThat(report)
