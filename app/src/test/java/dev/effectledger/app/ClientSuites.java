@@ -1,8 +1,12 @@
 package dev.effectledger.app;
 
 import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -11,6 +15,11 @@ import java.util.concurrent.TimeUnit;
  * Runs the Python and TypeScript clients' own test suites (clients/python, clients/typescript) as
  * child processes: python3 with the package's sources on its path, and Node 20 after {@code npm ci}
  * from the lockfile (the npm registry is the only network it needs).
+ *
+ * <p>The TypeScript suites install into, and build into, the one client directory, so a second test
+ * JVM of this module (the integration tests run in two forks) must not run {@code npm ci} or {@code
+ * tsc} while another's suite runs there: {@link #npm} holds a file lock under {@code target/} for
+ * the whole install, build and run, across JVMs as well as threads.
  */
 final class ClientSuites {
 
@@ -60,8 +69,24 @@ final class ClientSuites {
   /** Whether this JVM ran {@code npm ci} already: once is enough for every suite it runs. */
   private static boolean installed;
 
-  /** {@code npm ci} (once per JVM), then {@code npm run <script>} of the TypeScript client. */
+  /** Held by the JVM whose TypeScript suite runs; see the class doc. */
+  private static final Path NPM_LOCK = Path.of("target", "typescript-client.lock");
+
+  /**
+   * {@code npm ci} (once per JVM), then {@code npm run <script>} of the TypeScript client, under
+   * {@link #NPM_LOCK}.
+   */
   static synchronized Run npm(String script, Map<String, String> env)
+      throws IOException, InterruptedException {
+    Files.createDirectories(NPM_LOCK.getParent());
+    try (FileChannel channel =
+            FileChannel.open(NPM_LOCK, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        FileLock held = channel.lock()) {
+      return npmHoldingTheLock(script, env);
+    }
+  }
+
+  private static Run npmHoldingTheLock(String script, Map<String, String> env)
       throws IOException, InterruptedException {
     if (!installed) {
       Run install =

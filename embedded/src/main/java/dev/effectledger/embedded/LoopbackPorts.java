@@ -3,10 +3,15 @@ package dev.effectledger.embedded;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.channels.FileChannel;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -20,6 +25,12 @@ import java.util.concurrent.ThreadLocalRandom;
  * simultaneous open). The port is then taken and the part cannot bind it when it restarts: a
  * restarted broker that never comes back. {@link #stable()} picks a port below the ephemeral range,
  * which outgoing connections never use, and never the same port twice in one JVM.
+ *
+ * <p>Nor one another JVM on this machine holds: the tests of a module run in two JVMs at once, and
+ * a port one of them gave to a part that is down is free to the other's bind. Each port given is
+ * claimed by an OS file lock on {@code <java.io.tmpdir>/effectledger-ports/<port>}, held until the
+ * JVM exits (the OS releases it then, however the JVM ended), and a port another live JVM claimed
+ * is never given. A directory that cannot be written leaves the claim to this JVM alone.
  */
 public final class LoopbackPorts {
 
@@ -39,6 +50,11 @@ public final class LoopbackPorts {
    */
   private static final Set<Integer> GIVEN = ConcurrentHashMap.newKeySet();
 
+  static final Path CLAIMS = Path.of(System.getProperty("java.io.tmpdir"), "effectledger-ports");
+
+  /** The claims' locks, held open (and so held) for the JVM's life. */
+  private static final List<FileChannel> HELD = new CopyOnWriteArrayList<>();
+
   private LoopbackPorts() {}
 
   /**
@@ -54,11 +70,58 @@ public final class LoopbackPorts {
     for (int i = 0; i < TRIES; i++) {
       int port = ThreadLocalRandom.current().nextInt(LOWEST, high);
       if (!GIVEN.contains(port) && free(port) && GIVEN.add(port)) {
-        return port;
+        if (claim(port)) {
+          return port;
+        }
+        // another JVM's: stays in GIVEN, so this one never tries it again
       }
     }
     throw new IOException(
         "no free port between " + LOWEST + " and " + high + " after " + TRIES + " tries");
+  }
+
+  /**
+   * Takes the machine-wide claim on {@code port} for this JVM's life: false while another live JVM
+   * (or this one) holds it. True, without a claim, where the claims' directory cannot be used.
+   */
+  static boolean claim(int port) {
+    FileChannel channel;
+    try {
+      Files.createDirectories(CLAIMS);
+      channel =
+          FileChannel.open(
+              CLAIMS.resolve(Integer.toString(port)),
+              StandardOpenOption.CREATE,
+              StandardOpenOption.WRITE);
+    } catch (IOException | SecurityException unusable) {
+      return true;
+    }
+    boolean held;
+    try {
+      held = channel.tryLock() != null;
+    } catch (OverlappingFileLockException thisJvms) {
+      // Claimed by this JVM already (stable() never asks twice). Not closed: on POSIX, closing any
+      // channel of the file drops every lock this JVM has on it.
+      HELD.add(channel);
+      return false;
+    } catch (IOException unlockable) {
+      closeQuietly(channel);
+      return true; // a file system without locks: the claim is this JVM's alone
+    }
+    if (held) {
+      HELD.add(channel);
+    } else {
+      closeQuietly(channel);
+    }
+    return held;
+  }
+
+  private static void closeQuietly(FileChannel channel) {
+    try {
+      channel.close();
+    } catch (IOException ignored) {
+      // nothing was held through it
+    }
   }
 
   /** The first port of the OS's ephemeral range. */

@@ -2,11 +2,15 @@ package dev.effectledger.embedded;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -14,6 +18,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Test;
@@ -70,6 +76,59 @@ class LoopbackPortsTest {
       assertThat(client.getLocalPort())
           .as("outgoing connections take ports of the ephemeral range only")
           .isGreaterThanOrEqualTo(LoopbackPorts.ephemeralLow());
+    }
+  }
+
+  @Test
+  void shouldNotGiveAPortAnotherLiveJvmClaimed() throws Exception {
+    // The module's tests run in two JVMs at once: a port one claimed stays its own until it exits.
+    // Three JVMs of their own, so that no claim of this one's other tests is in the way.
+    int port = 10000 + ThreadLocalRandom.current().nextInt(20000);
+    Process first = claiming(port);
+    try {
+      assertThat(firstLine(first)).isEqualTo("claimed " + port);
+
+      Process second = claiming(port);
+      assertThat(firstLine(second)).as("while the first lives").isEqualTo("not claimed " + port);
+      second.getOutputStream().close();
+
+      first.getOutputStream().close(); // it exits, and the OS lets go of its claim
+      assertThat(first.waitFor(30, TimeUnit.SECONDS)).isTrue();
+      Process third = claiming(port);
+      assertThat(firstLine(third)).as("once the first is gone").isEqualTo("claimed " + port);
+      third.getOutputStream().close();
+      assertThat(third.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    } finally {
+      first.destroyForcibly();
+    }
+  }
+
+  private static Process claiming(int port) throws IOException {
+    return new ProcessBuilder(
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-cp",
+            System.getProperty("java.class.path"),
+            ClaimingJvm.class.getName(),
+            Integer.toString(port))
+        .redirectErrorStream(true)
+        .start();
+  }
+
+  private static String firstLine(Process process) throws IOException {
+    return new BufferedReader(
+            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))
+        .readLine();
+  }
+
+  /**
+   * Another JVM: tries to claim the port it is given, says whether, and lives until its input ends.
+   */
+  static final class ClaimingJvm {
+    public static void main(String[] args) throws IOException {
+      int port = Integer.parseInt(args[0]);
+      System.out.println((LoopbackPorts.claim(port) ? "claimed " : "not claimed ") + port);
+      System.out.flush();
+      System.in.readAllBytes();
     }
   }
 }
