@@ -80,9 +80,13 @@ final class ClientSuites {
       throws IOException, InterruptedException {
     Files.createDirectories(NPM_LOCK.getParent());
     try (FileChannel channel =
-            FileChannel.open(NPM_LOCK, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-        FileLock held = channel.lock()) {
-      return npmHoldingTheLock(script, env);
+        FileChannel.open(NPM_LOCK, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+      FileLock held = channel.lock(); // waits while another JVM's suite runs
+      try {
+        return npmHoldingTheLock(script, env);
+      } finally {
+        held.release();
+      }
     }
   }
 
