@@ -26,11 +26,11 @@ import java.util.concurrent.ThreadLocalRandom;
  * restarted broker that never comes back. {@link #stable()} picks a port below the ephemeral range,
  * which outgoing connections never use, and never the same port twice in one JVM.
  *
- * <p>Nor one another JVM on this machine holds: the tests of a module run in two JVMs at once, and
- * a port one of them gave to a part that is down is free to the other's bind. Each port given is
- * claimed by an OS file lock on {@code <java.io.tmpdir>/effectledger-ports/<port>}, held until the
- * JVM exits (the OS releases it then, however the JVM ended), and a port another live JVM claimed
- * is never given. A directory that cannot be written leaves the claim to this JVM alone.
+ * <p>Nor a port another JVM on this machine gave out: the tests of a module run in two JVMs at
+ * once, and a port one of them gave to a part that is down is free to the other's bind. Each port
+ * given is claimed by an OS file lock on {@code <java.io.tmpdir>/effectledger-ports/<port>}, held
+ * until the JVM exits (the OS releases it then, however the JVM ended), and a port another live JVM
+ * claimed is never given. A directory that cannot be written leaves the claim to this JVM alone.
  */
 public final class LoopbackPorts {
 

@@ -16,6 +16,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.LocalTime;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
@@ -463,8 +465,13 @@ public final class ChaosRun {
     return TimeUnit.MILLISECONDS.toNanos(min + schedule.nextLong(spread));
   }
 
+  /**
+   * A progress line, after the time of day (the parts' logs carry it too), so that a CI log tells
+   * how long each phase of a run took: start-up, faults, the workload's end, quiescence, the
+   * checks.
+   */
   static void say(String message) {
-    System.out.println(message);
+    System.out.println(LocalTime.now().truncatedTo(ChronoUnit.SECONDS) + " " + message);
     System.out.flush();
   }
 }
