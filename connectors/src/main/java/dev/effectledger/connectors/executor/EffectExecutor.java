@@ -22,6 +22,7 @@ import dev.effectledger.schema.serde.SchemaRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -45,6 +46,7 @@ import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
 import org.apache.kafka.common.errors.OutOfOrderSequenceException;
 import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.errors.RetriableException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -83,6 +85,19 @@ public final class EffectExecutor implements AutoCloseable {
    * journal.
    */
   private static final Duration STABLE_OFFSETS_WAIT = Duration.ofMinutes(2);
+
+  /**
+   * How often the journal's markers below the group's committed offsets are tombstoned: each sweep
+   * reads the offsets back from the group coordinator (one request), so markers outlive their
+   * dispatch by about this long.
+   */
+  private static final Duration JOURNAL_SWEEP_EVERY = Duration.ofSeconds(1);
+
+  /**
+   * How long a sweep waits for the group's offsets to be stable (no transaction holding them
+   * pending) before it gives up until the next sweep.
+   */
+  private static final Duration JOURNAL_SWEEP_WAIT = Duration.ofSeconds(2);
 
   private final ExecutorConfig config;
   private final Map<String, Connector> connectors;
@@ -124,6 +139,7 @@ public final class EffectExecutor implements AutoCloseable {
 
   private boolean paused;
   private long lastCommitMs;
+  private long lastSweepMs;
 
   private EffectExecutor(
       ExecutorConfig config,
@@ -394,6 +410,7 @@ public final class EffectExecutor implements AutoCloseable {
         drainFinished(paused ? nextWait() : Duration.ZERO);
         if (clock.millis() - lastCommitMs >= config.commitInterval().toMillis()) {
           commit();
+          sweepJournal();
         }
         applyBackpressure();
         for (ConsumerRecord<byte[], byte[]> record :
@@ -465,6 +482,39 @@ public final class EffectExecutor implements AutoCloseable {
     }
     rewind();
     return false;
+  }
+
+  /**
+   * Stages tombstones for the journal's markers whose dispatch the group's committed offset has
+   * passed, as read back from the group coordinator, not as this executor sent it: a transaction
+   * that carried the offsets may still lose them (see {@link AttemptJournal}). The tombstones go
+   * into the next transaction. An offset fetch that does not become stable in time (a transaction
+   * holds the offsets pending) leaves the markers for the next sweep.
+   */
+  private void sweepJournal() {
+    if (journal == null || clock.millis() - lastSweepMs < JOURNAL_SWEEP_EVERY.toMillis()) {
+      return;
+    }
+    lastSweepMs = clock.millis();
+    Set<TopicPartition> sweepable = journal.sweepable();
+    if (sweepable.isEmpty()) {
+      return;
+    }
+    Map<TopicPartition, OffsetAndMetadata> committed;
+    try {
+      committed = consumer.committed(sweepable, JOURNAL_SWEEP_WAIT);
+    } catch (RetriableException e) { // a TimeoutException among them
+      log.debug("Journal sweep skipped: the group's offsets are not stable yet ({})", e.toString());
+      return;
+    }
+    Map<TopicPartition, Long> offsets = new HashMap<>();
+    committed.forEach(
+        (tp, offset) -> {
+          if (offset != null) {
+            offsets.put(tp, offset.offset());
+          }
+        });
+    journal.confirmed(offsets);
   }
 
   /**

@@ -175,6 +175,43 @@ class ExecutorSeamTest {
     assertThat(cluster.committed(Set.of(DISPATCH)).get(DISPATCH).offset()).isEqualTo(10);
   }
 
+  /**
+   * The outcome's transaction commits its records (outcomes, journal) but loses the offsets that
+   * passed the dispatches, and the executor is told it committed: the markers must stay until the
+   * group's offsets, read back, have passed them, so a successor that reads the dispatches again
+   * skips them rather than run them a second time.
+   */
+  @Test
+  void shouldNotRunADispatchAgainWhenItsOutcomeCommittedButItsOffsetsWereLost() {
+    List<String> keys = dispatchKeys(10);
+    LogProducer split = new LogProducer(cluster);
+    split.splitCommitsWith("tool-outcomes", Integer.MAX_VALUE);
+    EffectExecutor first = executor(split);
+    awaitOutcomes(keys);
+    await()
+        .during(Duration.ofMillis(1500)) // more than one journal sweep
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> cluster.compacted("tool-attempts." + LANE).size() == keys.size());
+    first.halt();
+    assertThat(cluster.committed(Set.of(DISPATCH)))
+        .containsEntry(DISPATCH, new OffsetAndMetadata(0));
+
+    executor(new LogProducer(cluster));
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () ->
+                cluster.committed(Set.of(DISPATCH)).get(DISPATCH).offset() == keys.size()
+                    && cluster.compacted("tool-attempts." + LANE).isEmpty());
+
+    assertThat(keys)
+        .allSatisfy(
+            k -> {
+              assertThat(downstream.calls(k)).as("calls of %s", k).isEqualTo(1);
+              assertThat(outcomes(k)).as("outcomes of %s", k).hasSize(1);
+            });
+  }
+
   @Test
   void shouldAnswerFromALookupRatherThanRunAgainWhenTheOutcomeTransactionAborts() {
     List<String> keys = dispatchKeys(10);

@@ -5,10 +5,12 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -32,13 +34,23 @@ import org.apache.kafka.common.TopicPartition;
  *   <li>the outcome's transaction turns it into an <em>answered</em> marker, not a tombstone:
  *       effects finish out of order and a partition's offsets commit only at its low watermark, so
  *       a dispatch answered above the watermark is still delivered again after a crash;
- *   <li>its tombstone goes into the transaction that commits an offset above the dispatch, after
- *       which nobody reads the dispatch again.
+ *   <li>its tombstone goes into a transaction <em>after</em> the group's committed offset, read
+ *       back from the group coordinator ({@link #confirmed}), is above the dispatch: nobody reads
+ *       the dispatch again then.
  * </ol>
  *
- * A dispatch read again meets one of three {@link Verdict verdicts}: no marker, run it; answered at
- * this very offset, its outcome is committed, so nothing is done again; anything else, it may have
- * acted, so it is answered from a lookup or as ambiguous, never run again.
+ * <p>Why not tombstone in the transaction that moves the offset past the dispatch, all or nothing
+ * with it: a Kafka transaction is not always all or nothing. A transaction coordinator that
+ * completes a commit after a broker restart skips the partitions whose leader it cannot find at
+ * that moment, taking them for deleted topics; their records stay pending until the producer's next
+ * transaction on that partition ends, and take its fate. A chaos run saw it (docs/chaos.md, "An
+ * answered dispatch run again"): the outcome and the marker's tombstone committed, the offsets were
+ * aborted by the next transaction, and the dispatch, read again with no marker, ran twice. A marker
+ * that outlives its dispatch is harmless; one that dies before it is not.
+ *
+ * <p>A dispatch read again meets one of three {@link Verdict verdicts}: no marker, run it; answered
+ * at this very offset, its outcome is committed, so nothing is done again; anything else, it may
+ * have acted, so it is answered from a lookup or as ambiguous, never run again.
  *
  * <p>Two dispatches can share a marker (the ledger under at-least-once can emit one attempt twice;
  * a key released after a provably effect-free attempt is dispatched again as attempt 1). A marker
@@ -163,12 +175,11 @@ public final class AttemptJournal {
   }
 
   /**
-   * The journal records of the transaction that commits {@code committing} (the offset each
-   * partition commits): the start markers staged, the answers recorded since the last transaction,
-   * and tombstones for every marker below its partition's committed offset. One record per marker,
-   * its final state in the transaction.
+   * The journal records of the next transaction: the start markers staged, the answers recorded
+   * since the last transaction, and the tombstones {@link #confirmed} staged. One record per
+   * marker, its final state in the transaction.
    */
-  public List<ProducerRecord<byte[], byte[]>> records(Map<TopicPartition, Long> committing) {
+  public List<ProducerRecord<byte[], byte[]>> records() {
     for (Answer a : answers) {
       Marker current = current(a.dispatch(), a.key());
       stage(
@@ -179,34 +190,58 @@ public final class AttemptJournal {
               : new Marker(Math.max(a.offset(), current.offset()), false, false));
     }
     answers.clear();
-    committing.forEach(
-        (tp, committed) -> {
-          List<String> below = new ArrayList<>();
-          Markers markers = partitions.get(tp);
-          if (markers != null) {
-            below.addAll(markers.byOffset.headMap(committed).values());
-          }
-          staged
-              .getOrDefault(tp, Map.of())
-              .forEach(
-                  (key, marker) -> {
-                    if (marker.isPresent()
-                        && marker.get().offset() >= 0
-                        && marker.get().offset() < committed) {
-                      below.add(key);
-                    }
-                  });
-          for (String key : below) {
-            Marker current = current(tp, key);
-            if (current != null && current.offset() >= 0 && current.offset() < committed) {
-              staged.computeIfAbsent(tp, t -> new LinkedHashMap<>()).put(key, Optional.empty());
-            }
-          }
-        });
     List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
     staged.forEach(
         (tp, changes) -> changes.forEach((key, marker) -> records.add(record(tp, key, marker))));
     return records;
+  }
+
+  /** True when the next transaction has journal records to carry. */
+  public boolean hasStaged() {
+    return !answers.isEmpty() || staged.values().stream().anyMatch(c -> !c.isEmpty());
+  }
+
+  /** True when {@code record}, one of {@link #records}, is a start marker. */
+  public static boolean isStart(ProducerRecord<byte[], byte[]> record) {
+    return record.value() != null
+        && new String(record.value(), StandardCharsets.UTF_8).startsWith("started ");
+  }
+
+  /**
+   * The dispatch partitions with a committed marker that an offset can pass: those whose offsets
+   * {@link #confirmed} is worth asking the group for.
+   */
+  public Set<TopicPartition> sweepable() {
+    Set<TopicPartition> sweepable = new HashSet<>();
+    partitions.forEach(
+        (tp, markers) -> {
+          if (!markers.byOffset.isEmpty()) {
+            sweepable.add(tp);
+          }
+        });
+    return sweepable;
+  }
+
+  /**
+   * Stages, for the next transaction, a tombstone for every marker below its partition's offset in
+   * {@code committed}: offsets read back from the group coordinator once no transaction held them
+   * pending, so no dispatch below them is read again. Never give it offsets this executor only
+   * sent.
+   */
+  public void confirmed(Map<TopicPartition, Long> committed) {
+    committed.forEach(
+        (tp, offset) -> {
+          Markers markers = partitions.get(tp);
+          if (markers == null) {
+            return;
+          }
+          for (String key : List.copyOf(markers.byOffset.headMap(offset).values())) {
+            Marker current = current(tp, key);
+            if (current != null && current.offset() >= 0 && current.offset() < offset) {
+              staged.computeIfAbsent(tp, t -> new LinkedHashMap<>()).put(key, Optional.empty());
+            }
+          }
+        });
   }
 
   /** The transaction carrying the staged records committed. */

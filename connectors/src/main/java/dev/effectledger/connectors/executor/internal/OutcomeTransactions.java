@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
-import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.Producer;
@@ -22,7 +21,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The executor's transactional publisher: finished work waits here for the next transaction, which
  * carries its outcomes and effect records, the attempt journal's records and the consumer offsets
- * at each partition's low watermark, all or nothing.
+ * at each partition's low watermark, all or nothing as far as Kafka keeps that promise (see {@link
+ * AttemptJournal} for where it does not, and what the journal does about it).
  */
 public final class OutcomeTransactions {
 
@@ -73,16 +73,15 @@ public final class OutcomeTransactions {
    *     AuthorizationException}) when the executor can commit nothing more
    */
   public boolean commit(Set<TopicPartition> starting, Supplier<ConsumerGroupMetadata> group) {
-    if (staged.isEmpty() && starting.isEmpty() && tracker.committable().isEmpty()) {
+    if (staged.isEmpty()
+        && starting.isEmpty()
+        && tracker.committable().isEmpty()
+        && (journal == null || !journal.hasStaged())) {
       return true;
     }
     Map<TopicPartition, OffsetAndMetadata> offsets = tracker.watermarks();
     List<ProducerRecord<byte[], byte[]>> journalRecords =
-        journal == null
-            ? List.of()
-            : journal.records(
-                offsets.entrySet().stream()
-                    .collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().offset())));
+        journal == null ? List.of() : journal.records();
     try {
       producer.beginTransaction();
       staged.forEach(work -> work.records().forEach(producer::send));

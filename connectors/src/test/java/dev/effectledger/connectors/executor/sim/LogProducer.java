@@ -13,13 +13,18 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 /**
  * A transactional {@link MockProducer} whose committed transactions land in a {@link
  * SimulatedCluster}; it can be told to fail the next commits of transactions that carry a record of
- * some topic (the transaction stays open and the executor aborts it).
+ * some topic (the transaction stays open and the executor aborts it), or to split them: the commit
+ * succeeds and the records land, but the consumer offsets do not, as when a transaction coordinator
+ * completing a commit after a broker restart skips the offsets partition and the producer's next
+ * transaction aborts there (docs/chaos.md, "An answered dispatch run again").
  */
 public final class LogProducer extends MockProducer<byte[], byte[]> {
 
   private final SimulatedCluster cluster;
   private final AtomicInteger failures = new AtomicInteger();
   private volatile String failingTopic;
+  private final AtomicInteger splits = new AtomicInteger();
+  private volatile String splitTopic;
 
   public LogProducer(SimulatedCluster cluster) {
     super(true, null, new ByteArraySerializer(), new ByteArraySerializer());
@@ -30,6 +35,15 @@ public final class LogProducer extends MockProducer<byte[], byte[]> {
   public void failCommitsWith(String topic, int times) {
     failingTopic = topic;
     failures.set(times);
+  }
+
+  /**
+   * The next {@code times} commits of a transaction with a record of {@code topic} land their
+   * records and lose their consumer offsets, and the producer is told they committed.
+   */
+  public void splitCommitsWith(String topic, int times) {
+    splitTopic = topic;
+    splits.set(times);
   }
 
   @Override
@@ -43,6 +57,10 @@ public final class LogProducer extends MockProducer<byte[], byte[]> {
     super.commitTransaction();
     for (ProducerRecord<byte[], byte[]> r : records) {
       cluster.append(r.topic(), r.partition() == null ? 0 : r.partition(), r.key(), r.value());
+    }
+    if (records.stream().anyMatch(r -> r.topic().equals(splitTopic))
+        && splits.getAndDecrement() > 0) {
+      return;
     }
     offsets.values().forEach(cluster::commit);
   }
