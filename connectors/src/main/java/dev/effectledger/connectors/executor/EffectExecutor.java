@@ -507,6 +507,11 @@ public final class EffectExecutor implements AutoCloseable {
       log.debug("Journal sweep skipped: the group's offsets are not stable yet ({})", e.toString());
       return;
     }
+    journal.confirmed(offsets(committed));
+  }
+
+  private static Map<TopicPartition, Long> offsets(
+      Map<TopicPartition, OffsetAndMetadata> committed) {
     Map<TopicPartition, Long> offsets = new HashMap<>();
     committed.forEach(
         (tp, offset) -> {
@@ -514,7 +519,7 @@ public final class EffectExecutor implements AutoCloseable {
             offsets.put(tp, offset.offset());
           }
         });
-    journal.confirmed(offsets);
+    return offsets;
   }
 
   /**
@@ -592,8 +597,12 @@ public final class EffectExecutor implements AutoCloseable {
       if (journal != null && !journalled.isEmpty()) {
         // Waits until no transaction holds a pending offset commit for these partitions: every
         // transaction that wrote a start marker for them did, so it has committed or aborted.
-        consumer.committed(new HashSet<>(journalled), STABLE_OFFSETS_WAIT);
+        Map<TopicPartition, OffsetAndMetadata> committed =
+            consumer.committed(new HashSet<>(journalled), STABLE_OFFSETS_WAIT);
         journalReader.load(journal, journalled);
+        // Markers a predecessor left below the committed offsets are dead: tombstoned in the
+        // first transaction, and no verdict sees them before that.
+        journal.confirmed(offsets(committed));
       }
     }
 
