@@ -86,6 +86,12 @@ public final class EffectExecutor implements AutoCloseable {
    */
   private static final Duration STABLE_OFFSETS_WAIT = Duration.ofMinutes(2);
 
+  /** How long start markers may take to be readable as committed before they are written again. */
+  private static final Duration START_SETTLE_WAIT = Duration.ofSeconds(1);
+
+  /** Commits of one set of start markers before their effects are given up for this read. */
+  private static final int START_SETTLE_ROUNDS = 3;
+
   /**
    * How often the journal's markers below the group's committed offsets are tombstoned: each sweep
    * reads the offsets back from the group coordinator (one request), so markers outlive their
@@ -477,9 +483,47 @@ public final class EffectExecutor implements AutoCloseable {
    */
   private boolean commit(Set<TopicPartition> starting) {
     lastCommitMs = clock.millis();
-    if (transactions.commit(starting, consumer::groupMetadata)) {
-      return true;
+    if (!transactions.commit(starting, consumer::groupMetadata)) {
+      rewind();
+      return false;
     }
+    return starting.isEmpty() || journalReader == null || startsSettled(starting);
+  }
+
+  /**
+   * After a transaction with start markers for {@code starting} was reported committed: true once
+   * they can be read as committed ({@link JournalReader#settled}). Until then they are committed
+   * again, in a new transaction whose commit marker also ends the first one's records there, up to
+   * {@link #START_SETTLE_ROUNDS} times; then the effects are not run and their dispatches are read
+   * again (the journal keeps their markers as started: answered from a lookup or held, never run).
+   */
+  private boolean startsSettled(Set<TopicPartition> starting) {
+    List<TopicPartition> journalPartitions =
+        starting.stream().map(AttemptJournal::journalPartition).toList();
+    for (int round = 1; ; round++) {
+      if (journalReader.settled(journalPartitions, START_SETTLE_WAIT)) {
+        return true;
+      }
+      if (round == START_SETTLE_ROUNDS) {
+        break;
+      }
+      log.warn(
+          "Start markers on {} were reported committed but cannot be read as committed after {}"
+              + " (a broker restart can leave a transaction's records there pending); committing"
+              + " them again",
+          journalPartitions,
+          START_SETTLE_WAIT);
+      journal.reassertStarts();
+      if (!transactions.commit(starting, consumer::groupMetadata)) {
+        rewind();
+        return false;
+      }
+    }
+    log.warn(
+        "Start markers on {} still cannot be read as committed; their effects do not run, and their"
+            + " dispatches are read again and answered from a lookup or held. Check the brokers'"
+            + " health.",
+        journalPartitions);
     rewind();
     return false;
   }

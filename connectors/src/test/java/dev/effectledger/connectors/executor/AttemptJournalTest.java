@@ -253,4 +253,23 @@ class AttemptJournalTest {
         .containsExactly(
             "k#1 started 9 executor-1", "m#1 started 14 executor-1", "old#1 started -1 executor-1");
   }
+
+  @Test
+  void shouldStageAgainTheStartMarkersOfTheLastTransactionAsTheyAreNow() {
+    journal.start(P0, "k#1", 7);
+    journal.start(P0, "m#1", 8);
+    commit();
+    journal.answer(P0, "m#1", 8, false);
+
+    journal.reassertStarts();
+
+    assertThat(journal.records())
+        .extracting(r -> new String(r.key(), StandardCharsets.UTF_8) + " " + value(r))
+        .containsExactlyInAnyOrder("k#1 started 7 executor-1", "m#1 answered 8 effect");
+    journal.committed();
+    journal.answer(P0, "k#1", 7, false);
+    commit();
+    journal.reassertStarts();
+    assertThat(journal.records()).as("the last transaction carried no start").isEmpty();
+  }
 }

@@ -212,6 +212,37 @@ class ExecutorSeamTest {
             });
   }
 
+  /**
+   * The start markers' transaction is reported committed, but its commit marker never reaches the
+   * journal partition (the coordinator skipped it); the producer's next transaction there aborts,
+   * taking the start markers with it, and the executor dies. An executor that had run the effects
+   * on the word of the commit alone would leave a successor no marker: it would run them again.
+   */
+  @Test
+  void shouldNotRunAnEffectBeforeItsStartMarkerIsReadableAsCommitted() {
+    List<String> keys = dispatchKeys(10);
+    LogProducer producer = new LogProducer(cluster);
+    producer.skipMarkersOn("tool-attempts." + LANE, 1);
+    producer.failCommitsWith("tool-outcomes", 1);
+    producer.dieAfterAbort();
+    EffectExecutor first = executor(producer);
+    await().atMost(Duration.ofSeconds(30)).until(() -> !first.isRunning());
+
+    executor(new LogProducer(cluster));
+    awaitOutcomes(keys);
+
+    assertThat(keys)
+        .allSatisfy(
+            k -> {
+              assertThat(downstream.calls(k)).as("calls of %s", k).isEqualTo(1);
+              assertThat(outcomes(k))
+                  .as("outcomes of %s: the first executor's aborted, found by a lookup", k)
+                  .singleElement()
+                  .extracting(Outcome::getEffectId)
+                  .isEqualTo("fx_found");
+            });
+  }
+
   @Test
   void shouldAnswerFromALookupRatherThanRunAgainWhenTheOutcomeTransactionAborts() {
     List<String> keys = dispatchKeys(10);

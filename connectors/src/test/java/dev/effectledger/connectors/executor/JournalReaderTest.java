@@ -8,6 +8,9 @@ import dev.effectledger.connectors.executor.internal.AttemptJournal.Verdict;
 import dev.effectledger.connectors.executor.internal.HangingTransactions.Decision;
 import dev.effectledger.connectors.executor.internal.HangingTransactions.Hanging;
 import dev.effectledger.connectors.executor.internal.JournalReader;
+import dev.effectledger.connectors.executor.sim.LogConsumer;
+import dev.effectledger.connectors.executor.sim.LogProducer;
+import dev.effectledger.connectors.executor.sim.SimulatedCluster;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -15,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -234,5 +238,42 @@ class JournalReaderTest {
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("Could not read the attempt journal")
         .hasMessageNotContaining("hanging");
+  }
+
+  /**
+   * Start markers reported committed whose commit marker never reached the partition (the
+   * coordinator skipped it) are not settled; the producer's next transaction there settles them.
+   */
+  @Test
+  void shouldSettleStartMarkersOnlyOnceTheyCanBeReadAsCommitted() {
+    SimulatedCluster cluster = new SimulatedCluster();
+    JournalReader journalReader =
+        new JournalReader(
+            new LogConsumer(cluster),
+            partitions -> partitions.stream().collect(Collectors.toMap(tp -> tp, cluster::end)),
+            Duration.ofSeconds(10),
+            () -> {});
+    LogProducer producer = new LogProducer(cluster);
+    producer.initTransactions();
+    producer.skipMarkersOn(JOURNAL.topic(), 1);
+    Runnable commitAMarker =
+        () -> {
+          producer.beginTransaction();
+          producer.send(
+              new ProducerRecord<>(
+                  JOURNAL.topic(),
+                  JOURNAL.partition(),
+                  "k#1".getBytes(),
+                  "started 0 e".getBytes()));
+          producer.commitTransaction();
+        };
+
+    commitAMarker.run();
+    assertThat(journalReader.settled(List.of(JOURNAL), Duration.ofMillis(50)))
+        .as("reported committed, still pending")
+        .isFalse();
+    commitAMarker.run();
+    assertThat(journalReader.settled(List.of(JOURNAL), Duration.ofMillis(50))).isTrue();
+    assertThat(cluster.records(JOURNAL.topic())).as("both committed").hasSize(2);
   }
 }

@@ -30,7 +30,9 @@ import org.apache.kafka.common.TopicPartition;
  *
  * <ol>
  *   <li>a <em>started</em> marker is committed, with the consumer offsets and the group's
- *       generation (so a fenced executor cannot start anything), before the effect runs;
+ *       generation (so a fenced executor cannot start anything), and read back as committed (the
+ *       journal partition's last stable offset has passed it, {@link JournalReader#settled}),
+ *       before the effect runs;
  *   <li>the outcome's transaction turns it into an <em>answered</em> marker, not a tombstone:
  *       effects finish out of order and a partition's offsets commit only at its low watermark, so
  *       a dispatch answered above the watermark is still delivered again after a crash;
@@ -46,7 +48,9 @@ import org.apache.kafka.common.TopicPartition;
  * transaction on that partition ends, and take its fate. A chaos run saw it (docs/chaos.md, "An
  * answered dispatch run again"): the outcome and the marker's tombstone committed, the offsets were
  * aborted by the next transaction, and the dispatch, read again with no marker, ran twice. A marker
- * that outlives its dispatch is harmless; one that dies before it is not.
+ * that outlives its dispatch is harmless; one that dies before it is not. The same skip can leave a
+ * start marker pending after its commit was reported, to be aborted with the producer's next
+ * transaction there; hence the read back before the effect runs.
  *
  * <p>A dispatch read again meets one of three {@link Verdict verdicts}: no marker, run it; answered
  * at this very offset, its outcome is committed, so nothing is done again; anything else, it may
@@ -119,6 +123,9 @@ public final class AttemptJournal {
   private final Map<TopicPartition, Map<String, Optional<Marker>>> staged = new LinkedHashMap<>();
 
   private final List<Answer> answers = new ArrayList<>();
+
+  /** The start markers the last committed transaction carried, by partition and key. */
+  private final Map<TopicPartition, Set<String>> lastStarts = new HashMap<>();
 
   /** A journal whose start markers name {@code owner} (the executor's transactional id). */
   public AttemptJournal(String owner) {
@@ -244,8 +251,35 @@ public final class AttemptJournal {
         });
   }
 
+  /**
+   * Stages again the start markers the last committed transaction carried, as they are now: for a
+   * transaction whose commit was reported but whose markers cannot be read as committed (see {@link
+   * JournalReader#settled}). Writing them again is harmless, and the next transaction's commit
+   * marker ends the first one's records too.
+   */
+  public void reassertStarts() {
+    lastStarts.forEach(
+        (tp, keys) ->
+            keys.forEach(
+                key -> {
+                  Marker current = current(tp, key);
+                  if (current != null && !current.answered()) {
+                    stage(tp, key, current);
+                  }
+                }));
+  }
+
   /** The transaction carrying the staged records committed. */
   public void committed() {
+    lastStarts.clear();
+    staged.forEach(
+        (tp, changes) ->
+            changes.forEach(
+                (key, marker) -> {
+                  if (marker.isPresent() && !marker.get().answered()) {
+                    lastStarts.computeIfAbsent(tp, t -> new HashSet<>()).add(key);
+                  }
+                }));
     staged.forEach(
         (tp, changes) -> {
           Markers markers = partitions.get(tp);
@@ -332,6 +366,7 @@ public final class AttemptJournal {
         tp -> {
           partitions.remove(tp);
           staged.remove(tp);
+          lastStarts.remove(tp);
         });
     answers.removeIf(a -> dispatchPartitions.contains(a.dispatch()));
   }

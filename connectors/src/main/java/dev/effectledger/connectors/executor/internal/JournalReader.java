@@ -16,6 +16,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -52,6 +53,9 @@ public final class JournalReader implements AutoCloseable {
 
   /** How long a load waits before it looks for a hanging transaction holding it back. */
   private static final Duration CHECK_EVERY = Duration.ofSeconds(5);
+
+  /** How often {@link #settled} asks for the last stable offsets again. */
+  private static final Duration SETTLE_POLL = Duration.ofMillis(2);
 
   /** Repairs in one load, after which a transaction still hanging stops the executor. */
   private static final int MAX_REPAIRS = 3;
@@ -183,6 +187,40 @@ public final class JournalReader implements AutoCloseable {
           hanging.close();
           admin.close(Duration.ZERO);
         });
+  }
+
+  /**
+   * Whether everything written to {@code journalPartitions} so far can be read as committed: their
+   * last stable offset (what a read_committed reader can read up to) reaches their high watermark,
+   * taken now, within {@code wait}. Asked after a transaction with start markers was reported
+   * committed: a transaction coordinator that completes a commit after a broker restart skips the
+   * partitions whose leader it cannot find, and their records then stay pending, to take the fate
+   * of the producer's next transaction there, which may abort. False also when the offsets cannot
+   * be read, or another producer's open transaction holds a partition back: the caller treats the
+   * markers as not yet written, never as absent.
+   */
+  public boolean settled(Collection<TopicPartition> journalPartitions, Duration wait) {
+    long deadline = System.nanoTime() + wait.toNanos();
+    try {
+      Map<TopicPartition, Long> written = highWatermarks.apply(journalPartitions);
+      while (true) {
+        Map<TopicPartition, Long> stable = reader.endOffsets(journalPartitions, wait);
+        if (journalPartitions.stream()
+            .allMatch(tp -> stable.getOrDefault(tp, -1L) >= written.getOrDefault(tp, 0L))) {
+          return true;
+        }
+        if (System.nanoTime() >= deadline) {
+          return false;
+        }
+        Thread.sleep(SETTLE_POLL.toMillis());
+      }
+    } catch (KafkaException | IllegalStateException e) {
+      log.debug("Could not read the end offsets of {}: {}", journalPartitions, e.toString());
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
   }
 
   /** Reads the committed markers of these dispatch partitions into {@code journal}. */

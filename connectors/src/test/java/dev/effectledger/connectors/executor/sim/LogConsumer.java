@@ -14,9 +14,9 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * A {@link MockConsumer} that reads a {@link SimulatedCluster}'s logs from its positions, so a seek
- * re-reads, and whose committed offsets are the cluster's: what a real consumer of a group sees
- * after a crash or a rewind.
+ * A read_committed {@link MockConsumer} that reads a {@link SimulatedCluster}'s logs from its
+ * positions, so a seek re-reads, and whose committed offsets are the cluster's: what a real
+ * consumer of a group sees after a crash or a rewind.
  */
 public final class LogConsumer extends MockConsumer<byte[], byte[]> {
 
@@ -53,11 +53,18 @@ public final class LogConsumer extends MockConsumer<byte[], byte[]> {
     partitions.forEach(tp -> seek(tp, 0));
   }
 
+  /** A read_committed consumer's end offsets: each partition's last stable offset. */
   @Override
   public synchronized Map<TopicPartition, Long> endOffsets(Collection<TopicPartition> partitions) {
     Map<TopicPartition, Long> ends = new HashMap<>();
-    partitions.forEach(tp -> ends.put(tp, cluster.end(tp)));
+    partitions.forEach(tp -> ends.put(tp, cluster.stableEnd(tp)));
     return ends;
+  }
+
+  @Override
+  public synchronized Map<TopicPartition, Long> endOffsets(
+      Collection<TopicPartition> partitions, Duration timeout) {
+    return endOffsets(partitions);
   }
 
   @Override
@@ -68,11 +75,11 @@ public final class LogConsumer extends MockConsumer<byte[], byte[]> {
       if (paused().contains(tp)) {
         continue;
       }
-      List<ConsumerRecord<byte[], byte[]>> records = cluster.read(tp, position(tp), 500);
-      if (!records.isEmpty()) {
-        out.put(tp, new ArrayList<>(records));
-        seek(tp, records.get(records.size() - 1).offset() + 1);
+      SimulatedCluster.Read read = cluster.read(tp, position(tp), 500);
+      if (!read.records().isEmpty()) {
+        out.put(tp, new ArrayList<>(read.records()));
       }
+      seek(tp, read.next());
     }
     if (out.isEmpty() && !timeout.isZero()) {
       try {
