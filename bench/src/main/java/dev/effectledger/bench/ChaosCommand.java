@@ -206,6 +206,7 @@ final class ChaosCommand implements Callable<Integer> {
         | of them held when their pending timeout passed | %,d |
         | reconciler at the end | %s |
         | reconciler resolutions replayed late, as the key's next life was dispatched | %,d |
+        | transaction markers a coordinator skipped (partition leader unknown after a restart) | %,d |
         | wall time | %d s |
         | violations | %d |
 
@@ -245,6 +246,7 @@ final class ChaosCommand implements Callable<Integer> {
                 r.heldAfterPendingTimeout(),
                 r.reconciliation(),
                 r.staleResolutionsReplayed(),
+                r.skippedMarkers(),
                 r.seconds(),
                 r.violations().size(),
                 r.violations().isEmpty()

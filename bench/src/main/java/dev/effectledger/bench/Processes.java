@@ -160,6 +160,10 @@ public final class Processes implements AutoCloseable {
     return node;
   }
 
+  /** The broker class that logs the transaction markers it skips. */
+  public static final String SKIPPED_MARKERS_LOGGER =
+      "kafka.coordinator.transaction.TransactionMarkerChannelManager";
+
   /** A process of {@code effectledger <args>} with a small serial-GC heap, not started yet. */
   public Node jar(String name, String heap, String... args) {
     List<String> command =
@@ -169,6 +173,9 @@ public final class Processes implements AutoCloseable {
                 "-Xmx" + heap,
                 "-XX:+UseSerialGC",
                 "-XX:TieredStopAtLevel=1",
+                // a transaction coordinator that skips a partition's commit or abort marker says
+                // so at INFO (ChaosDeployment.skippedMarkers counts it)
+                "-Dorg.slf4j.simpleLogger.log." + SKIPPED_MARKERS_LOGGER + "=info",
                 "-jar",
                 jar.toString()));
     command.addAll(List.of(args));

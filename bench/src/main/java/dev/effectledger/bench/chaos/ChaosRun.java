@@ -110,6 +110,7 @@ public final class ChaosRun {
       long doubleEffectAudits,
       ToolReport reconciliation,
       int staleResolutionsReplayed,
+      long skippedMarkers,
       long seconds,
       List<String> violations) {
 
@@ -118,7 +119,7 @@ public final class ChaosRun {
           "chaos: %d actions (%d steps), %d process kills (executors killed with %s requests in flight),"
               + " %d agent kills, %d broker faults, %d restarts after a process exited on its own, %d effects, %d actions with"
               + " more effects than meant, %d of %d steps answered, %d intents and %d replies, %d keys held as UNKNOWN on the"
-              + " way (%d after their pending timeout), %d double effects audited by the ledger, reconciler %s, %d stale resolutions replayed, %d s,"
+              + " way (%d after their pending timeout), %d double effects audited by the ledger, reconciler %s, %d stale resolutions replayed, %d transaction markers skipped by a coordinator, %d s,"
               + " %d violation(s)",
           actions,
           steps,
@@ -138,6 +139,7 @@ public final class ChaosRun {
           doubleEffectAudits,
           reconciliation,
           staleResolutionsReplayed,
+          skippedMarkers,
           seconds,
           violations.size());
     }
@@ -352,6 +354,7 @@ public final class ChaosRun {
               found.doubleEffectAudits(),
               report,
               stale.replayed(),
+              deployment.skippedMarkers(),
               TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started),
               List.copyOf(violations));
       say(result.summary());
