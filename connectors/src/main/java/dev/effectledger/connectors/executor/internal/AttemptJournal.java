@@ -208,12 +208,6 @@ public final class AttemptJournal {
     return !answers.isEmpty() || staged.values().stream().anyMatch(c -> !c.isEmpty());
   }
 
-  /** True when {@code record}, one of {@link #records}, is a start marker. */
-  public static boolean isStart(ProducerRecord<byte[], byte[]> record) {
-    return record.value() != null
-        && new String(record.value(), StandardCharsets.UTF_8).startsWith("started ");
-  }
-
   /**
    * The dispatch partitions with a committed marker that an offset can pass: those whose offsets
    * {@link #confirmed} is worth asking the group for.
