@@ -10,6 +10,7 @@ import dev.effectledger.connectors.Connectors;
 import dev.effectledger.connectors.EffectOutcome;
 import dev.effectledger.connectors.EffectRequest;
 import dev.effectledger.connectors.Fixtures;
+import dev.effectledger.connectors.executor.internal.AttemptJournal;
 import dev.effectledger.connectors.kafka.KafkaConnector;
 import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.policy.AmbiguityPolicy;
@@ -266,6 +267,44 @@ class ExecutorIT {
                         + "\"effectIdPointer\":\"/id\""
                         + (lookup ? ",\"lookupUrl\":\"" + downstream.url() + "?key={key}\"" : "")
                         + "}")));
+  }
+
+  /**
+   * On a real broker: every marker is answered by its outcome's transaction and tombstoned later,
+   * once the sweep has read the group's offsets back past its dispatch, while the executor runs.
+   */
+  @Test
+  void shouldTombstoneEachMarkerAfterItsAnswerOnceTheOffsetsReadBackHavePassedIt()
+      throws Exception {
+    downstream.honoursKeys(false);
+    List<String> keys = keys(20);
+    ToolPolicies policies = chargeOnKeyIgnoringApi(ToolClass.IRREVERSIBLE, true);
+    try (EffectExecutor executor = start(policies, config());
+        TopicCollector<String> journal =
+            new TopicCollector<>(
+                kafka.bootstrapServers(),
+                AttemptJournal.journalTopic(lane),
+                new StringDeserializer())) {
+      dispatch(keys, "charge");
+      awaitOutcomes(keys);
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () ->
+                  keys.stream()
+                      .map(k -> journal.byKey.get(AttemptJournal.marker(k, 1)))
+                      .allMatch(history -> history != null && history.contains(null)));
+      assertThat(executor.isRunning()).isTrue();
+      assertThat(keys)
+          .allSatisfy(
+              k ->
+                  assertThat(journal.byKey.get(AttemptJournal.marker(k, 1)))
+                      .as("the marker of %s: started, answered, then removed", k)
+                      .satisfiesExactly(
+                          started -> assertThat(started).startsWith("started "),
+                          answered -> assertThat(answered).startsWith("answered "),
+                          removed -> assertThat(removed).isNull()));
+    }
   }
 
   @Test

@@ -67,8 +67,8 @@ public final class HangingSweep {
    *       pending offset commit never runs an effect again (no dispatch below it is read again, and
    *       the executor commits an offset only past dispatches it answered), while aborting one
    *       whose transaction committed has them read again: before 2026-11-26 that transaction also
-   *       removed the start markers of the dispatches below it from the attempt journal, so they ran
-   *       again; now markers are removed only once the offsets are read back ({@link
+   *       removed the start markers of the dispatches below it from the attempt journal, so they
+   *       ran again; now markers are removed only once the offsets are read back ({@link
    *       AttemptJournal#confirmed}), and a dispatch read again is skipped or answered by lookup,
    *       still work the commit saves. A hanging offset commit of another producer is left alone
    *       (it is another group's), and warned of once.
