@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -231,15 +232,22 @@ class ExecutorSeamTest {
     executor(new LogProducer(cluster));
     awaitOutcomes(keys);
 
+    // the first executor's outcomes aborted: the successor found each effect by a lookup
+    assertOneCallAndOneOutcomeEach(keys, Outcome::getEffectId, "fx_found");
+  }
+
+  /** Each key called once downstream, with one outcome whose {@code field} is {@code expected}. */
+  private void assertOneCallAndOneOutcomeEach(
+      List<String> keys, Function<Outcome, Object> field, Object expected) {
     assertThat(keys)
         .allSatisfy(
             k -> {
               assertThat(downstream.calls(k)).as("calls of %s", k).isEqualTo(1);
               assertThat(outcomes(k))
-                  .as("outcomes of %s: the first executor's aborted, found by a lookup", k)
+                  .as("outcomes of %s", k)
                   .singleElement()
-                  .extracting(Outcome::getEffectId)
-                  .isEqualTo("fx_found");
+                  .extracting(field)
+                  .isEqualTo(expected);
             });
   }
 
@@ -251,16 +259,7 @@ class ExecutorSeamTest {
     executor(producer);
     awaitOutcomes(keys);
 
-    assertThat(keys)
-        .allSatisfy(
-            k -> {
-              assertThat(downstream.calls(k)).as("calls of %s", k).isEqualTo(1);
-              assertThat(outcomes(k))
-                  .as("outcomes of %s", k)
-                  .singleElement()
-                  .extracting(Outcome::getStatus)
-                  .isEqualTo(OutcomeStatus.SUCCEEDED);
-            });
+    assertOneCallAndOneOutcomeEach(keys, Outcome::getStatus, OutcomeStatus.SUCCEEDED);
     assertThat(keys)
         .as("some outcomes came from a lookup after the abort")
         .anyMatch(k -> "fx_found".equals(outcomes(k).get(0).getEffectId()));
