@@ -77,6 +77,9 @@ class ConsoleBrowserIT {
             .build();
     browser = new ChromeDriver(service, options);
     browser.manage().timeouts().pageLoadTimeout(Duration.ofSeconds(30));
+    // A click that submits a form returns before the next page is there: a lookup right after it
+    // waits for its element (CI of 2026-11-26 read #derived before the keys page had loaded).
+    browser.manage().timeouts().implicitlyWait(Duration.ofSeconds(10));
   }
 
   /** Debian's chromium and chromium-driver, installed by app/scripts/install-browser if missing. */
