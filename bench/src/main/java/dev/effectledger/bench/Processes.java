@@ -161,7 +161,7 @@ public final class Processes implements AutoCloseable {
   }
 
   /** The broker class that logs the transaction markers it skips. */
-  public static final String SKIPPED_MARKERS_LOGGER =
+  private static final String SKIPPED_MARKERS_LOGGER =
       "kafka.coordinator.transaction.TransactionMarkerChannelManager";
 
   /** A process of {@code effectledger <args>} with a small serial-GC heap, not started yet. */

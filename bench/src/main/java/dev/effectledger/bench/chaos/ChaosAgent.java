@@ -227,9 +227,9 @@ public final class ChaosAgent {
   /**
    * A client whose calls wait at most 45 s for a final answer. 20 s was tried on 2026-11-26 (the
    * first pass's last calls, those a fault had hit, keep a run waiting up to this long before its
-   * replays): two CI runs passed with it and the third met a double effect in the single-broker run
-   * (docs/chaos.md, "An answered dispatch run again"), so it went back to 45 s until that is
-   * understood.
+   * replays): two CI runs passed with it and the third met a double effect in the single-broker
+   * run, so it went back to 45 s. That double effect turned out to be the executor's, not the
+   * agents' (docs/chaos.md, "An answered dispatch run again", fixed), so 20 s may be tried again.
    */
   private ToolCallClient newClient() {
     return ToolCallClient.builder()

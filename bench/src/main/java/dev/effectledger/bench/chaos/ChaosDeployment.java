@@ -4,6 +4,7 @@ import dev.effectledger.bench.Processes;
 import dev.effectledger.bench.Processes.Node;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -65,7 +66,7 @@ record ChaosDeployment(
   long skippedMarkers() {
     try (var lines = Files.lines(cluster.log(), StandardCharsets.UTF_8)) {
       return lines.filter(l -> l.contains("hence can be skipped")).count();
-    } catch (IOException | java.io.UncheckedIOException e) {
+    } catch (IOException | UncheckedIOException e) {
       ChaosRun.say("could not read " + cluster.log() + ": " + e.getMessage());
       return 0;
     }

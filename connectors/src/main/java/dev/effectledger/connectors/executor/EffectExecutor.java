@@ -513,7 +513,7 @@ public final class EffectExecutor implements AutoCloseable {
               + " them again",
           journalPartitions,
           START_SETTLE_WAIT);
-      journal.reassertStarts();
+      journal.reassertStarts(starting);
       if (!transactions.commit(starting, consumer::groupMetadata)) {
         rewind();
         return false;

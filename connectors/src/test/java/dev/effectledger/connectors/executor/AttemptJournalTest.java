@@ -255,13 +255,13 @@ class AttemptJournalTest {
   }
 
   @Test
-  void shouldStageAgainTheStartMarkersOfTheLastTransactionAsTheyAreNow() {
+  void shouldStageAgainTheUnansweredMarkersOfAPartitionAsTheyAreNow() {
     journal.start(P0, "k#1", 7);
     journal.start(P0, "m#1", 8);
     commit();
     journal.answer(P0, "m#1", 8, false);
 
-    journal.reassertStarts();
+    journal.reassertStarts(List.of(P0));
 
     assertThat(journal.records())
         .extracting(r -> new String(r.key(), StandardCharsets.UTF_8) + " " + value(r))
@@ -269,7 +269,7 @@ class AttemptJournalTest {
     journal.committed();
     journal.answer(P0, "k#1", 7, false);
     commit();
-    journal.reassertStarts();
-    assertThat(journal.records()).as("the last transaction carried no start").isEmpty();
+    journal.reassertStarts(List.of(P0));
+    assertThat(journal.records()).as("no marker is unanswered").isEmpty();
   }
 }

@@ -124,9 +124,6 @@ public final class AttemptJournal {
 
   private final List<Answer> answers = new ArrayList<>();
 
-  /** The start markers the last committed transaction carried, by partition and key. */
-  private final Map<TopicPartition, Set<String>> lastStarts = new HashMap<>();
-
   /** A journal whose start markers name {@code owner} (the executor's transactional id). */
   public AttemptJournal(String owner) {
     this.owner = owner;
@@ -246,34 +243,29 @@ public final class AttemptJournal {
   }
 
   /**
-   * Stages again the start markers the last committed transaction carried, as they are now: for a
-   * transaction whose commit was reported but whose markers cannot be read as committed (see {@link
-   * JournalReader#settled}). Writing them again is harmless, and the next transaction's commit
-   * marker ends the first one's records too.
+   * Stages again, as they are, the committed markers of {@code dispatchPartitions} that are not
+   * answered (those the last transaction started among them): for a transaction whose commit was
+   * reported but whose markers cannot be read as committed (see {@link JournalReader#settled}).
+   * Writing them again is harmless, and the next transaction's commit marker ends the first one's
+   * records too. A marker with a change staged keeps that change.
    */
-  public void reassertStarts() {
-    lastStarts.forEach(
-        (tp, keys) ->
-            keys.forEach(
-                key -> {
-                  Marker current = current(tp, key);
-                  if (current != null && !current.answered()) {
-                    stage(tp, key, current);
-                  }
-                }));
+  public void reassertStarts(Collection<TopicPartition> dispatchPartitions) {
+    for (TopicPartition tp : dispatchPartitions) {
+      Markers markers = partitions.get(tp);
+      Map<String, Optional<Marker>> changes = staged.getOrDefault(tp, Map.of());
+      if (markers != null) {
+        markers.byKey.forEach(
+            (key, marker) -> {
+              if (!marker.answered() && !changes.containsKey(key)) {
+                stage(tp, key, marker);
+              }
+            });
+      }
+    }
   }
 
   /** The transaction carrying the staged records committed. */
   public void committed() {
-    lastStarts.clear();
-    staged.forEach(
-        (tp, changes) ->
-            changes.forEach(
-                (key, marker) -> {
-                  if (marker.isPresent() && !marker.get().answered()) {
-                    lastStarts.computeIfAbsent(tp, t -> new HashSet<>()).add(key);
-                  }
-                }));
     staged.forEach(
         (tp, changes) -> {
           Markers markers = partitions.get(tp);
@@ -360,7 +352,6 @@ public final class AttemptJournal {
         tp -> {
           partitions.remove(tp);
           staged.remove(tp);
-          lastStarts.remove(tp);
         });
     answers.removeIf(a -> dispatchPartitions.contains(a.dispatch()));
   }
