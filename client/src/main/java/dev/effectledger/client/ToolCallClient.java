@@ -1,5 +1,6 @@
 package dev.effectledger.client;
 
+import dev.effectledger.client.internal.PendingReply;
 import dev.effectledger.client.internal.ReplyListener;
 import dev.effectledger.schema.ErrorInfo;
 import dev.effectledger.schema.ResultStatus;
@@ -202,9 +203,9 @@ public final class ToolCallClient implements ToolCalls {
   }
 
   private CompletableFuture<Answer> await(ToolCall call, DerivedKey key, Duration wait) {
-    CompletableFuture<ToolResult> reply = replies.await(key.key());
+    PendingReply reply = replies.await(key.key());
     CompletableFuture<Answer> answer = new CompletableFuture<>();
-    reply.thenAccept(r -> answer.complete(new Answer(r, null)));
+    reply.result().thenAccept(r -> answer.complete(new Answer(r, null)));
     // completeOnTimeout cancels its timer when the answer comes first: a timer that merely ran
     // later (delayedExecutor) held every answered call, result and all, for the whole timeout.
     answer.completeOnTimeout(
@@ -227,6 +228,7 @@ public final class ToolCallClient implements ToolCalls {
     }
     watched
         .thenCompose(ready -> publish(call, key))
+        .thenAccept(reply::published)
         .whenComplete(
             (sent, error) -> {
               if (error != null) {
@@ -241,7 +243,8 @@ public final class ToolCallClient implements ToolCalls {
     return answer;
   }
 
-  private CompletableFuture<Void> publish(ToolCall call, DerivedKey key) {
+  /** Publishes the call's intent; completes with its offset once the broker took it. */
+  private CompletableFuture<Long> publish(ToolCall call, DerivedKey key) {
     ToolIntent intent =
         ToolIntent.newBuilder()
             .setIdempotencyKey(key.key())
@@ -257,7 +260,7 @@ public final class ToolCallClient implements ToolCalls {
             .setBypassApproval(call.bypassApproval())
             .setTraceId(call.traceId())
             .build();
-    CompletableFuture<Void> sent = new CompletableFuture<>();
+    CompletableFuture<Long> sent = new CompletableFuture<>();
     try {
       producer.send(
           new ProducerRecord<>(intentsTopic, key.key(), intent),
@@ -265,7 +268,7 @@ public final class ToolCallClient implements ToolCalls {
             if (error != null) {
               sent.completeExceptionally(error);
             } else {
-              sent.complete(null);
+              sent.complete(metadata.offset());
             }
           });
     } catch (RuntimeException e) { // a serializer or the producer refusing before sending

@@ -85,6 +85,13 @@ class RetryLayersIT {
             retry: {maxAttempts: 8, base: 100ms, cap: 1s, jitter: 0}
             key: {ignore: [/reason], require: [/amount, /to]}
             settings: {url: "%1$s", timeout: 500ms, honoursKeys: true, effectIdPointer: /id}
+          refund:
+            class: irreversible
+            pendingTimeout: 10m
+            lane: payments
+            connector: http
+            retry: {maxAttempts: 1, base: 100ms, cap: 1s, jitter: 0}
+            settings: {url: "%1$s", timeout: 500ms, honoursKeys: true, effectIdPointer: /id}
           send_email:
             class: write-non-idempotent
             pendingTimeout: 10m
@@ -187,6 +194,43 @@ class RetryLayersIT {
     }
     assertThat(downstream.requests(key)).as("the HTTP client retried").isGreaterThanOrEqualTo(2);
     assertThat(downstream.effects(key)).as("one effect for the logical action").isEqualTo(1);
+  }
+
+  /**
+   * A call published a moment after its key was released must not take the release as its answer:
+   * its intent starts the key's next life, whose effect happens. Found by the chaos run of
+   * 2026-11-26: agents were told "failed, nothing happened" for charges that then went through. The
+   * second client holds its intent back (linger) so that it is listening when the release's reply
+   * comes but its intent is read after it.
+   */
+  @Test
+  void shouldNotTakeTheReleaseOfTheKeysEarlierLifeAsTheAnswerOfACallPublishedAfterIt()
+      throws Exception {
+    StepContext step = new StepContext("acme", "run-release", "refund", "customer:9");
+    ToolCall call = ToolCall.of(step, "refund", "{\"amount\":70,\"to\":\"cus_9\"}");
+    try (ToolCallClient prompt = client(Duration.ofSeconds(60));
+        ToolCallClient held =
+            ToolCallClient.builder()
+                .bootstrapServers(kafka.bootstrapServers())
+                .schemaRegistryUrl(REGISTRY)
+                .producerConfig("linger.ms", 5_000)
+                .timeout(Duration.ofSeconds(60))
+                .build()) {
+      String key = prompt.keyOf(call).key();
+      downstream.inject(key, Fault.UNAVAILABLE_BEFORE_EFFECT); // one attempt: released at once
+      CompletableFuture<CallResult> late = held.invoke(call); // listening, intent held 5 s
+      Thread.sleep(500);
+
+      CallResult first = prompt.invokeAndWait(call);
+
+      assertThat(first).isInstanceOf(CallResult.Failed.class);
+      assertThat(((CallResult.Failed) first).error().code()).isEqualTo("RETRIES_EXHAUSTED");
+      assertThat(late).as("the release came before the held intent was sent").isNotDone();
+      assertThat(succeeded(late.get(30, TimeUnit.SECONDS)).replayed())
+          .as("the held intent started the key's next life and got its answer")
+          .isFalse();
+      assertThat(downstream.effects(key)).isEqualTo(1);
+    }
   }
 
   @Test

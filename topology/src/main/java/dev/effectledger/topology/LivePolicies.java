@@ -12,7 +12,9 @@ import org.apache.kafka.streams.processor.TaskId;
  * one {@link Task}: the policy processor sets it when the task reads a newer version from {@code
  * tool-policy} (and keeps it in the task's changelogged store, so a restored or moved task goes on
  * with the version it had), the intent and outcome processors read it for every record. A task that
- * never read an applied policy uses the seed: the file the processor started with.
+ * never read an applied policy uses the seed: the file the processor started with. The holder also
+ * keeps the offset of the last intent the task read, which the outcome processor puts on a
+ * release's reply ({@link dev.effectledger.schema.Topics#INTENTS_THROUGH_HEADER}).
  */
 public final class LivePolicies {
 
@@ -85,6 +87,21 @@ public final class LivePolicies {
   public static final class Task {
     private volatile AppliedPolicy current;
     private final TaskCounts counts = new TaskCounts();
+    private long intentsRead = -1;
+
+    /**
+     * The offset of the last intent the task read from its {@code tool-intents} partition since its
+     * processors started, {@code -1} before the first: every intent at or below it was read before
+     * anything the task does now (a task reads its partition in offset order). Stream thread only.
+     */
+    public long intentsRead() {
+      return intentsRead;
+    }
+
+    /** The intent at {@code offset} is being read; {@code -1}: the processors (re)start. */
+    public void intentRead(long offset) {
+      intentsRead = offset;
+    }
 
     /** The task's live counts of in-flight and held entries. */
     public TaskCounts counts() {

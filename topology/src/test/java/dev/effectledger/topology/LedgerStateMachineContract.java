@@ -287,6 +287,36 @@ abstract class LedgerStateMachineContract {
     assertThat(payments.readValue().getAttempt()).isEqualTo(1);
   }
 
+  /**
+   * A release's reply names the last intent the task had read (a client that published after it
+   * must not take it as its answer: its intent starts the key's next life); no other reply does.
+   */
+  @Test
+  void shouldNameTheIntentsAReleaseAnswersOnItsReply() {
+    Dispatch dispatch = chargeDispatched("k1"); // the intent at offset 0
+    ledger.send(intent("k1", CHARGE, ARGS), at(Duration.ofSeconds(1))); // 1, attached
+    ledger.send(intent("k2", CHARGE, ARGS), at(Duration.ofSeconds(1))); // 2, another key
+    TestRecord<String, ToolResult> notice = ledger.results.readRecord();
+    assertThat(notice.value().getStatus()).isEqualTo(ResultStatus.IN_FLIGHT);
+    assertThat(notice.headers().lastHeader(Topics.INTENTS_THROUGH_HEADER)).isNull();
+
+    ledger.outcome(dispatch, OutcomeStatus.RETRYABLE, null, at(Duration.ofSeconds(2)));
+
+    TestRecord<String, ToolResult> released = ledger.results.readRecord();
+    assertThat(released.value().getError().getCode()).isEqualTo("RETRIES_EXHAUSTED");
+    assertThat(LedgerDriver.header(released.headers(), Topics.INTENTS_THROUGH_HEADER))
+        .as("every intent up to the last one read came before the release")
+        .isEqualTo("2");
+
+    ledger.send(intent("k1", CHARGE, ARGS), at(Duration.ofSeconds(3))); // 3: the next life
+    Dispatch next = payments.readValuesToList().get(1);
+    assertThat(next.getIdempotencyKey()).isEqualTo("k1");
+    ledger.outcome(next, OutcomeStatus.SUCCEEDED, "{}", at(Duration.ofSeconds(4)));
+    TestRecord<String, ToolResult> settled = ledger.results.readRecord();
+    assertThat(settled.value().getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+    assertThat(settled.headers().lastHeader(Topics.INTENTS_THROUGH_HEADER)).isNull();
+  }
+
   @Test
   void shouldHoldAsUnknownOnAmbiguousOutcomeWhenPolicyHolds() {
     Dispatch dispatch = chargeDispatched("k1");

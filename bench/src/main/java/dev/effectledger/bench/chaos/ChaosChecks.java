@@ -28,7 +28,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -65,19 +65,19 @@ final class ChaosChecks {
   private final ChaosWorkload workload;
   private final HttpClient http;
   private final int downstreamPort;
-  private final IntSupplier answered;
+  private final Supplier<Map<String, String>> answers;
   private final int steps;
 
   ChaosChecks(
       ChaosWorkload workload,
       HttpClient http,
       int downstreamPort,
-      IntSupplier answered,
+      Supplier<Map<String, String>> answers,
       int steps) {
     this.workload = workload;
     this.http = http;
     this.downstreamPort = downstreamPort;
-    this.answered = answered;
+    this.answers = answers;
     this.steps = steps;
   }
 
@@ -125,7 +125,10 @@ final class ChaosChecks {
 
   /**
    * The checks: effects per action exactly as meant (no exception: a second effect is a broken
-   * promise whatever the ledger held), answers, no key left PENDING or UNKNOWN, reconciliation.
+   * promise whatever the ledger held), answers, each answer true of its step (SUCCEEDED with its
+   * effect, FAILED or REJECTED without one: an agent told "failed" whose charge went through was
+   * lied to, and a run on 2026-11-26 found such answers), no key left PENDING or UNKNOWN,
+   * reconciliation.
    */
   private long check(List<String> violations, int processorPort, ToolReport report, int[] doubled)
       throws Exception {
@@ -140,12 +143,28 @@ final class ChaosChecks {
             new TypeReference<Map<String, Integer>>() {});
     List<String> keys = new ArrayList<>();
     List<String> wrong = new ArrayList<>();
+    List<String> untrue = new ArrayList<>();
+    Map<String, String> answered = answers.get();
     for (Action action : workload.all()) {
       int sum = 0;
       for (StepContext step : action.steps()) {
         String key = action.key(step);
         keys.add(key);
         sum += effects.getOrDefault(key, 0);
+        String answer = answered.get(ChaosStall.answerOf(step.runId(), step.stepId()));
+        if (answer != null && answer.equals("SUCCEEDED") != effects.getOrDefault(key, 0) > 0) {
+          untrue.add(
+              step.runId()
+                  + "/"
+                  + step.stepId()
+                  + " ("
+                  + key
+                  + "): answered "
+                  + answer
+                  + ", "
+                  + effects.getOrDefault(key, 0)
+                  + " effects");
+        }
       }
       if (sum > action.steps().size()) {
         doubled[0]++;
@@ -172,8 +191,14 @@ final class ChaosChecks {
               + doubled[0]
               + " of all with more)");
     }
-    if (answered.getAsInt() != steps) {
-      violations.add((steps - answered.getAsInt()) + " steps have no final answer");
+    untrue.stream()
+        .limit(20)
+        .forEach(u -> violations.add("an answer the effects contradict: " + u));
+    if (untrue.size() > 20) {
+      violations.add((untrue.size() - 20) + " more answers the effects contradict");
+    }
+    if (answered.size() != steps) {
+      violations.add((steps - answered.size()) + " steps have no final answer");
     }
     List<String> stuck = unsettled(keys, processorPort);
     stuck.stream().limit(20).forEach(s -> violations.add("ledger entry not final: " + s));

@@ -20,8 +20,10 @@ import java.time.LocalTime;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
 import java.util.Set;
@@ -333,7 +335,7 @@ public final class ChaosRun {
       ToolReport report = ChaosChecks.sum(passes, last);
       say("reconciler, all passes: " + report);
       ChaosChecks.Findings found =
-          new ChaosChecks(workload, http, downstreamPort, this::answered, steps())
+          new ChaosChecks(workload, http, downstreamPort, this::answers, steps())
               .takeStock(kafka, registry, ports[0], report, violations);
       Result result =
           new Result(
@@ -433,15 +435,20 @@ public final class ChaosRun {
   }
 
   private int answered() {
-    return answeredSteps().size();
+    return answers().size();
+  }
+
+  private Set<String> answeredSteps() {
+    return answers().keySet();
   }
 
   /**
-   * The steps with a final answer in the agents' answer files, each named by its agent's run id and
-   * its step id ({@link ChaosStall#answerOf}): every agent numbers its steps from 0.
+   * The final answers in the agents' answer files (SUCCEEDED, FAILED or REJECTED), each step named
+   * by its agent's run id and its step id ({@link ChaosStall#answerOf}): every agent numbers its
+   * steps from 0.
    */
-  private Set<String> answeredSteps() {
-    Set<String> steps = new HashSet<>();
+  private Map<String, String> answers() {
+    Map<String, String> answers = new HashMap<>();
     for (int a = 0; a < options.agents(); a++) {
       Path file = options.dir().resolve("answers-" + a + ".txt");
       int agent = a;
@@ -451,15 +458,16 @@ public final class ChaosRun {
               .filter(l -> l.indexOf('\t') > 0)
               .forEach(
                   l ->
-                      steps.add(
+                      answers.put(
                           ChaosStall.answerOf(
-                              ChaosWorkload.runId(agent), l.substring(0, l.indexOf('\t')))));
+                              ChaosWorkload.runId(agent), l.substring(0, l.indexOf('\t'))),
+                          l.substring(l.indexOf('\t') + 1)));
         }
       } catch (IOException e) {
         say("could not read " + file + ": " + e.getMessage());
       }
     }
-    return steps;
+    return answers;
   }
 
   private long gap(Random schedule) {

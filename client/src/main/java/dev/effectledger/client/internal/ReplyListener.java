@@ -3,6 +3,8 @@ package dev.effectledger.client.internal;
 import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.Topics;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -21,6 +23,8 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.slf4j.Logger;
@@ -29,7 +33,8 @@ import org.slf4j.LoggerFactory;
 /**
  * One consumer, on a thread of its own, for every pending call: it reads only the partitions asked
  * for, read_committed, each from its end when first asked, and completes the calls waiting on each
- * reply's key. In-flight notices (IN_FLIGHT, DUPLICATE_IN_FLIGHT) complete nothing.
+ * reply's key. In-flight notices (IN_FLIGHT, DUPLICATE_IN_FLIGHT) complete nothing, and a release's
+ * reply only the calls whose intent the ledger had read before it ({@link PendingReply}).
  */
 public final class ReplyListener implements AutoCloseable {
 
@@ -39,8 +44,7 @@ public final class ReplyListener implements AutoCloseable {
 
   private final KafkaConsumer<String, ToolResult> consumer;
   private final String topic;
-  private final Map<String, List<CompletableFuture<ToolResult>>> waiting =
-      new ConcurrentHashMap<>();
+  private final Map<String, List<PendingReply>> waiting = new ConcurrentHashMap<>();
   private final LinkedBlockingQueue<Watch> watches = new LinkedBlockingQueue<>();
   private final Set<TopicPartition> assigned = ConcurrentHashMap.newKeySet();
   private final Thread thread;
@@ -59,18 +63,21 @@ public final class ReplyListener implements AutoCloseable {
     this.thread.start();
   }
 
-  /** A future completed by the next final reply for {@code key}. */
-  public CompletableFuture<ToolResult> await(String key) {
-    CompletableFuture<ToolResult> result = new CompletableFuture<>();
-    waiting.computeIfAbsent(key, k -> new CopyOnWriteArrayList<>()).add(result);
-    return result;
+  /**
+   * A call on {@code key}, completed by the next final reply that answers it (see {@link
+   * PendingReply}); tell it its intent's offset once the broker took the intent.
+   */
+  public PendingReply await(String key) {
+    PendingReply call = new PendingReply();
+    waiting.computeIfAbsent(key, k -> new CopyOnWriteArrayList<>()).add(call);
+    return call;
   }
 
-  public void forget(String key, CompletableFuture<ToolResult> result) {
+  public void forget(String key, PendingReply call) {
     waiting.computeIfPresent(
         key,
         (k, list) -> {
-          list.remove(result);
+          list.remove(call);
           return list.isEmpty() ? null : list;
         });
   }
@@ -98,7 +105,7 @@ public final class ReplyListener implements AutoCloseable {
         }
         assign(drainWatches());
         for (ConsumerRecord<String, ToolResult> record : consumer.poll(Duration.ofMillis(100))) {
-          deliver(record.key(), record.value());
+          deliver(record.key(), record.value(), through(record.headers()));
         }
       }
     } catch (WakeupException | InterruptedException e) {
@@ -138,13 +145,33 @@ public final class ReplyListener implements AutoCloseable {
     pending.forEach(w -> w.ready().complete(null));
   }
 
-  private void deliver(String key, ToolResult result) {
+  private void deliver(String key, ToolResult result, Long through) {
     if (key == null || result == null || isInFlightNotice(result)) {
       return;
     }
-    List<CompletableFuture<ToolResult>> calls = waiting.remove(key);
+    List<PendingReply> calls = waiting.get(key);
     if (calls != null) {
-      calls.forEach(c -> c.complete(result));
+      for (PendingReply call : calls) {
+        if (call.offer(result, through)) {
+          forget(key, call);
+        }
+      }
+    }
+  }
+
+  /**
+   * The last intent a release's reply answers ({@link Topics#INTENTS_THROUGH_HEADER}); null for a
+   * reply without it, which answers every call waiting; -1 (none) when it cannot be read.
+   */
+  static Long through(Headers headers) {
+    Header header = headers.lastHeader(Topics.INTENTS_THROUGH_HEADER);
+    if (header == null) {
+      return null;
+    }
+    try {
+      return Long.parseLong(new String(header.value(), StandardCharsets.US_ASCII));
+    } catch (NumberFormatException e) {
+      return -1L;
     }
   }
 

@@ -61,6 +61,7 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
   public void init(ProcessorContext<Object, Object> context) {
     this.context = context;
     actions = LedgerActions.open(context, config, live);
+    actions.intentRead(-1);
     actions.ledger().startRebuild();
     context.schedule(
         config.pendingCheckInterval(), PunctuationType.WALL_CLOCK_TIME, actions::onWallClock);
@@ -75,6 +76,7 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
   @Override
   public void process(Record<byte[], byte[]> record) {
     int partition = context.recordMetadata().map(m -> m.partition()).orElse(-1);
+    context.recordMetadata().ifPresent(m -> actions.intentRead(m.offset()));
     AliasRoute route = AliasRoute.of(record.headers());
     DecodedIntent decoded =
         decoder.decode(

@@ -85,6 +85,14 @@ final class LedgerActions {
         context);
   }
 
+  /**
+   * The task reads the intent at {@code offset} of its intents partition; {@code -1} when its
+   * processors start.
+   */
+  void intentRead(long offset) {
+    policy.intentRead(offset);
+  }
+
   /** The policy the task applies now. */
   AppliedPolicy applied() {
     return policy.current();
@@ -337,7 +345,8 @@ final class LedgerActions {
     ledger.remove(storeKey);
     ledger.moved(storeKey, entry.getTool(), entry.getState(), null);
     ToolResult reply = Replies.released(entry, outcome);
-    waiting(entry).forEach(topic -> outputs.reply(reply, topic, now));
+    long intentsRead = policy.intentsRead();
+    waiting(entry).forEach(topic -> outputs.releaseReply(reply, topic, now, intentsRead));
     String code =
         outcome.getActor() != null && outcome.getError() != null
             ? outcome.getError().getCode()

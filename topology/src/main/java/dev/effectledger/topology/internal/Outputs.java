@@ -84,13 +84,31 @@ final class Outputs {
   }
 
   void reply(ToolResult result, String replyTopic, long timestamp) {
+    context.forward(
+        new Record<>(result.getIdempotencyKey(), result, timestamp, replyHeaders(replyTopic)),
+        RESULTS_SINK);
+  }
+
+  /**
+   * A release's reply: it answers the calls whose intent is at or below {@code intentsRead} on the
+   * key's intents partition ({@link Topics#INTENTS_THROUGH_HEADER}).
+   */
+  void releaseReply(ToolResult result, String replyTopic, long timestamp, long intentsRead) {
+    Headers headers = replyHeaders(replyTopic);
+    headers.add(
+        Topics.INTENTS_THROUGH_HEADER,
+        Long.toString(intentsRead).getBytes(StandardCharsets.US_ASCII));
+    context.forward(
+        new Record<>(result.getIdempotencyKey(), result, timestamp, headers), RESULTS_SINK);
+  }
+
+  private Headers replyHeaders(String replyTopic) {
     Headers headers =
         new RecordHeaders().add(REPLY_TOPIC_HEADER, replyTopic.getBytes(StandardCharsets.UTF_8));
     if (answering != null) {
       headers.add(Topics.REQUEST_ID_HEADER, answering);
     }
-    context.forward(
-        new Record<>(result.getIdempotencyKey(), result, timestamp, headers), RESULTS_SINK);
+    return headers;
   }
 
   void audit(

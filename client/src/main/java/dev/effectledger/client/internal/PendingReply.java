@@ -1,0 +1,60 @@
+package dev.effectledger.client.internal;
+
+import dev.effectledger.schema.ToolResult;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One call waiting for the final reply to its intent. A call registers before it publishes (so that
+ * no reply can slip past it), and so may see replies the ledger made before it read the intent. All
+ * of them answer the call as well (a duplicate read later gets the same answer from the entry),
+ * except a release's: the key is forgotten, and an intent read after the release starts the key's
+ * next life. A release's reply therefore names the last intent the ledger had read ({@link
+ * dev.effectledger.schema.Topics#INTENTS_THROUGH_HEADER}), and it answers this call only if its
+ * intent's offset is at or below that. Until the broker has acknowledged the intent its offset is
+ * unknown; a release that comes first is kept and decided when the offset arrives.
+ */
+public final class PendingReply {
+
+  private final CompletableFuture<ToolResult> result = new CompletableFuture<>();
+  private long intentOffset = -1;
+  private ToolResult release;
+  private long releaseThrough = -1;
+
+  /** Completed with the final reply that answers this call. */
+  public CompletableFuture<ToolResult> result() {
+    return result;
+  }
+
+  /** The broker took the call's intent at {@code offset} of its partition. */
+  public void published(long offset) {
+    ToolResult answer;
+    synchronized (this) {
+      intentOffset = offset;
+      answer = release != null && offset <= releaseThrough ? release : null;
+      release = null;
+    }
+    if (answer != null) {
+      result.complete(answer);
+    }
+  }
+
+  /**
+   * A final reply for the call's key: {@code through} is null for a reply that answers every call
+   * waiting, else the last intent the releasing ledger had read. True when it answered this call.
+   */
+  public boolean offer(ToolResult reply, Long through) {
+    boolean answers;
+    synchronized (this) {
+      if (through == null || intentOffset >= 0 && intentOffset <= through) {
+        answers = true;
+      } else {
+        if (intentOffset < 0 && through >= releaseThrough) {
+          release = reply; // decided once the intent's offset is known
+          releaseThrough = through;
+        }
+        answers = false;
+      }
+    }
+    return answers && result.complete(reply);
+  }
+}

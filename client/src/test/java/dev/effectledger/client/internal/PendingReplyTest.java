@@ -1,0 +1,77 @@
+package dev.effectledger.client.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.effectledger.schema.ResultStatus;
+import dev.effectledger.schema.ToolResult;
+import java.time.Instant;
+import org.junit.jupiter.api.Test;
+
+class PendingReplyTest {
+
+  private static ToolResult reply(ResultStatus status) {
+    return ToolResult.newBuilder()
+        .setIdempotencyKey("k1")
+        .setTenant("acme")
+        .setTool("charge_card")
+        .setStatus(status)
+        .setFirstSeenAt(Instant.EPOCH)
+        .build();
+  }
+
+  @Test
+  void shouldTakeAReleaseThatReadItsIntent() {
+    PendingReply call = new PendingReply();
+    call.published(7);
+
+    assertThat(call.offer(reply(ResultStatus.FAILED), 7L)).isTrue();
+    assertThat(call.result().join().getStatus()).isEqualTo(ResultStatus.FAILED);
+  }
+
+  @Test
+  void shouldWaitPastAReleaseMadeBeforeItsIntentWasRead() {
+    PendingReply call = new PendingReply();
+    call.published(8);
+
+    assertThat(call.offer(reply(ResultStatus.FAILED), 7L)).isFalse();
+    assertThat(call.result()).isNotDone();
+    assertThat(call.offer(reply(ResultStatus.SUCCEEDED), null)).isTrue();
+    assertThat(call.result().join().getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+  }
+
+  @Test
+  void shouldTakeAReleaseThatCameBeforeTheBrokerAcknowledgedItsIntentOnceTheOffsetShowsItWasRead() {
+    PendingReply read = new PendingReply();
+    PendingReply notRead = new PendingReply();
+
+    assertThat(read.offer(reply(ResultStatus.FAILED), 5L)).isFalse();
+    assertThat(notRead.offer(reply(ResultStatus.FAILED), 5L)).isFalse();
+    read.published(5);
+    notRead.published(6);
+
+    assertThat(read.result().join().getStatus()).isEqualTo(ResultStatus.FAILED);
+    assertThat(notRead.result()).isNotDone();
+  }
+
+  @Test
+  void shouldTakeNoReleaseWhoseLedgerCouldNotTellWhatItHadRead() {
+    PendingReply early = new PendingReply();
+    PendingReply late = new PendingReply();
+    late.published(0);
+
+    assertThat(early.offer(reply(ResultStatus.FAILED), -1L)).isFalse();
+    assertThat(late.offer(reply(ResultStatus.FAILED), -1L)).isFalse();
+    early.published(0);
+
+    assertThat(early.result()).isNotDone();
+    assertThat(late.result()).isNotDone();
+  }
+
+  @Test
+  void shouldTakeEveryOtherFinalReplyWhenItComes() {
+    PendingReply unpublished = new PendingReply();
+
+    assertThat(unpublished.offer(reply(ResultStatus.UNKNOWN), null)).isTrue();
+    assertThat(unpublished.result().join().getStatus()).isEqualTo(ResultStatus.UNKNOWN);
+  }
+}
