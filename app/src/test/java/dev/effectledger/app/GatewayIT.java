@@ -22,6 +22,7 @@ import java.security.KeyStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -707,6 +708,59 @@ class GatewayIT {
     HttpResponse<String> again = post(gatewayB, "refund", body);
     assertThat(again.statusCode()).isEqualTo(424);
     assertThat(again.headers().firstValue("Idempotent-Replayed")).contains("true");
+  }
+
+  /**
+   * A call published a moment after its key was released is answered by the key's next life, not by
+   * the release (its intent starts that life). Both calls go through one gateway that holds its
+   * intents back 6 s (linger): the first call's request fails slowly (2 s) and is released; the
+   * second is listening by then, but its intent is read after the release.
+   */
+  @Test
+  void shouldNotAnswerACallWithAReleaseTheLedgerMadeBeforeReadingItsIntent() throws Exception {
+    Properties lingering = pipeline.kafka();
+    lingering.put("linger.ms", 6_000);
+    lingering.put("delivery.timeout.ms", 30_000); // at least linger and request timeout
+    Gateway late =
+        Gateway.start(
+            pipeline.gatewayConfig("gw-late", pipeline.ledgerUrl(), pipeline.policies, lingering));
+    payments.slow(Duration.ofSeconds(2));
+    try {
+      await().atMost(Duration.ofSeconds(60)).until(late::isReady);
+      String key = "reserve-released";
+      String body = call("run-release", "reserve", "{\"amount\":13}");
+      payments.inject(key, Fault.SLOW_UNAVAILABLE);
+      CompletableFuture<HttpResponse<String>> first = postAsync(late, "reserve", body, key);
+      await().atMost(Duration.ofSeconds(30)).until(() -> payments.requests(key) == 1);
+
+      CompletableFuture<HttpResponse<String>> second = postAsync(late, "reserve", body, key);
+
+      HttpResponse<String> released = first.get(30, TimeUnit.SECONDS);
+      assertThat(released.statusCode()).as(released.body()).isEqualTo(424);
+      assertThat(json(released).get("call").get("error").get("code").asText())
+          .isEqualTo("RETRIES_EXHAUSTED");
+      assertThat(second).as("the release came before the second intent was sent").isNotDone();
+      HttpResponse<String> answered = second.get(30, TimeUnit.SECONDS);
+      assertThat(answered.statusCode()).as(answered.body()).isEqualTo(200);
+      assertThat(answered.headers().firstValue("Idempotent-Replayed")).isEmpty();
+      assertThat(payments.effects(key)).isEqualTo(1);
+    } finally {
+      payments.slow(Duration.ofMillis(300));
+      late.close();
+    }
+  }
+
+  private static CompletableFuture<HttpResponse<String>> postAsync(
+      Gateway gateway, String tool, String body, String key) {
+    return http.sendAsync(
+        HttpRequest.newBuilder(gateway.uri().resolve("/v1/tools/" + tool + "/calls"))
+            .timeout(Duration.ofSeconds(60))
+            .header("Authorization", "Bearer " + TOKEN)
+            .header("Content-Type", "application/json")
+            .header("Idempotency-Key", key)
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 
   @Test

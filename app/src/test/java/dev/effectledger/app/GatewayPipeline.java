@@ -29,8 +29,8 @@ import org.apache.kafka.streams.StreamsConfig;
  * What a gateway stands in front of, in one JVM on a test's cluster: the ledger with its HTTP
  * endpoint, an executor for lanes {@code payments} (a payment API that honours keys; {@code
  * charge_card} coalesces, {@code send_email} refuses duplicates in flight and allows an operator's
- * bypass, {@code refund} always fails) and {@code risky} ({@code transfer}, on an API that ignores
- * keys, held when ambiguous).
+ * bypass, {@code refund} always fails, {@code reserve} is released after one retryable failure) and
+ * {@code risky} ({@code transfer}, on an API that ignores keys, held when ambiguous).
  */
 final class GatewayPipeline implements AutoCloseable {
 
@@ -80,6 +80,13 @@ final class GatewayPipeline implements AutoCloseable {
             lane: payments
             connector: http
             settings: {url: "%2$s", timeout: 5s, honoursKeys: true}
+          reserve:
+            class: irreversible
+            pendingTimeout: 10m
+            lane: payments
+            connector: http
+            retry: {maxAttempts: 1}
+            settings: {url: "%1$s", timeout: 30s, honoursKeys: true, effectIdPointer: /id}
           transfer:
             class: irreversible
             pendingTimeout: 10m
@@ -157,9 +164,15 @@ final class GatewayPipeline implements AutoCloseable {
 
   /** As {@link #gatewayConfig(String, URI)}, the gateway's own file holding {@code tools}. */
   GatewayConfig gatewayConfig(String instance, URI ledgerUrl, ToolPolicies tools) {
+    return gatewayConfig(instance, ledgerUrl, tools, kafka());
+  }
+
+  /** As {@link #gatewayConfig(String, URI, ToolPolicies)}, with these Kafka settings. */
+  GatewayConfig gatewayConfig(
+      String instance, URI ledgerUrl, ToolPolicies tools, Properties kafkaSettings) {
     return GatewayConfig.of(
             instance,
-            kafka(),
+            kafkaSettings,
             registry,
             ledgerUrl,
             tools,

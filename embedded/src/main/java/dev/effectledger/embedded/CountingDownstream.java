@@ -51,7 +51,9 @@ public final class CountingDownstream implements AutoCloseable {
      * Drops the connection without an answer and without acting: to a client, the same as {@link
      * #DROP_AFTER_EFFECT}; only a lookup tells them apart.
      */
-    DROP_BEFORE_EFFECT
+    DROP_BEFORE_EFFECT,
+    /** 503 with Retry-After: 0 after {@link #slow} (300 ms unless set), before any effect. */
+    SLOW_UNAVAILABLE
   }
 
   private record Stored(String bodyHash, String response) {}
@@ -179,7 +181,10 @@ public final class CountingDownstream implements AutoCloseable {
     return this;
   }
 
-  /** How long a {@link Fault#SLOW_SUCCESS} waits before it acts. */
+  /**
+   * How long a {@link Fault#SLOW_SUCCESS} waits before it acts, and a {@link
+   * Fault#SLOW_UNAVAILABLE} before it refuses.
+   */
   public CountingDownstream slow(Duration delay) {
     this.slow = delay;
     return this;
@@ -269,7 +274,12 @@ public final class CountingDownstream implements AutoCloseable {
       if (fault == null && seen == 1) {
         fault = planned(key);
       }
-      if (fault == Fault.UNAVAILABLE_BEFORE_EFFECT || fault == Fault.RATE_LIMITED) {
+      if (fault == Fault.SLOW_UNAVAILABLE) {
+        pause(slow);
+      }
+      if (fault == Fault.UNAVAILABLE_BEFORE_EFFECT
+          || fault == Fault.RATE_LIMITED
+          || fault == Fault.SLOW_UNAVAILABLE) {
         exchange.getResponseHeaders().add("Retry-After", "0");
         answer(exchange, fault == Fault.RATE_LIMITED ? 429 : 503, "{\"error\":\"try later\"}");
         return;

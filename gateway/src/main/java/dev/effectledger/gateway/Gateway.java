@@ -8,6 +8,7 @@ import dev.effectledger.client.IdempotencyKeys;
 import dev.effectledger.client.KeyDerivationException;
 import dev.effectledger.client.KeyRules;
 import dev.effectledger.client.StepContext;
+import dev.effectledger.client.internal.PendingReply;
 import dev.effectledger.policy.AppliedPolicy;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
@@ -711,7 +712,7 @@ public final class Gateway implements AutoCloseable {
             if (error != null) {
               pending.notPublished(error);
             } else {
-              pending.published();
+              pending.published(metadata.offset());
             }
           });
     } catch (RuntimeException e) {
@@ -754,12 +755,22 @@ public final class Gateway implements AutoCloseable {
     volatile ScheduledFuture<?> timeout;
     volatile ToolResult latest;
 
+    /** Which final reply answers this call: not a release made before its intent was read. */
+    final PendingReply answer = new PendingReply();
+
     PendingCall(Exchange ex, String key, ToolPolicy policy, String requestId, Duration wait) {
       this.ex = ex;
       this.key = key;
       this.policy = policy;
       this.requestId = requestId;
       this.waitUntil = System.nanoTime() + wait.toNanos();
+      answer
+          .result()
+          .thenAccept(
+              reply -> {
+                stop();
+                answer(ex, reply);
+              });
       this.stopListening = replies.listen(key, this);
       ex.onAbandon = this::stop;
       ex.waits();
@@ -770,7 +781,8 @@ public final class Gateway implements AutoCloseable {
      * 202 says the call runs, and an intent the broker then refuses never runs (found by
      * RegistryAuthIT: with wait=0 the bound answered 202 before the serializer failed).
      */
-    void published() {
+    void published(long offset) {
+      answer.published(offset);
       if (ex.answered.get()) {
         return;
       }
@@ -782,7 +794,7 @@ public final class Gateway implements AutoCloseable {
     }
 
     @Override
-    public void onReply(ToolResult reply, String forRequest) {
+    public void onReply(ToolResult reply, String forRequest, Long through) {
       boolean mine = forRequest == null || forRequest.equals(requestId);
       boolean settled =
           reply.getStatus() == ResultStatus.SUCCEEDED || reply.getStatus() == ResultStatus.FAILED;
@@ -793,8 +805,7 @@ public final class Gateway implements AutoCloseable {
         latest = reply; // attached (coalesce): wait on for the result
         return;
       }
-      stop();
-      answer(ex, reply);
+      answer.offer(reply, through); // answered through answer.result()
     }
 
     void waited() {
@@ -939,7 +950,7 @@ public final class Gateway implements AutoCloseable {
     }
 
     @Override
-    public void onReply(ToolResult reply, String forRequest) {
+    public void onReply(ToolResult reply, String forRequest, Long through) {
       if ((reply.getStatus() == ResultStatus.SUCCEEDED || reply.getStatus() == ResultStatus.FAILED)
           && reply.getTenant().equals(caller.tenant())) {
         stopListening.run();

@@ -1,5 +1,6 @@
 package dev.effectledger.gateway;
 
+import dev.effectledger.client.internal.PendingReply;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Topics;
 import java.nio.charset.StandardCharsets;
@@ -37,9 +38,12 @@ final class ReplyHub implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(ReplyHub.class);
 
-  /** Gets every reply for a key, with the request id of the intent it answers, if any. */
+  /**
+   * Gets every reply for a key, with the request id of the intent it answers, if any, and for a
+   * release's reply the last intent it answers ({@link PendingReply#through}; null otherwise).
+   */
   interface Listener {
-    void onReply(ToolResult reply, String requestId);
+    void onReply(ToolResult reply, String requestId, Long through);
   }
 
   private final String topic;
@@ -170,9 +174,10 @@ final class ReplyHub implements AutoCloseable {
     }
     Header header = record.headers().lastHeader(Topics.REQUEST_ID_HEADER);
     String requestId = header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
+    Long through = PendingReply.through(record.headers());
     for (Listener listener : waiting) {
       try {
-        listener.onReply(record.value(), requestId);
+        listener.onReply(record.value(), requestId, through);
       } catch (RuntimeException e) {
         log.warn("A waiting call failed on its reply for key {}", record.key(), e);
       }

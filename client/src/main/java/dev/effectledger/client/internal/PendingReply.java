@@ -1,7 +1,11 @@
 package dev.effectledger.client.internal;
 
 import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.Topics;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
 
 /**
  * One call waiting for the final reply to its intent. A call registers before it publishes (so that
@@ -12,6 +16,8 @@ import java.util.concurrent.CompletableFuture;
  * dev.effectledger.schema.Topics#INTENTS_THROUGH_HEADER}), and it answers this call only if its
  * intent's offset is at or below that. Until the broker has acknowledged the intent its offset is
  * unknown; a release that comes first is kept and decided when the offset arrives.
+ *
+ * <p>Used by this client's reply listener and by the HTTP gateway's calls.
  */
 public final class PendingReply {
 
@@ -19,6 +25,22 @@ public final class PendingReply {
   private long intentOffset = -1;
   private ToolResult release;
   private long releaseThrough = -1;
+
+  /**
+   * The last intent a release's reply answers ({@link Topics#INTENTS_THROUGH_HEADER}); null for a
+   * reply without it, which answers every call waiting; -1 (none) when it cannot be read.
+   */
+  public static Long through(Headers headers) {
+    Header header = headers.lastHeader(Topics.INTENTS_THROUGH_HEADER);
+    if (header == null) {
+      return null;
+    }
+    try {
+      return Long.parseLong(new String(header.value(), StandardCharsets.US_ASCII));
+    } catch (NumberFormatException e) {
+      return -1L;
+    }
+  }
 
   /** Completed with the final reply that answers this call. */
   public CompletableFuture<ToolResult> result() {

@@ -3,8 +3,6 @@ package dev.effectledger.client.internal;
 import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolResult;
-import dev.effectledger.schema.Topics;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -23,8 +21,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.slf4j.Logger;
@@ -105,7 +101,7 @@ public final class ReplyListener implements AutoCloseable {
         }
         assign(drainWatches());
         for (ConsumerRecord<String, ToolResult> record : consumer.poll(Duration.ofMillis(100))) {
-          deliver(record.key(), record.value(), through(record.headers()));
+          deliver(record.key(), record.value(), PendingReply.through(record.headers()));
         }
       }
     } catch (WakeupException | InterruptedException e) {
@@ -156,22 +152,6 @@ public final class ReplyListener implements AutoCloseable {
           forget(key, call);
         }
       }
-    }
-  }
-
-  /**
-   * The last intent a release's reply answers ({@link Topics#INTENTS_THROUGH_HEADER}); null for a
-   * reply without it, which answers every call waiting; -1 (none) when it cannot be read.
-   */
-  static Long through(Headers headers) {
-    Header header = headers.lastHeader(Topics.INTENTS_THROUGH_HEADER);
-    if (header == null) {
-      return null;
-    }
-    try {
-      return Long.parseLong(new String(header.value(), StandardCharsets.US_ASCII));
-    } catch (NumberFormatException e) {
-      return -1L;
     }
   }
 
