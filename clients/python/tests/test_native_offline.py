@@ -171,5 +171,47 @@ class ReplyMappingTest(unittest.TestCase):
             self.assertEqual(code, rejected.error.code)
 
 
+class ReleaseReplyTest(unittest.TestCase):
+    """A release's reply answers only the calls whose intent the ledger had read before it."""
+
+    failed = Failed("v1:k", None, False)
+    succeeded = Succeeded("v1:k", {}, "ch_1", False, 1)
+
+    def test_a_release_that_read_the_call_s_intent_answers_it(self):
+        waiter = native._Waiter("acme")
+        waiter.published(7)
+        self.assertTrue(waiter.offer(self.failed, 7))
+        self.assertIs(self.failed, waiter.result)
+
+    def test_a_release_made_before_the_intent_was_read_does_not_and_the_next_life_s_answer_does(self):
+        waiter = native._Waiter("acme")
+        waiter.published(8)
+        self.assertFalse(waiter.offer(self.failed, 7))
+        self.assertFalse(waiter.done.is_set())
+        self.assertTrue(waiter.offer(self.succeeded, None))
+        self.assertIs(self.succeeded, waiter.result)
+
+    def test_a_release_before_the_broker_s_ack_is_decided_by_the_offset_that_comes(self):
+        read, not_read = native._Waiter("acme"), native._Waiter("acme")
+        self.assertFalse(read.offer(self.failed, 5))
+        self.assertFalse(not_read.offer(self.failed, 5))
+        read.published(5)
+        not_read.published(6)
+        self.assertIs(self.failed, read.result)
+        self.assertFalse(not_read.done.is_set())
+
+    def test_a_release_whose_ledger_could_not_tell_answers_no_call(self):
+        waiter = native._Waiter("acme")
+        self.assertFalse(waiter.offer(self.failed, -1))
+        waiter.published(0)
+        self.assertFalse(waiter.done.is_set())
+
+    def test_the_header_is_read_from_the_reply_s_headers(self):
+        self.assertEqual(12, native._through([("effectledger.request.id", b"r"), ("effectledger.intents.through", b"12")]))
+        self.assertIsNone(native._through([("effectledger.request.id", b"r")]))
+        self.assertIsNone(native._through(None))
+        self.assertEqual(-1, native._through([("effectledger.intents.through", b"x")]))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -13,9 +13,10 @@ every test fails, it does not skip.
 import json
 import os
 import threading
+import time
 import unittest
 
-from effectledger import EffectLedgerError, KeyRules, StepContext, Succeeded, derive
+from effectledger import EffectLedgerError, Failed, KeyRules, StepContext, Succeeded, derive
 from effectledger.native import NativeToolCallClient
 
 CHARGE_RULES = KeyRules(ignore=["/reason"], require=["/amount", "/to"])
@@ -44,6 +45,21 @@ def client(token=False, **options):
 def report(name, key):
     with open(env("EFFECTLEDGER_REPORT"), "a", encoding="utf-8") as f:
         f.write(json.dumps({"name": name, "key": key}) + "\n")
+
+
+class _SendsLate:
+    """A producer that waits before each send (the client sets linger.ms to 0 itself)."""
+
+    def __init__(self, producer, seconds):
+        self._producer = producer
+        self._seconds = seconds
+
+    def produce(self, *args, **kwargs):
+        time.sleep(self._seconds)
+        return self._producer.produce(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._producer, name)
 
 
 class NativeClientTest(unittest.TestCase):
@@ -127,6 +143,31 @@ class NativeClientTest(unittest.TestCase):
         # both answered by the first call's own reply, not a replay: the second did arrive in flight
         self.assertFalse(first.replayed)
         report("python native: duplicate refused in flight", first.key)
+
+    def test_a_call_published_just_after_its_key_was_released_gets_its_next_life_s_answer(self):
+        # reserve is released after one retryable failure; ClientsIT makes this key's first request
+        # fail after 4 s. The held client is listening before the release, but its producer sends
+        # 10 s late, so the ledger reads its intent after the release: it starts the key's next life.
+        step = StepContext("acme", "run-py-native-release", "reserve")
+        arguments = {"amount": 13}
+        answers = {}
+        with client() as prompt, client() as held:
+            held._producer = _SendsLate(held._producer, 10)
+            late = threading.Thread(target=lambda: answers.__setitem__("late", held.call(step, "reserve", arguments)))
+            late.start()
+            time.sleep(0.5)
+            first = prompt.call(step, "reserve", arguments)
+            still_waiting = late.is_alive()
+            late.join(40)
+
+        self.assertIsInstance(first, Failed, first)
+        self.assertEqual("RETRIES_EXHAUSTED", first.error.code)
+        self.assertEqual(env("EFFECTLEDGER_RELEASE_KEY_PY"), first.key)
+        self.assertTrue(still_waiting, "the release came before the held intent was sent")
+        answer = answers["late"]
+        self.assertIsInstance(answer, Succeeded, answer)
+        self.assertFalse(answer.replayed)
+        report("python native: answered after a release", answer.key)
 
     def test_a_registry_demanding_credentials_refuses_a_client_without_them(self):
         with self.assertRaises(EffectLedgerError) as refused:

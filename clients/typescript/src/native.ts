@@ -21,6 +21,7 @@ import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { type CallError, EffectLedgerError, KeyDerivationError, Unavailable } from './errors.js';
 import type { CallResult } from './gateway.js';
 import { derive, type KeyRules, type StepContext, stepContext } from './keys.js';
+import { PendingReply, throughOf } from './pending.js';
 
 export interface RegistryOptions {
   /** `http(s)://host:port` of the Schema Registry. */
@@ -56,7 +57,7 @@ const POLICY_TOPIC = 'tool-policy';
 
 type Middlewares = NonNullable<ConstructorParameters<typeof SchemaRegistry>[0]['middlewares']>;
 
-type Waiter = { tenant: string; done: (r: CallResult) => void };
+type Waiter = { tenant: string; reply: PendingReply<CallResult> };
 
 interface ReplyRecord {
   idempotencyKey: string;
@@ -129,7 +130,10 @@ export class NativeToolCallClient {
       });
     });
     await this.consumer.subscribe({ topic: this.options.replyTopic, fromBeginning: false });
-    await this.consumer.run({ autoCommit: false, eachMessage: async ({ message }) => this.onReply(message.value) });
+    await this.consumer.run({
+      autoCommit: false,
+      eachMessage: async ({ message }) => this.onReply(message.value, throughOf(message.headers)),
+    });
     await joined;
     // Every partition from its end now, before any intent is published: no reply can precede it.
     for (const p of await admin.fetchTopicOffsets(this.options.replyTopic)) {
@@ -195,7 +199,7 @@ export class NativeToolCallClient {
     }
   }
 
-  private async onReply(value: Buffer | null): Promise<void> {
+  private async onReply(value: Buffer | null, through: number | undefined): Promise<void> {
     if (!value) return;
     let reply: ReplyRecord;
     try {
@@ -206,7 +210,7 @@ export class NativeToolCallClient {
     const waiting = this.waiters.get(reply.idempotencyKey);
     if (!waiting || isInFlightNotice(reply)) return; // in flight: wait on for the result
     for (const w of waiting) {
-      if (w.tenant === reply.tenant) w.done(toResult(reply));
+      if (w.tenant === reply.tenant) w.reply.offer(toResult(reply), through);
     }
   }
 
@@ -219,7 +223,7 @@ export class NativeToolCallClient {
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
     let settle!: (r: CallResult) => void;
     const answered = new Promise<CallResult>((resolve) => (settle = resolve));
-    const waiter: Waiter = { tenant: s.tenant, done: (r) => settle(r) };
+    const waiter: Waiter = { tenant: s.tenant, reply: new PendingReply<CallResult>((r) => settle(r)) };
     const set = this.waiters.get(derived.key) ?? new Set<Waiter>();
     set.add(waiter);
     this.waiters.set(derived.key, set);
@@ -239,7 +243,8 @@ export class NativeToolCallClient {
         bypassApproval: null,
         traceId: null,
       });
-      await this.producer.send({ topic: this.options.intentsTopic, acks: -1, messages: [{ key: derived.key, value }] });
+      const [sent] = await this.producer.send({ topic: this.options.intentsTopic, acks: -1, messages: [{ key: derived.key, value }] });
+      waiter.reply.published(Number(sent?.baseOffset ?? sent?.offset ?? -1));
       return await answered;
     } catch (e) {
       if (e instanceof KeyDerivationError) throw e;
@@ -260,7 +265,7 @@ export class NativeToolCallClient {
   async close(): Promise<void> {
     this.closed = true;
     for (const [key, set] of this.waiters) {
-      for (const w of set) w.done({ kind: 'running', key });
+      for (const w of set) w.reply.offer({ kind: 'running', key }, undefined);
     }
     await Promise.allSettled([
       this.producer.disconnect(),

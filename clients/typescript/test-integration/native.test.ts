@@ -124,6 +124,39 @@ test('native: keys are derived with the applied policy\'s rules when the code gi
   }
 });
 
+test('native: a call published just after its key was released gets its next life\'s answer', async () => {
+  // reserve is released after one retryable failure; ClientsIT makes this key's first request
+  // fail after 4 s. The held client is listening before the release, but its producer's send is
+  // held back 10 s (kafkajs has no linger), so the ledger reads its intent after the release: it
+  // starts the key's next life.
+  const step = { tenant: 'acme', runId: 'run-ts-native-release', stepId: 'reserve' };
+  const args = { amount: 13 };
+  const held = await NativeToolCallClient.connect(options());
+  try {
+    const producer = (held as unknown as { producer: { send: (r: unknown) => Promise<unknown> } }).producer;
+    const send = producer.send.bind(producer);
+    producer.send = async (r: unknown) => {
+      await new Promise((resolve) => setTimeout(resolve, 10_000));
+      return send(r);
+    };
+    let lateDone = false;
+    const late = held.call(step, 'reserve', args).finally(() => (lateDone = true));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    const first = await client.call(step, 'reserve', args);
+
+    assert.equal(first.kind, 'failed', JSON.stringify(first));
+    assert.equal((first as Extract<CallResult, { kind: 'failed' }>).error?.code, 'RETRIES_EXHAUSTED');
+    assert.equal(first.key, env('EFFECTLEDGER_RELEASE_KEY_TS'));
+    assert.equal(lateDone, false, 'the release came before the held intent was sent');
+    const answer = succeeded(await late);
+    assert.equal(answer.replayed, false);
+    report('typescript native: answered after a release', answer.key);
+  } finally {
+    await held.close();
+  }
+});
+
 test('native: closing the client answers a waiting call at once, still running', async () => {
   const closing = await NativeToolCallClient.connect({ ...options(), timeoutMs: 120_000 });
   const started = Date.now();

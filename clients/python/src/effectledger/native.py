@@ -135,11 +135,66 @@ class _Registry:
         return known
 
 
+INTENTS_THROUGH_HEADER = "effectledger.intents.through"
+
+
 class _Waiter:
+    """One call waiting for its final reply. It registers before its intent is published (so that
+    no reply slips past it) and so may see replies the ledger made before it read the intent; all
+    answer it (a duplicate read later gets the same answer), except a release's: the key is
+    forgotten, and an intent read after the release starts the key's next life. A release's reply
+    names the last intent the ledger had read (header ``effectledger.intents.through``, -1 when it
+    cannot tell); it answers this call only if its intent's offset is at or below that. Until the
+    broker acknowledged the intent its offset is unknown, and a release that came first is kept
+    and decided then. As the Java client's ``PendingReply``."""
+
     def __init__(self, tenant: str) -> None:
         self.tenant = tenant
         self.result: Optional[CallResult] = None
         self.done = threading.Event()
+        self._lock = threading.Lock()
+        self._offset = -1
+        self._release: Optional[CallResult] = None
+        self._release_through = -1
+
+    def published(self, offset: int) -> None:
+        """The broker took the call's intent at ``offset`` of its partition."""
+        with self._lock:
+            self._offset = offset
+            answer = self._release if self._release is not None and offset <= self._release_through else None
+            self._release = None
+        if answer is not None:
+            self._answer(answer)
+
+    def offer(self, result: CallResult, through: Optional[int]) -> bool:
+        """A final reply for the call's key: ``through`` is None for one that answers every call
+        waiting, else the last intent the releasing ledger had read. True when it answered."""
+        with self._lock:
+            if through is None or 0 <= self._offset <= through:
+                answers = True
+            else:
+                if self._offset < 0 and through >= self._release_through:
+                    self._release, self._release_through = result, through
+                answers = False
+        if answers:
+            self._answer(result)
+        return answers
+
+    def _answer(self, result: CallResult) -> None:
+        if not self.done.is_set():
+            self.result = result
+            self.done.set()
+
+
+def _through(headers: Any) -> Optional[int]:
+    """The ``effectledger.intents.through`` header of a reply: None when absent, -1 unreadable."""
+    for name, value in headers or ():
+        if name == INTENTS_THROUGH_HEADER:
+            try:
+                return int(value.decode("ascii") if isinstance(value, (bytes, bytearray)) else value)
+            except (ValueError, UnicodeDecodeError, AttributeError):
+                return -1
+    return None
 
 
 class NativeToolCallClient:
@@ -272,7 +327,7 @@ class NativeToolCallClient:
                     "traceId": None,
                 }
             )
-            self._publish(derived.key, value)
+            waiter.published(self._publish(derived.key, value))
             if not waiter.done.wait(self._timeout if timeout is None else timeout):
                 return StillRunning(derived.key, "")
             return waiter.result  # type: ignore[return-value]
@@ -387,12 +442,14 @@ class NativeToolCallClient:
         self._intent_writer.write(intent, self._avro.io.BinaryEncoder(out))
         return out.getvalue()
 
-    def _publish(self, key: str, value: bytes) -> None:
+    def _publish(self, key: str, value: bytes) -> int:
+        """Publishes an intent; its offset once the broker took it."""
         outcome: Dict[str, Any] = {}
         acked = threading.Event()
 
-        def on_delivery(error, _message) -> None:
+        def on_delivery(error, message) -> None:
             outcome["error"] = error
+            outcome["offset"] = message.offset() if error is None else -1
             acked.set()
 
         try:
@@ -407,6 +464,7 @@ class NativeToolCallClient:
                 f"could not publish the intent for key {key} ({outcome.get('error', 'no broker acknowledgement in 30 s')});"
                 " call again with the same step"
             )
+        return outcome["offset"]
 
     def _read(self) -> None:
         while not self._closed.is_set():
@@ -418,9 +476,9 @@ class NativeToolCallClient:
                 continue  # not a reply this client can read, or in flight: wait on for the result
             with self._lock:
                 waiting = [w for w in self._waiters.get(reply.get("idempotencyKey", ""), ()) if w.tenant == reply.get("tenant")]
+            through = _through(message.headers())
             for waiter in waiting:
-                waiter.result = _result(reply)
-                waiter.done.set()
+                waiter.offer(_result(reply), through)
         self._consumer.close()
 
     def _decode(self, value: bytes) -> Optional[Mapping[str, Any]]:

@@ -115,6 +115,18 @@ class ClientsIT {
                 .key();
         pipeline.payments.inject(key, CountingDownstream.Fault.SLOW_SUCCESS);
         refuseKeys.put("EFFECTLEDGER_REFUSE_KEY_" + client.toUpperCase(Locale.ROOT), key);
+        // One reserve step (released after one retryable failure) per native client, whose first
+        // request fails after 4 s: a second client listening by then, whose intent the ledger
+        // reads after the release, must get the key's next life's answer, not the release.
+        String released =
+            IdempotencyKeys.derive(
+                    new StepContext("acme", "run-" + client + "-native-release", "reserve", ""),
+                    "reserve",
+                    "{\"amount\":13}",
+                    KeyRules.NONE)
+                .key();
+        pipeline.payments.inject(released, CountingDownstream.Fault.SLOW_UNAVAILABLE);
+        refuseKeys.put("EFFECTLEDGER_RELEASE_KEY_" + client.toUpperCase(Locale.ROOT), released);
       }
       Map<String, String> env = new HashMap<>(refuseKeys);
       env.putAll(
@@ -147,9 +159,9 @@ class ClientsIT {
       assertThat(python.exit()).as(python.output()).isZero();
       assertThat(python.output()).contains("Ran 8 tests").contains("OK");
       assertThat(typescript.exit()).as(typescript.output()).isZero();
-      assertThat(typescript.output()).contains("# pass 15").contains("# fail 0");
+      assertThat(typescript.output()).contains("# pass 16").contains("# fail 0");
       assertThat(pythonNative.exit()).as(pythonNative.output()).isZero();
-      assertThat(pythonNative.output()).contains("Ran 5 tests").contains("OK");
+      assertThat(pythonNative.output()).contains("Ran 6 tests").contains("OK");
       List<JsonNode> actions = new ArrayList<>();
       for (String line : Files.readAllLines(report, StandardCharsets.UTF_8)) {
         actions.add(JSON.readTree(line));
@@ -170,9 +182,11 @@ class ClientsIT {
               "typescript native: four retry layers",
               "typescript native: after java, python and the gateway",
               "typescript native: duplicate refused in flight",
+              "typescript native: answered after a release",
               "python native: four retry layers",
               "python native: after java and the others",
-              "python native: duplicate refused in flight");
+              "python native: duplicate refused in flight",
+              "python native: answered after a release");
       for (JsonNode action : actions) {
         String key = action.get("key").asText();
         assertThat(pipeline.payments.effects(key)).as("effects of %s", action).isEqualTo(1);
