@@ -5,7 +5,8 @@
  * ledger refuses an intent in another partition than its key's); the reply is read read_committed
  * from the reply topic, positioned at its end before the intent is published so that no reply is
  * missed; an in-flight notice (or a `refuse` tool's DUPLICATE_IN_FLIGHT) keeps the call waiting for the
- * final reply of the key's first call.
+ * final reply of the key's first call, and a key's release answers only a call whose intent the
+ * ledger had read before it (`PendingReply` in pending.ts).
  *
  * Kafka is `kafkajs` (pure JavaScript; it has no manual partition assignment, so the reply
  * consumer is a group of its own, and never commits offsets). Encoding and decoding are

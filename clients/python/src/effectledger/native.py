@@ -5,7 +5,8 @@ key, through Kafka's Java default partitioner (murmur2: the ledger refuses an in
 partition than its key's, and librdkafka's own default, CRC32, would put most keys elsewhere); the
 reply is read read_committed from the reply topic, every partition positioned at its end before the
 intent is published so that no reply is missed; an in-flight notice (or a ``refuse`` tool's
-DUPLICATE_IN_FLIGHT) keeps the call waiting for the final reply of the key's first call.
+DUPLICATE_IN_FLIGHT) keeps the call waiting for the final reply of the key's first call, and a key's
+release answers only a call whose intent the ledger had read before it (``_Waiter``).
 
 Unlike the Java client, which assigns itself only the reply partition of each key it waits on, this
 client reads every partition of its reply topic (as the TypeScript one, which kafkajs leaves no
