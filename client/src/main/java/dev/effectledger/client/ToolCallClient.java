@@ -228,7 +228,8 @@ public final class ToolCallClient implements ToolCalls {
     }
     watched
         .thenCompose(ready -> publish(call, key))
-        .thenAccept(reply::published)
+        // off the producer's I/O thread: it may complete the call, and the caller's code runs on
+        .thenAcceptAsync(reply::published)
         .whenComplete(
             (sent, error) -> {
               if (error != null) {
