@@ -86,8 +86,18 @@ final class DispatchGate {
                       tp, record.offset(), epoch, performer.perform(dispatch).records())));
       return;
     }
-    String marker = AttemptJournal.marker(dispatch.getEffectKey(), dispatch.getAttempt());
+    String marker =
+        AttemptJournal.marker(
+            dispatch.getEffectKey(), dispatch.getAttempt(), dispatch.getIncarnation());
     AttemptJournal.Verdict verdict = journal.verdict(tp, marker, record.offset());
+    if (verdict == AttemptJournal.Verdict.RUN && dispatch.getIncarnation() != null) {
+      // a marker for this attempt written before markers named their life: read the safe way
+      verdict =
+          journal.verdict(
+              tp,
+              AttemptJournal.marker(dispatch.getEffectKey(), dispatch.getAttempt()),
+              record.offset());
+    }
     if (verdict == AttemptJournal.Verdict.RUN && dispatch.getAttempt() > 1) {
       // a re-dispatch follows an attempt that may have acted
       verdict = AttemptJournal.Verdict.STARTED_BEFORE;

@@ -112,7 +112,13 @@ class ExecutorSeamTest {
 
   private List<String> dispatchKeys(int n) {
     List<String> keys = IntStream.range(0, n).mapToObj(i -> "k" + i).toList();
-    for (String key : keys) {
+    keys.forEach(key -> dispatch(key, null));
+    return keys;
+  }
+
+  /** Attempt 1 of {@code key}'s life {@code incarnation} (null: a ledger that names none). */
+  private void dispatch(String key, Long incarnation) {
+    {
       Dispatch d =
           Dispatch.newBuilder()
               .setIdempotencyKey(key)
@@ -124,12 +130,12 @@ class ExecutorSeamTest {
               .setLane(LANE)
               .setArguments("{}")
               .setAttempt(1)
+              .setIncarnation(incarnation)
               .setDispatchedAt(Instant.now())
               .build();
       cluster.append(
           DISPATCH.topic(), 0, key.getBytes(), dispatches.serialize(DISPATCH.topic(), d));
     }
-    return keys;
   }
 
   private List<Outcome> outcomes(String key) {
@@ -249,6 +255,27 @@ class ExecutorSeamTest {
                   .extracting(field)
                   .isEqualTo(expected);
             });
+  }
+
+  /**
+   * A key the ledger released (the reconciler found no effect, or an operator decided) and that is
+   * sent again is dispatched as attempt 1 of its next life. Its earlier life's marker outlives that
+   * life's dispatch for about a second (tombstoned once the offsets read back pass it); the next
+   * life must run, not be answered from a lookup or held as if it were the earlier dispatch. Found
+   * by ConsoleSecurityIT in CI (2026-11-26): an operator's release, then the agent's call, answered
+   * from the earlier life's effect instead of run.
+   */
+  @Test
+  void shouldRunTheNextLifeOfAReleasedKeyWhileTheEarlierLifesMarkerIsStillLive() {
+    dispatch("k0", 100L);
+    executor(new LogProducer(cluster));
+    awaitOutcomes(List.of("k0"));
+
+    dispatch("k0", 200L);
+
+    await().atMost(Duration.ofSeconds(30)).until(() -> outcomes("k0").size() == 2);
+    assertThat(downstream.calls("k0")).as("the next life ran").isEqualTo(2);
+    assertThat(outcomes("k0").get(1).getEffectId()).isNotEqualTo("fx_found");
   }
 
   @Test

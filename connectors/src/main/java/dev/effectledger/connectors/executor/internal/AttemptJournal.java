@@ -56,15 +56,21 @@ import org.apache.kafka.common.TopicPartition;
  * at this very offset, its outcome is committed, so nothing is done again; anything else, it may
  * have acted, so it is answered from a lookup or as ambiguous, never run again.
  *
- * <p>Two dispatches can share a marker (the ledger under at-least-once can emit one attempt twice;
- * a key released after a provably effect-free attempt is dispatched again as attempt 1). A marker
- * therefore keeps the highest offset of the dispatches it covers, and only a marker for exactly one
- * answered dispatch says "answered".
+ * <p>Two dispatches can share a marker (the ledger under at-least-once can emit one attempt twice).
+ * A marker therefore keeps the highest offset of the dispatches it covers, and only a marker for
+ * exactly one answered dispatch says "answered". A key the ledger released (no effect found, or an
+ * operator's decision) and that is sent again is dispatched as attempt 1 of its next life: the
+ * marker names the life, so the earlier life's marker, which outlives its dispatch for about a
+ * second, does not take the next life for a redelivery (ConsoleSecurityIT met that in CI on
+ * 2026-11-26: the next life was answered from a lookup of the earlier life's effect instead of
+ * run). A dispatch of a ledger that names no life has a marker without one, and a dispatch that
+ * names its life also meets the marker without one (written by an executor of an earlier release
+ * for the same attempt), read the safe way.
  *
- * <p>Marker keys are {@code <effect key>#<attempt>}; values are {@code started <offset> <owner>} or
- * {@code answered <offset> effect|none}. A value written by the first release (the owner alone)
- * reads as started at an unknown offset and is never tombstoned by an offset. Used by the poll
- * thread only.
+ * <p>Marker keys are {@code <effect key>#<attempt>@<incarnation>} ({@code <effect key>#<attempt>}
+ * for a dispatch that names no life); values are {@code started <offset> <owner>} or {@code
+ * answered <offset> effect|none}. A value written by the first release (the owner alone) reads as
+ * started at an unknown offset and is never tombstoned by an offset. Used by the poll thread only.
  */
 public final class AttemptJournal {
 
@@ -129,8 +135,19 @@ public final class AttemptJournal {
     this.owner = owner;
   }
 
+  /** The marker of attempt {@code attempt} of a dispatch that names no life. */
   public static String marker(String effectKey, int attempt) {
     return effectKey + "#" + attempt;
+  }
+
+  /**
+   * The marker of attempt {@code attempt} of the key's life {@code incarnation} ({@code <effect
+   * key>#<attempt>@<incarnation>}); without a life, as {@link #marker(String, int)}.
+   */
+  public static String marker(String effectKey, int attempt, Long incarnation) {
+    return incarnation == null
+        ? marker(effectKey, attempt)
+        : marker(effectKey, attempt) + "@" + incarnation;
   }
 
   public static String journalTopic(String lane) {
