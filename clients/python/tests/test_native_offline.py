@@ -206,6 +206,12 @@ class ReleaseReplyTest(unittest.TestCase):
         waiter.published(0)
         self.assertFalse(waiter.done.is_set())
 
+    def test_no_release_answers_a_call_whose_offset_the_broker_did_not_give(self):
+        waiter = native._Waiter("acme")
+        self.assertFalse(waiter.offer(self.failed, 5))
+        waiter.published(-1)
+        self.assertFalse(waiter.done.is_set())
+
     def test_the_header_is_read_from_the_reply_s_headers(self):
         self.assertEqual(12, native._through([("effectledger.request.id", b"r"), ("effectledger.intents.through", b"12")]))
         self.assertIsNone(native._through([("effectledger.request.id", b"r")]))

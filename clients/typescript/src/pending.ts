@@ -20,12 +20,12 @@ export class PendingReply<R> {
 
   constructor(private readonly done: (reply: R) => void) {}
 
-  /** The broker took the call's intent at `offset` of its partition. */
+  /** The broker took the call's intent at `offset` of its partition (-1: it did not say; no release answers the call). */
   published(offset: number): void {
     this.offset = offset;
     const release = this.release;
     this.release = undefined;
-    if (release !== undefined && offset <= this.releaseThrough) this.done(release);
+    if (release !== undefined && offset >= 0 && offset <= this.releaseThrough) this.done(release);
   }
 
   /**

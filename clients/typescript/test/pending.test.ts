@@ -41,6 +41,13 @@ test('a release whose ledger could not tell answers no call', () => {
   assert.deepEqual(c.answers, []);
 });
 
+test('no release answers a call whose offset the broker did not give', () => {
+  const c = call();
+  assert.equal(c.reply.offer('released', 5), false);
+  c.reply.published(-1);
+  assert.deepEqual(c.answers, []);
+});
+
 test('the header is read from the reply s Kafka headers', () => {
   assert.equal(throughOf({ 'effectledger.intents.through': Buffer.from('12') }), 12);
   assert.equal(throughOf({ 'effectledger.request.id': Buffer.from('r') }), undefined);

@@ -162,7 +162,7 @@ class _Waiter:
         """The broker took the call's intent at ``offset`` of its partition."""
         with self._lock:
             self._offset = offset
-            answer = self._release if self._release is not None and offset <= self._release_through else None
+            answer = self._release if self._release is not None and 0 <= offset <= self._release_through else None
             self._release = None
         if answer is not None:
             self._answer(answer)

@@ -47,12 +47,15 @@ public final class PendingReply {
     return result;
   }
 
-  /** The broker took the call's intent at {@code offset} of its partition. */
+  /**
+   * The broker took the call's intent at {@code offset} of its partition ({@code -1}: it did not
+   * say, and no release answers the call).
+   */
   public void published(long offset) {
     ToolResult answer;
     synchronized (this) {
       intentOffset = offset;
-      answer = release != null && offset <= releaseThrough ? release : null;
+      answer = release != null && offset >= 0 && offset <= releaseThrough ? release : null;
       release = null;
     }
     if (answer != null) {

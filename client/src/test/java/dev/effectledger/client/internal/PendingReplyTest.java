@@ -68,6 +68,16 @@ class PendingReplyTest {
   }
 
   @Test
+  void shouldTakeNoReleaseWhenTheBrokerGaveNoOffset() {
+    PendingReply call = new PendingReply();
+
+    assertThat(call.offer(reply(ResultStatus.FAILED), 5L)).isFalse();
+    call.published(-1);
+
+    assertThat(call.result()).isNotDone();
+  }
+
+  @Test
   void shouldTakeEveryOtherFinalReplyWhenItComes() {
     PendingReply unpublished = new PendingReply();
 
