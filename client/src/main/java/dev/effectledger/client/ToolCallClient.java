@@ -228,7 +228,8 @@ public final class ToolCallClient implements ToolCalls {
     }
     watched
         .thenCompose(ready -> publish(call, key))
-        // off the producer's I/O thread: it may complete the call, and the caller's code runs on
+        // off the producer's I/O thread: it may complete the call, whose callers' code would run
+        // there and hold up every send
         .thenAcceptAsync(reply::published)
         .whenComplete(
             (sent, error) -> {
