@@ -88,6 +88,10 @@ final class ConsoleActions implements AutoCloseable {
   private volatile KafkaConsumer<String, String> following;
   private volatile boolean closed;
 
+  /** Counted down by {@link #close()}: ends the follower's wait for the findings topic. */
+  private final java.util.concurrent.CountDownLatch closing =
+      new java.util.concurrent.CountDownLatch(1);
+
   ConsoleActions(
       Properties kafka,
       String registryUrl,
@@ -128,8 +132,8 @@ final class ConsoleActions implements AutoCloseable {
         } catch (org.apache.kafka.common.errors.TimeoutException e) {
           partitions = List.of();
         }
-        if (partitions.isEmpty() && !closed) {
-          Thread.sleep(5000); // the topic does not exist (yet)
+        if (partitions.isEmpty()) {
+          closing.await(5, java.util.concurrent.TimeUnit.SECONDS); // the topic does not exist yet
         }
       }
       consumer.assign(partitions);
@@ -410,11 +414,13 @@ final class ConsoleActions implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
+    closing.countDown();
+    // Woken, not interrupted: an interrupted thread cannot close its consumer cleanly (the
+    // consumer's close logged an ERROR with a stack trace at every processor's shutdown).
     KafkaConsumer<String, String> consumer = following;
     if (consumer != null) {
       consumer.wakeup();
     }
-    follower.interrupt();
     try {
       follower.join(5000);
     } catch (InterruptedException e) {

@@ -119,6 +119,9 @@ class ProcessesIT {
           .isZero();
       assertThat(processor.output()).contains("effectledger processor stopped cleanly");
       assertThat(executor.output()).contains("effectledger executor stopped cleanly");
+      // Logs are quiet: a clean stop logs no error (ConsoleFindingsIT: the console's follower).
+      assertThat(processor.output()).as("processor output").doesNotContain(" ERROR ");
+      assertThat(executor.output()).as("executor output").doesNotContain(" ERROR ");
       assertThat(downstream.effects(result.key())).isEqualTo(1);
     }
   }
