@@ -126,10 +126,19 @@ export class GatewayClient {
     return result(answer);
   }
 
-  /** Waits for the call with `key`, published through any gateway instance, and returns it. */
-  async attach(key: string, options: { wait?: number } = {}): Promise<CallResult> {
+  /**
+   * Waits for the call with `key`, published through any gateway instance, and returns it. Pass a
+   * `running` result's `location` to attach to that call's own intent: the gateway then does not
+   * take a release of the key's earlier life (made before the ledger read this call's intent) as
+   * the call's answer. Without it, any final answer of the key is taken.
+   */
+  async attach(key: string, options: { wait?: number; location?: string } = {}): Promise<CallResult> {
     const wait = options.wait ?? this.wait;
-    return result(await this.send('GET', `/v1/calls/${encodeURIComponent(key)}`, wait, undefined, {}));
+    if (options.location !== undefined && !options.location.startsWith('/v1/calls/')) {
+      throw new Error(`location is a gateway's /v1/calls/... Location, got ${JSON.stringify(options.location)}`);
+    }
+    const path = options.location ?? `/v1/calls/${encodeURIComponent(key)}`;
+    return result(await this.send('GET', path, wait, undefined, {}));
   }
 
   private async send(

@@ -158,10 +158,21 @@ class GatewayClient:
             return self.attach(answer["key"], wait=wait)
         return self._result(status, response_headers, answer)
 
-    def attach(self, key: str, *, wait: Optional[float] = None) -> CallResult:
+    def attach(
+        self, key: str, *, wait: Optional[float] = None, location: Optional[str] = None
+    ) -> CallResult:
         """Waits for the call with ``key`` (published through any gateway instance) and returns
-        its result; a caller that lost its connection resumes here instead of sending again."""
-        path = "/v1/calls/" + urllib.parse.quote(key, safe="")
+        its result; a caller that lost its connection resumes here instead of sending again.
+
+        Pass a ``StillRunning``'s ``location`` to attach to that call's own intent: the gateway
+        then does not take a release of the key's earlier life (made before the ledger read this
+        call's intent) as the call's answer. Without it, any final answer of the key is taken."""
+        if location is not None:
+            if not location.startswith("/v1/calls/"):
+                raise ValueError("location is a gateway's /v1/calls/... Location, got " + repr(location))
+            path = location
+        else:
+            path = "/v1/calls/" + urllib.parse.quote(key, safe="")
         wait = self.wait if wait is None else wait
         status, headers, answer = self._send("GET", path, wait, None, {})
         return self._result(status, headers, answer)

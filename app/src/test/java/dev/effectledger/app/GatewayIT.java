@@ -364,7 +364,8 @@ class GatewayIT {
             "Prefer",
             "wait=1");
     assertThat(early.statusCode()).isEqualTo(202);
-    assertThat(early.headers().firstValue("Location")).contains("/v1/calls/charge-202");
+    assertThat(early.headers().firstValue("Location"))
+        .hasValueSatisfying(l -> assertThat(l).matches("/v1/calls/charge-202\\?intent=[0-9]+"));
     assertThat(json(early).get("status").asText()).isEqualTo("IN_FLIGHT");
 
     HttpResponse<String> stillRunning = getCall(gatewayB, key, "Prefer", "wait=1");
@@ -688,6 +689,22 @@ class GatewayIT {
   }
 
   @Test
+  void shouldAnswer400ToAGetWhoseIntentIsNotAnOffset() throws Exception {
+    for (String intent : List.of("-3", "x", "", "99999999999999999999")) {
+      HttpResponse<String> refused =
+          http.send(
+              HttpRequest.newBuilder(gatewayA.uri().resolve("/v1/calls/some-key?intent=" + intent))
+                  .header("Authorization", "Bearer " + TOKEN)
+                  .GET()
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      CONTRACT.check("GET", CALL, refused);
+      assertThat(refused.statusCode()).as(intent).isEqualTo(400);
+      assertThat(json(refused).get("field").asText()).isEqualTo("intent");
+    }
+  }
+
+  @Test
   void shouldAnswer404ForAKeyWithNoCall() throws Exception {
     HttpResponse<String> unknown = getCall(gatewayA, "no-such-call");
     assertThat(unknown.statusCode()).isEqualTo(404);
@@ -750,6 +767,81 @@ class GatewayIT {
     }
   }
 
+  /**
+   * A GET on a 202's Location ({@code ?intent=}) attached while the key's earlier life is released:
+   * the release is not its answer, the call's own intent (read after it) is. The call is published
+   * through a gateway that lingers 6 s, so its intent reaches the ledger after the release; the GET
+   * names the offset that intent gets (the next on its partition, nothing else being sent there).
+   */
+  @Test
+  void shouldNotAnswerAGetOnA202sLocationWithAReleaseOfTheKeysEarlierLife() throws Exception {
+    Properties lingering = pipeline.kafka();
+    lingering.put("linger.ms", 6_000);
+    lingering.put("delivery.timeout.ms", 30_000);
+    Gateway late =
+        Gateway.start(
+            pipeline.gatewayConfig(
+                "gw-late-get", pipeline.ledgerUrl(), pipeline.policies, lingering));
+    payments.slow(Duration.ofSeconds(2));
+    try {
+      await().atMost(Duration.ofSeconds(60)).until(late::isReady);
+      String key = "reserve-released-get";
+      String body = call("run-release-get", "reserve", "{\"amount\":14}");
+      payments.inject(key, Fault.SLOW_UNAVAILABLE);
+      CompletableFuture<HttpResponse<String>> first = postAsync(late, "reserve", body, key);
+      await().atMost(Duration.ofSeconds(30)).until(() -> payments.requests(key) == 1);
+      long nextIntent = intentsEnd(key);
+
+      CompletableFuture<HttpResponse<String>> second = postAsync(late, "reserve", body, key);
+      CompletableFuture<HttpResponse<String>> attached =
+          http.sendAsync(
+              HttpRequest.newBuilder(
+                      late.uri().resolve("/v1/calls/" + key + "?intent=" + nextIntent))
+                  .timeout(Duration.ofSeconds(60))
+                  .header("Authorization", "Bearer " + TOKEN)
+                  .header("Prefer", "wait=30")
+                  .GET()
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+
+      HttpResponse<String> released = first.get(30, TimeUnit.SECONDS);
+      assertThat(released.statusCode()).as(released.body()).isEqualTo(424);
+      Thread.sleep(1000); // the release reached the GET's listener too
+      assertThat(attached).as("the GET took the release of the key's earlier life").isNotDone();
+      HttpResponse<String> answered = attached.get(40, TimeUnit.SECONDS);
+      CONTRACT.check("GET", CALL, answered);
+      assertThat(answered.statusCode()).as(answered.body()).isEqualTo(200);
+      assertThat(second.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+      assertThat(payments.effects(key)).isEqualTo(1);
+    } finally {
+      payments.slow(Duration.ofMillis(300));
+      late.close();
+    }
+  }
+
+  /**
+   * The end offset of the tool-intents partition of {@code key}: the offset its next intent gets.
+   */
+  private static long intentsEnd(String key) throws Exception {
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+      int partitions =
+          admin
+              .describeTopics(List.of(Topics.INTENTS))
+              .allTopicNames()
+              .get()
+              .get(Topics.INTENTS)
+              .partitions()
+              .size();
+      int partition =
+          org.apache.kafka.common.utils.Utils.toPositive(
+                  org.apache.kafka.common.utils.Utils.murmur2(
+                      key.getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+              % partitions;
+      TopicPartition tp = new TopicPartition(Topics.INTENTS, partition);
+      return admin.listOffsets(Map.of(tp, OffsetSpec.latest())).all().get().get(tp).offset();
+    }
+  }
+
   private static CompletableFuture<HttpResponse<String>> postAsync(
       Gateway gateway, String tool, String body, String key) {
     return http.sendAsync(
@@ -778,7 +870,9 @@ class GatewayIT {
     JsonNode call = json(held);
     assertThat(call.get("status").asText()).isEqualTo("UNKNOWN");
     assertThat(call.get("error").get("code").asText()).isNotBlank();
-    assertThat(held.headers().firstValue("Location")).isPresent();
+    assertThat(held.headers().firstValue("Location"))
+        .as("the Location names the call's intent")
+        .hasValueSatisfying(l -> assertThat(l).matches("/v1/calls/transfer-held\\?intent=[0-9]+"));
     assertThat(risky.effects(key)).isEqualTo(1);
   }
 

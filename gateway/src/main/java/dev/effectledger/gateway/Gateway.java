@@ -755,6 +755,11 @@ public final class Gateway implements AutoCloseable {
     volatile ScheduledFuture<?> timeout;
     volatile ToolResult latest;
 
+    /**
+     * The intent's offset on its partition once the broker took it, else -1; in a 202's Location.
+     */
+    volatile long intentOffset = -1;
+
     /** Which final reply answers this call: not a release made before its intent was read. */
     final PendingReply answer = new PendingReply();
 
@@ -769,7 +774,7 @@ public final class Gateway implements AutoCloseable {
           .thenAccept(
               reply -> {
                 stop();
-                answer(ex, reply);
+                answer(ex, reply, intentOffset);
               });
       this.stopListening = replies.listen(key, this);
       ex.onAbandon = this::stop;
@@ -782,6 +787,7 @@ public final class Gateway implements AutoCloseable {
      * RegistryAuthIT: with wait=0 the bound answered 202 before the serializer failed).
      */
     void published(long offset) {
+      intentOffset = offset;
       answer.published(offset);
       if (ex.answered.get()) {
         return;
@@ -818,7 +824,7 @@ public final class Gateway implements AutoCloseable {
                   .put("key", key)
                   .put("tool", policy.name())
                   .put("status", ResultStatus.IN_FLIGHT.name());
-      ex.json(202, body, stillRunning(key));
+      ex.json(202, body, stillRunning(key, intentOffset));
     }
 
     void notPublished(Exception error) {
@@ -837,16 +843,23 @@ public final class Gateway implements AutoCloseable {
     }
   }
 
-  private static Map<String, String> stillRunning(String key) {
+  /**
+   * A 202's headers: {@code Location} names the key and, when known, the offset of the call's
+   * intent on its partition ({@code ?intent=}), so that a {@code GET} there takes a release of the
+   * key only if the ledger made it after reading that intent.
+   */
+  private static Map<String, String> stillRunning(String key, long intentOffset) {
+    String location =
+        "/v1/calls/" + URLEncoder.encode(key, StandardCharsets.UTF_8).replace("+", "%20");
     return Map.of(
         "Location",
-        "/v1/calls/" + URLEncoder.encode(key, StandardCharsets.UTF_8).replace("+", "%20"),
+        intentOffset >= 0 ? location + "?intent=" + intentOffset : location,
         "Retry-After",
         "1");
   }
 
   /** The one mapping from the ledger's answer to HTTP; docs/openapi.yaml documents it. */
-  private void answer(Exchange ex, ToolResult reply) {
+  private void answer(Exchange ex, ToolResult reply, long intentOffset) {
     Map<String, String> replayed =
         reply.getReplayed() ? Map.of("Idempotent-Replayed", "true") : Map.of();
     switch (reply.getStatus()) {
@@ -854,7 +867,7 @@ public final class Gateway implements AutoCloseable {
       case FAILED -> ex.problem(Problem.of(424, "tool-failed", "The tool failed", reply), replayed);
       case UNKNOWN, IN_FLIGHT -> {
         Map<String, String> headers =
-            new java.util.HashMap<>(stillRunning(reply.getIdempotencyKey()));
+            new java.util.HashMap<>(stillRunning(reply.getIdempotencyKey(), intentOffset));
         headers.putAll(replayed);
         ex.json(202, ReplyJson.of(reply), headers);
       }
@@ -915,29 +928,72 @@ public final class Gateway implements AutoCloseable {
       ex.problem(Problem.of(400, "invalid-header", "Invalid header", e.getMessage()));
       return;
     }
+    long intent = intentOf(ex.request.getHttpURI().getQuery());
+    if (intent == INVALID_INTENT) {
+      ex.problem(
+          Problem.of(
+                  400,
+                  "invalid-query",
+                  "Invalid query",
+                  "intent is the offset of the call's intent, a whole number from a 202's Location")
+              .field("intent"));
+      return;
+    }
     if (!replies.ready() || !brokerUp && !ledgerUp) {
       unavailable(ex, readiness());
       return;
     }
-    new Attach(ex, caller.get(), key, wait).poll();
+    new Attach(ex, caller.get(), key, intent, wait).poll();
+  }
+
+  private static final long INVALID_INTENT = -2;
+
+  /**
+   * The {@code intent} of a {@code GET /v1/calls/{key}} query (a 202's Location): the offset of the
+   * call's intent; -1 when absent, {@link #INVALID_INTENT} when not a whole number.
+   */
+  static long intentOf(String query) {
+    if (query == null || query.isEmpty()) {
+      return -1;
+    }
+    long intent = -1;
+    for (String pair : query.split("&")) {
+      if (pair.startsWith("intent=")) {
+        String value = pair.substring("intent=".length());
+        if (value.isEmpty() || value.length() > 19 || !value.chars().allMatch(Character::isDigit)) {
+          return INVALID_INTENT;
+        }
+        try {
+          intent = Long.parseLong(value);
+        } catch (NumberFormatException e) {
+          return INVALID_INTENT;
+        }
+      }
+    }
+    return intent;
   }
 
   /**
    * A caller attached to a call by key: polls the ledger until the call settles or the wait ends.
+   * With the offset of the call's intent (a 202's Location), a release of the key answers it only
+   * if the ledger made it after reading that intent ({@link PendingReply}); without, any final
+   * reply of the key does.
    */
   private final class Attach implements ReplyHub.Listener {
     final Exchange ex;
     final Credentials.Caller caller;
     final String key;
+    final long intent;
     final long deadline;
     final long unknownUntil;
     final Runnable stopListening;
     volatile ToolResult latest;
 
-    Attach(Exchange ex, Credentials.Caller caller, String key, Duration wait) {
+    Attach(Exchange ex, Credentials.Caller caller, String key, long intent, Duration wait) {
       this.ex = ex;
       this.caller = caller;
       this.key = key;
+      this.intent = intent;
       long now = System.nanoTime();
       this.deadline = now + wait.toNanos();
       // A call published a moment ago (a 202's Location, or through another instance) is on the
@@ -951,10 +1007,13 @@ public final class Gateway implements AutoCloseable {
 
     @Override
     public void onReply(ToolResult reply, String forRequest, Long through) {
+      if (through != null && intent >= 0 && intent > through) {
+        return; // a release of the key's earlier life: the call's intent starts its next one
+      }
       if ((reply.getStatus() == ResultStatus.SUCCEEDED || reply.getStatus() == ResultStatus.FAILED)
           && reply.getTenant().equals(caller.tenant())) {
         stopListening.run();
-        answer(ex, ToolResult.newBuilder(reply).setReplayed(true).build());
+        answer(ex, ToolResult.newBuilder(reply).setReplayed(true).build(), intent);
       }
     }
 
@@ -1021,7 +1080,7 @@ public final class Gateway implements AutoCloseable {
         latest = reply;
         if (reply.getStatus() != ResultStatus.IN_FLIGHT) {
           stopListening.run();
-          answer(ex, reply);
+          answer(ex, reply, intent);
           return;
         }
       } else {
@@ -1042,7 +1101,7 @@ public final class Gateway implements AutoCloseable {
             latest == null
                 ? JSON.createObjectNode().put("key", key).put("status", "IN_FLIGHT")
                 : ReplyJson.of(latest),
-            stillRunning(key));
+            stillRunning(key, intent));
         return;
       }
       timers.schedule(this::poll, Math.min(POLL.toNanos(), left), TimeUnit.NANOSECONDS);
