@@ -788,7 +788,11 @@ public final class Gateway implements AutoCloseable {
      */
     void published(long offset) {
       intentOffset = offset;
-      answer.published(offset);
+      // On the producer's I/O thread: a release kept aside is answered from a timer thread.
+      ToolResult kept = answer.publish(offset);
+      if (kept != null) {
+        timers.execute(() -> answer.result().complete(kept));
+      }
       if (ex.answered.get()) {
         return;
       }

@@ -52,14 +52,24 @@ public final class PendingReply {
    * say, and no release answers the call).
    */
   public void published(long offset) {
-    ToolResult answer;
-    synchronized (this) {
-      intentOffset = offset;
-      answer = release != null && offset >= 0 && offset <= releaseThrough ? release : null;
-      release = null;
-    }
+    ToolResult answer = publish(offset);
     if (answer != null) {
       result.complete(answer);
+    }
+  }
+
+  /**
+   * As {@link #published}, but the release kept aside that answers the call, if any, is returned
+   * instead of completing {@link #result()}: for a caller on a thread where the call's
+   * continuations must not run (a producer's I/O thread), to complete it elsewhere.
+   */
+  public ToolResult publish(long offset) {
+    synchronized (this) {
+      intentOffset = offset;
+      ToolResult answer =
+          release != null && offset >= 0 && offset <= releaseThrough ? release : null;
+      release = null;
+      return answer;
     }
   }
 

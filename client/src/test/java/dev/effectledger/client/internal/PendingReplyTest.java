@@ -54,6 +54,24 @@ class PendingReplyTest {
   }
 
   @Test
+  void shouldHandAReleaseKeptAsideBackToTheCallerThatPublishesInsteadOfCompletingTheCall() {
+    PendingReply read = new PendingReply();
+    PendingReply notRead = new PendingReply();
+    read.offer(reply(ResultStatus.FAILED), 5L);
+    notRead.offer(reply(ResultStatus.FAILED), 5L);
+
+    ToolResult kept = read.publish(5);
+
+    assertThat(kept).isNotNull();
+    assertThat(kept.getStatus()).isEqualTo(ResultStatus.FAILED);
+    assertThat(read.result()).as("completed by the caller, on its own thread").isNotDone();
+    assertThat(notRead.publish(6)).isNull();
+    assertThat(read.offer(reply(ResultStatus.FAILED), 4L))
+        .as("the offset is known now: an older release is not taken")
+        .isFalse();
+  }
+
+  @Test
   void shouldTakeNoReleaseWhoseLedgerCouldNotTellWhatItHadRead() {
     PendingReply early = new PendingReply();
     PendingReply late = new PendingReply();
