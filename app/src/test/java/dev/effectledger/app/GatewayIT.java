@@ -735,20 +735,11 @@ class GatewayIT {
    */
   @Test
   void shouldNotAnswerACallWithAReleaseTheLedgerMadeBeforeReadingItsIntent() throws Exception {
-    Properties lingering = pipeline.kafka();
-    lingering.put("linger.ms", 6_000);
-    lingering.put("delivery.timeout.ms", 30_000); // at least linger and request timeout
-    Gateway late =
-        Gateway.start(
-            pipeline.gatewayConfig("gw-late", pipeline.ledgerUrl(), pipeline.policies, lingering));
-    payments.slow(Duration.ofSeconds(2));
+    Gateway late = lingeringGateway("gw-late");
     try {
-      await().atMost(Duration.ofSeconds(60)).until(late::isReady);
       String key = "reserve-released";
       String body = call("run-release", "reserve", "{\"amount\":13}");
-      payments.inject(key, Fault.SLOW_UNAVAILABLE);
-      CompletableFuture<HttpResponse<String>> first = postAsync(late, "reserve", body, key);
-      await().atMost(Duration.ofSeconds(30)).until(() -> payments.requests(key) == 1);
+      CompletableFuture<HttpResponse<String>> first = postUntilItReachesTheApi(late, body, key);
 
       CompletableFuture<HttpResponse<String>> second = postAsync(late, "reserve", body, key);
 
@@ -775,21 +766,11 @@ class GatewayIT {
    */
   @Test
   void shouldNotAnswerAGetOnA202sLocationWithAReleaseOfTheKeysEarlierLife() throws Exception {
-    Properties lingering = pipeline.kafka();
-    lingering.put("linger.ms", 6_000);
-    lingering.put("delivery.timeout.ms", 30_000);
-    Gateway late =
-        Gateway.start(
-            pipeline.gatewayConfig(
-                "gw-late-get", pipeline.ledgerUrl(), pipeline.policies, lingering));
-    payments.slow(Duration.ofSeconds(2));
+    Gateway late = lingeringGateway("gw-late-get");
     try {
-      await().atMost(Duration.ofSeconds(60)).until(late::isReady);
       String key = "reserve-released-get";
       String body = call("run-release-get", "reserve", "{\"amount\":14}");
-      payments.inject(key, Fault.SLOW_UNAVAILABLE);
-      CompletableFuture<HttpResponse<String>> first = postAsync(late, "reserve", body, key);
-      await().atMost(Duration.ofSeconds(30)).until(() -> payments.requests(key) == 1);
+      CompletableFuture<HttpResponse<String>> first = postUntilItReachesTheApi(late, body, key);
       long nextIntent = intentsEnd(key);
 
       CompletableFuture<HttpResponse<String>> second = postAsync(late, "reserve", body, key);
@@ -817,6 +798,39 @@ class GatewayIT {
       payments.slow(Duration.ofMillis(300));
       late.close();
     }
+  }
+
+  /**
+   * A gateway whose producer lingers 6 s (its intents reach the ledger late), with the payment API
+   * answering slowly (2 s) until the caller sets it back.
+   */
+  private static Gateway lingeringGateway(String name) {
+    Properties lingering = pipeline.kafka();
+    lingering.put("linger.ms", 6_000);
+    lingering.put("delivery.timeout.ms", 30_000); // at least linger and request timeout
+    Gateway late =
+        Gateway.start(
+            pipeline.gatewayConfig(name, pipeline.ledgerUrl(), pipeline.policies, lingering));
+    try {
+      await().atMost(Duration.ofSeconds(60)).until(late::isReady);
+    } catch (RuntimeException e) {
+      late.close();
+      throw e;
+    }
+    payments.slow(Duration.ofSeconds(2));
+    return late;
+  }
+
+  /**
+   * Posts a {@code reserve} call whose first request the payment API answers 503 after its slow
+   * wait (the key is then released), once that request has reached the API.
+   */
+  private static CompletableFuture<HttpResponse<String>> postUntilItReachesTheApi(
+      Gateway gateway, String body, String key) {
+    payments.inject(key, Fault.SLOW_UNAVAILABLE);
+    CompletableFuture<HttpResponse<String>> call = postAsync(gateway, "reserve", body, key);
+    await().atMost(Duration.ofSeconds(30)).until(() -> payments.requests(key) == 1);
+    return call;
   }
 
   /**
