@@ -101,5 +101,15 @@ class ExactlyOnceTest(unittest.TestCase):
         self.assertEqual("mail", client.calls[0][0].step_id)
 
 
+class AttachLocationTest(unittest.TestCase):
+    def test_attach_takes_only_a_gateway_location(self):
+        client = effectledger.GatewayClient("http://127.0.0.1:9", "token")
+
+        with self.assertRaises(ValueError) as refused:
+            client.attach("k", location="https://elsewhere.example/v1/calls/k")
+
+        self.assertIn("/v1/calls/", str(refused.exception))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   CallRejected, CallStillRunning, EffectHeld, exactlyOnce, currentStep, withStep,
-  type CallResult, type GatewayClient,
+  GatewayClient, type CallResult,
 } from '../src/index.js';
 
 function recording(answer: CallResult) {
@@ -54,4 +54,10 @@ test('the step follows awaits and is gone after the block', async () => {
   });
   seen.push(currentStep()?.stepId);
   assert.deepEqual(seen, ['outer', 'inner', 'outer', undefined]);
+});
+
+test('attach takes only a gateway Location, before sending anything', async () => {
+  const client = new GatewayClient({ url: 'http://127.0.0.1:9', token: 'token' });
+  await assert.rejects(client.attach('k', { location: 'https://elsewhere.example/v1/calls/k' }),
+    (e: unknown) => e instanceof Error && e.message.includes('/v1/calls/'));
 });

@@ -980,8 +980,9 @@ public final class Gateway implements AutoCloseable {
   /**
    * A caller attached to a call by key: polls the ledger until the call settles or the wait ends.
    * With the offset of the call's intent (a 202's Location), a release of the key answers it only
-   * if the ledger made it after reading that intent ({@link PendingReply}); without, any final
-   * reply of the key does.
+   * if the ledger made it after reading that intent (the rule of {@link PendingReply}, applied here
+   * directly: an attached call knows its offset from the start); without, any final reply of the
+   * key does.
    */
   private final class Attach implements ReplyHub.Listener {
     final Exchange ex;
