@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -89,8 +90,7 @@ final class ConsoleActions implements AutoCloseable {
   private volatile boolean closed;
 
   /** Counted down by {@link #close()}: ends the follower's wait for the findings topic. */
-  private final java.util.concurrent.CountDownLatch closing =
-      new java.util.concurrent.CountDownLatch(1);
+  private final CountDownLatch closing = new CountDownLatch(1);
 
   ConsoleActions(
       Properties kafka,
@@ -133,7 +133,7 @@ final class ConsoleActions implements AutoCloseable {
           partitions = List.of();
         }
         if (partitions.isEmpty()) {
-          closing.await(5, java.util.concurrent.TimeUnit.SECONDS); // the topic does not exist yet
+          closing.await(5, TimeUnit.SECONDS); // the topic does not exist yet
         }
       }
       consumer.assign(partitions);

@@ -755,11 +755,6 @@ public final class Gateway implements AutoCloseable {
     volatile ScheduledFuture<?> timeout;
     volatile ToolResult latest;
 
-    /**
-     * The intent's offset on its partition once the broker took it, else -1; in a 202's Location.
-     */
-    volatile long intentOffset = -1;
-
     /** Which final reply answers this call: not a release made before its intent was read. */
     final PendingReply answer = new PendingReply();
 
@@ -774,7 +769,7 @@ public final class Gateway implements AutoCloseable {
           .thenAccept(
               reply -> {
                 stop();
-                answer(ex, reply, intentOffset);
+                answer(ex, reply, answer.intentOffset());
               });
       this.stopListening = replies.listen(key, this);
       ex.onAbandon = this::stop;
@@ -787,7 +782,6 @@ public final class Gateway implements AutoCloseable {
      * RegistryAuthIT: with wait=0 the bound answered 202 before the serializer failed).
      */
     void published(long offset) {
-      intentOffset = offset;
       // On the producer's I/O thread: a release kept aside is answered from a timer thread.
       ToolResult kept = answer.publish(offset);
       if (kept != null) {
@@ -828,7 +822,7 @@ public final class Gateway implements AutoCloseable {
                   .put("key", key)
                   .put("tool", policy.name())
                   .put("status", ResultStatus.IN_FLIGHT.name());
-      ex.json(202, body, stillRunning(key, intentOffset));
+      ex.json(202, body, stillRunning(key, answer.intentOffset()));
     }
 
     void notPublished(Exception error) {

@@ -42,6 +42,11 @@ public final class PendingReply {
     }
   }
 
+  /** The offset the broker gave the call's intent; -1 until it did, or when it did not say. */
+  public synchronized long intentOffset() {
+    return intentOffset;
+  }
+
   /** Completed with the final reply that answers this call. */
   public CompletableFuture<ToolResult> result() {
     return result;

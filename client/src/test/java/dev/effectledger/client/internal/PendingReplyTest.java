@@ -60,7 +60,9 @@ class PendingReplyTest {
     read.offer(reply(ResultStatus.FAILED), 5L);
     notRead.offer(reply(ResultStatus.FAILED), 5L);
 
+    assertThat(read.intentOffset()).as("not yet acknowledged").isEqualTo(-1);
     ToolResult kept = read.publish(5);
+    assertThat(read.intentOffset()).isEqualTo(5);
 
     assertThat(kept).isNotNull();
     assertThat(kept.getStatus()).isEqualTo(ResultStatus.FAILED);
