@@ -7,19 +7,27 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 /**
  * Runs the Python and TypeScript clients' own test suites (clients/python, clients/typescript) as
  * child processes: python3 with the package's sources on its path, and Node 20 after {@code npm ci}
  * from the lockfile (the npm registry is the only network it needs).
  *
- * <p>The TypeScript suites install into, and build into, the one client directory, so a second test
- * JVM of this module (the integration tests run in two forks) must not run {@code npm ci} or {@code
- * tsc} while another's suite runs there: {@link #npm} holds a file lock under {@code target/} for
- * the whole install, build and run, across JVMs as well as threads.
+ * <p>The TypeScript suites install into, and build into, the one client directory, which the unit
+ * tests' JVM and both integration-test JVMs of this module share. {@link #npm} installs and builds
+ * under an exclusive file lock under {@code target/}, and only when the client's sources or
+ * lockfile differ from what the last install and build were made from (a stamp beside the lock); it
+ * then runs the suite under a shared lock, so suites of two JVMs run at once and none runs while
+ * another JVM rewrites {@code node_modules} or {@code dist}.
  */
 final class ClientSuites {
 
@@ -66,45 +74,117 @@ final class ClientSuites {
         env);
   }
 
-  /** Whether this JVM ran {@code npm ci} already: once is enough for every suite it runs. */
-  private static boolean installed;
-
-  /** Held by the JVM whose TypeScript suite runs; see the class doc. */
+  /** Held exclusively to install and build, shared to run a suite; see the class doc. */
   private static final Path NPM_LOCK = Path.of("target", "typescript-client.lock");
 
   /**
-   * {@code npm ci} (once per JVM), then {@code npm run <script>} of the TypeScript client, under
-   * {@link #NPM_LOCK}.
+   * The digest of the sources and lockfile that {@code node_modules} and {@code dist} come from.
+   */
+  private static final Path BUILT_FROM = Path.of("target", "typescript-client.built-from");
+
+  /** What the install and build read: everything in the client but its outputs. */
+  private static final List<String> SOURCES =
+      List.of(
+          "package.json",
+          "package-lock.json",
+          "tsconfig.json",
+          "scripts",
+          "src",
+          "test",
+          "test-integration",
+          "test-mcp",
+          "examples");
+
+  /**
+   * Runs {@code npm run <script>} of the TypeScript client, a script that runs built tests without
+   * building ({@code test:dist}, {@code test:integration:dist}, {@code test:mcp:dist}), after
+   * {@code npm ci} and {@code npm run build} when the sources changed since the last ones.
    */
   static synchronized Run npm(String script, Map<String, String> env)
       throws IOException, InterruptedException {
     Files.createDirectories(NPM_LOCK.getParent());
     try (FileChannel channel =
-        FileChannel.open(NPM_LOCK, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
-      FileLock held = channel.lock(); // waits while another JVM's suite runs
-      try {
-        return npmHoldingTheLock(script, env);
-      } finally {
-        held.release();
+        FileChannel.open(
+            NPM_LOCK,
+            StandardOpenOption.CREATE,
+            StandardOpenOption.READ,
+            StandardOpenOption.WRITE)) {
+      for (int attempt = 0; attempt < 3; attempt++) {
+        FileLock shared = channel.lock(0, Long.MAX_VALUE, true); // waits while another JVM builds
+        try {
+          if (builtFromSources()) {
+            return run(TYPESCRIPT, List.of("npm", "run", "--silent", script), Map.of(), env);
+          }
+        } finally {
+          shared.release();
+        }
+        FileLock exclusive = channel.lock(); // waits while another JVM's suite runs
+        try {
+          if (!builtFromSources()) {
+            Run built = installAndBuild();
+            if (built.exit() != 0) {
+              return built;
+            }
+          }
+        } finally {
+          exclusive.release();
+        }
       }
+      return new Run(-1, "the TypeScript client's sources kept changing while it was built");
     }
   }
 
-  private static Run npmHoldingTheLock(String script, Map<String, String> env)
-      throws IOException, InterruptedException {
-    if (!installed) {
-      Run install =
-          run(
-              TYPESCRIPT,
-              List.of("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"),
-              Map.of(),
-              Map.of());
-      if (install.exit() != 0) {
-        return new Run(install.exit(), "npm ci failed:\n" + install.output());
+  /** Whether {@code node_modules} and {@code dist} were made from the sources as they are. */
+  private static boolean builtFromSources() throws IOException {
+    return Files.isDirectory(TYPESCRIPT.resolve("node_modules"))
+        && Files.isDirectory(TYPESCRIPT.resolve("dist"))
+        && Files.exists(BUILT_FROM)
+        && Files.readString(BUILT_FROM).equals(sourcesDigest());
+  }
+
+  private static Run installAndBuild() throws IOException, InterruptedException {
+    String digest = sourcesDigest();
+    Files.deleteIfExists(BUILT_FROM);
+    for (List<String> step :
+        List.of(
+            List.of("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"),
+            List.of("npm", "run", "--silent", "build"))) {
+      Run done = run(TYPESCRIPT, step, Map.of(), Map.of());
+      if (done.exit() != 0) {
+        return new Run(done.exit(), String.join(" ", step) + " failed:\n" + done.output());
       }
-      installed = true;
     }
-    return run(TYPESCRIPT, List.of("npm", "run", "--silent", script), Map.of(), env);
+    Files.writeString(BUILT_FROM, digest);
+    return new Run(0, "");
+  }
+
+  /** SHA-256 over the path and bytes of every file of {@link #SOURCES}, in path order. */
+  private static String sourcesDigest() throws IOException {
+    MessageDigest sha;
+    try {
+      sha = MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+    List<Path> files = new ArrayList<>();
+    for (String source : SOURCES) {
+      Path path = TYPESCRIPT.resolve(source);
+      if (Files.isDirectory(path)) {
+        try (Stream<Path> walk = Files.walk(path)) {
+          walk.filter(Files::isRegularFile).forEach(files::add);
+        }
+      } else if (Files.exists(path)) {
+        files.add(path);
+      }
+    }
+    files.sort(Comparator.comparing(p -> TYPESCRIPT.relativize(p).toString()));
+    for (Path file : files) {
+      sha.update(TYPESCRIPT.relativize(file).toString().getBytes(StandardCharsets.UTF_8));
+      sha.update((byte) 0);
+      sha.update(Files.readAllBytes(file));
+      sha.update((byte) 0);
+    }
+    return HexFormat.of().formatHex(sha.digest());
   }
 
   private static Run run(

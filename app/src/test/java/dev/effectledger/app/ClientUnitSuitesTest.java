@@ -24,7 +24,7 @@ class ClientUnitSuitesTest {
 
   @Test
   void shouldPassTheTypeScriptUnitSuite() throws Exception {
-    ClientSuites.Run run = ClientSuites.npm("test", Map.of());
+    ClientSuites.Run run = ClientSuites.npm("test:dist", Map.of());
 
     assertThat(run.exit()).as(run.output()).isZero();
     assertThat(run.output())

@@ -153,7 +153,7 @@ class ClientsIT {
               REGISTRY_TOKEN));
 
       ClientSuites.Run python = ClientSuites.python("tests_integration", env);
-      ClientSuites.Run typescript = ClientSuites.npm("test:integration", env);
+      ClientSuites.Run typescript = ClientSuites.npm("test:integration:dist", env);
       ClientSuites.Run pythonNative = ClientSuites.pythonNative("tests_native", env);
 
       assertThat(python.exit()).as(python.output()).isZero();

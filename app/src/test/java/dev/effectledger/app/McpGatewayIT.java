@@ -296,7 +296,8 @@ class McpGatewayIT {
 
     ClientSuites.Run suite =
         ClientSuites.npm(
-            "test:mcp", Map.of("EFFECTLEDGER_MCP_URL", gateway.url(), "EFFECTLEDGER_MCP_RUN", run));
+            "test:mcp:dist",
+            Map.of("EFFECTLEDGER_MCP_URL", gateway.url(), "EFFECTLEDGER_MCP_RUN", run));
 
     assertThat(suite.exit()).as(suite.output()).isZero();
     assertThat(suite.output()).contains("# pass 1").contains("# fail 0");
