@@ -175,10 +175,18 @@ final class BenchCommand implements Callable<Integer> {
                 + " ledger's commit.interval.ms; default ${DEFAULT-VALUE}")
     List<Integer> executorIntervals;
 
+    @Option(
+        names = "--rounds",
+        defaultValue = "1",
+        description =
+            "measure every point this many times, round after round; the report gives each round and, per"
+                + " point, the median of the rounds' ratios; default ${DEFAULT-VALUE}")
+    int rounds;
+
     @Override
     public Integer call() throws Exception {
       return LatencyBench.run(
-          points.seconds, points.warmup, loads, intervals, executorIntervals, typed(spec));
+          points.seconds, points.warmup, loads, intervals, executorIntervals, rounds, typed(spec));
     }
   }
 

@@ -85,9 +85,9 @@ final class LatencyBench {
   private LatencyBench() {}
 
   /**
-   * Runs every point: the baseline, then the ledger with its executor committing at each of {@code
-   * executorIntervals} (0: at the ledger's own commit interval), each ledger run on a fresh broker
-   * (the baseline shares the first).
+   * Runs every point {@code rounds} times, round after round: the baseline, then the ledger with
+   * its executor committing at each of {@code executorIntervals} (0: at the ledger's own commit
+   * interval), each ledger run on a fresh broker (the baseline shares the first).
    */
   static int run(
       int seconds,
@@ -95,7 +95,30 @@ final class LatencyBench {
       List<Integer> loads,
       List<Integer> intervals,
       List<Integer> executorIntervals,
+      int rounds,
       String command)
+      throws Exception {
+    if (rounds < 1) {
+      throw new IllegalArgumentException("--rounds must be at least 1, was " + rounds);
+    }
+    List<List<Point>> all = new ArrayList<>();
+    for (int round = 1; round <= rounds; round++) {
+      if (rounds > 1) {
+        Bench.say("round " + round + " of " + rounds);
+      }
+      all.add(round(seconds, warmup, loads, intervals, executorIntervals));
+    }
+    LatencyReport.write(all, warmup, seconds, command);
+    return 0;
+  }
+
+  /** Every point once. */
+  private static List<Point> round(
+      int seconds,
+      int warmup,
+      List<Integer> loads,
+      List<Integer> intervals,
+      List<Integer> executorIntervals)
       throws Exception {
     List<Point> points = new ArrayList<>();
     for (int commitMs : intervals) {
@@ -113,8 +136,7 @@ final class LatencyBench {
         }
       }
     }
-    LatencyReport.write(points, warmup, seconds, command);
-    return 0;
+    return points;
   }
 
   private static Properties streamsProps(

@@ -3,6 +3,7 @@ package dev.effectledger.bench;
 import dev.effectledger.bench.LatencyBench.Point;
 import java.nio.file.Path;
 import java.time.LocalDate;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -12,7 +13,12 @@ final class LatencyReport {
 
   private LatencyReport() {}
 
-  static void write(List<Point> points, int warmup, int seconds, String command) throws Exception {
+  /** The target: the ledger's p99 at most this many times the baseline's. */
+  static final double TARGET = 2.0;
+
+  /** Writes the report of {@code rounds}, each a list of every point measured once. */
+  static void write(List<List<Point>> rounds, int warmup, int seconds, String command)
+      throws Exception {
     StringBuilder md =
         new StringBuilder("# Latency: intent to reply, against the baseline's single hop\n\n");
     md.append("Command: `").append(command).append("`  \n");
@@ -29,6 +35,116 @@ final class LatencyReport {
                 + " outcome's transaction: two transactional commits (the ledger's completion follows, off the reply's"
                 + " path; its hop below is the reply's lag behind the outcome, about zero). The ledger side is"
                 + " measured once per executor commit interval, each on its own fresh broker.\n\n");
+    if (rounds.size() == 1) {
+      tables(md, rounds.get(0));
+    } else {
+      summary(md, rounds);
+      for (int r = 0; r < rounds.size(); r++) {
+        md.append("\n## Round ").append(r + 1).append("\n\n");
+        tables(md, rounds.get(r));
+      }
+    }
+    Path chart =
+        Charts.latency(
+            medians(rounds), Path.of("bench/results/latency-" + LocalDate.now() + ".png"));
+    md.append("\n![p99 latency by offered load")
+        .append(rounds.size() == 1 ? "" : ", the median of the rounds")
+        .append("](")
+        .append(chart.getFileName())
+        .append(")\n");
+    Bench.writeReport("latency", md);
+  }
+
+  /**
+   * Per point: each round's baseline and ledger p99 and their ratio (each round's ledger against
+   * the baseline measured just before it), the median ratio, and in how many rounds it met the
+   * target.
+   */
+  static void summary(StringBuilder md, List<List<Point>> rounds) {
+    md.append(rounds.size())
+        .append(
+            " rounds, each measuring every point once, round after round. Per point, each round's p99 in ms"
+                + " and ledger p99 / baseline p99 of that round, then the median of the rounds' ratios.\n\n")
+        .append(
+            "| commit.interval.ms | offered load /s | executor commits every | baseline p99, each round |"
+                + " ledger p99, each round | ratio, each round | median ratio | rounds at or under "
+                + TARGET
+                + " |\n| ---: | ---: | ---: | --- | --- | --- | ---: | ---: |\n");
+    List<Point> first = rounds.get(0);
+    for (int i = 0; i < first.size(); i++) {
+      if (first.get(i).executorMs() == 0) {
+        continue;
+      }
+      List<String> baselines = new ArrayList<>();
+      List<String> ledgers = new ArrayList<>();
+      List<Double> ratios = new ArrayList<>();
+      for (List<Point> round : rounds) {
+        Point ledger = round.get(i);
+        Point baseline = baselineOf(round, i);
+        baselines.add(String.format("%.1f", baseline.p99()));
+        ledgers.add(String.format("%.1f", ledger.p99()));
+        ratios.add(ledger.p99() / baseline.p99());
+      }
+      Point p = first.get(i);
+      md.append(
+          String.format(
+              "| %d | %,d | %d ms | %s | %s | %s | %.2f | %d of %d |%n",
+              p.commitMs(),
+              p.load(),
+              p.executorMs(),
+              String.join(", ", baselines),
+              String.join(", ", ledgers),
+              String.join(", ", ratios.stream().map(r -> String.format("%.2f", r)).toList()),
+              median(ratios),
+              ratios.stream().filter(r -> r <= TARGET).count(),
+              ratios.size()));
+    }
+  }
+
+  /** The baseline measured before the ledger point at {@code index} of {@code round}. */
+  private static Point baselineOf(List<Point> round, int index) {
+    for (int j = index; j >= 0; j--) {
+      if (round.get(j).executorMs() == 0) {
+        return round.get(j);
+      }
+    }
+    throw new IllegalStateException("no baseline before point " + index);
+  }
+
+  static double median(List<Double> values) {
+    List<Double> sorted = values.stream().sorted().toList();
+    int n = sorted.size();
+    return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+  }
+
+  /** Each point with its p99 the median of the rounds' (for the chart). */
+  private static List<Point> medians(List<List<Point>> rounds) {
+    List<Point> first = rounds.get(0);
+    List<Point> out = new ArrayList<>();
+    for (int i = 0; i < first.size(); i++) {
+      int at = i;
+      double p99 = median(rounds.stream().map(r -> r.get(at).p99()).toList());
+      Point p = first.get(i);
+      out.add(
+          new Point(
+              p.commitMs(),
+              p.executorMs(),
+              p.load(),
+              p.side(),
+              p.sent(),
+              p.answered(),
+              p.p50(),
+              p99,
+              p.p999(),
+              p.hops(),
+              p.toLastStage(),
+              p.commits()));
+    }
+    return out;
+  }
+
+  /** The tables of one round: the ratios, the ledger's hops, both sides' commits. */
+  private static void tables(StringBuilder md, List<Point> points) {
     md.append(
         "| commit.interval.ms | offered load /s | executor commits every | baseline p50 / p99 / p99.9 ms"
             + " | ledger p50 / p99 / p99.9 ms | ledger p99 / baseline p99 | target |\n"
@@ -41,7 +157,7 @@ final class LatencyReport {
       }
       md.append(
           String.format(
-              "| %d | %,d | %d ms | %.1f / %.1f / %.1f | %.1f / %.1f / %.1f | %.2f | <= 2.0 |%n",
+              "| %d | %,d | %d ms | %.1f / %.1f / %.1f | %.1f / %.1f / %.1f | %.2f | <= %.1f |%n",
               p.commitMs(),
               p.load(),
               p.executorMs(),
@@ -51,7 +167,8 @@ final class LatencyReport {
               p.p50(),
               p.p99(),
               p.p999(),
-              p.p99() / baseline.p99()));
+              p.p99() / baseline.p99(),
+              TARGET));
     }
     md.append(
         "\nWhere the ledger's time goes: each hop's p50 / p99 in ms, from the time the same read_committed reader"
@@ -115,9 +232,5 @@ final class LatencyReport {
                     p.answered(),
                     p.sent())));
     md.append("\n");
-    Path chart =
-        Charts.latency(points, Path.of("bench/results/latency-" + LocalDate.now() + ".png"));
-    md.append("\n![p99 latency by offered load](").append(chart.getFileName()).append(")\n");
-    Bench.writeReport("latency", md);
   }
 }

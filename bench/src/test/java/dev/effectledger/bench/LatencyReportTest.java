@@ -1,0 +1,59 @@
+package dev.effectledger.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.effectledger.bench.LatencyBench.Point;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class LatencyReportTest {
+
+  @Test
+  void shouldTakeTheMiddleValueOrTheMeanOfTheTwoMiddleOnes() {
+    assertThat(LatencyReport.median(List.of(3.0, 1.0, 2.0))).isEqualTo(2.0);
+    assertThat(LatencyReport.median(List.of(4.0, 1.0, 3.0, 2.0))).isEqualTo(2.5);
+  }
+
+  @Test
+  void shouldPairEachRoundsLedgerWithThatRoundsBaselineAndCountTheRoundsThatMetTheTarget() {
+    List<List<Point>> rounds =
+        List.of(
+            List.of(baseline(20, 50), ledger(20, 90), baseline(100, 200), ledger(100, 500)),
+            List.of(baseline(20, 40), ledger(20, 100), baseline(100, 100), ledger(100, 150)),
+            List.of(baseline(20, 60), ledger(20, 90), baseline(100, 300), ledger(100, 450)));
+
+    StringBuilder md = new StringBuilder();
+    LatencyReport.summary(md, rounds);
+
+    assertThat(md.toString())
+        .contains(
+            "| 20 | 500 | 20 ms | 50.0, 40.0, 60.0 | 90.0, 100.0, 90.0 | 1.80, 2.50, 1.50 | 1.80 | 2 of 3 |")
+        .contains(
+            "| 100 | 500 | 100 ms | 200.0, 100.0, 300.0 | 500.0, 150.0, 450.0 | 2.50, 1.50, 1.50 | 1.50 | 2 of 3 |")
+        .doesNotContain("| 0 ms |");
+  }
+
+  private static Point baseline(int commitMs, double p99) {
+    return point(commitMs, 0, p99);
+  }
+
+  private static Point ledger(int commitMs, double p99) {
+    return point(commitMs, commitMs, p99);
+  }
+
+  private static Point point(int commitMs, int executorMs, double p99) {
+    return new Point(
+        commitMs,
+        executorMs,
+        500,
+        executorMs == 0 ? "baseline" : "ledger",
+        5_000,
+        5_000,
+        p99 / 2,
+        p99,
+        p99 * 1.2,
+        List.of(),
+        new double[0],
+        CommitProfile.NONE);
+  }
+}
