@@ -183,10 +183,25 @@ final class BenchCommand implements Callable<Integer> {
                 + " point, the median of the rounds' ratios; default ${DEFAULT-VALUE}")
     int rounds;
 
+    @Option(
+        names = "--threads",
+        defaultValue = "1",
+        description =
+            "stream threads of both sides' Kafka Streams; default ${DEFAULT-VALUE}, Kafka Streams' own, which"
+                + " effectledger processor keeps unless num.stream.threads is set")
+    int threads;
+
     @Override
     public Integer call() throws Exception {
       return LatencyBench.run(
-          points.seconds, points.warmup, loads, intervals, executorIntervals, rounds, typed(spec));
+          points.seconds,
+          points.warmup,
+          loads,
+          intervals,
+          executorIntervals,
+          rounds,
+          threads,
+          typed(spec));
     }
   }
 

@@ -87,7 +87,10 @@ final class LatencyBench {
   /**
    * Runs every point {@code rounds} times, round after round: the baseline, then the ledger with
    * its executor committing at each of {@code executorIntervals} (0: at the ledger's own commit
-   * interval), each ledger run on a fresh broker (the baseline shares the first).
+   * interval), each ledger run on a fresh broker (the baseline shares the first); both sides' Kafka
+   * Streams with {@code threads} stream threads. First, one point of both sides that is not
+   * counted: in the first round of runs without it, both sides' first points were slower (the JVM
+   * compiling their code), the ledger's more.
    */
   static int run(
       int seconds,
@@ -96,19 +99,32 @@ final class LatencyBench {
       List<Integer> intervals,
       List<Integer> executorIntervals,
       int rounds,
+      int threads,
       String command)
       throws Exception {
-    if (rounds < 1) {
-      throw new IllegalArgumentException("--rounds must be at least 1, was " + rounds);
+    if (rounds < 1 || threads < 1) {
+      throw new IllegalArgumentException(
+          "--rounds and --threads must be at least 1, were " + rounds + " and " + threads);
     }
+    Bench.say(
+        "warm-up, not counted: both sides at "
+            + intervals.get(0)
+            + " ms and "
+            + loads.get(0)
+            + "/s");
+    round(
+        seconds,
+        warmup,
+        List.of(loads.get(0)),
+        List.of(intervals.get(0)),
+        List.of(executorIntervals.get(0)),
+        threads);
     List<List<Point>> all = new ArrayList<>();
     for (int round = 1; round <= rounds; round++) {
-      if (rounds > 1) {
-        Bench.say("round " + round + " of " + rounds);
-      }
-      all.add(round(seconds, warmup, loads, intervals, executorIntervals));
+      Bench.say("round " + round + " of " + rounds);
+      all.add(round(seconds, warmup, loads, intervals, executorIntervals, threads));
     }
-    LatencyReport.write(all, warmup, seconds, command);
+    LatencyReport.write(all, warmup, seconds, threads, command);
     return 0;
   }
 
@@ -118,7 +134,8 @@ final class LatencyBench {
       int warmup,
       List<Integer> loads,
       List<Integer> intervals,
-      List<Integer> executorIntervals)
+      List<Integer> executorIntervals,
+      int threads)
       throws Exception {
     List<Point> points = new ArrayList<>();
     for (int commitMs : intervals) {
@@ -129,9 +146,9 @@ final class LatencyBench {
           try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1)) {
             Bench.createTopics(kafka, "latency-effects");
             if (e == 0) {
-              points.add(baseline(kafka, commitMs, load, warmup, seconds));
+              points.add(baseline(kafka, commitMs, load, warmup, seconds, threads));
             }
-            points.add(ledger(kafka, commitMs, executors.get(e), load, warmup, seconds));
+            points.add(ledger(kafka, commitMs, executors.get(e), load, warmup, seconds, threads));
           }
         }
       }
@@ -140,14 +157,15 @@ final class LatencyBench {
   }
 
   private static Properties streamsProps(
-      EmbeddedKafkaCluster kafka, String applicationId, int commitMs) throws Exception {
+      EmbeddedKafkaCluster kafka, String applicationId, int commitMs, int threads)
+      throws Exception {
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     props.put(
         StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("latency-state").toString());
     props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
-    props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 2);
+    props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads);
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
     props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, commitMs);
     props.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
@@ -159,11 +177,11 @@ final class LatencyBench {
   }
 
   private static Point baseline(
-      EmbeddedKafkaCluster kafka, int commitMs, int load, int warmup, int seconds)
+      EmbeddedKafkaCluster kafka, int commitMs, int load, int warmup, int seconds, int threads)
       throws Exception {
     Topology topology = BaselineDedupTopology.build(BASELINE_IN, BASELINE_OUT);
     try (KafkaStreams streams =
-        new KafkaStreams(topology, streamsProps(kafka, "baseline-latency", commitMs))) {
+        new KafkaStreams(topology, streamsProps(kafka, "baseline-latency", commitMs, threads))) {
       return measure(
           kafka,
           streams,
@@ -181,7 +199,13 @@ final class LatencyBench {
   }
 
   private static Point ledger(
-      EmbeddedKafkaCluster kafka, int commitMs, int executorMs, int load, int warmup, int seconds)
+      EmbeddedKafkaCluster kafka,
+      int commitMs,
+      int executorMs,
+      int load,
+      int warmup,
+      int seconds,
+      int threads)
       throws Exception {
     ToolPolicies policies =
         ToolPolicies.of(
@@ -202,7 +226,7 @@ final class LatencyBench {
         new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), ToolIntent.class);
     Properties streamsProps =
         LedgerTopology.streamsProperties(
-            streamsProps(kafka, "ledger-latency-" + executorMs, commitMs));
+            streamsProps(kafka, "ledger-latency-" + executorMs, commitMs, threads));
     try (KafkaStreams streams =
             new KafkaStreams(
                 LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)), streamsProps);

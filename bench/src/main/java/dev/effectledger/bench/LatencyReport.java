@@ -17,14 +17,16 @@ final class LatencyReport {
   static final double TARGET = 2.0;
 
   /** Writes the report of {@code rounds}, each a list of every point measured once. */
-  static void write(List<List<Point>> rounds, int warmup, int seconds, String command)
+  static void write(List<List<Point>> rounds, int warmup, int seconds, int threads, String command)
       throws Exception {
     StringBuilder md =
         new StringBuilder("# Latency: intent to reply, against the baseline's single hop\n\n");
     md.append("Command: `").append(command).append("`  \n");
     md.append(Bench.machine()).append("  \n");
     md.append(
-            "Each point on a fresh embedded broker, 8 partitions, exactly_once_v2, 2 stream threads, each side's producers on their own settings (Kafka Streams' linger.ms of 100 ms for the baseline, the ledger's 100 ms, the executor's Kafka default), the load's producer at linger.ms=0;"
+            "Each point on a fresh embedded broker, 8 partitions, exactly_once_v2, "
+                + threads
+                + " stream thread(s) on each side, each side's producers on their own settings (Kafka Streams' linger.ms of 100 ms for the baseline, the ledger's 100 ms, the executor's Kafka default), the load's producer at linger.ms=0;"
                 + " unique keys sent at a fixed rate for ")
         .append(warmup)
         .append(" s of warm-up (excluded) and ")
@@ -34,7 +36,9 @@ final class LatencyReport {
                 + " the ledger (dispatch) and the executor (kafka connector, no I/O), which publishes the reply in the"
                 + " outcome's transaction: two transactional commits (the ledger's completion follows, off the reply's"
                 + " path; its hop below is the reply's lag behind the outcome, about zero). The ledger side is"
-                + " measured once per executor commit interval, each on its own fresh broker.\n\n");
+                + " measured once per executor commit interval, each on its own fresh broker. Before the"
+                + " points counted, the first point of both sides ran once, not counted (warm-up of the"
+                + " JVM).\n\n");
     if (rounds.size() == 1) {
       tables(md, rounds.get(0));
     } else {
