@@ -82,9 +82,13 @@ final class ClientSuites {
    */
   private static final Path BUILT_FROM = Path.of("target", "typescript-client.built-from");
 
-  /** What the install and build read: everything in the client but its outputs. */
+  /**
+   * What the install and build read: everything in the client but its outputs, and the intent's
+   * Avro schema that the build copies into the package (scripts/copy-schemas.mjs).
+   */
   private static final List<String> SOURCES =
       List.of(
+          "../../schemas/src/main/avro/ToolIntent.avsc",
           "package.json",
           "package-lock.json",
           "tsconfig.json",
