@@ -263,10 +263,10 @@ public final class Bench {
                 v / one,
                 results.get(n).stream().map(x -> String.format("%,.0f", x)).toList()));
       }
-      Path chart =
-          Charts.scaling(results, Path.of("bench/results/scaling-" + LocalDate.now() + ".png"));
+      Path base = reportBase("scaling");
+      Path chart = Charts.scaling(results, Path.of(base + ".png"));
       md.append("\n![throughput by instances](").append(chart.getFileName()).append(")\n");
-      writeReport("scaling", md);
+      writeReport(base, md);
     }
     return 0;
   }
@@ -450,13 +450,40 @@ public final class Bench {
                     && committed.get(e.getKey()).offset() >= e.getValue());
   }
 
+  /** Writes {@code md} as a new report {@code name}, beside no chart; see {@link #reportBase}. */
   static void writeReport(String name, CharSequence md) throws IOException {
-    Path out = Path.of("bench/results/" + name + "-" + LocalDate.now() + ".md");
+    writeReport(reportBase(name), md);
+  }
+
+  /** Writes {@code md} to {@code base}.md (the chart written before it, if any, is base.png). */
+  static void writeReport(Path base, CharSequence md) throws IOException {
+    Path out = Path.of(base + ".md");
     Files.createDirectories(out.getParent());
     Files.writeString(out, md.toString());
     System.out.println();
     System.out.println(md);
     say("report written to " + out);
+  }
+
+  /** Where today's report {@code name} goes in bench/results/; see the three-argument form. */
+  static Path reportBase(String name) {
+    return reportBase(Path.of("bench/results"), name, LocalDate.now());
+  }
+
+  /**
+   * {@code dir/name-day}, or {@code dir/name-day-2}, {@code -3}, ... when a report or chart of that
+   * name is there already: a second run of a benchmark on one day does not overwrite the first's
+   * report, which the docs may link to.
+   */
+  static Path reportBase(Path dir, String name, LocalDate day) {
+    String base = name + "-" + day;
+    Path candidate = dir.resolve(base);
+    for (int n = 2;
+        Files.exists(Path.of(candidate + ".md")) || Files.exists(Path.of(candidate + ".png"));
+        n++) {
+      candidate = dir.resolve(base + "-" + n);
+    }
+    return candidate;
   }
 
   static void say(String line) {

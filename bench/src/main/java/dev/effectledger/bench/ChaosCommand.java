@@ -168,12 +168,10 @@ final class ChaosCommand implements Callable<Integer> {
       throws IOException {
     Path file =
         Path.of(
-            "bench",
-            "results",
-            "chaos-"
-                + (o.ignoreKeys() ? "ignore-keys-" : "")
-                + (o.singleBroker() ? "single-broker-" : "")
-                + LocalDate.now()
+            Bench.reportBase(
+                    "chaos"
+                        + (o.ignoreKeys() ? "-ignore-keys" : "")
+                        + (o.singleBroker() ? "-single-broker" : ""))
                 + ".md");
     Files.createDirectories(file.getParent());
     String text =

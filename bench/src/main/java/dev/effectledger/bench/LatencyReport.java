@@ -2,7 +2,6 @@ package dev.effectledger.bench;
 
 import dev.effectledger.bench.LatencyBench.Point;
 import java.nio.file.Path;
-import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -48,15 +47,14 @@ final class LatencyReport {
         tables(md, rounds.get(r));
       }
     }
-    Path chart =
-        Charts.latency(
-            medians(rounds), Path.of("bench/results/latency-" + LocalDate.now() + ".png"));
+    Path base = Bench.reportBase("latency");
+    Path chart = Charts.latency(medians(rounds), Path.of(base + ".png"));
     md.append("\n![p99 latency by offered load")
         .append(rounds.size() == 1 ? "" : ", the median of the rounds")
         .append("](")
         .append(chart.getFileName())
         .append(")\n");
-    Bench.writeReport("latency", md);
+    Bench.writeReport(base, md);
   }
 
   /**
