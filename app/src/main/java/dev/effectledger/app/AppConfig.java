@@ -43,6 +43,7 @@ public final class AppConfig {
   public static final String EXECUTOR_GROUP = "executor.group";
   public static final String EXECUTOR_INSTANCE_ID = "executor.instance.id";
   public static final String EXECUTOR_COMMIT_INTERVAL = "executor.commit.interval.ms";
+  public static final String EXECUTOR_MIN_COMMIT_INTERVAL = "executor.commit.min.interval.ms";
   public static final String EXECUTOR_HTTP_HOST = "executor.http.host";
   public static final String EXECUTOR_HTTP_PORT = "executor.http.port";
   public static final String MAX_ARGUMENTS_BYTES = "max.arguments.bytes";
@@ -106,6 +107,7 @@ public final class AppConfig {
           EXECUTOR_GROUP,
           EXECUTOR_INSTANCE_ID,
           EXECUTOR_COMMIT_INTERVAL,
+          EXECUTOR_MIN_COMMIT_INTERVAL,
           EXECUTOR_HTTP_HOST,
           EXECUTOR_HTTP_PORT,
           MAX_ARGUMENTS_BYTES,

@@ -110,6 +110,20 @@ final class ExecutorCommand implements Callable<Integer> {
               + " must be a positive number of milliseconds");
     }
     executorConfig = executorConfig.withCommitInterval(Duration.ofMillis(commitMs));
-    return executorConfig;
+    int minCommitMs =
+        cfg.getInt(
+            AppConfig.EXECUTOR_MIN_COMMIT_INTERVAL,
+            (int) executorConfig.minCommitInterval().toMillis());
+    if (minCommitMs < 0) {
+      throw new IllegalArgumentException(
+          "Config "
+              + AppConfig.EXECUTOR_MIN_COMMIT_INTERVAL
+              + "="
+              + minCommitMs
+              + " must be 0 or more milliseconds (set it to "
+              + AppConfig.EXECUTOR_COMMIT_INTERVAL
+              + " to commit only on that interval)");
+    }
+    return executorConfig.withMinCommitInterval(Duration.ofMillis(minCommitMs));
   }
 }

@@ -330,6 +330,39 @@ class CommandLineTest {
   }
 
   @Test
+  void shouldReadTheExecutorMinimumCommitIntervalAndRefuseANegativeOne() throws Exception {
+    Path file =
+        Files.writeString(
+            dir.resolve("m.properties"),
+            "bootstrap.servers=a:9092\nschema.registry.url=mock://x\n"
+                + "executor.commit.interval.ms=50\nexecutor.commit.min.interval.ms=50\n");
+    ExecutorConfig read =
+        ExecutorCommand.executorConfig(AppConfig.load(file, Map.of()), List.of("payments"));
+
+    assertThat(read.minCommitInterval()).isEqualTo(Duration.ofMillis(50));
+    assertThat(read.commitsEarly()).as("at the commit interval: commits only on it").isFalse();
+    Path unset =
+        Files.writeString(
+            dir.resolve("m2.properties"),
+            "bootstrap.servers=a:9092\nschema.registry.url=mock://x\n");
+    ExecutorConfig defaults =
+        ExecutorCommand.executorConfig(AppConfig.load(unset, Map.of()), List.of("payments"));
+    assertThat(defaults.minCommitInterval())
+        .as("the documented default")
+        .isEqualTo(Duration.ofMillis(10));
+    assertThat(defaults.commitsEarly()).isTrue();
+    Path negative =
+        Files.writeString(
+            dir.resolve("m3.properties"),
+            "bootstrap.servers=a:9092\nschema.registry.url=mock://x\nexecutor.commit.min.interval.ms=-1\n");
+    Assertions.assertThatThrownBy(
+            () ->
+                ExecutorCommand.executorConfig(
+                    AppConfig.load(negative, Map.of()), List.of("payments")))
+        .hasMessageContaining("executor.commit.min.interval.ms=-1");
+  }
+
+  @Test
   void shouldReadTheExampleGatewayConfigAndKeepGatewaySettingsFromKafka() throws Exception {
     AppConfig config = AppConfig.load(Path.of("../config/gateway.properties"), Map.of());
     GatewayConfig gateway =

@@ -176,6 +176,15 @@ final class BenchCommand implements Callable<Integer> {
     List<Integer> executorIntervals;
 
     @Option(
+        names = "--executor-min-interval",
+        defaultValue = "10",
+        description =
+            "the executor's executor.commit.min.interval.ms: it commits a burst as soon as its effects are"
+                + " done, at most this often; -1: only at its commit interval, as before 2026-11-27; default"
+                + " ${DEFAULT-VALUE}, the executor's own")
+    int executorMinInterval;
+
+    @Option(
         names = "--rounds",
         defaultValue = "1",
         description =
@@ -199,6 +208,7 @@ final class BenchCommand implements Callable<Integer> {
           loads,
           intervals,
           executorIntervals,
+          executorMinInterval,
           rounds,
           threads,
           typed(spec));

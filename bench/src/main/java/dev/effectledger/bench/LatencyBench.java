@@ -98,6 +98,7 @@ final class LatencyBench {
       List<Integer> loads,
       List<Integer> intervals,
       List<Integer> executorIntervals,
+      int executorMinMs,
       int rounds,
       int threads,
       String command)
@@ -118,13 +119,14 @@ final class LatencyBench {
         List.of(loads.get(0)),
         List.of(intervals.get(0)),
         List.of(executorIntervals.get(0)),
+        executorMinMs,
         threads);
     List<List<Point>> all = new ArrayList<>();
     for (int round = 1; round <= rounds; round++) {
       Bench.say("round " + round + " of " + rounds);
-      all.add(round(seconds, warmup, loads, intervals, executorIntervals, threads));
+      all.add(round(seconds, warmup, loads, intervals, executorIntervals, executorMinMs, threads));
     }
-    LatencyReport.write(all, warmup, seconds, threads, command);
+    LatencyReport.write(all, warmup, seconds, threads, executorMinMs, command);
     return 0;
   }
 
@@ -135,6 +137,7 @@ final class LatencyBench {
       List<Integer> loads,
       List<Integer> intervals,
       List<Integer> executorIntervals,
+      int executorMinMs,
       int threads)
       throws Exception {
     List<Point> points = new ArrayList<>();
@@ -148,7 +151,16 @@ final class LatencyBench {
             if (e == 0) {
               points.add(baseline(kafka, commitMs, load, warmup, seconds, threads));
             }
-            points.add(ledger(kafka, commitMs, executors.get(e), load, warmup, seconds, threads));
+            points.add(
+                ledger(
+                    kafka,
+                    commitMs,
+                    executors.get(e),
+                    executorMinMs,
+                    load,
+                    warmup,
+                    seconds,
+                    threads));
           }
         }
       }
@@ -202,6 +214,7 @@ final class LatencyBench {
       EmbeddedKafkaCluster kafka,
       int commitMs,
       int executorMs,
+      int executorMinMs,
       int load,
       int warmup,
       int seconds,
@@ -221,6 +234,8 @@ final class LatencyBench {
     ExecutorConfig executorConfig =
         ExecutorConfig.of(kafkaProps, List.of("bench"), REGISTRY)
             .withCommitInterval(Duration.ofMillis(executorMs))
+            .withMinCommitInterval(
+                Duration.ofMillis(executorMinMs < 0 ? executorMs : executorMinMs))
             .withGroupId("latency-executor-" + executorMs);
     RegistryAvroSerde<ToolIntent> serde =
         new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), ToolIntent.class);

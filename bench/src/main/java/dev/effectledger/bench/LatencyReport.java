@@ -16,7 +16,13 @@ final class LatencyReport {
   static final double TARGET = 2.0;
 
   /** Writes the report of {@code rounds}, each a list of every point measured once. */
-  static void write(List<List<Point>> rounds, int warmup, int seconds, int threads, String command)
+  static void write(
+      List<List<Point>> rounds,
+      int warmup,
+      int seconds,
+      int threads,
+      int executorMinMs,
+      String command)
       throws Exception {
     StringBuilder md =
         new StringBuilder("# Latency: intent to reply, against the baseline's single hop\n\n");
@@ -35,7 +41,13 @@ final class LatencyReport {
                 + " the ledger (dispatch) and the executor (kafka connector, no I/O), which publishes the reply in the"
                 + " outcome's transaction: two transactional commits (the ledger's completion follows, off the reply's"
                 + " path; its hop below is the reply's lag behind the outcome, about zero). The ledger side is"
-                + " measured once per executor commit interval, each on its own fresh broker. Before the"
+                + " measured once per executor commit interval, each on its own fresh broker; the executor "
+                + (executorMinMs < 0
+                    ? "commits only at its commit interval"
+                    : "commits a burst as soon as its effects are done, at most every "
+                        + executorMinMs
+                        + " ms (executor.commit.min.interval.ms)")
+                + ". Before the"
                 + " points counted, the first point of both sides ran once, not counted (warm-up of the"
                 + " JVM).\n\n");
     if (rounds.size() == 1) {

@@ -205,6 +205,10 @@ record ChaosDeployment(
               + options.executorConcurrency()
               + "\nexecutor.instance.id=executor-"
               + i
+              // The first commits only every executor.commit.interval.ms (100 ms), the others
+              // also each finished burst at once (the default): a kill between an effect and its
+              // commit stays as likely as before early commits in every run.
+              + (i == 0 ? "\nexecutor.commit.min.interval.ms=100" : "")
               + "\n");
       executors.add(
           processes.jar(

@@ -74,6 +74,13 @@ public final class EffectExecutor implements AutoCloseable {
   /** The longest the poll loop blocks when nothing is running or waiting to be committed. */
   private static final Duration IDLE_WAIT = Duration.ofMillis(50);
 
+  /**
+   * With early commits, how long the loop waits for running effects to finish before it takes what
+   * the consumer has fetched meanwhile: a new dispatch waits at most this long to start, and the
+   * loop looks at the consumer at most 500 times a second while effects run.
+   */
+  private static final Duration EFFECTS_WAIT = Duration.ofMillis(2);
+
   /** How much longer than the shutdown deadline close() waits for the poll thread. */
   private static final Duration JOIN_SLACK = Duration.ofSeconds(30);
 
@@ -412,15 +419,18 @@ public final class EffectExecutor implements AutoCloseable {
     try {
       while (running) {
         // Paused (too many effects running): wait for effects to finish, not in a poll that
-        // cannot return records; otherwise take what has finished and poll.
-        drainFinished(paused ? nextWait() : Duration.ZERO);
-        if (clock.millis() - lastCommitMs >= config.commitInterval().toMillis()) {
+        // cannot return records. Effects running and early commits on: wait for them a moment
+        // here, where their finishing wakes the loop (a poll would sleep through it), then take
+        // what the consumer has without blocking. Otherwise take what has finished and poll.
+        boolean watchEffects = paused || config.commitsEarly() && tracker.pending() > 0;
+        drainFinished(paused ? nextWait() : watchEffects ? effectsWait() : Duration.ZERO);
+        if (commitDue()) {
           commit();
           sweepJournal();
         }
         applyBackpressure();
         for (ConsumerRecord<byte[], byte[]> record :
-            consumer.poll(paused ? Duration.ZERO : nextWait())) {
+            consumer.poll(paused || watchEffects ? Duration.ZERO : nextWait())) {
           TopicPartition tp = new TopicPartition(record.topic(), record.partition());
           tracker.started(tp, record.offset());
           gate.read(record, epochs.getOrDefault(tp, 0));
@@ -585,16 +595,47 @@ public final class EffectExecutor implements AutoCloseable {
   }
 
   /**
+   * Whether to commit now: the commit interval is up, or (early commits) every effect read so far
+   * has finished, something waits to be published and the minimum interval is up. Dispatches become
+   * readable in bursts, one per ledger commit; this commits each burst when its effects are done
+   * rather than at a point of the interval unrelated to it.
+   */
+  private boolean commitDue() {
+    long sinceLast = clock.millis() - lastCommitMs;
+    if (sinceLast >= config.commitInterval().toMillis()) {
+      return true;
+    }
+    return config.commitsEarly()
+        && sinceLast >= config.minCommitInterval().toMillis()
+        && tracker.pending() == 0
+        && !transactions.isEmpty();
+  }
+
+  /**
    * How long the loop may block: up to {@link #IDLE_WAIT} when nothing is running or waiting to be
    * committed, else only until the next commit is due, so that a finished effect waits for its
-   * commit no longer than the commit interval.
+   * commit no longer than the commit interval (with early commits and nothing running, no longer
+   * than the minimum interval).
    */
   private Duration nextWait() {
     if (tracker.pending() == 0 && transactions.isEmpty() && finished.isEmpty()) {
       return IDLE_WAIT;
     }
-    long untilCommit = config.commitInterval().toMillis() - (clock.millis() - lastCommitMs);
+    long sinceLast = clock.millis() - lastCommitMs;
+    long untilCommit = config.commitInterval().toMillis() - sinceLast;
+    if (config.commitsEarly() && tracker.pending() == 0) {
+      untilCommit = Math.min(untilCommit, config.minCommitInterval().toMillis() - sinceLast);
+    }
     return Duration.ofMillis(Math.max(1, Math.min(IDLE_WAIT.toMillis(), untilCommit)));
+  }
+
+  /**
+   * How long the loop waits for running effects before it looks at the consumer again: {@link
+   * #EFFECTS_WAIT}, or less when the commit is due sooner.
+   */
+  private Duration effectsWait() {
+    long untilCommit = config.commitInterval().toMillis() - (clock.millis() - lastCommitMs);
+    return Duration.ofMillis(Math.max(1, Math.min(EFFECTS_WAIT.toMillis(), untilCommit)));
   }
 
   private void applyBackpressure() {

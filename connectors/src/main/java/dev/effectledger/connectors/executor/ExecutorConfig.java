@@ -15,7 +15,13 @@ import java.util.regex.Pattern;
  * @param groupId consumer group of the executors of these lanes
  * @param lanes dispatch lanes to consume ({@code tool-dispatch.<lane>})
  * @param concurrency effects running at once in this executor, across its partitions
- * @param commitInterval how often finished outcomes and offsets are committed in one transaction
+ * @param commitInterval the longest a finished effect waits for the transaction that publishes its
+ *     outcome, reply and offsets
+ * @param minCommitInterval the shortest time between two of those transactions: once every effect
+ *     read so far has finished and this long has passed since the last commit, the executor commits
+ *     at once instead of waiting out {@code commitInterval}. Dispatches become readable in bursts,
+ *     at each ledger commit, so this commits each burst as soon as it is done. Not less than {@code
+ *     commitInterval}: commit only every {@code commitInterval}
  * @param shutdownDeadline how long close() and a rebalance wait for running effects
  * @param schemaRegistryUrl {@code http(s)://...} or {@code mock://<scope>}
  * @param transactionalIdPrefix prefix of the transactional id of an executor without an instance id
@@ -34,6 +40,7 @@ public record ExecutorConfig(
     List<String> lanes,
     int concurrency,
     Duration commitInterval,
+    Duration minCommitInterval,
     Duration shutdownDeadline,
     String schemaRegistryUrl,
     String transactionalIdPrefix,
@@ -56,6 +63,10 @@ public record ExecutorConfig(
     if (commitInterval.isNegative() || commitInterval.isZero()) {
       throw new IllegalArgumentException("commitInterval must be positive, was " + commitInterval);
     }
+    if (minCommitInterval.isNegative()) {
+      throw new IllegalArgumentException(
+          "minCommitInterval must not be negative, was " + minCommitInterval);
+    }
     if (shutdownDeadline.isNegative()) {
       throw new IllegalArgumentException(
           "shutdownDeadline must not be negative, was " + shutdownDeadline);
@@ -66,7 +77,13 @@ public record ExecutorConfig(
     }
   }
 
-  /** Defaults: 32 effects at once, commits every 100 ms, 30 s to finish on shutdown. */
+  /** The default {@link #minCommitInterval}: at most 100 transactions a second per executor. */
+  public static final Duration DEFAULT_MIN_COMMIT_INTERVAL = Duration.ofMillis(10);
+
+  /**
+   * Defaults: 32 effects at once, a finished effect committed within 100 ms (at once when nothing
+   * else is running, at most every 10 ms), 30 s to finish on shutdown.
+   */
   public static ExecutorConfig of(Properties kafka, List<String> lanes, String schemaRegistryUrl) {
     return new ExecutorConfig(
         kafka,
@@ -74,6 +91,7 @@ public record ExecutorConfig(
         lanes,
         32,
         Duration.ofMillis(100),
+        DEFAULT_MIN_COMMIT_INTERVAL,
         Duration.ofSeconds(30),
         schemaRegistryUrl,
         "effectledger-executor",
@@ -87,6 +105,7 @@ public record ExecutorConfig(
         lanes,
         concurrency,
         commitInterval,
+        minCommitInterval,
         shutdownDeadline,
         schemaRegistryUrl,
         transactionalIdPrefix,
@@ -100,6 +119,7 @@ public record ExecutorConfig(
         lanes,
         effects,
         commitInterval,
+        minCommitInterval,
         shutdownDeadline,
         schemaRegistryUrl,
         transactionalIdPrefix,
@@ -113,10 +133,33 @@ public record ExecutorConfig(
         lanes,
         concurrency,
         interval,
+        minCommitInterval,
         shutdownDeadline,
         schemaRegistryUrl,
         transactionalIdPrefix,
         instanceId);
+  }
+
+  /**
+   * See {@link #minCommitInterval}; {@code commitInterval} or more commits only on the interval.
+   */
+  public ExecutorConfig withMinCommitInterval(Duration gap) {
+    return new ExecutorConfig(
+        kafka,
+        groupId,
+        lanes,
+        concurrency,
+        commitInterval,
+        gap,
+        shutdownDeadline,
+        schemaRegistryUrl,
+        transactionalIdPrefix,
+        instanceId);
+  }
+
+  /** Whether a burst of finished effects may commit before {@link #commitInterval} is up. */
+  public boolean commitsEarly() {
+    return minCommitInterval.compareTo(commitInterval) < 0;
   }
 
   public ExecutorConfig withInstanceId(String id) {
@@ -126,6 +169,7 @@ public record ExecutorConfig(
         lanes,
         concurrency,
         commitInterval,
+        minCommitInterval,
         shutdownDeadline,
         schemaRegistryUrl,
         transactionalIdPrefix,
@@ -146,6 +190,7 @@ public record ExecutorConfig(
         lanes,
         concurrency,
         commitInterval,
+        minCommitInterval,
         deadline,
         schemaRegistryUrl,
         transactionalIdPrefix,

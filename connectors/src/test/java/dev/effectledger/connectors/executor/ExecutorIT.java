@@ -114,6 +114,16 @@ class ExecutorIT {
         .withGroupId("executors-" + lane);
   }
 
+  /**
+   * An executor that commits nothing for 30 s, not even a finished burst, so that a halt stands for
+   * a crash between the effects and their commit.
+   */
+  private ExecutorConfig uncommitting() {
+    return config()
+        .withCommitInterval(Duration.ofSeconds(30))
+        .withMinCommitInterval(Duration.ofSeconds(30));
+  }
+
   private EffectExecutor start(ToolPolicies policies, ExecutorConfig config) {
     return EffectExecutor.start(
         config, Connectors.forLanes(policies, List.of(lane), Clock.systemUTC()), policies);
@@ -171,7 +181,7 @@ class ExecutorIT {
   void shouldRerunUncommittedEffectsWithSameKeyAfterCrashWithoutSecondEffect() throws Exception {
     List<String> keys = keys(40);
     ToolPolicies policies = chargeOn(downstream.url(), true);
-    EffectExecutor crashed = start(policies, config().withCommitInterval(Duration.ofSeconds(30)));
+    EffectExecutor crashed = start(policies, uncommitting());
     dispatch(keys, "charge");
     await().atMost(Duration.ofSeconds(60)).until(() -> downstream.totalEffects() == keys.size());
     crashed.halt();
@@ -217,7 +227,7 @@ class ExecutorIT {
             kafka.bootstrapServers(),
             replies,
             new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), ToolResult.class))) {
-      EffectExecutor crashed = start(policies, config().withCommitInterval(Duration.ofSeconds(30)));
+      EffectExecutor crashed = start(policies, uncommitting());
       Fixtures.send(kafka.bootstrapServers(), registry, dispatches);
       await().atMost(Duration.ofSeconds(60)).until(() -> downstream.totalEffects() == keys.size());
       crashed.halt();
@@ -312,7 +322,7 @@ class ExecutorIT {
     downstream.honoursKeys(false);
     List<String> keys = keys(40);
     ToolPolicies policies = chargeOnKeyIgnoringApi(ToolClass.IRREVERSIBLE, true);
-    EffectExecutor crashed = start(policies, config().withCommitInterval(Duration.ofSeconds(30)));
+    EffectExecutor crashed = start(policies, uncommitting());
     dispatch(keys, "charge");
     await().atMost(Duration.ofSeconds(60)).until(() -> downstream.totalEffects() == keys.size());
     crashed.halt();
@@ -435,7 +445,7 @@ class ExecutorIT {
     downstream.honoursKeys(false);
     List<String> keys = keys(10);
     ToolPolicies policies = chargeOnKeyIgnoringApi(ToolClass.WRITE_NON_IDEMPOTENT, false);
-    EffectExecutor crashed = start(policies, config().withCommitInterval(Duration.ofSeconds(30)));
+    EffectExecutor crashed = start(policies, uncommitting());
     dispatch(keys, "charge");
     await().atMost(Duration.ofSeconds(60)).until(() -> downstream.totalEffects() == keys.size());
     crashed.halt();
@@ -677,9 +687,7 @@ class ExecutorIT {
         new TopicCollector<>(kafka.bootstrapServers(), "effects", new StringDeserializer())) {
       EffectExecutor crashed =
           EffectExecutor.start(
-              config().withCommitInterval(Duration.ofSeconds(30)),
-              Map.of("publish", new KafkaConnector("effects")),
-              policies);
+              uncommitting(), Map.of("publish", new KafkaConnector("effects")), policies);
       dispatch(keys, "publish");
       await().atMost(Duration.ofSeconds(60)).until(() -> crashed.effectsRun() >= keys.size());
       crashed.halt();
