@@ -28,6 +28,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
 import org.HdrHistogram.Histogram;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -66,7 +67,8 @@ final class LatencyBench {
    * #HOPS} (empty for the baseline); {@code toLastStage} p50, p99 and p99.9 in ms from the send to
    * the last stage (for the ledger the committed outcome: when a reply the executor published in
    * the outcome's transaction would be visible; empty for the baseline). {@code executorMs} is the
-   * executor's commit interval (0 for the baseline).
+   * executor's commit interval (0 for the baseline); {@code executorCommitsPerSecond} the
+   * executor's transactions per second in the measured window (0 for the baseline).
    */
   record Point(
       int commitMs,
@@ -80,7 +82,8 @@ final class LatencyBench {
       double p999,
       List<double[]> hops,
       double[] toLastStage,
-      CommitProfile commits) {}
+      CommitProfile commits,
+      double executorCommitsPerSecond) {}
 
   private LatencyBench() {}
 
@@ -206,7 +209,8 @@ final class LatencyBench {
           BASELINE_IN,
           BASELINE_OUT,
           List.of(),
-          (key, id) -> ("{\"id\":" + id + "}").getBytes(StandardCharsets.UTF_8));
+          (key, id) -> ("{\"id\":" + id + "}").getBytes(StandardCharsets.UTF_8),
+          () -> 0);
     }
   }
 
@@ -274,7 +278,8 @@ final class LatencyBench {
                       .setArguments("{\"amount\":" + id + "}")
                       .setArgumentsHash(ArgumentsHash.of("{\"amount\":" + id + "}", List.of()))
                       .setRequestedAt(Instant.now())
-                      .build()));
+                      .build()),
+          executor::transactionsCommitted);
     }
   }
 
@@ -301,7 +306,8 @@ final class LatencyBench {
       String input,
       String output,
       List<String> stages,
-      Values values)
+      Values values,
+      LongSupplier executorCommits)
       throws Exception {
     streams.start();
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
@@ -381,6 +387,7 @@ final class LatencyBench {
     long sent = 0;
     long measuredFrom = System.nanoTime();
     Map<String, Double> atWindowStart = CommitProfile.read(streams);
+    long executorCommitsAtWindowStart = executorCommits.getAsLong();
     try (KafkaProducer<String, byte[]> producer =
         new KafkaProducer<>(pp, new StringSerializer(), new ByteArraySerializer())) {
       long start = System.nanoTime();
@@ -390,6 +397,7 @@ final class LatencyBench {
         if (i == warmupCount) {
           measuredFrom = System.nanoTime();
           atWindowStart = CommitProfile.read(streams);
+          executorCommitsAtWindowStart = executorCommits.getAsLong();
         }
         long due = start + i * 1_000_000_000L / load;
         long wait = due - System.nanoTime();
@@ -405,11 +413,11 @@ final class LatencyBench {
       }
     }
     sending.set(false);
+    double windowSeconds = (System.nanoTime() - measuredFrom) / 1_000_000_000.0;
     CommitProfile commits =
-        CommitProfile.between(
-            atWindowStart,
-            CommitProfile.read(streams),
-            (System.nanoTime() - measuredFrom) / 1_000_000_000.0);
+        CommitProfile.between(atWindowStart, CommitProfile.read(streams), windowSeconds);
+    double executorCommitsPerSecond =
+        (executorCommits.getAsLong() - executorCommitsAtWindowStart) / windowSeconds;
     reader.join(TimeUnit.SECONDS.toMillis(30));
     Point point =
         new Point(
@@ -436,7 +444,8 @@ final class LatencyBench {
                   toLastStage.getValueAtPercentile(99) / 1000.0,
                   toLastStage.getValueAtPercentile(99.9) / 1000.0
                 },
-            commits);
+            commits,
+            executorCommitsPerSecond);
     Bench.say(
         String.format(
             "commit.interval.ms=%-3d load %,6d/s %-38s p50 %7.1f ms  p99 %7.1f ms  p99.9 %7.1f ms  (%,d of %,d answered)",

@@ -152,7 +152,8 @@ final class LatencyReport {
               p.p999(),
               p.hops(),
               p.toLastStage(),
-              p.commits()));
+              p.commits(),
+              p.executorCommitsPerSecond()));
     }
     return out;
   }
@@ -187,12 +188,13 @@ final class LatencyReport {
     md.append(
         "\nWhere the ledger's time goes: each hop's p50 / p99 in ms, from the time the same read_committed reader"
             + " first saw the key on the dispatch topic, on tool-outcomes and on tool-results (keys whose three records it saw"
-            + " in order; the reader's own poll adds up to a few ms to each).\n\n"
+            + " in order; the reader's own poll adds up to a few ms to each); last, the executor's transactions per"
+            + " second in the measured window.\n\n"
             + "| commit.interval.ms | offered load /s | executor commits every |");
     LatencyBench.HOPS.forEach(h -> md.append(' ').append(h).append(" |"));
-    md.append(" sum of p50s / end-to-end p50 |\n| ---: | ---: | ---: |")
+    md.append(" sum of p50s / end-to-end p50 | executor transactions /s |\n| ---: | ---: | ---: |")
         .append(" --- |".repeat(LatencyBench.HOPS.size()))
-        .append(" --- |\n");
+        .append(" --- | ---: |\n");
     for (Point l : points) {
       if (l.hops().isEmpty()) {
         continue;
@@ -203,7 +205,8 @@ final class LatencyReport {
         md.append(String.format(" %.1f / %.1f |", hop[0], hop[1]));
         sum += hop[0];
       }
-      md.append(String.format(" %.1f / %.1f |%n", sum, l.p50()));
+      md.append(
+          String.format(" %.1f / %.1f | %.0f |%n", sum, l.p50(), l.executorCommitsPerSecond()));
     }
     md.append(
         "\nThe Kafka Streams side's commits in the measured window (the baseline's topology; the ledger's, not"

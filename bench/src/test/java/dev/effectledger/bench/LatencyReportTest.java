@@ -54,6 +54,7 @@ class LatencyReportTest {
         p99 * 1.2,
         List.of(),
         new double[0],
-        CommitProfile.NONE);
+        CommitProfile.NONE,
+        0);
   }
 }

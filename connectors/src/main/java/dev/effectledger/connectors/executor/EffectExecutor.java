@@ -298,6 +298,11 @@ public final class EffectExecutor implements AutoCloseable {
     return performer.effectsRun();
   }
 
+  /** Transactions this executor has committed (outcomes, replies, start markers, offsets). */
+  public long transactionsCommitted() {
+    return transactions.committed();
+  }
+
   /** Why the executor stopped on its own, if it did. */
   public Throwable failure() {
     return failure.get();

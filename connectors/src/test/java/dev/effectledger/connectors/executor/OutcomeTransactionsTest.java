@@ -64,6 +64,9 @@ class OutcomeTransactionsTest {
         .containsExactly(Map.of("executors", Map.of(P0, new OffsetAndMetadata(2))));
     assertThat(transactions.isEmpty()).isTrue();
     assertThat(tracker.committable()).as("nothing left to commit").isEmpty();
+    assertThat(transactions.committed()).isEqualTo(1);
+    assertThat(transactions.commit(Set.of(), () -> GROUP)).isTrue();
+    assertThat(transactions.committed()).as("nothing to commit: no transaction").isEqualTo(1);
   }
 
   @Test
@@ -76,6 +79,7 @@ class OutcomeTransactionsTest {
     assertThat(producer.transactionAborted()).isTrue();
     assertThat(producer.history()).as("nothing published").isEmpty();
     assertThat(transactions.isEmpty()).as("the aborted work is read again, not kept").isTrue();
+    assertThat(transactions.committed()).as("an abort is not counted").isZero();
   }
 
   @Test

@@ -26,6 +26,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class OutcomeTransactions {
 
+  private final java.util.concurrent.atomic.AtomicLong committed =
+      new java.util.concurrent.atomic.AtomicLong();
+
   private static final Logger log = LoggerFactory.getLogger(OutcomeTransactions.class);
 
   private final Producer<byte[], byte[]> producer;
@@ -52,6 +55,11 @@ public final class OutcomeTransactions {
   }
 
   /** True when no finished work waits for a transaction. */
+  /** Transactions committed so far. */
+  public long committed() {
+    return committed.get();
+  }
+
   public boolean isEmpty() {
     return staged.isEmpty();
   }
@@ -90,6 +98,7 @@ public final class OutcomeTransactions {
         producer.sendOffsetsToTransaction(offsets, group.get());
       }
       producer.commitTransaction();
+      committed.incrementAndGet();
     } catch (ProducerFencedException | OutOfOrderSequenceException | AuthorizationException e) {
       throw e;
     } catch (KafkaException e) {
