@@ -61,6 +61,11 @@ import org.slf4j.LoggerFactory;
  * which runs again with the same key; the downstream dedups it and the ledger ignores the duplicate
  * outcome.
  *
+ * <p>A transaction commits once every effect read so far has finished and the minimum commit
+ * interval has passed since the last one, and while effects still run at the latest every commit
+ * interval ({@link ExecutorConfig}): dispatches become readable in bursts, one per ledger commit,
+ * so each burst is answered when it is done, at about one transaction per burst.
+ *
  * <p>A connector whose downstream cannot take a repeat is never run twice for one dispatch: see
  * {@link DispatchGate} and the {@link AttemptJournal}.
  *
