@@ -46,7 +46,8 @@ final class LatencyReport {
                     ? "commits only at its commit interval"
                     : "commits a burst as soon as its effects are done, at most every "
                         + executorMinMs
-                        + " ms (executor.commit.min.interval.ms)")
+                        + " ms (executor.commit.min.interval.ms; at or above its commit interval: only"
+                        + " at that interval)")
                 + ". Before the"
                 + " points counted, the first point of both sides ran once, not counted (warm-up of the"
                 + " JVM).\n\n");

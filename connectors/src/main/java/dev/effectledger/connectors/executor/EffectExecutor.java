@@ -432,7 +432,7 @@ public final class EffectExecutor implements AutoCloseable {
         // cannot return records. Effects running and early commits on: wait for them a moment
         // here, where their finishing wakes the loop (a poll would sleep through it), then take
         // what the consumer has without blocking. Otherwise take what has finished and poll.
-        boolean watchEffects = paused || config.commitsEarly() && tracker.pending() > 0;
+        boolean watchEffects = !paused && config.commitsEarly() && tracker.pending() > 0;
         drainFinished(paused ? nextWait() : watchEffects ? effectsWait() : Duration.ZERO);
         if (commitDue()) {
           commit();
@@ -611,7 +611,7 @@ public final class EffectExecutor implements AutoCloseable {
    * rather than at a point of the interval unrelated to it.
    */
   private boolean commitDue() {
-    long sinceLast = clock.millis() - lastCommitMs;
+    long sinceLast = sinceLastCommitMs();
     if (sinceLast >= config.commitInterval().toMillis()) {
       return true;
     }
@@ -631,10 +631,10 @@ public final class EffectExecutor implements AutoCloseable {
     if (tracker.pending() == 0 && transactions.isEmpty() && finished.isEmpty()) {
       return IDLE_WAIT;
     }
-    long sinceLast = clock.millis() - lastCommitMs;
-    long untilCommit = config.commitInterval().toMillis() - sinceLast;
+    long untilCommit = config.commitInterval().toMillis() - sinceLastCommitMs();
     if (config.commitsEarly() && tracker.pending() == 0) {
-      untilCommit = Math.min(untilCommit, config.minCommitInterval().toMillis() - sinceLast);
+      untilCommit =
+          Math.min(untilCommit, config.minCommitInterval().toMillis() - sinceLastCommitMs());
     }
     return Duration.ofMillis(Math.max(1, Math.min(IDLE_WAIT.toMillis(), untilCommit)));
   }
@@ -644,8 +644,12 @@ public final class EffectExecutor implements AutoCloseable {
    * #EFFECTS_WAIT}, or less when the commit is due sooner.
    */
   private Duration effectsWait() {
-    long untilCommit = config.commitInterval().toMillis() - (clock.millis() - lastCommitMs);
+    long untilCommit = config.commitInterval().toMillis() - sinceLastCommitMs();
     return Duration.ofMillis(Math.max(1, Math.min(EFFECTS_WAIT.toMillis(), untilCommit)));
+  }
+
+  private long sinceLastCommitMs() {
+    return clock.millis() - lastCommitMs;
   }
 
   private void applyBackpressure() {

@@ -5,6 +5,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -26,12 +27,10 @@ import org.slf4j.LoggerFactory;
  */
 public final class OutcomeTransactions {
 
-  private final java.util.concurrent.atomic.AtomicLong committed =
-      new java.util.concurrent.atomic.AtomicLong();
-
   private static final Logger log = LoggerFactory.getLogger(OutcomeTransactions.class);
 
   private final Producer<byte[], byte[]> producer;
+  private final AtomicLong committed = new AtomicLong();
   private final OffsetTracker tracker;
 
   /** Null when no tool on the executor's lanes needs start markers. */
@@ -54,12 +53,12 @@ public final class OutcomeTransactions {
     }
   }
 
-  /** True when no finished work waits for a transaction. */
-  /** Transactions committed so far. */
+  /** Transactions committed so far (read from other threads: a benchmark's count). */
   public long committed() {
     return committed.get();
   }
 
+  /** True when no finished work waits for a transaction. */
   public boolean isEmpty() {
     return staged.isEmpty();
   }
