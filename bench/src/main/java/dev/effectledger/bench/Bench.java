@@ -15,6 +15,7 @@ import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopology;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -54,7 +55,12 @@ public final class Bench {
   private static final String BASELINE_INPUT = "baseline-events";
   private static final String REGISTRY = "mock://bench";
 
-  record Run(String name, String guarantee, double perSecond) {}
+  /**
+   * One measured run: its rate, and the CPU its stream threads spent per input record (their own
+   * time, not the broker's or the JVM's: steadier than the rate on a machine where the broker
+   * shares the cores).
+   */
+  record Run(String name, String guarantee, double perSecond, double cpuMicrosPerRecord) {}
 
   /** The ledger without the arguments-hash check, measured beside the ledger to price the check. */
   static final String UNCHECKED = "ledger-unchecked";
@@ -429,14 +435,33 @@ public final class Bench {
       }
       double seconds = (System.nanoTime() - start) / 1e9;
       double perSecond = records / seconds;
+      double cpuMicros = streamThreadCpuNanos(applicationId) / 1e3 / records;
       say(
           String.format(
-              "%-8s %-16s %d×%d threads %,10.0f intents/s (%.1f s)",
-              name, guarantee, instances, threads, perSecond, seconds));
-      return new Run(name, guarantee, perSecond);
+              "%-8s %-16s %d×%d threads %,10.0f intents/s (%.1f s), stream threads %.1f µs CPU"
+                  + " per intent",
+              name, guarantee, instances, threads, perSecond, seconds, cpuMicros));
+      return new Run(name, guarantee, perSecond, cpuMicros);
     } finally {
       clients.forEach(KafkaStreams::close);
     }
+  }
+
+  /**
+   * The CPU time so far of the live stream threads of application {@code applicationId} (Kafka
+   * Streams names them {@code <application id>-<uuid>-StreamThread-<n>}).
+   */
+  static long streamThreadCpuNanos(String applicationId) {
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    long total = 0;
+    for (Thread thread : Thread.getAllStackTraces().keySet()) {
+      String name = thread.getName();
+      if (name.startsWith(applicationId + "-") && name.contains("-StreamThread-")) {
+        long cpu = threads.getThreadCpuTime(thread.getId());
+        total += Math.max(0, cpu);
+      }
+    }
+    return total;
   }
 
   static boolean caughtUp(Admin admin, String group, Map<TopicPartition, Long> end)

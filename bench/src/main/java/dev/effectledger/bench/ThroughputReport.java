@@ -4,6 +4,7 @@ import dev.effectledger.bench.Bench.Run;
 import java.io.IOException;
 import java.time.LocalDate;
 import java.util.List;
+import java.util.function.ToDoubleFunction;
 import org.apache.kafka.streams.StreamsConfig;
 
 /** The report of {@code bench/run throughput}: medians of the runs, side by side, as ratios. */
@@ -12,13 +13,23 @@ final class ThroughputReport {
   private ThroughputReport() {}
 
   private static double median(List<Run> runs, String name, String guarantee) {
+    return median(runs, name, guarantee, Run::perSecond);
+  }
+
+  private static double median(
+      List<Run> runs, String name, String guarantee, ToDoubleFunction<Run> figure) {
     double[] values =
         runs.stream()
             .filter(r -> r.name().equals(name) && r.guarantee().equals(guarantee))
-            .mapToDouble(Run::perSecond)
+            .mapToDouble(figure)
             .sorted()
             .toArray();
     return values[values.length / 2];
+  }
+
+  /** The median CPU its stream threads spent per intent, in µs. */
+  private static double cpu(List<Run> runs, String name, String guarantee) {
+    return median(runs, name, guarantee, Run::cpuMicrosPerRecord);
   }
 
   static void write(List<Run> runs, int intents, int distinct, int repeats) throws IOException {
@@ -51,7 +62,9 @@ final class ThroughputReport {
         .append("Median of ")
         .append(repeats)
         .append(" runs each, alternating sides, after a warm-up round not counted.\n\n");
-    md.append("| topology | guarantee | intents/s (median) |\n| --- | --- | ---: |\n");
+    md.append(
+        "| topology | guarantee | intents/s (median) | stream threads' CPU µs per intent"
+            + " (median) |\n| --- | --- | ---: | ---: |\n");
     for (String[] row :
         new String[][] {
           {"baseline", StreamsConfig.EXACTLY_ONCE_V2},
@@ -65,7 +78,9 @@ final class ThroughputReport {
           {Bench.CACHED, StreamsConfig.AT_LEAST_ONCE}
         }) {
       md.append(
-          String.format("| %s | %s | %,.0f |%n", row[0], row[1], median(runs, row[0], row[1])));
+          String.format(
+              "| %s | %s | %,.0f | %.1f |%n",
+              row[0], row[1], median(runs, row[0], row[1]), cpu(runs, row[0], row[1])));
     }
     md.append(String.format("%n| ratio | value | target |%n| --- | ---: | --- |%n"));
     md.append(
@@ -75,6 +90,12 @@ final class ThroughputReport {
         String.format(
             "| ledger exactly_once_v2 / at_least_once | %.2f | >= 0.85 (overhead <= 15%%) |%n",
             ledgerEos / ledgerAlos));
+    md.append(
+        String.format(
+            "| baseline / ledger, stream threads' CPU per intent, exactly_once_v2 | %.2f |"
+                + " (the work per intent, without the broker) |%n",
+            cpu(runs, "baseline", StreamsConfig.EXACTLY_ONCE_V2)
+                / cpu(runs, "ledger", StreamsConfig.EXACTLY_ONCE_V2)));
     md.append(
         String.format(
             "| baseline exactly_once_v2 / at_least_once | %.2f | (reference) |%n",
@@ -105,11 +126,15 @@ final class ThroughputReport {
         String.format(
             "| ledger with the record cache / without it (the default), exactly_once_v2 | %.2f | (what the cache pays) |%n",
             cachedEos / ledgerEos));
-    md.append("\nAll runs:\n\n| topology | guarantee | intents/s |\n| --- | --- | ---: |\n");
+    md.append(
+        "\nAll runs:\n\n| topology | guarantee | intents/s | stream threads' CPU µs per intent |\n"
+            + "| --- | --- | ---: | ---: |\n");
     runs.forEach(
         r ->
             md.append(
-                String.format("| %s | %s | %,.0f |%n", r.name(), r.guarantee(), r.perSecond())));
+                String.format(
+                    "| %s | %s | %,.0f | %.1f |%n",
+                    r.name(), r.guarantee(), r.perSecond(), r.cpuMicrosPerRecord())));
     Bench.writeReport("throughput", md);
   }
 

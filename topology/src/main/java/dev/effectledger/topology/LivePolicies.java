@@ -87,6 +87,7 @@ public final class LivePolicies {
   public static final class Task {
     private volatile AppliedPolicy current;
     private final TaskCounts counts = new TaskCounts();
+    private final IndexCursors cursors = new IndexCursors();
     private long intentsRead = -1;
 
     /**
@@ -106,6 +107,11 @@ public final class LivePolicies {
     /** The task's live counts of in-flight and held entries. */
     public TaskCounts counts() {
       return counts;
+    }
+
+    /** Where the task's scans of its deadline index start. Stream thread only. */
+    public IndexCursors cursors() {
+      return cursors;
     }
 
     Task(AppliedPolicy seed) {

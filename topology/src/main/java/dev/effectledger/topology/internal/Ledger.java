@@ -4,6 +4,7 @@ import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerState;
 import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.topology.HeldKeys;
+import dev.effectledger.topology.IndexCursors;
 import dev.effectledger.topology.TaskCounts;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -31,7 +32,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * with the store (measured: bench/run state). So the index also keeps, per kind, a lower bound of
  * the index keys still in it ({@code [W][kind]}): a scan starts there, moves it past what it took,
  * and indexing below it (an outcome that arrived late, a re-index) lowers it. A key, not a
- * deadline: many entries can share one deadline.
+ * deadline: many entries can share one deadline. The task's processors remember the cursors they
+ * read and write ({@link IndexCursors}), so indexing a key reads no cursor from the store.
  *
  * <p>For the same reason an entry that completes, is released or held before its pending deadline
  * keeps its pending index entry until that deadline: deleting it then would leave a tombstone ahead
@@ -72,19 +74,25 @@ final class Ledger {
   private final KeyValueStore<String, LedgerEntry> entries;
   private final KeyValueStore<Bytes, byte[]> deadlines;
   private final TaskCounts counts;
+  private final IndexCursors cursors;
 
   Ledger(KeyValueStore<String, LedgerEntry> entries, KeyValueStore<Bytes, byte[]> deadlines) {
-    this(entries, deadlines, new TaskCounts());
+    this(entries, deadlines, new TaskCounts(), new IndexCursors());
   }
 
-  /** With the task's live counts, which every ledger of the task's processors shares. */
+  /**
+   * With the task's live counts and index cursors, which every ledger of the task's processors
+   * shares.
+   */
   Ledger(
       KeyValueStore<String, LedgerEntry> entries,
       KeyValueStore<Bytes, byte[]> deadlines,
-      TaskCounts counts) {
+      TaskCounts counts,
+      IndexCursors cursors) {
     this.entries = entries;
     this.deadlines = deadlines;
     this.counts = counts;
+    this.cursors = cursors;
   }
 
   TaskCounts counts() {
@@ -137,7 +145,7 @@ final class Ledger {
     Bytes key = indexKey(kind, deadline, storeKey);
     deadlines.put(key, PRESENT);
     if (key.compareTo(scanFrom(kind)) < 0) {
-      deadlines.put(scanFromKey(kind), key.get());
+      scanFrom(kind, key);
     }
   }
 
@@ -173,14 +181,19 @@ final class Ledger {
     // taken.
     Bytes next = due.size() >= max ? justAfter(taken.get(taken.size() - 1)) : to;
     if (next.compareTo(from) > 0) {
-      deadlines.put(scanFromKey(kind), next.get());
+      scanFrom(kind, next);
     }
     return due;
   }
 
   private Bytes scanFrom(Deadline kind) {
-    byte[] stored = deadlines.get(scanFromKey(kind));
+    byte[] stored = cursors.get(kind.prefix, () -> deadlines.get(scanFromKey(kind)));
     return stored == null ? Bytes.wrap(new byte[] {kind.prefix}) : Bytes.wrap(stored);
+  }
+
+  private void scanFrom(Deadline kind, Bytes key) {
+    deadlines.put(scanFromKey(kind), key.get());
+    cursors.set(kind.prefix, key.get());
   }
 
   /** The smallest key after {@code key} in RocksDB's byte order: the key and a zero byte. */
@@ -209,6 +222,7 @@ final class Ledger {
     }
     held.forEach(deadlines::delete); // re-indexed from the entries, which alone are kept for sure
     counts.restart();
+    cursors.forget(); // the store may have been restored, or changed while the task ran elsewhere
     deadlines.put(REBUILD_FROM, new byte[0]);
   }
 
@@ -270,7 +284,7 @@ final class Ledger {
     return entry.getState() == LedgerState.SUCCEEDED || entry.getState() == LedgerState.FAILED;
   }
 
-  private static Bytes indexKey(Deadline kind, long deadline, String storeKey) {
+  static Bytes indexKey(Deadline kind, long deadline, String storeKey) {
     byte[] key = storeKey.getBytes(StandardCharsets.UTF_8);
     return Bytes.wrap(
         ByteBuffer.allocate(1 + Long.BYTES + key.length)

@@ -78,7 +78,7 @@ final class LedgerActions {
       PolicyProcessor.restore(context, policy);
     }
     return new LedgerActions(
-        new Ledger(entries, deadlines, policy.counts()),
+        new Ledger(entries, deadlines, policy.counts(), policy.cursors()),
         new Outputs(context, config.observer()),
         config,
         policy,

@@ -57,7 +57,7 @@ public final class PolicyProcessor implements Processor<String, byte[], Object, 
     this.store = context.getStateStore(LedgerStore.POLICY);
     KeyValueStore<String, LedgerEntry> entries = context.getStateStore(LedgerStore.NAME);
     KeyValueStore<Bytes, byte[]> deadlines = context.getStateStore(LedgerStore.DEADLINES);
-    this.ledger = new Ledger(entries, deadlines, task.counts());
+    this.ledger = new Ledger(entries, deadlines, task.counts(), task.cursors());
     restore(context, task);
   }
 
