@@ -3,18 +3,13 @@ package dev.effectledger.topology.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.effectledger.schema.LedgerEntry;
-import dev.effectledger.schema.LedgerStore;
-import dev.effectledger.schema.serde.RegistryAvroSerde;
-import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.topology.IndexCursors;
 import dev.effectledger.topology.TaskCounts;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.state.KeyValueStore;
-import org.apache.kafka.streams.state.Stores;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -36,28 +31,13 @@ class LedgerIndexCursorsTest {
   }
 
   private KeyValueStore<String, LedgerEntry> entries() {
-    KeyValueStore<String, LedgerEntry> store =
-        Stores.keyValueStoreBuilder(
-                Stores.inMemoryKeyValueStore(LedgerStore.NAME),
-                Serdes.String(),
-                new RegistryAvroSerde<>(
-                    SchemaRegistries.forUrl("mock://cursors"), LedgerEntry.class))
-            .withLoggingDisabled()
-            .build();
-    store.init(context.getStateStoreContext(), store);
+    KeyValueStore<String, LedgerEntry> store = InMemoryLedgerStores.entries(context);
     opened.add(store);
     return store;
   }
 
   private KeyValueStore<Bytes, byte[]> deadlines() {
-    KeyValueStore<Bytes, byte[]> store =
-        Stores.keyValueStoreBuilder(
-                Stores.inMemoryKeyValueStore(LedgerStore.DEADLINES),
-                Serdes.Bytes(),
-                Serdes.ByteArray())
-            .withLoggingDisabled()
-            .build();
-    store.init(context.getStateStoreContext(), store);
+    KeyValueStore<Bytes, byte[]> store = InMemoryLedgerStores.deadlines(context);
     opened.add(store);
     return store;
   }

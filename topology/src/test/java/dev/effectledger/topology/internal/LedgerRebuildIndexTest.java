@@ -4,19 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerState;
-import dev.effectledger.schema.LedgerStore;
-import dev.effectledger.schema.serde.RegistryAvroSerde;
-import dev.effectledger.schema.serde.SchemaRegistries;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.ToLongFunction;
-import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.state.KeyValueStore;
-import org.apache.kafka.streams.state.Stores;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -37,23 +32,8 @@ class LedgerRebuildIndexTest {
   @BeforeEach
   void open() {
     MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
-    entries =
-        Stores.keyValueStoreBuilder(
-                Stores.inMemoryKeyValueStore(LedgerStore.NAME),
-                Serdes.String(),
-                new RegistryAvroSerde<>(
-                    SchemaRegistries.forUrl("mock://rebuild"), LedgerEntry.class))
-            .withLoggingDisabled()
-            .build();
-    deadlines =
-        Stores.keyValueStoreBuilder(
-                Stores.inMemoryKeyValueStore(LedgerStore.DEADLINES),
-                Serdes.Bytes(),
-                Serdes.ByteArray())
-            .withLoggingDisabled()
-            .build();
-    entries.init(context.getStateStoreContext(), entries);
-    deadlines.init(context.getStateStoreContext(), deadlines);
+    entries = InMemoryLedgerStores.entries(context);
+    deadlines = InMemoryLedgerStores.deadlines(context);
     ledger = new Ledger(entries, deadlines);
   }
 
