@@ -1,7 +1,7 @@
 package dev.effectledger.topology;
 
-import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
@@ -13,15 +13,16 @@ import java.util.function.Supplier;
  * to the store and here; {@link #forget()} when the store may have changed underneath (the task's
  * processors start on a restored store), after which each cursor is read from the store again.
  * Reading the cursor for every new key was a RocksDB read per intent: 3.5% of the ledger's stream
- * threads in a profile of {@code bench/run throughput} (docs/performance.md, 2026-11-27). Stream
- * thread only.
+ * threads in a profile of {@code bench/run throughput} (docs/performance.md, 2026-11-27). Used by
+ * the thread running the task, which changes when the task moves to another stream thread of the
+ * instance, hence a concurrent map.
  */
 public final class IndexCursors {
 
   /** A cursor read from a store that had none. */
   private static final byte[] NONE = new byte[0];
 
-  private final Map<Byte, byte[]> known = new HashMap<>();
+  private final Map<Byte, byte[]> known = new ConcurrentHashMap<>();
 
   /** The cursor of {@code kind}: the one remembered, else {@code stored}'s (null: none). */
   public byte[] get(byte kind, Supplier<byte[]> stored) {

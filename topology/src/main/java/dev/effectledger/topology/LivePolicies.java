@@ -109,7 +109,7 @@ public final class LivePolicies {
       return counts;
     }
 
-    /** Where the task's scans of its deadline index start. Stream thread only. */
+    /** Where the task's scans of its deadline index start. */
     public IndexCursors cursors() {
       return cursors;
     }
