@@ -2,7 +2,6 @@ package dev.effectledger.topology;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Supplier;
 
 /**
  * Where one ledger task's scans of its deadline index start, one cursor per kind of deadline, as
@@ -24,20 +23,20 @@ public final class IndexCursors {
 
   private final Map<Byte, byte[]> known = new ConcurrentHashMap<>();
 
-  /** The cursor of {@code kind}: the one remembered, else {@code stored}'s (null: none). */
-  public byte[] get(byte kind, Supplier<byte[]> stored) {
+  /** True when the cursor of {@code kind} is remembered (read or written since the last forget). */
+  public boolean knows(byte kind) {
+    return known.containsKey(kind);
+  }
+
+  /** The remembered cursor of {@code kind}; null when the store has none or it is not known. */
+  public byte[] cursor(byte kind) {
     byte[] cursor = known.get(kind);
-    if (cursor == null) {
-      byte[] read = stored.get();
-      cursor = read == null ? NONE : read;
-      known.put(kind, cursor);
-    }
     return cursor == NONE ? null : cursor;
   }
 
-  /** The store now keeps {@code cursor} for {@code kind}. */
+  /** The store now keeps {@code cursor} for {@code kind} (null: none). */
   public void set(byte kind, byte[] cursor) {
-    known.put(kind, cursor);
+    known.put(kind, cursor == null ? NONE : cursor);
   }
 
   /** Forgets every cursor: the next read of each goes to the store. */

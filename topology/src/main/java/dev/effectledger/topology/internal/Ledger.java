@@ -187,7 +187,10 @@ final class Ledger {
   }
 
   private Bytes scanFrom(Deadline kind) {
-    byte[] stored = cursors.get(kind.prefix, () -> deadlines.get(scanFromKey(kind)));
+    if (!cursors.knows(kind.prefix)) {
+      cursors.set(kind.prefix, deadlines.get(scanFromKey(kind)));
+    }
+    byte[] stored = cursors.cursor(kind.prefix);
     return stored == null ? Bytes.wrap(new byte[] {kind.prefix}) : Bytes.wrap(stored);
   }
 
