@@ -40,6 +40,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
@@ -56,11 +57,16 @@ public final class Bench {
   private static final String REGISTRY = "mock://bench";
 
   /**
-   * One measured run: its rate, and the CPU its stream threads spent per input record (their own
-   * time, not the broker's or the JVM's: steadier than the rate on a machine where the broker
-   * shares the cores).
+   * One measured run: its rate past its start-up ({@link SteadyRate}), its rate over the whole run,
+   * and the CPU its stream threads spent per input record (their own time, not the broker's or the
+   * JVM's: steadier than the rate on a machine where the broker shares the cores).
    */
-  record Run(String name, String guarantee, double perSecond, double cpuMicrosPerRecord) {}
+  record Run(
+      String name,
+      String guarantee,
+      double perSecond,
+      double wholeRunPerSecond,
+      double cpuMicrosPerRecord) {}
 
   /** The ledger without the arguments-hash check, measured beside the ledger to price the check. */
   static final String UNCHECKED = "ledger-unchecked";
@@ -418,7 +424,7 @@ public final class Bench {
     for (int i = 0; i < instances; i++) {
       Properties own = new Properties();
       own.putAll(effective);
-      own.put(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("bench-state").toString());
+      own.put(StreamsConfig.STATE_DIR_CONFIG, stateDir("bench-state").toString());
       clients.add(new KafkaStreams(topology.get(), own));
     }
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
@@ -428,20 +434,27 @@ public final class Bench {
         end.put(
             tp, admin.listOffsets(Map.of(tp, OffsetSpec.latest())).all().get().get(tp).offset());
       }
+      long total = end.values().stream().mapToLong(Long::longValue).sum();
+      SteadyRate steady = new SteadyRate(total);
       long start = System.nanoTime();
       clients.forEach(KafkaStreams::start);
-      while (!caughtUp(admin, applicationId, end)) {
-        TimeUnit.MILLISECONDS.sleep(100); // polling the committed offsets; the measure's resolution
+      long done;
+      while ((done = committed(admin, applicationId, end)) < total) {
+        steady.sample(System.nanoTime(), done);
+        // Polling the committed offsets: the measure's resolution, a request to the broker each.
+        TimeUnit.MILLISECONDS.sleep(20);
       }
-      double seconds = (System.nanoTime() - start) / 1e9;
-      double perSecond = records / seconds;
+      long finished = System.nanoTime();
+      double seconds = (finished - start) / 1e9;
+      double wholeRun = records / seconds;
+      double perSecond = steady.perSecond(finished, wholeRun);
       double cpuMicros = streamThreadCpuNanos(applicationId) / 1e3 / records;
       say(
           String.format(
-              "%-8s %-16s %d×%d threads %,10.0f intents/s (%.1f s), stream threads %.1f µs CPU"
-                  + " per intent",
-              name, guarantee, instances, threads, perSecond, seconds, cpuMicros));
-      return new Run(name, guarantee, perSecond, cpuMicros);
+              "%-8s %-16s %d×%d threads %,10.0f intents/s past start-up (%,.0f over the whole %.1f"
+                  + " s), stream threads %.1f µs CPU per intent",
+              name, guarantee, instances, threads, perSecond, wholeRun, seconds, cpuMicros));
+      return new Run(name, guarantee, perSecond, wholeRun, cpuMicros);
     } finally {
       clients.forEach(KafkaStreams::close);
     }
@@ -464,15 +477,25 @@ public final class Bench {
     return total;
   }
 
+  /** Whether group {@code group} has committed every partition up to its {@code end}. */
   static boolean caughtUp(Admin admin, String group, Map<TopicPartition, Long> end)
       throws Exception {
+    return committed(admin, group, end) >= end.values().stream().mapToLong(Long::longValue).sum();
+  }
+
+  /**
+   * How many of the input's records group {@code group} has committed: its committed offsets, each
+   * partition's counted up to its {@code end}.
+   */
+  static long committed(Admin admin, String group, Map<TopicPartition, Long> end) throws Exception {
     Map<TopicPartition, OffsetAndMetadata> committed =
         admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
-    return end.entrySet().stream()
-        .allMatch(
-            e ->
-                committed.get(e.getKey()) != null
-                    && committed.get(e.getKey()).offset() >= e.getValue());
+    long done = 0;
+    for (Map.Entry<TopicPartition, Long> e : end.entrySet()) {
+      OffsetAndMetadata offset = committed.get(e.getKey());
+      done += offset == null ? 0 : Math.min(offset.offset(), e.getValue());
+    }
+    return done;
   }
 
   /** Writes {@code md} as a new report {@code name}, beside no chart; see {@link #reportBase}. */
@@ -509,6 +532,26 @@ public final class Bench {
       candidate = dir.resolve(base + "-" + n);
     }
     return candidate;
+  }
+
+  /**
+   * A new temporary state directory for a benchmark's Kafka Streams client, deleted when the JVM
+   * exits: a throughput run alone opens about twenty of them at some 60 MB each, which earlier runs
+   * left behind in the temporary directory.
+   */
+  static Path stateDir(String prefix) throws IOException {
+    Path dir = Files.createTempDirectory(prefix);
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  try {
+                    Utils.delete(dir.toFile());
+                  } catch (IOException e) {
+                    System.err.println("[bench] could not delete " + dir + ": " + e);
+                  }
+                }));
+    return dir;
   }
 
   static void say(String line) {

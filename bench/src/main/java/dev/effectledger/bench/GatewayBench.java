@@ -25,7 +25,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -126,8 +125,7 @@ final class GatewayBench {
       Properties streamsProps = new Properties();
       streamsProps.put(StreamsConfig.APPLICATION_ID_CONFIG, "gateway-bench");
       streamsProps.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-      streamsProps.put(
-          StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("gateway-bench").toString());
+      streamsProps.put(StreamsConfig.STATE_DIR_CONFIG, Bench.stateDir("gateway-bench").toString());
       streamsProps.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
       streamsProps.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 2);
       streamsProps.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
