@@ -15,7 +15,7 @@ import java.util.List;
  */
 final class SteadyRate {
 
-  private record Sample(long nanos, long done) {}
+  private record Sample(long nanos, long done, long cpuNanos) {}
 
   private final long total;
   private final List<Sample> samples = new ArrayList<>();
@@ -25,9 +25,12 @@ final class SteadyRate {
     this.total = total;
   }
 
-  /** Records that {@code done} records were committed at {@code nanos} (System.nanoTime). */
-  void sample(long nanos, long done) {
-    samples.add(new Sample(nanos, done));
+  /**
+   * Records that {@code done} records were committed at {@code nanos} (System.nanoTime), when the
+   * process had used {@code cpuNanos} of CPU time.
+   */
+  void sample(long nanos, long done, long cpuNanos) {
+    samples.add(new Sample(nanos, done, cpuNanos));
   }
 
   /**
@@ -36,14 +39,31 @@ final class SteadyRate {
    * between (a run too short to tell).
    */
   double perSecond(long endNanos, double wholeRun) {
+    Sample s = from();
+    if (s == null || endNanos <= s.nanos()) {
+      return wholeRun;
+    }
+    return (total - s.done()) / ((endNanos - s.nanos()) / 1e9);
+  }
+
+  /**
+   * The process's CPU time per record in µs over the same stretch as {@link #perSecond}, to {@code
+   * endCpuNanos}; NaN if no sample fell within the run. Where both sides keep every core busy, the
+   * inverse ratio of two runs' figures is the ratio of their rates, without what the machine's
+   * other tenants take from either.
+   */
+  double cpuMicrosPerRecord(long endCpuNanos) {
+    Sample s = from();
+    return s == null ? Double.NaN : (endCpuNanos - s.cpuNanos()) / 1e3 / (total - s.done());
+  }
+
+  /** The first sample at or past a tenth of the input, if it is short of the whole. */
+  private Sample from() {
     for (Sample s : samples) {
       if (s.done() >= total / 10) {
-        if (s.done() >= total || endNanos <= s.nanos()) {
-          return wholeRun;
-        }
-        return (total - s.done()) / ((endNanos - s.nanos()) / 1e9);
+        return s.done() >= total ? null : s;
       }
     }
-    return wholeRun;
+    return null;
   }
 }

@@ -17,10 +17,10 @@ class SteadyRateTest {
     // 2 s of start-up with nothing committed, then 100,000 records a second to 200,000.
     SteadyRate rate = new SteadyRate(200_000);
     for (long ms = 0; ms < 2000; ms += 100) {
-      rate.sample(ms * 1_000_000L, 0);
+      rate.sample(ms * 1_000_000L, 0, 0);
     }
     for (long ms = 0; ms < 2000; ms += 100) {
-      rate.sample(2 * SECOND + ms * 1_000_000L, ms * 100);
+      rate.sample(2 * SECOND + ms * 1_000_000L, ms * 100, 0);
     }
     double wholeRun = 200_000 / 4.0;
 
@@ -30,12 +30,25 @@ class SteadyRateTest {
   @Test
   void shouldCountFromTheFirstSampleAtATenthOfTheInput() {
     SteadyRate rate = new SteadyRate(1000);
-    rate.sample(0, 50);
-    rate.sample(SECOND, 99); // under a tenth
-    rate.sample(2 * SECOND, 400);
-    rate.sample(3 * SECOND, 900);
+    rate.sample(0, 50, 0);
+    rate.sample(SECOND, 99, 0); // under a tenth
+    rate.sample(2 * SECOND, 400, 0);
+    rate.sample(3 * SECOND, 900, 0);
 
     assertThat(rate.perSecond(4 * SECOND, 250)).isCloseTo(300, within(0.001));
+  }
+
+  @Test
+  void shouldCountTheProcessCpuOverTheSameStretchAsTheRate() {
+    SteadyRate rate = new SteadyRate(1000);
+    rate.sample(0, 0, 5 * SECOND); // start-up: 5 s of CPU before anything was committed
+    rate.sample(SECOND, 50, 6 * SECOND);
+    rate.sample(2 * SECOND, 200, 7 * SECOND); // the first at a tenth or more
+    rate.sample(3 * SECOND, 600, 8 * SECOND);
+
+    // 800 records past it for 2 s of CPU more: 2,500 µs each.
+    assertThat(rate.cpuMicrosPerRecord(9 * SECOND)).isCloseTo(2500, within(0.001));
+    assertThat(new SteadyRate(1000).cpuMicrosPerRecord(SECOND)).isNaN();
   }
 
   @Test
@@ -44,7 +57,7 @@ class SteadyRateTest {
     assertThat(none.perSecond(SECOND, 1000)).isEqualTo(1000);
 
     SteadyRate onlyBefore = new SteadyRate(1000);
-    onlyBefore.sample(0, 10);
+    onlyBefore.sample(0, 10, 0);
     assertThat(onlyBefore.perSecond(SECOND, 1000)).isEqualTo(1000);
   }
 
@@ -54,13 +67,13 @@ class SteadyRateTest {
     String alos = StreamsConfig.AT_LEAST_ONCE;
     List<Run> runs =
         List.of(
-            new Run("baseline", eos, 100, 50, 5),
-            new Run("ledger", eos, 40, 30, 20),
-            new Run(Bench.CACHED, eos, 10, 10, 30),
-            new Run("baseline", alos, 1000, 1000, 5),
-            new Run("ledger", alos, 10, 10, 20),
-            new Run("baseline", eos, 200, 100, 5),
-            new Run("ledger", eos, 120, 60, 20));
+            new Run("baseline", eos, 100, 50, 5, 10),
+            new Run("ledger", eos, 40, 30, 20, 25),
+            new Run(Bench.CACHED, eos, 10, 10, 30, 40),
+            new Run("baseline", alos, 1000, 1000, 5, 2),
+            new Run("ledger", alos, 10, 10, 20, 25),
+            new Run("baseline", eos, 200, 100, 5, 10),
+            new Run("ledger", eos, 120, 60, 20, 25));
 
     assertThat(ThroughputReport.byRound(runs)).isEqualTo("0.40, 0.60");
   }
