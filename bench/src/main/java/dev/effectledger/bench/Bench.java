@@ -59,7 +59,9 @@ public final class Bench {
   /**
    * One measured run: its rate past its start-up ({@link SteadyRate}), its rate over the whole run,
    * and the CPU its stream threads spent per input record (their own time, not the broker's or the
-   * JVM's: steadier than the rate on a machine where the broker shares the cores).
+   * JVM's: steadier than the rate on a machine where the broker shares the cores), the whole
+   * process's CPU per record past start-up, and the part of that stretch the JIT compilers spent
+   * compiling ({@link SteadyRate#compileMicrosPerRecord}).
    */
   record Run(
       String name,
@@ -67,7 +69,8 @@ public final class Bench {
       double perSecond,
       double wholeRunPerSecond,
       double cpuMicrosPerRecord,
-      double processCpuMicrosPerRecord) {}
+      double processCpuMicrosPerRecord,
+      double compileMicrosPerRecord) {}
 
   /** The ledger without the arguments-hash check, measured beside the ledger to price the check. */
   static final String UNCHECKED = "ledger-unchecked";
@@ -441,12 +444,13 @@ public final class Bench {
       clients.forEach(KafkaStreams::start);
       long done;
       while ((done = committed(admin, applicationId, end)) < total) {
-        steady.sample(System.nanoTime(), done, processCpuNanos());
+        steady.sample(System.nanoTime(), done, processCpuNanos(), compileNanos());
         // Polling the committed offsets: the measure's resolution, a request to the broker each.
         TimeUnit.MILLISECONDS.sleep(20);
       }
       long finished = System.nanoTime();
       double processMicros = steady.cpuMicrosPerRecord(processCpuNanos());
+      double compileMicros = steady.compileMicrosPerRecord(compileNanos());
       double seconds = (finished - start) / 1e9;
       double wholeRun = records / seconds;
       double perSecond = steady.perSecond(finished, wholeRun);
@@ -454,7 +458,8 @@ public final class Bench {
       say(
           String.format(
               "%-8s %-16s %d×%d threads %,10.0f intents/s past start-up (%,.0f over the whole %.1f"
-                  + " s), stream threads %.1f µs CPU per intent, the process %.1f past start-up",
+                  + " s), stream threads %.1f µs CPU per intent, the process %.1f past start-up"
+                  + " (JIT compiling %.1f)",
               name,
               guarantee,
               instances,
@@ -463,8 +468,9 @@ public final class Bench {
               wholeRun,
               seconds,
               cpuMicros,
-              processMicros));
-      return new Run(name, guarantee, perSecond, wholeRun, cpuMicros, processMicros);
+              processMicros,
+              compileMicros));
+      return new Run(name, guarantee, perSecond, wholeRun, cpuMicros, processMicros, compileMicros);
     } finally {
       clients.forEach(KafkaStreams::close);
     }
@@ -474,6 +480,18 @@ public final class Bench {
   static long processCpuNanos() {
     return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
         .getProcessCpuTime();
+  }
+
+  /**
+   * The time the JVM's JIT compilers have spent so far ({@link
+   * java.lang.management.CompilationMXBean#getTotalCompilationTime}, summed over the compiler
+   * threads); 0 where the JVM does not tell.
+   */
+  static long compileNanos() {
+    var jit = ManagementFactory.getCompilationMXBean();
+    return jit != null && jit.isCompilationTimeMonitoringSupported()
+        ? TimeUnit.MILLISECONDS.toNanos(jit.getTotalCompilationTime())
+        : 0;
   }
 
   /**

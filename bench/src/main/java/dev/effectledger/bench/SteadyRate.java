@@ -15,7 +15,7 @@ import java.util.List;
  */
 final class SteadyRate {
 
-  private record Sample(long nanos, long done, long cpuNanos) {}
+  private record Sample(long nanos, long done, long cpuNanos, long compileNanos) {}
 
   private final long total;
   private final List<Sample> samples = new ArrayList<>();
@@ -30,7 +30,15 @@ final class SteadyRate {
    * process had used {@code cpuNanos} of CPU time.
    */
   void sample(long nanos, long done, long cpuNanos) {
-    samples.add(new Sample(nanos, done, cpuNanos));
+    sample(nanos, done, cpuNanos, 0);
+  }
+
+  /**
+   * As {@link #sample(long, long, long)}, with the time the JVM's JIT compilers had spent so far,
+   * {@code compileNanos}.
+   */
+  void sample(long nanos, long done, long cpuNanos, long compileNanos) {
+    samples.add(new Sample(nanos, done, cpuNanos, compileNanos));
   }
 
   /**
@@ -55,6 +63,16 @@ final class SteadyRate {
   double cpuMicrosPerRecord(long endCpuNanos) {
     Sample s = from();
     return s == null ? Double.NaN : (endCpuNanos - s.cpuNanos()) / 1e3 / (total - s.done());
+  }
+
+  /**
+   * The JIT compilers' time per record in µs over the same stretch as {@link #perSecond}, to {@code
+   * endCompileNanos}; NaN if no sample fell within the run. Part of {@link #cpuMicrosPerRecord}:
+   * work a JVM does while code is still being compiled, which a long-running one has done.
+   */
+  double compileMicrosPerRecord(long endCompileNanos) {
+    Sample s = from();
+    return s == null ? Double.NaN : (endCompileNanos - s.compileNanos()) / 1e3 / (total - s.done());
   }
 
   /** The first sample at or past a tenth of the input, if it is short of the whole. */

@@ -52,6 +52,20 @@ class SteadyRateTest {
   }
 
   @Test
+  void shouldCountTheJitCompilersOverTheSameStretchAsTheRate() {
+    SteadyRate rate = new SteadyRate(1000);
+    rate.sample(0, 0, 5 * SECOND, 3 * SECOND); // start-up: 3 s compiling before any commit
+    rate.sample(2 * SECOND, 100, 7 * SECOND, 4 * SECOND); // the first at a tenth
+    rate.sample(3 * SECOND, 600, 8 * SECOND, 4 * SECOND);
+
+    // 900 records past it, 0.45 s more compiling: 500 µs each; the CPU over the same stretch.
+    assertThat(rate.compileMicrosPerRecord(4 * SECOND + 450_000_000L))
+        .isCloseTo(500, within(0.001));
+    assertThat(rate.cpuMicrosPerRecord(9 * SECOND)).isCloseTo(2222.222, within(0.001));
+    assertThat(new SteadyRate(1000).compileMicrosPerRecord(SECOND)).isNaN();
+  }
+
+  @Test
   void shouldFallBackToTheWholeRunWhenNoSampleFellWithinIt() {
     SteadyRate none = new SteadyRate(1000);
     assertThat(none.perSecond(SECOND, 1000)).isEqualTo(1000);
@@ -67,13 +81,13 @@ class SteadyRateTest {
     String alos = StreamsConfig.AT_LEAST_ONCE;
     List<Run> runs =
         List.of(
-            new Run("baseline", eos, 100, 50, 5, 10),
-            new Run("ledger", eos, 40, 30, 20, 25),
-            new Run(Bench.CACHED, eos, 10, 10, 30, 40),
-            new Run("baseline", alos, 1000, 1000, 5, 2),
-            new Run("ledger", alos, 10, 10, 20, 25),
-            new Run("baseline", eos, 200, 100, 5, 10),
-            new Run("ledger", eos, 120, 60, 20, 25));
+            new Run("baseline", eos, 100, 50, 5, 10, 0),
+            new Run("ledger", eos, 40, 30, 20, 25, 0),
+            new Run(Bench.CACHED, eos, 10, 10, 30, 40, 0),
+            new Run("baseline", alos, 1000, 1000, 5, 2, 0),
+            new Run("ledger", alos, 10, 10, 20, 25, 0),
+            new Run("baseline", eos, 200, 100, 5, 10, 0),
+            new Run("ledger", eos, 120, 60, 20, 25, 0));
 
     assertThat(ThroughputReport.byRound(runs)).isEqualTo("0.40, 0.60");
   }
