@@ -132,7 +132,9 @@ public final class Bench {
               + BASELINE_INPUT);
       List<Run> runs = new ArrayList<>();
       // A warm-up round, not counted: the first round ran at half the later rounds' rate on every
-      // side (JIT, the broker's page cache), which made a median of three a coin toss.
+      // side (JIT, the broker's page cache), which made a median of three a coin toss. The JIT
+      // compilers stay busy for about two rounds more (each run reports their time per intent):
+      // the later rounds are the steady ones.
       say("warm-up round, not counted");
       measure(
           kafka,
