@@ -67,8 +67,9 @@ final class SteadyRate {
 
   /**
    * The JIT compilers' time per record in µs over the same stretch as {@link #perSecond}, to {@code
-   * endCompileNanos}; NaN if no sample fell within the run. Part of {@link #cpuMicrosPerRecord}:
-   * work a JVM does while code is still being compiled, which a long-running one has done.
+   * endCompileNanos}; NaN if no sample fell within the run. Work a JVM does while its code is still
+   * being compiled, which a long-running one has done; the compilers' time, not their CPU, so more
+   * than what they took of {@link #cpuMicrosPerRecord} when they waited for a core.
    */
   double compileMicrosPerRecord(long endCompileNanos) {
     Sample s = from();
