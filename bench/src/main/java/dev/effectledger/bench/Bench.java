@@ -72,26 +72,6 @@ public final class Bench {
       double processCpuMicrosPerRecord,
       double compileMicrosPerRecord) {}
 
-  /**
-   * At most this many warm-up rounds (a baseline and a ledger run each) before the measured ones.
-   */
-  static final int MAX_WARM_UP_ROUNDS = 5;
-
-  /**
-   * The JIT compilers' share of a run's work past start-up at or under which the run counts as
-   * compiled: in a run with one warm-up round, 18-24% in the second measured round, 3-4% in the
-   * third, the first with the compilers nearly done.
-   */
-  static final double COMPILED_SHARE = 0.05;
-
-  /**
-   * Whether the JIT compilers were done during {@code run}: their time per record at most {@link
-   * #COMPILED_SHARE} of the process's CPU per record (false where either is unknown).
-   */
-  static boolean compiled(Run run) {
-    return run.compileMicrosPerRecord() <= COMPILED_SHARE * run.processCpuMicrosPerRecord();
-  }
-
   /** The ledger without the arguments-hash check, measured beside the ledger to price the check. */
   static final String UNCHECKED = "ledger-unchecked";
 
@@ -151,36 +131,20 @@ public final class Bench {
               + " and "
               + BASELINE_INPUT);
       List<Run> runs = new ArrayList<>();
-      // Warm-up rounds, not counted, until the JIT compilers are done on both sides: the first
-      // round ran at half the later rounds' rate on every side, and with one warm-up round the
-      // compilers were still busy two rounds more (docs/performance.md, section "The drift is the
-      // JIT compilers"), which made the rounds' ratios drift from 0.69 to 0.41 in one run.
-      say("warm-up rounds, not counted, until the JIT compilers are done on both sides");
-      List<Run> warmUps = new ArrayList<>();
-      boolean settled = false;
-      while (!settled && warmUps.size() < 2 * MAX_WARM_UP_ROUNDS) {
-        int n = warmUps.size() / 2 + 1;
-        Run baseline =
-            measure(
-                kafka,
-                "baseline",
-                StreamsConfig.EXACTLY_ONCE_V2,
-                BaselineDedupTopology.build(BASELINE_INPUT, "baseline-out"),
-                BASELINE_INPUT,
-                "baseline-warm-up-" + n,
-                intents);
-        Run ledger =
-            measureLedger(kafka, StreamsConfig.EXACTLY_ONCE_V2, "ledger-warm-up-" + n, intents);
-        warmUps.add(baseline);
-        warmUps.add(ledger);
-        settled = compiled(baseline) && compiled(ledger);
-      }
-      if (!settled) {
-        say(
-            "the JIT compilers were still busy after "
-                + MAX_WARM_UP_ROUNDS
-                + " warm-up rounds; the report says so");
-      }
+      // A warm-up round, not counted: the first round ran at half the later rounds' rate on every
+      // side (JIT, the broker's page cache), which made a median of three a coin toss. The JIT
+      // compilers stay busy for about two rounds more (each run reports their time per intent):
+      // the later rounds are the steady ones.
+      say("warm-up round, not counted");
+      measure(
+          kafka,
+          "baseline",
+          StreamsConfig.EXACTLY_ONCE_V2,
+          BaselineDedupTopology.build(BASELINE_INPUT, "baseline-out"),
+          BASELINE_INPUT,
+          "baseline-warm-up",
+          intents);
+      measureLedger(kafka, StreamsConfig.EXACTLY_ONCE_V2, "ledger-warm-up", intents);
       int round = 0;
       for (int r = 0; r < repeats; r++) {
         for (String guarantee :
@@ -240,7 +204,7 @@ public final class Bench {
                   intents));
         }
       }
-      ThroughputReport.write(runs, warmUps, settled, intents, distinct, repeats);
+      ThroughputReport.write(runs, intents, distinct, repeats);
     }
     return 0;
   }

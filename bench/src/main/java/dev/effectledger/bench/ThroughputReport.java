@@ -37,13 +37,7 @@ final class ThroughputReport {
     return median(runs, name, guarantee, Run::cpuMicrosPerRecord);
   }
 
-  /**
-   * Writes the report of {@code runs}, measured after the uncounted {@code warmUps} ({@code
-   * settled}: the JIT compilers were done by the last of them, {@link Bench#compiled}).
-   */
-  static void write(
-      List<Run> runs, List<Run> warmUps, boolean settled, int intents, int distinct, int repeats)
-      throws IOException {
+  static void write(List<Run> runs, int intents, int distinct, int repeats) throws IOException {
     double baseEos = median(runs, "baseline", StreamsConfig.EXACTLY_ONCE_V2);
     double baseAlos = median(runs, "baseline", StreamsConfig.AT_LEAST_ONCE);
     double ledgerEos = median(runs, "ledger", StreamsConfig.EXACTLY_ONCE_V2);
@@ -72,17 +66,7 @@ final class ThroughputReport {
                 + " reason}, the tool's key rules leaving out /reason. ")
         .append("Median of ")
         .append(repeats)
-        .append(" runs each, alternating sides, after ")
-        .append(warmUps.size() / 2)
-        .append(" warm-up rounds not counted (")
-        .append(
-            settled
-                ? "until the JIT compilers took at most "
-                : "the JIT compilers still took more than ")
-        .append(Math.round(Bench.COMPILED_SHARE * 100))
-        .append("% of either side's CPU per intent past start-up")
-        .append(settled ? "" : " in the last of them: the rounds below are not steady")
-        .append("; below). ")
+        .append(" runs each, alternating sides, after a warm-up round not counted. ")
         .append(
             "Rates are past each run's start-up (from the first sample of its committed offsets"
                 + " at or past a tenth of the input, every 20 ms, to the end), which the ratios"
@@ -176,18 +160,11 @@ final class ThroughputReport {
         String.format(
             "| ledger with the record cache / without it (the default), exactly_once_v2 | %.2f | (what the cache pays) |%n",
             cachedEos / ledgerEos));
-    md.append("\nAll runs:\n\n");
-    runsTable(md, runs);
-    md.append("\nWarm-up runs, not counted:\n\n");
-    runsTable(md, warmUps);
-    Bench.writeReport("throughput", md);
-  }
-
-  private static void runsTable(StringBuilder md, List<Run> runs) {
     md.append(
-        "| topology | guarantee | intents/s | whole run, intents/s | stream threads' CPU µs per"
-            + " intent | the process's CPU µs per intent past start-up | of which the JIT"
-            + " compilers |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
+        "\nAll runs:\n\n| topology | guarantee | intents/s | whole run, intents/s | stream"
+            + " threads' CPU µs per intent | the process's CPU µs per intent past start-up | of"
+            + " which the JIT compilers |\n"
+            + "| --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
     runs.forEach(
         r ->
             md.append(
@@ -200,6 +177,7 @@ final class ThroughputReport {
                     r.cpuMicrosPerRecord(),
                     r.processCpuMicrosPerRecord(),
                     r.compileMicrosPerRecord())));
+    Bench.writeReport("throughput", md);
   }
 
   /**

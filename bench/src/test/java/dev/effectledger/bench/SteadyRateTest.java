@@ -66,15 +66,6 @@ class SteadyRateTest {
   }
 
   @Test
-  void shouldCountARunAsCompiledOnlyOnceTheJitCompilersTookAtMostAShareOfItsWork() {
-    String eos = StreamsConfig.EXACTLY_ONCE_V2;
-    // Rounds 3 and 2 of the run that found the drift (docs/performance.md).
-    assertThat(Bench.compiled(new Run("ledger", eos, 65_754, 49_963, 18.7, 27.3, 1.0))).isTrue();
-    assertThat(Bench.compiled(new Run("ledger", eos, 57_175, 44_404, 20.0, 31.4, 5.8))).isFalse();
-    assertThat(Bench.compiled(new Run("ledger", eos, 1, 1, 20.0, 31.4, Double.NaN))).isFalse();
-  }
-
-  @Test
   void shouldFallBackToTheWholeRunWhenNoSampleFellWithinIt() {
     SteadyRate none = new SteadyRate(1000);
     assertThat(none.perSecond(SECOND, 1000)).isEqualTo(1000);
