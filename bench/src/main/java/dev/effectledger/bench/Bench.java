@@ -53,7 +53,7 @@ import org.openjdk.jmh.Main;
 public final class Bench {
 
   static final int PARTITIONS = 8;
-  private static final String BASELINE_INPUT = "baseline-events";
+  static final String BASELINE_INPUT = "baseline-events";
   private static final String REGISTRY = "mock://bench";
 
   /**
@@ -344,12 +344,17 @@ public final class Bench {
 
   /** Intents with ~25% duplicates: every fourth intent repeats an earlier key. */
   static Workload produce(String bootstrap, int count) {
+    return produce(bootstrap, REGISTRY, count);
+  }
+
+  /** As above, the intents' schema registered at {@code registry}. */
+  static Workload produce(String bootstrap, String registry, int count) {
     Properties props = new Properties();
     props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     props.put(ProducerConfig.LINGER_MS_CONFIG, 20);
     props.put(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
     RegistryAvroSerde<ToolIntent> serde =
-        new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), ToolIntent.class);
+        new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), ToolIntent.class);
     Random random = new Random(7);
     int distinct = 0;
     List<String> keys = new ArrayList<>(count);
@@ -407,10 +412,34 @@ public final class Bench {
       int instances,
       int threads)
       throws Exception {
+    return measure(
+        kafka.bootstrapServers(),
+        name,
+        guarantee,
+        topology,
+        input,
+        applicationId,
+        records,
+        instances,
+        threads);
+  }
+
+  /** As above, against the cluster at {@code bootstrap}. */
+  static Run measure(
+      String bootstrap,
+      String name,
+      String guarantee,
+      Supplier<Topology> topology,
+      String input,
+      String applicationId,
+      int records,
+      int instances,
+      int threads)
+      throws Exception {
     List<KafkaStreams> clients = new ArrayList<>();
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
-    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
     props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads);
     props.put(StreamsConfig.consumerPrefix("auto.offset.reset"), "earliest");
@@ -433,7 +462,7 @@ public final class Bench {
       own.put(StreamsConfig.STATE_DIR_CONFIG, stateDir("bench-state").toString());
       clients.add(new KafkaStreams(topology.get(), own));
     }
-    try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
       Map<TopicPartition, Long> end = new HashMap<>();
       for (int p = 0; p < PARTITIONS; p++) {
         TopicPartition tp = new TopicPartition(input, p);

@@ -83,9 +83,18 @@ final class BenchCommand implements Callable<Integer> {
   static final class Throughput implements Callable<Integer> {
     @Mixin Workload workload;
 
+    @Option(
+        names = "--workers",
+        description =
+            "the baseline and the ledger each in a JVM of its own (the broker in this one),"
+                + " exactly_once_v2 only, no variants")
+    boolean workers;
+
     @Override
     public Integer call() throws Exception {
-      return Bench.throughput(workload.intents, workload.repeats);
+      return workers
+          ? ThroughputWorkers.run(workload.intents, workload.repeats)
+          : Bench.throughput(workload.intents, workload.repeats);
     }
   }
 
