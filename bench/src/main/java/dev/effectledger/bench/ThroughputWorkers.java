@@ -88,7 +88,7 @@ final class ThroughputWorkers {
         .append(System.getProperty("java.version"))
         .append(
             "; one embedded broker and the schema registry in the benchmark's JVM, the baseline")
-        .append(" and the ledger each in a worker JVM of its own (-Xmx2g), ")
+        .append(" and the ledger each in a worker JVM of its own (-Xmx4g), ")
         .append(Bench.PARTITIONS)
         .append(" partitions, 2 stream threads, exactly_once_v2, commit.interval.ms=100; date ")
         .append(LocalDate.now())
@@ -162,7 +162,7 @@ final class ThroughputWorkers {
       List<String> command =
           List.of(
               Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-              "-Xmx2g",
+              "-Xmx4g",
               "-cp",
               System.getProperty("java.class.path"),
               ThroughputWorkers.class.getName(),
