@@ -222,7 +222,7 @@ public final class Bench {
       say("warm-up run (2 instances), not counted");
       double warmUp =
           measure(
-                  kafka,
+                  kafka.bootstrapServers(),
                   "ledger",
                   StreamsConfig.EXACTLY_ONCE_V2,
                   () -> LedgerTopology.build(LedgerConfig.of(POLICIES, REGISTRY)),
@@ -238,7 +238,7 @@ public final class Bench {
           int n = sizes.get((i + r) % sizes.size());
           Run run =
               measure(
-                  kafka,
+                  kafka.bootstrapServers(),
                   "ledger",
                   StreamsConfig.EXACTLY_ONCE_V2,
                   () -> LedgerTopology.build(LedgerConfig.of(POLICIES, REGISTRY)),
@@ -394,37 +394,23 @@ public final class Bench {
       String applicationId,
       int records)
       throws Exception {
-    return measure(kafka, name, guarantee, () -> topology, input, applicationId, records, 1, 2);
-  }
-
-  /**
-   * Runs {@code instances} Kafka Streams clients of one application, {@code threads} stream threads
-   * each, from the start of the input until they have committed past every record.
-   */
-  static Run measure(
-      EmbeddedKafkaCluster kafka,
-      String name,
-      String guarantee,
-      Supplier<Topology> topology,
-      String input,
-      String applicationId,
-      int records,
-      int instances,
-      int threads)
-      throws Exception {
     return measure(
         kafka.bootstrapServers(),
         name,
         guarantee,
-        topology,
+        () -> topology,
         input,
         applicationId,
         records,
-        instances,
-        threads);
+        1,
+        2);
   }
 
-  /** As above, against the cluster at {@code bootstrap}. */
+  /**
+   * Runs {@code instances} Kafka Streams clients of one application, {@code threads} stream threads
+   * each, on the cluster at {@code bootstrap}, from the start of the input until they have
+   * committed past every record.
+   */
   static Run measure(
       String bootstrap,
       String name,
