@@ -27,15 +27,7 @@ final class SteadyRate {
 
   /**
    * Records that {@code done} records were committed at {@code nanos} (System.nanoTime), when the
-   * process had used {@code cpuNanos} of CPU time.
-   */
-  void sample(long nanos, long done, long cpuNanos) {
-    sample(nanos, done, cpuNanos, 0);
-  }
-
-  /**
-   * As {@link #sample(long, long, long)}, with the time the JVM's JIT compilers had spent so far,
-   * {@code compileNanos}.
+   * process had used {@code cpuNanos} of CPU time and its JIT compilers {@code compileNanos}.
    */
   void sample(long nanos, long done, long cpuNanos, long compileNanos) {
     samples.add(new Sample(nanos, done, cpuNanos, compileNanos));

@@ -15,7 +15,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.LocalDate;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
@@ -43,6 +42,13 @@ final class ThroughputWorkers {
   /** One side's run, and the CPU this JVM (the broker, the registry) spent per intent meanwhile. */
   record Side(Run run, double brokerMicrosPerRecord) {}
 
+  /** One round: a baseline run, then a ledger run. */
+  record Round(Side baseline, Side ledger) {
+    double ratio() {
+      return ledger.run().perSecond() / baseline.run().perSecond();
+    }
+  }
+
   static int run(int intents, int repeats) throws Exception {
     Bench.say("starting an embedded broker and a schema registry");
     try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1);
@@ -50,7 +56,7 @@ final class ThroughputWorkers {
       Bench.createTopics(kafka);
       int distinct = Bench.produce(kafka.bootstrapServers(), registry.url(), intents).distinct();
       Bench.say("produced " + intents + " intents; starting a worker JVM per side");
-      List<Side[]> rounds = new ArrayList<>();
+      List<Round> rounds = new ArrayList<>();
       try (Worker baseline = Worker.start("baseline", kafka.bootstrapServers(), registry, intents);
           Worker ledger = Worker.start("ledger", kafka.bootstrapServers(), registry, intents)) {
         for (int r = 0; r <= repeats; r++) {
@@ -58,7 +64,7 @@ final class ThroughputWorkers {
           Side b = side(baseline, "workers-baseline-" + r, intents);
           Side l = side(ledger, "workers-ledger-" + r, intents);
           if (r > 0) {
-            rounds.add(new Side[] {b, l});
+            rounds.add(new Round(b, l));
           }
         }
       }
@@ -73,8 +79,8 @@ final class ThroughputWorkers {
     return new Side(run, (Bench.processCpuNanos() - before) / 1e3 / intents);
   }
 
-  /** The report: every round's two runs, their ratio, and the medians. */
-  static String report(List<Side[]> rounds, int intents, int distinct, int repeats) {
+  /** The report: every round's two runs, each round's ratio, and the median of those. */
+  static String report(List<Round> rounds, int intents, int distinct, int repeats) {
     StringBuilder md = new StringBuilder();
     md.append("# Throughput, each side in a JVM of its own\n\n")
         .append("Command: `bench/run throughput --workers --intents ")
@@ -103,10 +109,11 @@ final class ThroughputWorkers {
             "| round | side | intents/s | stream threads' CPU µs per intent | the worker's CPU µs"
                 + " per intent | of which the JIT compilers | the broker's JVM, µs per intent |\n"
                 + "| ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
-    double[] ratios = new double[rounds.size()];
+    List<Run> runs = new ArrayList<>();
     for (int i = 0; i < rounds.size(); i++) {
-      for (Side side : rounds.get(i)) {
+      for (Side side : List.of(rounds.get(i).baseline(), rounds.get(i).ledger())) {
         Run r = side.run();
+        runs.add(r);
         md.append(
             String.format(
                 Locale.ROOT,
@@ -119,22 +126,18 @@ final class ThroughputWorkers {
                 r.compileMicrosPerRecord(),
                 side.brokerMicrosPerRecord()));
       }
-      ratios[i] = rounds.get(i)[1].run().perSecond() / rounds.get(i)[0].run().perSecond();
     }
-    double[] sorted = ratios.clone();
-    Arrays.sort(sorted);
+    double[] ratios = rounds.stream().mapToDouble(Round::ratio).sorted().toArray();
     md.append("\n| ratio | value | target |\n| --- | ---: | --- |\n")
         .append(
             String.format(
                 Locale.ROOT,
                 "| ledger / baseline, exactly_once_v2, median of the rounds | %.2f | >= 0.6 (toward"
                     + " 0.8) |%n",
-                sorted.length == 0 ? Double.NaN : sorted[sorted.length / 2]))
-        .append("| ledger / baseline by round | ");
-    for (int i = 0; i < ratios.length; i++) {
-      md.append(i == 0 ? "" : ", ").append(String.format(Locale.ROOT, "%.2f", ratios[i]));
-    }
-    md.append(" | (each round's two runs back to back) |\n");
+                ratios.length == 0 ? Double.NaN : ratios[ratios.length / 2]))
+        .append("| ledger / baseline by round | ")
+        .append(ThroughputReport.byRound(runs))
+        .append(" | (each round's two runs back to back) |\n");
     return md.toString();
   }
 

@@ -17,10 +17,10 @@ class SteadyRateTest {
     // 2 s of start-up with nothing committed, then 100,000 records a second to 200,000.
     SteadyRate rate = new SteadyRate(200_000);
     for (long ms = 0; ms < 2000; ms += 100) {
-      rate.sample(ms * 1_000_000L, 0, 0);
+      rate.sample(ms * 1_000_000L, 0, 0, 0);
     }
     for (long ms = 0; ms < 2000; ms += 100) {
-      rate.sample(2 * SECOND + ms * 1_000_000L, ms * 100, 0);
+      rate.sample(2 * SECOND + ms * 1_000_000L, ms * 100, 0, 0);
     }
     double wholeRun = 200_000 / 4.0;
 
@@ -30,10 +30,10 @@ class SteadyRateTest {
   @Test
   void shouldCountFromTheFirstSampleAtATenthOfTheInput() {
     SteadyRate rate = new SteadyRate(1000);
-    rate.sample(0, 50, 0);
-    rate.sample(SECOND, 99, 0); // under a tenth
-    rate.sample(2 * SECOND, 400, 0);
-    rate.sample(3 * SECOND, 900, 0);
+    rate.sample(0, 50, 0, 0);
+    rate.sample(SECOND, 99, 0, 0); // under a tenth
+    rate.sample(2 * SECOND, 400, 0, 0);
+    rate.sample(3 * SECOND, 900, 0, 0);
 
     assertThat(rate.perSecond(4 * SECOND, 250)).isCloseTo(300, within(0.001));
   }
@@ -41,10 +41,10 @@ class SteadyRateTest {
   @Test
   void shouldCountTheProcessCpuOverTheSameStretchAsTheRate() {
     SteadyRate rate = new SteadyRate(1000);
-    rate.sample(0, 0, 5 * SECOND); // start-up: 5 s of CPU before anything was committed
-    rate.sample(SECOND, 50, 6 * SECOND);
-    rate.sample(2 * SECOND, 200, 7 * SECOND); // the first at a tenth or more
-    rate.sample(3 * SECOND, 600, 8 * SECOND);
+    rate.sample(0, 0, 5 * SECOND, 0); // start-up: 5 s of CPU before anything was committed
+    rate.sample(SECOND, 50, 6 * SECOND, 0);
+    rate.sample(2 * SECOND, 200, 7 * SECOND, 0); // the first at a tenth or more
+    rate.sample(3 * SECOND, 600, 8 * SECOND, 0);
 
     // 800 records past it for 2 s of CPU more: 2,500 µs each.
     assertThat(rate.cpuMicrosPerRecord(9 * SECOND)).isCloseTo(2500, within(0.001));
@@ -71,7 +71,7 @@ class SteadyRateTest {
     assertThat(none.perSecond(SECOND, 1000)).isEqualTo(1000);
 
     SteadyRate onlyBefore = new SteadyRate(1000);
-    onlyBefore.sample(0, 10, 0);
+    onlyBefore.sample(0, 10, 0, 0);
     assertThat(onlyBefore.perSecond(SECOND, 1000)).isEqualTo(1000);
   }
 

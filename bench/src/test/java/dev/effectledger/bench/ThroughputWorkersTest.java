@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.effectledger.bench.Bench.Run;
+import dev.effectledger.bench.ThroughputWorkers.Round;
 import dev.effectledger.bench.ThroughputWorkers.Side;
 import java.util.List;
 import org.apache.kafka.streams.StreamsConfig;
@@ -33,15 +34,11 @@ class ThroughputWorkersTest {
 
   @Test
   void shouldReportEachRoundsRatioAndTheirMedian() {
-    List<Side[]> rounds =
+    List<Round> rounds =
         List.of(
-            new Side[] {
-              new Side(run("baseline", 100_000), 10), new Side(run("ledger", 40_000), 14)
-            },
-            new Side[] {new Side(run("baseline", 80_000), 10), new Side(run("ledger", 60_000), 14)},
-            new Side[] {
-              new Side(run("baseline", 90_000), 10), new Side(run("ledger", 45_000), 14)
-            });
+            new Round(new Side(run("baseline", 100_000), 10), new Side(run("ledger", 40_000), 14)),
+            new Round(new Side(run("baseline", 80_000), 10), new Side(run("ledger", 60_000), 14)),
+            new Round(new Side(run("baseline", 90_000), 10), new Side(run("ledger", 45_000), 14)));
 
     String md = ThroughputWorkers.report(rounds, 200_000, 150_000, 3);
 
