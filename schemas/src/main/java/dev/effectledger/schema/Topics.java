@@ -72,13 +72,14 @@ public final class Topics {
   /**
    * Header on the reply that releases a key (FAILED with RETRIES_EXHAUSTED: no effect, the key
    * forgotten): the offset, on the key's {@value #INTENTS} partition, of the last intent the ledger
-   * had read when it released the key, in decimal; {@code -1} when it cannot tell (a task that has
-   * read no intent since it started). The reply answers the calls whose intent is at or below that
-   * offset; an intent above it was read after the release and starts the key's next life, so its
-   * call must wait for that life's answer. A client that registers for a key's replies before it
-   * publishes (as every client here does) would otherwise take a release that came a moment after
-   * it published as its answer, and report "failed, nothing happened" for a call whose effect then
-   * happens.
+   * had read when it released the key, in decimal; a task that has read no intent since it started
+   * names what it knows was read before (under {@code exactly_once_v2}, the offset that started the
+   * key's life at least), {@code -1} when it cannot tell. The reply answers the calls whose intent
+   * is at or below that offset; an intent above it was read after the release and starts the key's
+   * next life, so its call must wait for that life's answer. A client that registers for a key's
+   * replies before it publishes (as every client here does) would otherwise take a release that
+   * came a moment after it published as its answer, and report "failed, nothing happened" for a
+   * call whose effect then happens.
    */
   public static final String INTENTS_THROUGH_HEADER = "effectledger.intents.through";
 

@@ -104,6 +104,18 @@ public final class LivePolicies {
       intentsRead = offset;
     }
 
+    /**
+     * Every intent at or below {@code offset} was read before now, though the task has not read one
+     * since it started: the offset an entry of its restored store was started by, under {@code
+     * exactly_once_v2} (the store holds only what committed with the offsets the task resumes
+     * from). Raises {@link #intentsRead}, never lowers it. Stream thread only.
+     */
+    public void intentsReadAtLeast(long offset) {
+      if (offset > intentsRead) {
+        intentsRead = offset;
+      }
+    }
+
     /** The task's live counts of in-flight and held entries. */
     public TaskCounts counts() {
       return counts;

@@ -6,6 +6,9 @@ import static org.awaitility.Awaitility.await;
 import dev.effectledger.embedded.SchemaRegistryServer;
 import dev.effectledger.schema.AuditEvent;
 import dev.effectledger.schema.AuditType;
+import dev.effectledger.schema.ErrorInfo;
+import dev.effectledger.schema.Outcome;
+import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
@@ -19,11 +22,16 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
@@ -32,7 +40,10 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The ledger's deadlines survive a restore of its state from the changelog alone. */
+/**
+ * The ledger's deadlines, and what its releases say about the intents read, survive a restore of
+ * its state from the changelog alone.
+ */
 @Tag("integration")
 class DeadlineRestoreIT {
 
@@ -52,7 +63,10 @@ class DeadlineRestoreIT {
   /**
    * The deadline index has no changelog: a processor killed mid-window and restored on an empty
    * state directory rebuilds it from the restored entries, so a pending entry still times out and a
-   * settled one still leaves its window.
+   * settled one still leaves its window. And a key released by the restored ledger before it has
+   * read an intent names, on its release, the intents it answers: at least the one that started the
+   * key's life (until 2026-11-27 it said -1, answering nobody, and the callers waited out their
+   * timeouts).
    */
   @Test
   @Timeout(300)
@@ -76,13 +90,43 @@ class DeadlineRestoreIT {
         ToolIntent ticket = ItFixtures.intent("waiting", 2);
         ticket.setTool(ItFixtures.STALLED_TOOL);
         producer.send(new ProducerRecord<>(Topics.INTENTS, "waiting", ticket));
+        ToolIntent released = ItFixtures.intent("released", 4);
+        released.setTool(ItFixtures.STALLED_TOOL);
+        long releasedAt =
+            producer
+                .send(new ProducerRecord<>(Topics.INTENTS, "released", released))
+                .get()
+                .offset();
         producer.flush();
         await().atMost(Duration.ofSeconds(60)).until(() -> results.byKey.containsKey("settled"));
         assertThat(results.byKey.get("settled").get(0).getStatus())
             .isEqualTo(ResultStatus.SUCCEEDED);
+        await() // its dispatch committed: the restored ledger has its entry, and reads on past it
+            .atMost(Duration.ofSeconds(60))
+            .until(
+                () ->
+                    audit.byKey.getOrDefault("released", List.of()).stream()
+                        .anyMatch(e -> e.getType() == AuditType.DISPATCHED));
         kill(ledger); // mid-window, the ticket pending: nothing of the index survives below
+        // While the ledger is down, the executor's last try at "released" fails with no effect:
+        // the restored ledger releases the key before it has read any intent.
+        retryableOutcome(bootstrap, registry.url(), released, releasedAt);
 
         ledger = start(bootstrap, registry.url(), "d2");
+
+        await().atMost(Duration.ofSeconds(90)).until(() -> releaseOf("released", results) != null);
+        assertThat(
+                Long.parseLong(
+                    new String(
+                        releaseOf("released", results)
+                            .headers()
+                            .lastHeader(Topics.INTENTS_THROUGH_HEADER)
+                            .value(),
+                        StandardCharsets.US_ASCII)))
+            .as(
+                "the release answers the call whose intent started the key's life, read before the"
+                    + " restart (not -1: nothing read since)")
+            .isGreaterThanOrEqualTo(releasedAt);
 
         await().atMost(Duration.ofSeconds(90)).until(() -> results.byKey.containsKey("waiting"));
         ToolResult held = results.byKey.get("waiting").get(0);
@@ -109,6 +153,52 @@ class DeadlineRestoreIT {
                 });
         kill(ledger);
       }
+    }
+  }
+
+  /** The reply that released {@code key}, once it came. */
+  private static ConsumerRecord<String, ToolResult> releaseOf(
+      String key, TopicCollector<ToolResult> results) {
+    return results.records.stream()
+        .filter(r -> key.equals(r.key()))
+        .filter(r -> r.value().getError() != null)
+        .filter(r -> "RETRIES_EXHAUSTED".equals(r.value().getError().getCode()))
+        .findFirst()
+        .orElse(null);
+  }
+
+  /** What an executor publishes when its only try at {@code intent} failed with no effect. */
+  private static void retryableOutcome(
+      String bootstrap, String registryUrl, ToolIntent intent, long incarnation) throws Exception {
+    Properties props = new Properties();
+    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    try (KafkaProducer<String, Outcome> outcomes =
+        new KafkaProducer<>(
+            props,
+            new StringSerializer(),
+            new RegistryAvroSerde<>(SchemaRegistries.forUrl(registryUrl), Outcome.class))) {
+      outcomes
+          .send(
+              new ProducerRecord<>(
+                  Topics.OUTCOMES,
+                  intent.getIdempotencyKey(),
+                  Outcome.newBuilder()
+                      .setIdempotencyKey(intent.getIdempotencyKey())
+                      .setTenant(intent.getTenant())
+                      .setTool(intent.getTool())
+                      .setAttempt(1)
+                      .setStatus(OutcomeStatus.RETRYABLE)
+                      .setError(
+                          ErrorInfo.newBuilder()
+                              .setCode("UPSTREAM_UNAVAILABLE")
+                              .setMessage("503 before the effect")
+                              .setRetriable(true)
+                              .setCorrectiveAction("none: the ledger releases the key")
+                              .build())
+                      .setCompletedAt(Instant.now())
+                      .setIncarnation(incarnation)
+                      .build()))
+          .get();
     }
   }
 

@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.LongConsumer;
 import java.util.function.ToLongFunction;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
@@ -241,11 +242,15 @@ final class Ledger {
    * (measured: bench/run state), a whole store at once would hold the task back from processing for
    * seconds per million entries; meanwhile a deadline can only be late, never lost.
    *
+   * <p>{@code started} is given the incarnation of each entry that has one (the intent offset that
+   * started it).
+   *
    * @return how many entries it looked at; 0 when no rebuild is under way
    */
   int rebuildStep(
       ToLongFunction<LedgerEntry> pendingDeadlineOf,
       ToLongFunction<LedgerEntry> expiryOf,
+      LongConsumer started,
       int max) {
     byte[] cursor = deadlines.get(REBUILD_FROM);
     if (cursor == null) {
@@ -268,6 +273,9 @@ final class Ledger {
           deadlines.put(HeldKeys.indexKey(next.key), PRESENT);
         }
         counts.add(next.value.getTool(), next.value.getState(), 1);
+        if (next.value.getIncarnation() != null) {
+          started.accept(next.value.getIncarnation());
+        }
         last = next.key;
         seen++;
       }

@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.function.LongSupplier;
 import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.processor.api.ProcessingContext;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.state.KeyValueStore;
@@ -49,6 +50,14 @@ final class LedgerActions {
   private final LongSupplier ticker;
   private final LedgerObserver observer;
 
+  /**
+   * Under {@code exactly_once_v2} the restored entries say which intents were read before the task
+   * started ({@link LivePolicies.Task#intentsReadAtLeast}); under {@code at_least_once} an entry
+   * can be ahead of the committed offsets, its intent read again after a release, so they say
+   * nothing.
+   */
+  private final boolean exactlyOnce;
+
   LedgerActions(
       Ledger ledger,
       Outputs outputs,
@@ -63,6 +72,9 @@ final class LedgerActions {
     this.budgetNanos = config.punctuationBudget().toNanos();
     this.ticker = config.ticker();
     this.observer = config.observer();
+    this.exactlyOnce =
+        StreamsConfig.EXACTLY_ONCE_V2.equals(
+            String.valueOf(context.appConfigs().get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG)));
   }
 
   /**
@@ -345,7 +357,12 @@ final class LedgerActions {
     ledger.remove(storeKey);
     ledger.moved(storeKey, entry.getTool(), entry.getState(), null);
     ToolResult reply = Replies.released(entry, outcome);
-    long intentsRead = policy.intentsRead();
+    // The intent that started this life was read: by this task, or before the offsets it resumed
+    // from (a task that has read nothing since it started would otherwise say -1).
+    long intentsRead =
+        exactlyOnce && entry.getIncarnation() != null
+            ? Math.max(policy.intentsRead(), entry.getIncarnation())
+            : policy.intentsRead();
     waiting(entry).forEach(topic -> outputs.releaseReply(reply, topic, now, intentsRead));
     String code =
         outcome.getActor() != null && outcome.getError() != null
@@ -454,7 +471,12 @@ final class LedgerActions {
 
   /** Goes on with the deadline index's rebuild after the task started, while the budget lasts. */
   private void rebuildIndex(long budgetEnd) {
-    while (ledger.rebuildStep(this::pendingDeadline, this::expiresAt, batchSize) == batchSize
+    while (ledger.rebuildStep(
+                this::pendingDeadline,
+                this::expiresAt,
+                exactlyOnce ? policy::intentsReadAtLeast : offset -> {},
+                batchSize)
+            == batchSize
         && ticker.getAsLong() < budgetEnd) {
       // the next batch
     }

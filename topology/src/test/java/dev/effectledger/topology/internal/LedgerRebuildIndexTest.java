@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongConsumer;
 import java.util.function.ToLongFunction;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.Test;
 class LedgerRebuildIndexTest {
 
   private static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
+  private static final LongConsumer IGNORED = offset -> {};
 
   private KeyValueStore<String, LedgerEntry> entries;
   private KeyValueStore<Bytes, byte[]> deadlines;
@@ -78,7 +80,7 @@ class LedgerRebuildIndexTest {
   private void rebuild(ToLongFunction<LedgerEntry> expiryOf) {
     ledger.startRebuild();
     while (ledger.rebuilding()) {
-      ledger.rebuildStep(pendingTimeout(Duration.ofMinutes(5)), expiryOf, 100);
+      ledger.rebuildStep(pendingTimeout(Duration.ofMinutes(5)), expiryOf, IGNORED, 100);
     }
   }
 
@@ -92,14 +94,16 @@ class LedgerRebuildIndexTest {
     deadlines.put(dev.effectledger.topology.HeldKeys.indexKey("acme/gone"), new byte[] {1});
 
     ledger.startRebuild();
-    ledger.rebuildStep(pendingTimeout(Duration.ofMinutes(5)), window(Duration.ofHours(1)), 2);
+    ledger.rebuildStep(
+        pendingTimeout(Duration.ofMinutes(5)), window(Duration.ofHours(1)), IGNORED, 2);
     // Between steps: "a" (counted already) and "d" (not reached yet) are held.
     for (String key : List.of("a", "d")) {
       ledger.put(entry(key, LedgerState.UNKNOWN, null));
       ledger.moved("acme/" + key, "t", LedgerState.PENDING, LedgerState.UNKNOWN);
     }
     while (ledger.rebuilding()) {
-      ledger.rebuildStep(pendingTimeout(Duration.ofMinutes(5)), window(Duration.ofHours(1)), 2);
+      ledger.rebuildStep(
+          pendingTimeout(Duration.ofMinutes(5)), window(Duration.ofHours(1)), IGNORED, 2);
     }
 
     assertThat(ledger.counts().rebuilding()).isFalse();
@@ -108,11 +112,35 @@ class LedgerRebuildIndexTest {
         .containsExactly("acme/a", "acme/d", "acme/e");
   }
 
+  /**
+   * The rebuild passes on the intent offset each restored entry was started by (its incarnation),
+   * so a task that has read no intent since it started can still say which ones were read before.
+   */
+  @Test
+  void shouldReportTheIncarnationOfEveryEntryItIndexes() {
+    LedgerEntry first = entry("a", LedgerState.SUCCEEDED, T0);
+    first.setIncarnation(17L);
+    LedgerEntry held = entry("b", LedgerState.UNKNOWN, null);
+    held.setIncarnation(42L);
+    LedgerEntry older = entry("c", LedgerState.PENDING, null); // from a ledger before incarnations
+    List.of(first, held, older).forEach(ledger::put);
+
+    List<Long> started = new ArrayList<>();
+    ledger.startRebuild();
+    while (ledger.rebuilding()) {
+      ledger.rebuildStep(
+          pendingTimeout(Duration.ofMinutes(5)), window(Duration.ofHours(1)), started::add, 2);
+    }
+
+    assertThat(started).containsExactly(17L, 42L);
+  }
+
   @Test
   void shouldIndexEntriesWrittenDuringARebuildAndEveryEntryBeforeIt() {
     putAll();
     ledger.startRebuild();
-    ledger.rebuildStep(pendingTimeout(Duration.ofMinutes(5)), window(Duration.ofHours(1)), 2);
+    ledger.rebuildStep(
+        pendingTimeout(Duration.ofMinutes(5)), window(Duration.ofHours(1)), IGNORED, 2);
     // Processing goes on between steps: a new key, indexed by the ledger as it settles.
     ledger.put(entry("0-new", LedgerState.SUCCEEDED, T0));
     ledger.index(
@@ -120,7 +148,8 @@ class LedgerRebuildIndexTest {
         window(Duration.ofHours(1)).applyAsLong(entry("0-new", LedgerState.SUCCEEDED, T0)),
         "acme/0-new");
     while (ledger.rebuilding()) {
-      ledger.rebuildStep(pendingTimeout(Duration.ofMinutes(5)), window(Duration.ofHours(1)), 2);
+      ledger.rebuildStep(
+          pendingTimeout(Duration.ofMinutes(5)), window(Duration.ofHours(1)), IGNORED, 2);
     }
 
     assertThat(due(Ledger.Deadline.EXPIRY, T0.plus(Duration.ofMinutes(61))))
@@ -148,11 +177,11 @@ class LedgerRebuildIndexTest {
     while (ledger.rebuilding()) {
       steps.add(
           ledger.rebuildStep(
-              pendingTimeout(Duration.ofMinutes(5)), window(Duration.ofHours(1)), 3));
+              pendingTimeout(Duration.ofMinutes(5)), window(Duration.ofHours(1)), IGNORED, 3));
     }
 
     assertThat(steps).as("in steps of at most 3 entries").containsExactly(3, 1);
-    assertThat(ledger.rebuildStep(pendingTimeout(Duration.ZERO), window(Duration.ZERO), 3))
+    assertThat(ledger.rebuildStep(pendingTimeout(Duration.ZERO), window(Duration.ZERO), IGNORED, 3))
         .as("done: nothing more")
         .isZero();
     assertThat(due(Ledger.Deadline.PENDING, T0.plus(Duration.ofMinutes(4)))).isEmpty();
