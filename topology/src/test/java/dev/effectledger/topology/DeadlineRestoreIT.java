@@ -25,13 +25,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
@@ -170,13 +167,8 @@ class DeadlineRestoreIT {
   /** What an executor publishes when its only try at {@code intent} failed with no effect. */
   private static void retryableOutcome(
       String bootstrap, String registryUrl, ToolIntent intent, long incarnation) throws Exception {
-    Properties props = new Properties();
-    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     try (KafkaProducer<String, Outcome> outcomes =
-        new KafkaProducer<>(
-            props,
-            new StringSerializer(),
-            new RegistryAvroSerde<>(SchemaRegistries.forUrl(registryUrl), Outcome.class))) {
+        ItFixtures.outcomeProducer(bootstrap, registryUrl)) {
       outcomes
           .send(
               new ProducerRecord<>(

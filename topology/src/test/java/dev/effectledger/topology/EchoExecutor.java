@@ -9,15 +9,12 @@ import dev.effectledger.schema.serde.SchemaRegistries;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Properties;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * A stand-in downstream for the topology's tests: answers every committed dispatch with a SUCCEEDED
@@ -34,12 +31,7 @@ final class EchoExecutor implements AutoCloseable {
     KafkaConsumer<String, Dispatch> consumer =
         ItFixtures.committedReader(
             bootstrap, "echo-executor", new RegistryAvroSerde<>(registry, Dispatch.class));
-    Properties props = new Properties();
-    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-    KafkaProducer<String, Outcome> producer =
-        new KafkaProducer<>(
-            props, new StringSerializer(), new RegistryAvroSerde<>(registry, Outcome.class));
+    KafkaProducer<String, Outcome> producer = ItFixtures.outcomeProducer(bootstrap, registryUrl);
     consumer.subscribe(List.of(Topics.dispatch(ItFixtures.LANE)));
     thread =
         new Thread(

@@ -7,6 +7,7 @@ import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.Dispatch;
+import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Topics;
@@ -128,6 +129,17 @@ final class ItFixtures {
         props,
         new StringSerializer(),
         new RegistryAvroSerde<>(SchemaRegistries.forUrl(registryUrl), ToolIntent.class));
+  }
+
+  /** A producer of outcomes, as an executor publishes them (outside a transaction here). */
+  static KafkaProducer<String, Outcome> outcomeProducer(String bootstrap, String registryUrl) {
+    Properties props = new Properties();
+    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    return new KafkaProducer<>(
+        props,
+        new StringSerializer(),
+        new RegistryAvroSerde<>(SchemaRegistries.forUrl(registryUrl), Outcome.class));
   }
 
   static <V> KafkaConsumer<String, V> committedReader(
