@@ -132,13 +132,15 @@ final class LatencyReport {
     return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
   }
 
-  /** Each point with its p99 the median of the rounds' (for the chart). */
-  private static List<Point> medians(List<List<Point>> rounds) {
+  /**
+   * Each point with its p50, p99 and p99.9 the medians of the rounds' (for the chart); its other
+   * figures (counts, hops, commits) are the first round's.
+   */
+  static List<Point> medians(List<List<Point>> rounds) {
     List<Point> first = rounds.get(0);
     List<Point> out = new ArrayList<>();
     for (int i = 0; i < first.size(); i++) {
       int at = i;
-      double p99 = median(rounds.stream().map(r -> r.get(at).p99()).toList());
       Point p = first.get(i);
       out.add(
           new Point(
@@ -148,9 +150,9 @@ final class LatencyReport {
               p.side(),
               p.sent(),
               p.answered(),
-              p.p50(),
-              p99,
-              p.p999(),
+              median(rounds.stream().map(r -> r.get(at).p50()).toList()),
+              median(rounds.stream().map(r -> r.get(at).p99()).toList()),
+              median(rounds.stream().map(r -> r.get(at).p999()).toList()),
               p.hops(),
               p.toLastStage(),
               p.commits(),

@@ -33,6 +33,21 @@ class LatencyReportTest {
         .doesNotContain("| 0 ms |");
   }
 
+  @Test
+  void shouldChartEachPercentileAsTheMedianOfTheRounds() {
+    List<List<Point>> rounds =
+        List.of(
+            List.of(baseline(20, 40), ledger(20, 100)), // the first round is not the median
+            List.of(baseline(20, 50), ledger(20, 90)),
+            List.of(baseline(20, 60), ledger(20, 80)));
+
+    List<Point> medians = LatencyReport.medians(rounds);
+
+    assertThat(medians).extracting(Point::p99).containsExactly(50.0, 90.0);
+    assertThat(medians).extracting(Point::p50).containsExactly(25.0, 45.0);
+    assertThat(medians.get(1).p999()).isEqualTo(90.0 * 1.2);
+  }
+
   private static Point baseline(int commitMs, double p99) {
     return point(commitMs, 0, p99);
   }
