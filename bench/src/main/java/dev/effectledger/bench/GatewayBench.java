@@ -25,7 +25,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -442,7 +441,7 @@ final class GatewayBench {
     long heapBefore = memory.getHeapMemoryUsage().getUsed();
     Process clients =
         new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                Processes.java(),
                 "-Xmx1g",
                 "-cp",
                 System.getProperty("java.class.path"),

@@ -12,7 +12,6 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
@@ -127,14 +126,14 @@ final class ThroughputWorkers {
                 side.brokerMicrosPerRecord()));
       }
     }
-    double[] ratios = rounds.stream().mapToDouble(Round::ratio).sorted().toArray();
+    List<Double> ratios = rounds.stream().map(Round::ratio).toList();
     md.append("\n| ratio | value | target |\n| --- | ---: | --- |\n")
         .append(
             String.format(
                 Locale.ROOT,
                 "| ledger / baseline, exactly_once_v2, median of the rounds | %.2f | >= 0.6 (toward"
                     + " 0.8) |%n",
-                ratios.length == 0 ? Double.NaN : ratios[ratios.length / 2]))
+                ratios.isEmpty() ? Double.NaN : LatencyReport.median(ratios)))
         .append("| ledger / baseline by round | ")
         .append(ThroughputReport.byRound(runs))
         .append(" | (each round's two runs back to back) |\n");
@@ -164,7 +163,7 @@ final class ThroughputWorkers {
         throws IOException {
       List<String> command =
           List.of(
-              Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+              Processes.java(),
               "-Xmx4g",
               "-cp",
               System.getProperty("java.class.path"),

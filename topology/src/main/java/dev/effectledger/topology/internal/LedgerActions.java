@@ -357,12 +357,12 @@ final class LedgerActions {
     ledger.remove(storeKey);
     ledger.moved(storeKey, entry.getTool(), entry.getState(), null);
     ToolResult reply = Replies.released(entry, outcome);
-    // The intent that started this life was read: by this task, or before the offsets it resumed
-    // from (a task that has read nothing since it started would otherwise say -1).
-    long intentsRead =
-        exactlyOnce && entry.getIncarnation() != null
-            ? Math.max(policy.intentsRead(), entry.getIncarnation())
-            : policy.intentsRead();
+    if (exactlyOnce && entry.getIncarnation() != null) {
+      // The intent that started this life was read, by this task or before the offsets it resumed
+      // from, though the index's rebuild may not have met the entry yet.
+      policy.intentsReadAtLeast(entry.getIncarnation());
+    }
+    long intentsRead = policy.intentsRead();
     waiting(entry).forEach(topic -> outputs.releaseReply(reply, topic, now, intentsRead));
     String code =
         outcome.getActor() != null && outcome.getError() != null
