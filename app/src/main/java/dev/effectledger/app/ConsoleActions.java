@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.effectledger.connectors.Connector;
 import dev.effectledger.connectors.Lookup;
+import dev.effectledger.connectors.reconcile.ReleaseFences;
 import dev.effectledger.mcp.connector.McpConnectors;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
@@ -84,6 +85,7 @@ final class ConsoleActions implements AutoCloseable {
   private final Map<String, String> findings = new ConcurrentHashMap<>();
   private final Map<String, Connector> connectors = new ConcurrentHashMap<>();
   private KafkaProducer<String, Outcome> producer; // guarded by this
+  private ReleaseFences fences; // guarded by this
   private KafkaProducer<String, String> findingProducer; // guarded by this
   private final Thread follower;
   private volatile KafkaConsumer<String, String> following;
@@ -200,6 +202,62 @@ final class ConsoleActions implements AutoCloseable {
     if (held == null) {
       return new Done(false, "The key is not held (any more): nothing was written.");
     }
+    String refusal = fence(held, operator);
+    if (refusal != null) {
+      return new Done(false, refusal);
+    }
+    return release(held, operator);
+  }
+
+  /**
+   * On a lane whose downstream ignores keys, fences the held life so that no queued dispatch of it
+   * can run once it is released ({@link ReleaseFences}); null when the release may go ahead, else
+   * why not. Lanes whose downstream honours keys or is transactional need none.
+   */
+  private String fence(JsonNode held, String operator) {
+    String tool = held.path("tool").asText();
+    ToolPolicy policy = policies.get().tools().get(tool);
+    Connector connector;
+    try {
+      connector = connector(tool);
+    } catch (RuntimeException e) {
+      return "Could not set up the tool's connector to tell whether a queued dispatch could still"
+          + " run ("
+          + e.getMessage()
+          + "); nothing was written.";
+    }
+    if (connector == null || connector.capabilities().safeToRepeat()) {
+      return null;
+    }
+    if (!held.has("incarnation") || policy == null) {
+      return "The held entry names no life (written by a ledger of an earlier release), so a"
+          + " queued dispatch of it cannot be fenced; nothing was written. Look the effect up"
+          + " downstream and mark it as applied, or wait for its dispatch to be answered.";
+    }
+    ReleaseFences.Life life =
+        new ReleaseFences.Life(
+            policy.lane(),
+            held.path("key").asText(),
+            held.path("effectKey").asText(held.path("key").asText()),
+            held.path("incarnation").asLong());
+    if (fences().fence(List.of(life)).get(life)) {
+      return null;
+    }
+    return "An executor started this key's effect and has not answered it yet (attempt journal of"
+        + " lane "
+        + policy.lane()
+        + "): it may be under way, so it was not released. Wait for its answer, or look the"
+        + " effect up downstream and mark it as applied.";
+  }
+
+  private synchronized ReleaseFences fences() {
+    if (fences == null) {
+      fences = new ReleaseFences(kafka, "console");
+    }
+    return fences;
+  }
+
+  private Done release(JsonNode held, String operator) {
     Outcome outcome =
         outcome(held, operator)
             .setStatus(OutcomeStatus.RETRYABLE)
@@ -230,6 +288,11 @@ final class ConsoleActions implements AutoCloseable {
           false,
           "A partial success is an operator's to settle: a lookup of the whole would mislead.");
     }
+    // fenced first: a lookup taken after the fence sees every effect the life can have
+    String refusal = fence(held, operator);
+    if (refusal != null) {
+      return new Done(false, refusal);
+    }
     Lookup lookup;
     try {
       lookup = connector(tool).lookup(held.path("effectKey").asText(held.path("key").asText()));
@@ -259,7 +322,7 @@ final class ConsoleActions implements AutoCloseable {
               lookup.effectId() == null ? "found" : lookup.effectId(),
               lookup.resultJson() == null ? "" : lookup.resultJson(),
               operator);
-      case NOT_FOUND -> markReleased(held, operator);
+      case NOT_FOUND -> release(held, operator);
       default -> new Done(false, "The downstream could not tell (" + lookup.status() + ").");
     };
   }
@@ -427,6 +490,9 @@ final class ConsoleActions implements AutoCloseable {
       Thread.currentThread().interrupt();
     }
     synchronized (this) {
+      if (fences != null) {
+        fences.close();
+      }
       if (producer != null) {
         producer.close(Duration.ofSeconds(5));
       }

@@ -160,6 +160,7 @@ final class DemoCommand implements Callable<Integer> {
                 kafkaProps,
                 REGISTRY,
                 McpConnectors.all().create(policies, List.of("notify"), Clock.systemUTC()),
+                Reconciler.lanesOf(policies),
                 Duration.ZERO,
                 Clock.systemUTC())) {
           result = workload.reconcile(reconciler, result, timeout);

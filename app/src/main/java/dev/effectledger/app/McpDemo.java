@@ -190,7 +190,12 @@ final class McpDemo {
       }
       try (Reconciler reconciler =
           new Reconciler(
-              kafkaProps, DemoCommand.REGISTRY, connectors, Duration.ZERO, Clock.systemUTC())) {
+              kafkaProps,
+              DemoCommand.REGISTRY,
+              connectors,
+              Reconciler.lanesOf(policies),
+              Duration.ZERO,
+              Clock.systemUTC())) {
         while (!open.isEmpty() && System.nanoTime() < deadline) {
           List<Integer> round = open;
           List<Integer> still = new CopyOnWriteArrayList<>();

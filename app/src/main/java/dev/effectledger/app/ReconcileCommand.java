@@ -114,6 +114,7 @@ final class ReconcileCommand implements Callable<Integer> {
             cfg.kafka(),
             cfg.get(AppConfig.SCHEMA_REGISTRY_URL),
             connectors,
+            Reconciler.lanesOf(policies),
             minimum,
             Clock.systemUTC())) {
       if (since != null) {

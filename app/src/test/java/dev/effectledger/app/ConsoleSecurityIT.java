@@ -328,6 +328,7 @@ class ConsoleSecurityIT {
             pipeline.kafka(),
             pipeline.registry(),
             Map.of("wire", connectors.get("wire")),
+            dev.effectledger.connectors.reconcile.Reconciler.lanesOf(pipeline.policies),
             Duration.ZERO,
             java.time.Clock.systemUTC())) {
       // The lookup cannot reach the downstream: the key stays held, and the console says why.

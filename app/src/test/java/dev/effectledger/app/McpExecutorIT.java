@@ -109,7 +109,12 @@ class McpExecutorIT {
         McpConnectors.all().create(pipeline.policies, List.of("mcp"), Clock.systemUTC());
     try (Reconciler reconciler =
         new Reconciler(
-            pipeline.kafka(), pipeline.registry, connectors, Duration.ZERO, Clock.systemUTC())) {
+            pipeline.kafka(),
+            pipeline.registry,
+            connectors,
+            Reconciler.lanesOf(pipeline.policies),
+            Duration.ZERO,
+            Clock.systemUTC())) {
       await()
           .atMost(Duration.ofSeconds(60))
           .until(() -> reconciler.reconcileOnce().total().heldFoundEffect() >= 1);

@@ -249,6 +249,7 @@ class ExactlyOnceEffectIT {
                 registry,
                 Connectors.forLanes(
                     policies, List.of("notify", "payments", "refunds"), Clock.systemUTC()),
+                Reconciler.lanesOf(policies),
                 Duration.ZERO,
                 Clock.systemUTC())) {
           var report = reconciler.reconcileOnce();

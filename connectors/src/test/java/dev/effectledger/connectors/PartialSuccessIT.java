@@ -157,6 +157,7 @@ class PartialSuccessIT {
               kafkaProps,
               REGISTRY,
               Connectors.forLanes(policies, List.of("orders"), Clock.systemUTC()),
+              Reconciler.lanesOf(policies),
               Duration.ZERO,
               Clock.systemUTC())) {
         ToolReport report1 = reconciler.reconcileOnce().total();

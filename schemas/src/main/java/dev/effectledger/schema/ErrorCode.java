@@ -100,7 +100,15 @@ public enum ErrorCode {
   DOUBLE_EFFECT(
       false,
       "The action took effect twice downstream (the COMPLETED and this LATE_OUTCOME audit event name both"
-          + " effect ids). Reverse the second effect with the downstream, and check that every executor runs a current release.");
+          + " effect ids). Reverse the second effect with the downstream, and check that every executor runs a current release."),
+  /**
+   * Outcome only, never a reply: an executor did not run a dispatch because its key's life was
+   * released (a fence in the attempt journal came first). The ledger only audits it.
+   */
+  SUPERSEDED(
+      true,
+      "Nothing ran: the key's life was released before this dispatch started. Its next intent runs"
+          + " it once.");
 
   private final boolean retriable;
   private final String correctiveAction;

@@ -183,6 +183,7 @@ public final class ChaosRun {
                 kafka,
                 registry,
                 Connectors.forLanes(policies, List.of(PAYMENTS), Clock.systemUTC()),
+                Reconciler.lanesOf(policies),
                 Duration.ofSeconds(10),
                 Clock.systemUTC());
         StaleResolutions stale = StaleResolutions.start(kafka, registry, PAYMENTS);

@@ -29,6 +29,10 @@ import org.apache.kafka.common.errors.SerializationException;
  * holds for the reconciler), and one whose outcome is already committed is skipped. On such a
  * connector only the first attempt of a key runs: a re-dispatch follows an attempt that may have
  * acted, and is answered the same way.
+ *
+ * <p>A dispatch of a life that a releaser fenced ({@link AttemptJournal#fenced}), or whose start a
+ * fence preceded in the journal ({@link AttemptJournal#beaten}), is answered {@code SUPERSEDED}
+ * without calling the downstream: its key was released on the evidence that nothing had started.
  */
 final class DispatchGate {
 
@@ -89,6 +93,13 @@ final class DispatchGate {
     String marker =
         AttemptJournal.marker(
             dispatch.getEffectKey(), dispatch.getAttempt(), dispatch.getIncarnation());
+    if (journal.fenced(tp, dispatch.getEffectKey(), dispatch.getIncarnation())) {
+      // its life was released: it never starts
+      finished.add(
+          Finished.unjournalled(
+              tp, record.offset(), epoch, performer.superseded(dispatch).records()));
+      return;
+    }
     AttemptJournal.Verdict verdict = journal.verdict(tp, marker, record.offset());
     if (verdict == AttemptJournal.Verdict.RUN && dispatch.getIncarnation() != null) {
       // a marker for this attempt written before markers named their life: read the safe way
@@ -135,6 +146,13 @@ final class DispatchGate {
       return;
     }
     for (Journalled j : starting) {
+      if (journal.beaten(j.tp(), j.marker())) {
+        // a fence of its life precedes its start in the journal: the releaser saw no start
+        finished.add(
+            Finished.journalled(
+                j.tp(), j.offset(), j.epoch(), j.marker(), performer.superseded(j.dispatch())));
+        continue;
+      }
       workers.run(
           j.dispatch().getEffectKey(),
           () ->

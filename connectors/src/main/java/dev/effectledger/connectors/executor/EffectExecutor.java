@@ -522,7 +522,17 @@ public final class EffectExecutor implements AutoCloseable {
         starting.stream().map(AttemptJournal::journalPartition).toList();
     for (int round = 1; ; round++) {
       if (journalReader.settled(journalPartitions, START_SETTLE_WAIT)) {
-        return true;
+        // read what precedes the starts there: a releaser's fence beats a start it precedes
+        if (journalReader.readNew(journal, journalPartitions, START_SETTLE_WAIT)) {
+          return true;
+        }
+        log.warn(
+            "Start markers on {} could not be read back within {}; their effects do not run, and"
+                + " their dispatches are read again and answered from a lookup or held",
+            journalPartitions,
+            START_SETTLE_WAIT);
+        rewind();
+        return false;
       }
       if (round == START_SETTLE_ROUNDS) {
         break;
@@ -716,6 +726,7 @@ public final class EffectExecutor implements AutoCloseable {
       tracker.forget(partitions);
       if (journal != null) {
         journal.forget(partitions);
+        journalReader.forget(partitions);
       }
     }
   }

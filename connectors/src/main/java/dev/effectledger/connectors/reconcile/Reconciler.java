@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -50,6 +51,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Keys held for less than {@code minAge} are left alone: a request still in flight downstream
  * could yet act, and "not found" would be a guess.
+ *
+ * <p>On a lane whose downstream ignores keys (one with an attempt journal), a held key's life is
+ * fenced ({@link ReleaseFences}) before it is looked up, so no dispatch of it that is still queued
+ * can run after the lookup: a key whose start the journal shows unanswered before the fence stays
+ * held (finding {@code STARTED}) until its executor answers it; the lookup is taken only after the
+ * fence is read back, so a "not found" covers every effect the life can have.
  */
 public final class Reconciler implements AutoCloseable {
 
@@ -79,6 +86,8 @@ public final class Reconciler implements AutoCloseable {
       new com.fasterxml.jackson.databind.ObjectMapper();
 
   private final Map<String, Connector> connectors;
+  private final Map<String, String> lanes;
+  private final ReleaseFences fences;
   private final Duration minAge;
   private final Clock clock;
   private final KafkaConsumer<String, AuditEvent> audit;
@@ -120,13 +129,21 @@ public final class Reconciler implements AutoCloseable {
   private ScheduledExecutorService schedule;
   private boolean wholeAudit = true; // guarded by this
 
+  /**
+   * @param lanes each tool's lane, from the policy: a held key of a tool whose connector cannot
+   *     take a repeat is fenced on its lane's attempt journal before it is looked up (one with no
+   *     lane here stays held)
+   */
   public Reconciler(
       Properties kafka,
       String schemaRegistryUrl,
       Map<String, Connector> connectors,
+      Map<String, String> lanes,
       Duration minAge,
       Clock clock) {
     this.connectors = Map.copyOf(connectors);
+    this.lanes = Map.copyOf(lanes);
+    this.fences = new ReleaseFences(kafka, "reconciler");
     this.minAge = minAge;
     this.clock = clock;
     var registry = SchemaRegistries.forUrl(schemaRegistryUrl, kafka);
@@ -161,6 +178,13 @@ public final class Reconciler implements AutoCloseable {
     audit.seekToBeginning(partitions);
   }
 
+  /** Each tool's lane in {@code policies}: the {@code lanes} argument of the constructor. */
+  public static Map<String, String> lanesOf(dev.effectledger.policy.ToolPolicies policies) {
+    Map<String, String> lanes = new HashMap<>();
+    policies.tools().values().forEach(p -> lanes.put(p.name(), p.lane()));
+    return lanes;
+  }
+
   /**
    * Reads tool-audit from {@code from} on instead of from its beginning: only keys whose latest
    * change is at or after it are reconciled, and effects without a ledger entry are not counted
@@ -186,6 +210,7 @@ public final class Reconciler implements AutoCloseable {
     List<ProducerRecord<String, Outcome>> resolutions = new ArrayList<>();
     Map<String, AuditEvent> resolving = new HashMap<>();
     List<String> confirmedNow = new ArrayList<>();
+    Map<String, String> refused = fenceDue(cutoff);
     for (Map.Entry<String, AuditEvent> e : latest.entrySet()) {
       AuditEvent event = e.getValue();
       Connector connector = connectors.get(event.getTool());
@@ -207,7 +232,12 @@ public final class Reconciler implements AutoCloseable {
       if (event.getType() == AuditType.HELD_UNKNOWN && event.equals(resolved.get(e.getKey()))) {
         continue;
       }
-      if (event.getType() == AuditType.HELD_UNKNOWN && !event.getAt().isAfter(cutoff)) {
+      if (event.getType() == AuditType.HELD_UNKNOWN
+          && !event.getAt().isAfter(cutoff)
+          && refused.containsKey(e.getKey())) {
+        byTool.merge(event.getTool(), new ToolReport(0, 0, 0, 0, 1), ToolReport::plus);
+        found(e.getKey(), refused.get(e.getKey()));
+      } else if (event.getType() == AuditType.HELD_UNKNOWN && !event.getAt().isAfter(cutoff)) {
         int before = resolutions.size();
         byTool.merge(
             event.getTool(), resolve(connector, event, resolutions, e.getKey()), ToolReport::plus);
@@ -244,6 +274,58 @@ public final class Reconciler implements AutoCloseable {
       countEffectsWithoutEntry(byTool);
     }
     return new Report(byTool);
+  }
+
+  /**
+   * Fences the lives of the held keys this pass will look up on lanes whose downstream cannot take
+   * a repeat; answers the store keys that must stay held, with the finding that says why.
+   */
+  private Map<String, String> fenceDue(Instant cutoff) {
+    Map<String, String> refused = new HashMap<>();
+    Map<ReleaseFences.Life, String> due = new LinkedHashMap<>();
+    for (Map.Entry<String, AuditEvent> e : latest.entrySet()) {
+      AuditEvent event = e.getValue();
+      Connector connector = connectors.get(event.getTool());
+      if (event.getType() != AuditType.HELD_UNKNOWN
+          || event.getAt().isAfter(cutoff)
+          || connector == null
+          || !connector.capabilities().supportsLookup()
+          || connector.capabilities().safeToRepeat()
+          || ErrorCode.PARTIAL_SUCCESS.name().equals(event.getCode())
+          || event.equals(resolved.get(e.getKey()))) {
+        continue;
+      }
+      String lane = lanes.get(event.getTool());
+      if (lane == null || event.getIncarnation() == null) {
+        refused.put(
+            e.getKey(),
+            "NOT_FENCED: "
+                + (lane == null
+                    ? "the reconciler knows no lane for the tool"
+                    : "the held entry names no life (a ledger of an earlier release)")
+                + ", so a queued dispatch of it could still run; still held");
+        continue;
+      }
+      due.put(
+          new ReleaseFences.Life(
+              lane, event.getIdempotencyKey(), effectKey(event), event.getIncarnation()),
+          e.getKey());
+    }
+    if (!due.isEmpty()) {
+      fences
+          .fence(List.copyOf(due.keySet()))
+          .forEach(
+              (life, releasable) -> {
+                if (!releasable) {
+                  refused.put(
+                      due.get(life),
+                      "STARTED: an executor started this life's effect and has not answered it"
+                          + " (attempt journal), so it may be under way; looked up again once it"
+                          + " is answered");
+                }
+              });
+    }
+    return refused;
   }
 
   /**
@@ -466,6 +548,7 @@ public final class Reconciler implements AutoCloseable {
       audit.close();
       producer.close();
       findingsProducer.close();
+      fences.close();
     }
   }
 

@@ -264,6 +264,7 @@ class ReconcilerIT {
           Fixtures.kafka(kafka.bootstrapServers()),
           REGISTRY,
           Connectors.forLanes(policies, List.of("payments"), Clock.systemUTC()),
+          Reconciler.lanesOf(policies),
           Duration.ZERO,
           Clock.systemUTC());
     }

@@ -234,6 +234,7 @@ final class LedgerActions {
             .setReplyTopics(entry.getDispatchedTo())
             .setFirstSeenAt(entry.getFirstSeenAt())
             .setIncarnation(entry.getIncarnation())
+            .setArgumentsHash(entry.getArgumentsHash())
             .build(),
         now);
     audit(entry, audit, null, now);
@@ -329,6 +330,44 @@ final class LedgerActions {
     ledger.moved(storeKey, entry.getTool(), before, entry.getState());
     ledger.index(Ledger.Deadline.EXPIRY, now + policy.window().toMillis(), storeKey);
     audit(entry, succeeded ? AuditType.COMPLETED : AuditType.FAILED, null, outcome.getActor(), now);
+  }
+
+  /**
+   * A success of a life this ledger released (its entry is gone and no newer life has begun): the
+   * effect happened after all, so the entry comes back as SUCCEEDED with it, its window counted
+   * from now, and every later intent of the key gets that result replayed instead of running it
+   * again. Audited as {@code COMPLETED} with code {@code REINSTATED}. The released life's callers
+   * were answered by the release; nobody waits on this answer.
+   */
+  void reinstate(ToolPolicy policy, Outcome outcome, long now) {
+    LedgerEntry entry =
+        LedgerEntry.newBuilder()
+            .setIdempotencyKey(outcome.getIdempotencyKey())
+            .setTenant(outcome.getTenant())
+            .setRunId("")
+            .setStepId("")
+            .setTool(outcome.getTool())
+            .setEffectKey(
+                outcome.getEffectKey() == null
+                    ? outcome.getIdempotencyKey()
+                    : outcome.getEffectKey())
+            .setArgumentsHash(outcome.getArgumentsHash())
+            .setArguments("")
+            .setState(LedgerState.SUCCEEDED)
+            .setAttempts(outcome.getAttempt())
+            .setFirstSeenAt(Instant.ofEpochMilli(now))
+            .setLastDispatchedAt(Instant.ofEpochMilli(now))
+            .setCompletedAt(Instant.ofEpochMilli(now))
+            .setResultJson(Replies.storedResult(outcome.getResultJson()))
+            .setEffectId(outcome.getEffectId())
+            .setReplyTopic(outcome.getReplyTopic())
+            .setIncarnation(outcome.getIncarnation())
+            .build();
+    String storeKey = storeKey(entry);
+    ledger.put(entry);
+    ledger.moved(storeKey, entry.getTool(), null, LedgerState.SUCCEEDED);
+    ledger.index(Ledger.Deadline.EXPIRY, now + policy.window().toMillis(), storeKey);
+    audit(entry, AuditType.COMPLETED, "REINSTATED", outcome.getActor(), now);
   }
 
   /**

@@ -66,7 +66,12 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
       return;
     }
     ToolPolicy policy = actions.policyOf(outcome.getTool());
-    if (entry != null && entry.getState() == LedgerState.PENDING) {
+    if (outcome.getError() != null
+        && ErrorCode.SUPERSEDED.name().equals(outcome.getError().getCode())) {
+      late(outcome, entry, now); // a fenced dispatch that did not run: evidence of nothing
+    } else if (entry == null && isReinstatable(outcome)) {
+      actions.reinstate(policy, outcome, now);
+    } else if (entry != null && entry.getState() == LedgerState.PENDING) {
       settle(entry, policy, outcome, now);
     } else if (entry != null && entry.getState() == LedgerState.UNKNOWN) {
       reconcile(entry, policy, outcome, now);
@@ -118,6 +123,20 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
         && (outcome.getIncarnation() == null
             || entry.getIncarnation() == null
             || outcome.getIncarnation().equals(entry.getIncarnation()));
+  }
+
+  /**
+   * A success for a key with no entry: a life released on "no effect" whose dispatch acted after
+   * all (a key-honouring lane runs a queued dispatch of a released life; the next life reuses its
+   * effect key, so the downstream answers both with one effect). It names its life and carries the
+   * arguments hash that owns the key; from an executor before those were echoed, it is only
+   * audited.
+   */
+  private static boolean isReinstatable(Outcome outcome) {
+    return outcome.getStatus() == OutcomeStatus.SUCCEEDED
+        && outcome.getIncarnation() != null
+        && outcome.getArgumentsHash() != null
+        && outcome.getActor() == null;
   }
 
   private static boolean isDefinitive(Outcome outcome) {

@@ -70,7 +70,23 @@ import org.apache.kafka.common.TopicPartition;
  * <p>Marker keys are {@code <effect key>#<attempt>@<incarnation>} ({@code <effect key>#<attempt>}
  * for a dispatch that names no life); values are {@code started <offset> <owner>} or {@code
  * answered <offset> effect|none}. A value written by the first release (the owner alone) reads as
- * started at an unknown offset and is never tombstoned by an offset. Used by the poll thread only.
+ * started at an unknown offset and is never tombstoned by an offset.
+ *
+ * <h2>Fences: a released life never runs</h2>
+ *
+ * Whoever releases a held key (the reconciler's "no effect", an operator) first writes a
+ * <em>fence</em> for the key's life into the same journal partition ({@link #fenceKey}: {@code
+ * <effect key>@<incarnation>!fence}, value {@code fenced <offset> <by>}, where {@code <offset>} is
+ * the last dispatch offset the life can have: the dispatch partition's end when the fence was
+ * written, less one). The partition's order is the arbiter between a fence and a start marker of
+ * that life: the releaser reads the partition back up to its fence and releases only when no start
+ * of the life before it is still unanswered ({@link #releasable}); the executor, once its start
+ * markers are committed, reads the partition up to them ({@link JournalReader#readNew}) and does
+ * not run a start that a fence of its life precedes ({@link #beaten}), answering it {@code
+ * SUPERSEDED} instead. A dispatch of a fenced life read afterwards is answered the same way without
+ * a start. Both sides read the same committed records in the same order, so exactly one of them
+ * wins. A fence is tombstoned, like a marker, once the group's committed offset has passed its
+ * offset. Used by the poll thread only.
  */
 public final class AttemptJournal {
 
@@ -86,35 +102,54 @@ public final class AttemptJournal {
 
   private static final long UNKNOWN_OFFSET = -1;
 
+  private static final String FENCE_SUFFIX = "!fence";
+  private static final String FENCED = "fenced";
+
   /**
-   * A live marker: the highest offset it covers, and whether that dispatch's outcome is committed.
+   * A live marker: the highest offset it covers, and whether that dispatch's outcome is committed;
+   * or a fence of a life ({@code fence}), whose offset is the last dispatch offset of that life.
    */
-  private record Marker(long offset, boolean answered, boolean noEffect) {
+  private record Marker(long offset, boolean answered, boolean noEffect, boolean fence) {
+
+    Marker(long offset, boolean answered, boolean noEffect) {
+      this(offset, answered, noEffect, false);
+    }
 
     String value(String owner) {
+      if (fence) {
+        return FENCED + " " + offset + " " + owner;
+      }
       return answered
           ? "answered " + offset + (noEffect ? " none" : " effect")
           : "started " + offset + " " + owner;
     }
   }
 
-  /** The committed markers of one dispatch partition, by key and by offset (for tombstones). */
+  /**
+   * The committed markers and fences of one dispatch partition, by key and by offset (for
+   * tombstones), and the start markers a fence of their life preceded in the partition.
+   */
   private static final class Markers {
     final Map<String, Marker> byKey = new HashMap<>();
-    final TreeMap<Long, String> byOffset = new TreeMap<>();
+    final TreeMap<Long, Set<String>> byOffset = new TreeMap<>();
+    final Set<String> beaten = new HashSet<>();
 
     void put(String key, Marker marker) {
       remove(key);
       byKey.put(key, marker);
       if (marker.offset() >= 0) {
-        byOffset.put(marker.offset(), key);
+        byOffset.computeIfAbsent(marker.offset(), o -> new HashSet<>()).add(key);
       }
     }
 
     void remove(String key) {
       Marker old = byKey.remove(key);
+      beaten.remove(key);
       if (old != null) {
-        byOffset.remove(old.offset(), key);
+        Set<String> keys = byOffset.get(old.offset());
+        if (keys != null && keys.remove(key) && keys.isEmpty()) {
+          byOffset.remove(old.offset());
+        }
       }
     }
   }
@@ -150,6 +185,82 @@ public final class AttemptJournal {
         : marker(effectKey, attempt) + "@" + incarnation;
   }
 
+  /** The key of the fence of the life {@code incarnation} of {@code effectKey}. */
+  public static String fenceKey(String effectKey, long incarnation) {
+    return effectKey + "@" + incarnation + FENCE_SUFFIX;
+  }
+
+  /** The value of a fence whose life's dispatches are all at or below {@code lastDispatch}. */
+  public static String fenceValue(long lastDispatch, String by) {
+    return FENCED + " " + lastDispatch + " " + by.replace(' ', '_');
+  }
+
+  /** True when {@code value} (a journal record's) is a fence. */
+  public static boolean isFence(String value) {
+    return value != null && value.startsWith(FENCED + " ");
+  }
+
+  /**
+   * The fence key of the life a start marker {@code marker} belongs to, or null for a marker that
+   * names no life (written for a dispatch of a ledger before lives were named; no fence covers it).
+   */
+  static String fenceOfMarker(String marker) {
+    int hash = marker.lastIndexOf('#');
+    int at = marker.indexOf('@', hash + 1);
+    if (hash < 0 || at < 0) {
+      return null;
+    }
+    try {
+      return fenceKey(marker.substring(0, hash), Long.parseLong(marker.substring(at + 1)));
+    } catch (NumberFormatException e) {
+      return null;
+    }
+  }
+
+  /**
+   * True when {@code marker} is a start marker (any attempt) of the life {@code fenceKey} fences.
+   */
+  static boolean ofLife(String marker, String effectKey, long incarnation) {
+    int hash = marker.lastIndexOf('#');
+    if (hash < 0 || !marker.substring(0, hash).equals(effectKey)) {
+      return false;
+    }
+    int at = marker.indexOf('@', hash + 1);
+    if (at < 0) {
+      return true; // a marker naming no life: it may be this one's, read the safe way
+    }
+    return marker.substring(at + 1).equals(Long.toString(incarnation));
+  }
+
+  /** What a releaser found in the journal partition, read back up to its own fence. */
+  public enum Release {
+    /** No start of the life before the fence is unanswered: no dispatch of it can act any more. */
+    FENCED,
+    /** A start of the life precedes the fence and is not answered: its effect may be under way. */
+    STARTED
+  }
+
+  /**
+   * Decides for a releaser from the committed records of the journal partition before its fence
+   * ({@code before}, in partition order; null values are tombstones): {@link Release#STARTED} when
+   * the latest record of some start marker of the life {@code incarnation} of {@code effectKey} (or
+   * of a marker of that effect key naming no life) says started, {@link Release#FENCED} otherwise.
+   * An answered marker's effect ended before its answer committed, and a tombstone comes only after
+   * an answer, so neither is in the way.
+   */
+  public static Release releasable(
+      List<Map.Entry<String, String>> before, String effectKey, long incarnation) {
+    Map<String, String> latest = new HashMap<>();
+    for (Map.Entry<String, String> record : before) {
+      if (ofLife(record.getKey(), effectKey, incarnation)) {
+        latest.put(record.getKey(), record.getValue());
+      }
+    }
+    boolean started =
+        latest.values().stream().anyMatch(v -> v != null && !isFence(v) && !parse(v).answered());
+    return started ? Release.STARTED : Release.FENCED;
+  }
+
   public static String journalTopic(String lane) {
     return Topics.attempts(lane);
   }
@@ -179,6 +290,28 @@ public final class AttemptJournal {
       return Verdict.RUN; // the dispatch it covers provably did nothing
     }
     return Verdict.STARTED_BEFORE;
+  }
+
+  /**
+   * True when a fence of the dispatch's life is committed in its partition, as far as this executor
+   * has read it: the life was released, and no dispatch of it may start.
+   */
+  public boolean fenced(TopicPartition dispatch, String effectKey, Long incarnation) {
+    if (incarnation == null) {
+      return false;
+    }
+    Markers markers = partitions.get(dispatch);
+    return markers != null && markers.byKey.containsKey(fenceKey(effectKey, incarnation));
+  }
+
+  /**
+   * True when the committed start marker {@code marker} was preceded in its partition by a fence of
+   * its life, as read back by {@link JournalReader#readNew}: its effect must not run (the releaser
+   * read the partition up to its fence, saw no start, and released the key).
+   */
+  public boolean beaten(TopicPartition dispatch, String marker) {
+    Markers markers = partitions.get(dispatch);
+    return markers != null && markers.beaten.contains(marker);
   }
 
   /** Stages a start marker; the effect may run once the transaction carrying it commits. */
@@ -250,7 +383,9 @@ public final class AttemptJournal {
           if (markers == null) {
             return;
           }
-          for (String key : List.copyOf(markers.byOffset.headMap(offset).values())) {
+          List<String> below = new ArrayList<>();
+          markers.byOffset.headMap(offset).values().forEach(below::addAll);
+          for (String key : below) {
             Marker current = current(tp, key);
             if (current != null && current.offset() >= 0 && current.offset() < offset) {
               staged.computeIfAbsent(tp, t -> new LinkedHashMap<>()).put(key, Optional.empty());
@@ -273,7 +408,7 @@ public final class AttemptJournal {
       if (markers != null) {
         markers.byKey.forEach(
             (key, marker) -> {
-              if (!marker.answered() && !changes.containsKey(key)) {
+              if (!marker.answered() && !marker.fence() && !changes.containsKey(key)) {
                 stage(tp, key, marker);
               }
             });
@@ -315,8 +450,17 @@ public final class AttemptJournal {
     String marker = new String(key, StandardCharsets.UTF_8);
     if (value == null) {
       markers.remove(marker);
-    } else {
-      markers.put(marker, parse(new String(value, StandardCharsets.UTF_8)));
+      return;
+    }
+    Marker read = parse(new String(value, StandardCharsets.UTF_8));
+    boolean wasBeaten = markers.beaten.contains(marker);
+    markers.put(marker, read);
+    if (read.fence() || read.answered()) {
+      return;
+    }
+    String fence = fenceOfMarker(marker);
+    if (wasBeaten || (fence != null && markers.byKey.containsKey(fence))) {
+      markers.beaten.add(marker); // a fence of its life came first: this start must not run
     }
   }
 
@@ -334,8 +478,8 @@ public final class AttemptJournal {
     TopicPartition dispatch = dispatchPartition(journal);
     Map<String, Long> offsets = new LinkedHashMap<>();
     for (ConsumerRecord<byte[], byte[]> record : uncertain) {
-      if (record.value() == null) {
-        continue;
+      if (record.value() == null || isFence(new String(record.value(), StandardCharsets.UTF_8))) {
+        continue; // fences are written outside transactions: an uncertain record is none
       }
       String key = new String(record.key(), StandardCharsets.UTF_8);
       long offset = parse(new String(record.value(), StandardCharsets.UTF_8)).offset();
@@ -355,7 +499,7 @@ public final class AttemptJournal {
     Markers markers = partitions.get(dispatch);
     return markers == null
         ? 0
-        : (int) markers.byKey.values().stream().filter(m -> !m.answered()).count();
+        : (int) markers.byKey.values().stream().filter(m -> !m.answered() && !m.fence()).count();
   }
 
   /** Committed markers of the partition, answered or not. */
@@ -391,6 +535,9 @@ public final class AttemptJournal {
     try {
       if (parts.length >= 2 && parts[0].equals("started")) {
         return new Marker(Long.parseLong(parts[1]), false, false);
+      }
+      if (parts.length >= 2 && parts[0].equals(FENCED)) {
+        return new Marker(Long.parseLong(parts[1]), false, false, true);
       }
       if (parts.length == 3 && parts[0].equals("answered")) {
         return new Marker(Long.parseLong(parts[1]), true, parts[2].equals("none"));

@@ -161,6 +161,24 @@ public final class EffectPerformer {
   }
 
   /**
+   * A dispatch of a life that was released before it started (a fence in the attempt journal came
+   * first): never run, answered with code {@code SUPERSEDED}, which the ledger only audits. Sent as
+   * AMBIGUOUS so that a ledger of an earlier release, which does not know the code, never releases
+   * a key on it; the journal records it as without effect.
+   */
+  public Answer superseded(Dispatch dispatch) {
+    EffectOutcome outcome =
+        new EffectOutcome.Ambiguous(
+            ErrorCode.SUPERSEDED.name(),
+            "attempt "
+                + dispatch.getAttempt()
+                + " of life "
+                + dispatch.getIncarnation()
+                + " was not run: the key's life was released before it started");
+    return new Answer(outcomeRecords(dispatch, outcome), true);
+  }
+
+  /**
    * A dispatch on a connector that cannot take a repeat whose effect may have happened (started by
    * an earlier run, or a re-dispatch after an attempt that may have acted): found by lookup it
    * succeeded, otherwise it is held as ambiguous. Never run.
@@ -274,7 +292,8 @@ public final class EffectPerformer {
             .setCompletedAt(clock.instant())
             .setReplyTopic(dispatch.getReplyTopic())
             .setEffectKey(dispatch.getEffectKey())
-            .setIncarnation(dispatch.getIncarnation());
+            .setIncarnation(dispatch.getIncarnation())
+            .setArgumentsHash(dispatch.getArgumentsHash());
     if (outcome instanceof EffectOutcome.Succeeded s) {
       return out.setStatus(OutcomeStatus.SUCCEEDED)
           .setResultJson(s.resultJson())
@@ -315,7 +334,9 @@ public final class EffectPerformer {
                 a.code(),
                 a.message(),
                 false,
-                "The effect may have happened; reconcile with the downstream by key."))
+                ErrorCode.SUPERSEDED.name().equals(a.code())
+                    ? ErrorCode.SUPERSEDED.correctiveAction()
+                    : "The effect may have happened; reconcile with the downstream by key."))
         .build();
   }
 

@@ -118,6 +118,10 @@ public final class JournalReader implements AutoCloseable {
   private final Consumer<byte[], byte[]> reader;
   private final Function<Collection<TopicPartition>, Map<TopicPartition, Long>> highWatermarks;
   private final Repairs repairs;
+
+  /** Where the next {@link #readNew} of each journal partition starts: past what was applied. */
+  private final Map<TopicPartition, Long> positions = new java.util.HashMap<>();
+
   private final Duration checkEvery;
   private final Duration limit;
   private final AutoCloseable resources;
@@ -258,6 +262,7 @@ public final class JournalReader implements AutoCloseable {
         throw stalled(partitions);
       }
     }
+    partitions.forEach(tp -> positions.put(tp, reader.position(tp)));
     reader.assign(List.of());
     int unanswered = dispatchPartitions.stream().mapToInt(journal::unanswered).sum();
     if (unanswered > 0) {
@@ -267,6 +272,46 @@ public final class JournalReader implements AutoCloseable {
           unanswered,
           dispatchPartitions);
     }
+  }
+
+  /**
+   * Applies to {@code journal} the committed records of {@code journalPartitions} written since the
+   * last read, up to their high watermark taken now: the executor's own start markers, just
+   * committed, and whatever others wrote before them, a releaser's fences above all (see {@link
+   * AttemptJournal#beaten}). False when they could not be read that far within {@code wait} (an
+   * open transaction of another producer, a broker away): the caller then runs none of the starts
+   * and reads their dispatches again, which are answered from a lookup or held, never run.
+   */
+  public boolean readNew(
+      AttemptJournal journal, Collection<TopicPartition> journalPartitions, Duration wait) {
+    try {
+      Map<TopicPartition, Long> ends = highWatermarks.apply(journalPartitions);
+      List<TopicPartition> partitions = List.copyOf(journalPartitions);
+      reader.assign(partitions);
+      for (TopicPartition tp : partitions) {
+        Long from = positions.get(tp);
+        if (from == null) {
+          reader.seekToBeginning(List.of(tp));
+        } else {
+          reader.seek(tp, from);
+        }
+      }
+      boolean read = TopicReads.toOffsets(reader, ends, wait, record -> apply(journal, record));
+      if (read) {
+        partitions.forEach(tp -> positions.put(tp, reader.position(tp)));
+      }
+      reader.assign(List.of());
+      return read;
+    } catch (KafkaException | IllegalStateException e) {
+      log.debug("Could not read {} back: {}", journalPartitions, e.toString());
+      reader.assign(List.of());
+      return false;
+    }
+  }
+
+  /** Forgets where the journal partitions of these dispatch partitions were read to (revoked). */
+  public void forget(Collection<TopicPartition> dispatchPartitions) {
+    dispatchPartitions.forEach(tp -> positions.remove(AttemptJournal.journalPartition(tp)));
   }
 
   @Override

@@ -37,7 +37,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * The attempt journal's topics on a real cluster: creating them, reading them, and the {@link
  * JournalReader.Repairs repairs} of a hanging transaction on them.
  */
-final class JournalTopics {
+public final class JournalTopics {
 
   /** How long one admin request (offsets, topic descriptions, creation) may take. */
   static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(60);
@@ -157,7 +157,7 @@ final class JournalTopics {
   }
 
   /** Creates the journal topics of these lanes where missing, shaped like their dispatch topics. */
-  static void create(Properties kafka, Collection<String> lanes) {
+  public static void create(Properties kafka, Collection<String> lanes) {
     try (Admin admin = Admin.create(kafka)) {
       List<String> dispatchTopics = lanes.stream().map(Topics::dispatch).toList();
       Map<String, TopicDescription> described =
