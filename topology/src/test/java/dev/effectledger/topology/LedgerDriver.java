@@ -221,6 +221,7 @@ final class LedgerDriver implements AutoCloseable {
         .setCompletedAt(at)
         .setReplyTopic(dispatch.getReplyTopic())
         .setIncarnation(dispatch.getIncarnation())
+        .setArgumentsHash(dispatch.getArgumentsHash())
         .build();
   }
 

@@ -14,6 +14,7 @@ import dev.effectledger.schema.AuditEvent;
 import dev.effectledger.schema.AuditType;
 import dev.effectledger.schema.BypassApprovals;
 import dev.effectledger.schema.Dispatch;
+import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerState;
 import dev.effectledger.schema.Outcome;
@@ -941,6 +942,59 @@ abstract class LedgerStateMachineContract {
     ledger.outcome(second, OutcomeStatus.SUCCEEDED, "{\"id\":1}", at(Duration.ofSeconds(6)));
     assertThat(ledger.entry("acme", "k1").getState()).isEqualTo(LedgerState.SUCCEEDED);
     assertThat(ledger.results.readValue().getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+  }
+
+  /**
+   * Issue 52's second defect: a released life's dispatch acted after all (on a lane whose
+   * downstream honours keys, a queued dispatch runs under the effect key the next life reuses). Its
+   * success was answered but not recorded, so the next intent started another life.
+   */
+  @Test
+  void shouldReinstateALateSuccessOfAReleasedLifeAndReplayItToTheNextIntent() {
+    Dispatch first = chargeDispatched("k1");
+    assertThat(first.getArgumentsHash()).as("dispatches carry the hash").isNotNull();
+    ledger.outcome(first, OutcomeStatus.AMBIGUOUS, null, at(Duration.ofSeconds(1)));
+    ledger.outcome(first, OutcomeStatus.RETRYABLE, null, at(Duration.ofSeconds(2)));
+    assertThat(ledger.entry("acme", "k1")).as("released").isNull();
+    ledger.results.readValuesToList();
+    ledger.audit.readValuesToList();
+
+    ledger.outcome(first, OutcomeStatus.SUCCEEDED, "{\"id\":1}", at(Duration.ofSeconds(3)));
+
+    LedgerEntry back = ledger.entry("acme", "k1");
+    assertThat(back.getState()).isEqualTo(LedgerState.SUCCEEDED);
+    assertThat(back.getEffectId()).isEqualTo("fx-k1");
+    assertThat(back.getIncarnation()).isEqualTo(first.getIncarnation());
+    assertThat(ledger.audit.readValue().getCode()).isEqualTo("REINSTATED");
+    assertThat(ledger.results.isEmpty()).as("nobody waits on the released life").isTrue();
+
+    ledger.send(intent("k1", CHARGE, ARGS), at(Duration.ofSeconds(4)));
+    ToolResult replay = ledger.results.readValue();
+    assertThat(replay.getReplayed()).isTrue();
+    assertThat(replay.getEffectId()).isEqualTo("fx-k1");
+    assertThat(payments.isEmpty()).as("not run again").isTrue();
+    ledger.send(intent("k1", CHARGE, "{\"amount\":999}"), at(Duration.ofSeconds(5)));
+    assertThat(ledger.results.readValue().getError().getCode())
+        .as("the key stays owned by its arguments")
+        .isEqualTo("IDEMPOTENCY_KEY_REUSED");
+  }
+
+  @Test
+  void shouldOnlyAuditASupersededDispatchWhateverItsAttempt() {
+    Dispatch dispatch = chargeDispatched("k1");
+    ledger.outcome(dispatch, OutcomeStatus.AMBIGUOUS, null, at(Duration.ofSeconds(1)));
+    ledger.results.readValuesToList();
+    ledger.audit.readValuesToList();
+    Outcome superseded =
+        LedgerDriver.outcomeOf(
+            dispatch, OutcomeStatus.AMBIGUOUS, null, null, at(Duration.ofSeconds(2)));
+    superseded.setError(ErrorCode.SUPERSEDED.toError("not run: its life was released"));
+
+    ledger.outcomes.pipeInput("k1", superseded, at(Duration.ofSeconds(2)));
+
+    assertThat(ledger.entry("acme", "k1").getState()).isEqualTo(LedgerState.UNKNOWN);
+    assertThat(ledger.results.isEmpty()).isTrue();
+    assertThat(ledger.auditTypes()).containsExactly(AuditType.LATE_OUTCOME);
   }
 
   @Test

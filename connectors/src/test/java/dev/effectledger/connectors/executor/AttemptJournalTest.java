@@ -272,4 +272,106 @@ class AttemptJournalTest {
     journal.reassertStarts(List.of(P0));
     assertThat(journal.records()).as("no marker is unanswered").isEmpty();
   }
+
+  private void read(String key, String value) {
+    journal.apply(
+        JOURNAL,
+        key.getBytes(StandardCharsets.UTF_8),
+        value == null ? null : value.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static Map.Entry<String, String> rec(String key, String value) {
+    return new java.util.AbstractMap.SimpleEntry<>(key, value);
+  }
+
+  @Test
+  void shouldBeatAStartThatAFenceOfItsLifePrecedesInThePartitionAndNoOther() {
+    String fence = AttemptJournal.fenceKey("k", 40);
+    read(fence, AttemptJournal.fenceValue(12, "reconciler"));
+    assertThat(journal.fenced(P0, "k", 40L)).isTrue();
+    assertThat(journal.fenced(P0, "k", 41L)).as("another life").isFalse();
+    assertThat(journal.fenced(P0, "k", null)).as("a dispatch naming no life").isFalse();
+
+    read("k#1@40", "started 12 executor-2"); // read back after the fence: beaten
+    read("k#1@41", "started 13 executor-2"); // the next life: not fenced
+    read("j#1@40", "started 14 executor-2"); // another key
+
+    assertThat(journal.beaten(P0, "k#1@40")).isTrue();
+    assertThat(journal.beaten(P0, "k#1@41")).isFalse();
+    assertThat(journal.beaten(P0, "j#1@40")).isFalse();
+    assertThat(journal.unanswered(P0)).as("a fence is no start").isEqualTo(3);
+  }
+
+  @Test
+  void shouldLetAStartRunWhenItsFenceComesAfterIt() {
+    read("k#1@40", "started 12 executor-2");
+    read(AttemptJournal.fenceKey("k", 40), AttemptJournal.fenceValue(12, "reconciler"));
+
+    assertThat(journal.beaten(P0, "k#1@40")).as("the releaser saw this start").isFalse();
+    assertThat(journal.fenced(P0, "k", 40L)).as("later dispatches of the life").isTrue();
+  }
+
+  @Test
+  void shouldTombstoneAFenceOnceTheCommittedOffsetPassesTheLifesLastDispatchAndNeverRestartIt() {
+    String fence = AttemptJournal.fenceKey("k", 40);
+    read(fence, AttemptJournal.fenceValue(12, "reconciler"));
+
+    journal.reassertStarts(List.of(P0));
+    assertThat(journal.records()).as("a fence is not written again as a start").isEmpty();
+    assertThat(confirmThenCommit(12)).as("its last dispatch may still be read").isEmpty();
+    assertThat(confirmThenCommit(13))
+        .singleElement()
+        .satisfies(
+            r -> {
+              assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo(fence);
+              assertThat(r.value()).isNull();
+            });
+    assertThat(journal.fenced(P0, "k", 40L)).isFalse();
+  }
+
+  @Test
+  void shouldRefuseAReleaseOnlyWhileAStartOfTheLifeBeforeTheFenceIsUnanswered() {
+    assertThat(AttemptJournal.releasable(List.of(), "k", 40))
+        .isEqualTo(AttemptJournal.Release.FENCED);
+    assertThat(AttemptJournal.releasable(List.of(rec("k#1@40", "started 3 e")), "k", 40))
+        .isEqualTo(AttemptJournal.Release.STARTED);
+    assertThat(
+            AttemptJournal.releasable(
+                List.of(rec("k#1@40", "started 3 e"), rec("k#1@40", "answered 3 effect")), "k", 40))
+        .as("answered: its effect ended before the fence")
+        .isEqualTo(AttemptJournal.Release.FENCED);
+    assertThat(
+            AttemptJournal.releasable(
+                List.of(rec("k#1@40", "started 3 e"), rec("k#1@40", null)), "k", 40))
+        .isEqualTo(AttemptJournal.Release.FENCED);
+    assertThat(AttemptJournal.releasable(List.of(rec("k#2@40", "started 9 e")), "k", 40))
+        .as("any attempt of the life")
+        .isEqualTo(AttemptJournal.Release.STARTED);
+    assertThat(AttemptJournal.releasable(List.of(rec("k#1", "started 3 e")), "k", 40))
+        .as("a marker naming no life, read the safe way")
+        .isEqualTo(AttemptJournal.Release.STARTED);
+    assertThat(
+            AttemptJournal.releasable(
+                List.of(
+                    rec("k#1@39", "started 3 e"),
+                    rec("kk#1@40", "started 4 e"),
+                    rec(AttemptJournal.fenceKey("k", 40), AttemptJournal.fenceValue(3, "r"))),
+                "k",
+                40))
+        .as("another life, another key, an earlier fence")
+        .isEqualTo(AttemptJournal.Release.FENCED);
+  }
+
+  @Test
+  void shouldNotCommitAgainAFenceReadPastTheCommittedRecords() {
+    var uncertain =
+        List.of(
+            new ConsumerRecord<>(
+                JOURNAL.topic(),
+                0,
+                5L,
+                AttemptJournal.fenceKey("k", 40).getBytes(StandardCharsets.UTF_8),
+                AttemptJournal.fenceValue(3, "r").getBytes(StandardCharsets.UTF_8)));
+    assertThat(journal.restarts(JOURNAL, uncertain)).isEmpty();
+  }
 }
