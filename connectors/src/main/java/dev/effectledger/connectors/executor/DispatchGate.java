@@ -93,27 +93,11 @@ final class DispatchGate {
     String marker =
         AttemptJournal.marker(
             dispatch.getEffectKey(), dispatch.getAttempt(), dispatch.getIncarnation());
-    if (journal.fenced(tp, dispatch.getEffectKey(), dispatch.getIncarnation())) {
-      // its life was released: it never starts
-      finished.add(
-          Finished.unjournalled(
-              tp, record.offset(), epoch, performer.superseded(dispatch).records()));
-      return;
-    }
-    AttemptJournal.Verdict verdict = journal.verdict(tp, marker, record.offset());
-    if (verdict == AttemptJournal.Verdict.RUN && dispatch.getIncarnation() != null) {
-      // a marker for this attempt written before markers named their life: read the safe way
-      verdict =
-          journal.verdict(
-              tp,
-              AttemptJournal.marker(dispatch.getEffectKey(), dispatch.getAttempt()),
-              record.offset());
-    }
-    if (verdict == AttemptJournal.Verdict.RUN && dispatch.getAttempt() > 1) {
-      // a re-dispatch follows an attempt that may have acted
-      verdict = AttemptJournal.Verdict.STARTED_BEFORE;
-    }
-    switch (verdict) {
+    switch (decide(journal, tp, dispatch, record.offset())) {
+      case SUPERSEDED -> // its life was released: it never starts
+          finished.add(
+              Finished.unjournalled(
+                  tp, record.offset(), epoch, performer.superseded(dispatch).records()));
       case RUN -> {
         journal.start(tp, marker, record.offset());
         toJournal.add(new Journalled(tp, record.offset(), epoch, dispatch, marker));
@@ -127,6 +111,57 @@ final class DispatchGate {
                       Finished.journalled(
                           tp, record.offset(), epoch, marker, performer.startedBefore(dispatch))));
     }
+  }
+
+  /** What a dispatch read from a journalled lane must do. */
+  enum Decision {
+    /** Its key's life was released (fenced): answered SUPERSEDED, never started. */
+    SUPERSEDED,
+    /** No marker: journal its start, then run it once that commits and no fence came first. */
+    RUN,
+    /** Its outcome is committed: nothing to do. */
+    ANSWERED,
+    /** It may have acted: answered from a lookup or held as ambiguous, never run. */
+    STARTED_BEFORE
+  }
+
+  /**
+   * The decision for the dispatch at {@code offset} of {@code tp} on a journalled lane, from what
+   * the journal holds; the whole rule, kept apart from the I/O so the protocol's model-based test
+   * ({@code EffectProtocolExplorationTest}) runs this very code.
+   */
+  static Decision decide(
+      AttemptJournal journal, TopicPartition tp, Dispatch dispatch, long offset) {
+    if (journal.fenced(tp, dispatch.getEffectKey(), dispatch.getIncarnation())) {
+      return Decision.SUPERSEDED;
+    }
+    String marker =
+        AttemptJournal.marker(
+            dispatch.getEffectKey(), dispatch.getAttempt(), dispatch.getIncarnation());
+    AttemptJournal.Verdict verdict = journal.verdict(tp, marker, offset);
+    if (verdict == AttemptJournal.Verdict.RUN && dispatch.getIncarnation() != null) {
+      // a marker for this attempt written before markers named their life: read the safe way
+      verdict =
+          journal.verdict(
+              tp, AttemptJournal.marker(dispatch.getEffectKey(), dispatch.getAttempt()), offset);
+    }
+    if (verdict == AttemptJournal.Verdict.RUN && dispatch.getAttempt() > 1) {
+      // a re-dispatch follows an attempt that may have acted
+      verdict = AttemptJournal.Verdict.STARTED_BEFORE;
+    }
+    return switch (verdict) {
+      case RUN -> Decision.RUN;
+      case ANSWERED -> Decision.ANSWERED;
+      case STARTED_BEFORE -> Decision.STARTED_BEFORE;
+    };
+  }
+
+  /**
+   * True when a start committed for {@code marker} may run its effect: no fence of its life came
+   * before it in the journal partition, as read back after the start committed.
+   */
+  static boolean mayRun(AttemptJournal journal, TopicPartition tp, String marker) {
+    return !journal.beaten(tp, marker);
   }
 
   /**
@@ -146,7 +181,7 @@ final class DispatchGate {
       return;
     }
     for (Journalled j : starting) {
-      if (journal.beaten(j.tp(), j.marker())) {
+      if (!mayRun(journal, j.tp(), j.marker())) {
         // a fence of its life precedes its start in the journal: the releaser saw no start
         finished.add(
             Finished.journalled(

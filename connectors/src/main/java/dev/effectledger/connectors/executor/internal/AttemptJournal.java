@@ -557,4 +557,31 @@ public final class AttemptJournal {
         key.getBytes(StandardCharsets.UTF_8),
         marker.map(m -> m.value(owner).getBytes(StandardCharsets.UTF_8)).orElse(null));
   }
+
+  /**
+   * The journal's whole state, canonical (sorted): two journals with equal strings answer every
+   * question alike. For logs and for the protocol's model-based test, which compares states.
+   */
+  @Override
+  public String toString() {
+    StringBuilder out = new StringBuilder("AttemptJournal{");
+    new TreeMap<>(
+            partitions.entrySet().stream()
+                .collect(
+                    java.util.stream.Collectors.toMap(
+                        e -> e.getKey().toString(), e -> e.getValue())))
+        .forEach(
+            (tp, markers) ->
+                out.append(tp)
+                    .append('=')
+                    .append(new TreeMap<>(markers.byKey))
+                    .append(" beaten=")
+                    .append(new java.util.TreeSet<>(markers.beaten))
+                    .append(';'));
+    staged.forEach(
+        (tp, changes) ->
+            out.append(" staged ").append(tp).append('=').append(new TreeMap<>(changes)));
+    answers.forEach(a -> out.append(" answer ").append(a));
+    return out.append('}').toString();
+  }
 }
