@@ -42,6 +42,16 @@ public final class AppConfig {
   public static final String EXECUTOR_CONCURRENCY = "executor.concurrency";
   public static final String EXECUTOR_GROUP = "executor.group";
   public static final String EXECUTOR_INSTANCE_ID = "executor.instance.id";
+
+  /**
+   * Where an executor without {@code executor.instance.id} keeps the identity it takes back after a
+   * restart (default {@code <java.io.tmpdir>/effectledger-executor}).
+   */
+  public static final String EXECUTOR_STATE_DIR = "executor.state.dir";
+
+  /** How long a processor or executor waits at its start for Kafka to answer (default 5m). */
+  public static final String STARTUP_KAFKA_WAIT = "startup.kafka.wait";
+
   public static final String EXECUTOR_COMMIT_INTERVAL = "executor.commit.interval.ms";
   public static final String EXECUTOR_MIN_COMMIT_INTERVAL = "executor.commit.min.interval.ms";
   public static final String EXECUTOR_HTTP_HOST = "executor.http.host";
@@ -106,6 +116,8 @@ public final class AppConfig {
           EXECUTOR_CONCURRENCY,
           EXECUTOR_GROUP,
           EXECUTOR_INSTANCE_ID,
+          EXECUTOR_STATE_DIR,
+          STARTUP_KAFKA_WAIT,
           EXECUTOR_COMMIT_INTERVAL,
           EXECUTOR_MIN_COMMIT_INTERVAL,
           EXECUTOR_HTTP_HOST,
@@ -206,6 +218,11 @@ public final class AppConfig {
           "Config " + key + "='" + value + "' must be true or false");
     }
     return Boolean.parseBoolean(value.trim());
+  }
+
+  /** How long a process waits at its start for Kafka to answer ({@link #STARTUP_KAFKA_WAIT}). */
+  Duration startupWait() {
+    return getDuration(STARTUP_KAFKA_WAIT, KafkaReachable.DEFAULT_LIMIT);
   }
 
   public Duration getDuration(String key, Duration fallback) {

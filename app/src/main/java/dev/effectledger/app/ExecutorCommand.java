@@ -44,6 +44,13 @@ final class ExecutorCommand implements Callable<Integer> {
     AppConfig cfg = AppConfig.load(config, System.getenv());
     ToolPolicies policies = cfg.policies(tools);
     ExecutorConfig executorConfig = executorConfig(cfg, lanes);
+    InstanceIdentity identity = null;
+    if (executorConfig.instanceId() == null) {
+      // a restart takes back its predecessor's identity: it fences it at once (issue 52)
+      identity = InstanceIdentity.claim(stateDir(cfg), executorConfig.groupId());
+      executorConfig = executorConfig.withInstanceId(identity.id()).withLeaveGroupOnClose(true);
+    }
+    KafkaReachable.await(cfg.kafka(), "executor", cfg.startupWait(), System.err);
     String httpPort = cfg.get(AppConfig.EXECUTOR_HTTP_PORT);
     PrometheusMeterRegistry metrics =
         httpPort == null ? null : new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -67,24 +74,39 @@ final class ExecutorCommand implements Callable<Integer> {
         cfg.getBoolean(AppConfig.POLICY_LIVE, true)
             ? executor.followPolicy(p -> McpConnectors.all().create(p, lanes, Clock.systemUTC()))
             : 0;
+    InstanceIdentity held = identity;
+    AutoCloseable release =
+        () -> {
+          if (held != null) {
+            held.close();
+          }
+        };
     Lifecycle lifecycle =
         health == null
-            ? new Lifecycle("executor", executor)
-            : new Lifecycle("executor", executor, health);
+            ? new Lifecycle("executor", executor, release)
+            : new Lifecycle("executor", executor, health, release);
     System.out.println(
         "effectledger executor: lanes "
             + lanes
             + ", "
             + executorConfig.concurrency()
             + " effects at once"
-            + (executorConfig.instanceId() == null
-                ? ""
-                : ", instance " + executorConfig.instanceId())
+            + ", instance "
+            + executorConfig.instanceId()
+            + (identity == null ? "" : " (kept in " + stateDir(cfg) + ")")
             + (health == null ? "" : ", health on port " + health.port())
             + (policyVersion == 0 ? "" : ", tool policy version " + policyVersion));
     return lifecycle.awaitStop(
         () ->
             executor.isRunning() ? null : "the executor stopped on its own: " + executor.failure());
+  }
+
+  /** Where an executor without an instance id keeps the identity a restart takes back. */
+  static Path stateDir(AppConfig cfg) {
+    String dir = cfg.get(AppConfig.EXECUTOR_STATE_DIR);
+    return dir != null
+        ? Path.of(dir)
+        : Path.of(System.getProperty("java.io.tmpdir"), "effectledger-executor");
   }
 
   /**

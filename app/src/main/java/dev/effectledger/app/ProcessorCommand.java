@@ -51,6 +51,25 @@ final class ProcessorCommand implements Callable<Integer> {
     ToolPolicies policies = cfg.policies(tools);
     Properties kafka = cfg.kafka();
     kafka.putIfAbsent(StreamsConfig.APPLICATION_ID_CONFIG, "effectledger");
+    InstanceIdentity identity = null;
+    if (!kafka.containsKey(
+        org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_INSTANCE_ID_CONFIG)) {
+      // static membership kept in the state directory, as Kafka Streams keeps its process id: a
+      // restart on the same state.dir takes its tasks back at once (issue 52: 44 s without)
+      identity =
+          InstanceIdentity.claim(
+              Path.of(
+                      kafka.getProperty(
+                          StreamsConfig.STATE_DIR_CONFIG,
+                          Path.of(System.getProperty("java.io.tmpdir"), "kafka-streams")
+                              .toString()))
+                  .resolve(kafka.getProperty(StreamsConfig.APPLICATION_ID_CONFIG) + "-instance"),
+              "processor");
+      kafka.put(
+          org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, identity.id());
+    }
+    InstanceIdentity heldIdentity = identity;
+    KafkaReachable.await(kafka, "processor", cfg.startupWait(), System.err);
     int partitions;
     try (Admin admin = Admin.create(kafka)) {
       TopicProvisioner topics = new TopicProvisioner(admin);
@@ -126,10 +145,25 @@ final class ProcessorCommand implements Callable<Integer> {
         new Lifecycle(
             "processor",
             http,
-            () -> streams.close(Duration.ofSeconds(30)),
+            // a derived identity leaves on a clean stop (its tasks move at once, as without
+            // one); after kill -9 it is back as the same member before its session expires
+            () ->
+                streams.close(
+                    org.apache.kafka.streams.CloseOptions.timeout(Duration.ofSeconds(30))
+                        .withGroupMembershipOperation(
+                            heldIdentity != null
+                                ? org.apache.kafka.streams.CloseOptions.GroupMembershipOperation
+                                    .LEAVE_GROUP
+                                : org.apache.kafka.streams.CloseOptions.GroupMembershipOperation
+                                    .REMAIN_IN_GROUP)),
             streamsMetrics,
             ledgerSweep,
-            consoleActions == null ? () -> {} : consoleActions);
+            consoleActions == null ? () -> {} : consoleActions,
+            () -> {
+              if (heldIdentity != null) {
+                heldIdentity.close();
+              }
+            });
     http.serve(streams, live);
     streams.start();
     System.out.println(

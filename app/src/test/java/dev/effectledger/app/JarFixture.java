@@ -83,6 +83,9 @@ final class JarFixture implements AutoCloseable {
             "tools.file=tools.yaml",
             "executor.group=" + applicationId + "-executor",
             "executor.http.port=" + executorHealthPort,
+            // the shipped file keeps the identity in the default java.io.tmpdir folder; a test's
+            // own folder keeps test runs from sharing identities there
+            "executor.state.dir=" + dir.resolve("executor-state"),
             ""));
     return port;
   }

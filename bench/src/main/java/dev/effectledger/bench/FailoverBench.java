@@ -54,7 +54,13 @@ final class FailoverBench {
   static final List<Scenario> SCENARIOS =
       List.of(
           new Scenario("executor restarted, executor.instance.id set", false, true, true, null),
-          new Scenario("executor restarted, no instance id (before)", false, true, false, null),
+          new Scenario(
+              "executor restarted, no instance id (the shipped file: identity kept in"
+                  + " executor.state.dir)",
+              false,
+              true,
+              false,
+              null),
           new Scenario(
               "executor not restarted, a second executor takes over (session.timeout.ms=10000)",
               false,
@@ -70,7 +76,8 @@ final class FailoverBench {
           new Scenario(
               "processor restarted on its state, group.instance.id set", true, true, true, null),
           new Scenario(
-              "processor restarted on its state, no instance id (before)",
+              "processor restarted on its state, no instance id (the shipped file: identity kept"
+                  + " in state.dir)",
               true,
               true,
               false,

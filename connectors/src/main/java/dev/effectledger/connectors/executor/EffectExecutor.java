@@ -86,6 +86,9 @@ public final class EffectExecutor implements AutoCloseable {
    */
   private static final Duration EFFECTS_WAIT = Duration.ofMillis(2);
 
+  /** How long a clean close waits for the group to take its leave. */
+  private static final Duration LEAVE_WAIT = Duration.ofSeconds(5);
+
   /** How much longer than the shutdown deadline close() waits for the poll thread. */
   private static final Duration JOIN_SLACK = Duration.ofSeconds(30);
 
@@ -469,7 +472,11 @@ public final class EffectExecutor implements AutoCloseable {
     } finally {
       abandoning = true;
       workers.shutdownNow();
-      consumer.close(CloseOptions.timeout(Duration.ZERO));
+      consumer.close(
+          config.leaveGroupOnClose() && !halted
+              ? CloseOptions.timeout(LEAVE_WAIT)
+                  .withGroupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
+              : CloseOptions.timeout(Duration.ZERO));
       producer.close(halted ? Duration.ZERO : PRODUCER_CLOSE);
       if (journalReader != null) {
         journalReader.close();

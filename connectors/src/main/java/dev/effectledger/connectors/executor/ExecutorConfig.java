@@ -44,7 +44,8 @@ public record ExecutorConfig(
     Duration shutdownDeadline,
     String schemaRegistryUrl,
     String transactionalIdPrefix,
-    String instanceId) {
+    String instanceId,
+    boolean leaveGroupOnClose) {
 
   private static final Pattern VALID_ID = Pattern.compile("[A-Za-z0-9._-]{1,200}");
 
@@ -95,7 +96,8 @@ public record ExecutorConfig(
         Duration.ofSeconds(30),
         schemaRegistryUrl,
         "effectledger-executor",
-        null);
+        null,
+        false);
   }
 
   public ExecutorConfig withGroupId(String group) {
@@ -109,7 +111,8 @@ public record ExecutorConfig(
         shutdownDeadline,
         schemaRegistryUrl,
         transactionalIdPrefix,
-        instanceId);
+        instanceId,
+        leaveGroupOnClose);
   }
 
   public ExecutorConfig withConcurrency(int effects) {
@@ -123,7 +126,8 @@ public record ExecutorConfig(
         shutdownDeadline,
         schemaRegistryUrl,
         transactionalIdPrefix,
-        instanceId);
+        instanceId,
+        leaveGroupOnClose);
   }
 
   public ExecutorConfig withCommitInterval(Duration interval) {
@@ -137,7 +141,8 @@ public record ExecutorConfig(
         shutdownDeadline,
         schemaRegistryUrl,
         transactionalIdPrefix,
-        instanceId);
+        instanceId,
+        leaveGroupOnClose);
   }
 
   /**
@@ -154,7 +159,8 @@ public record ExecutorConfig(
         shutdownDeadline,
         schemaRegistryUrl,
         transactionalIdPrefix,
-        instanceId);
+        instanceId,
+        leaveGroupOnClose);
   }
 
   /** Whether a burst of finished effects may commit before {@link #commitInterval} is up. */
@@ -173,7 +179,29 @@ public record ExecutorConfig(
         shutdownDeadline,
         schemaRegistryUrl,
         transactionalIdPrefix,
-        id);
+        id,
+        leaveGroupOnClose);
+  }
+
+  /**
+   * With an instance id: whether a clean {@link EffectExecutor#close} leaves the group (its
+   * partitions move to the other executors at once) rather than keeping the membership for a
+   * restart under the same id. {@code effectledger executor} sets it for the identity it keeps in
+   * its state directory: a kill -9 still comes back as the same member.
+   */
+  public ExecutorConfig withLeaveGroupOnClose(boolean leave) {
+    return new ExecutorConfig(
+        kafka,
+        groupId,
+        lanes,
+        concurrency,
+        commitInterval,
+        minCommitInterval,
+        shutdownDeadline,
+        schemaRegistryUrl,
+        transactionalIdPrefix,
+        instanceId,
+        leave);
   }
 
   /** The transactional id for this start: stable with an instance id, random without. */
@@ -194,6 +222,7 @@ public record ExecutorConfig(
         deadline,
         schemaRegistryUrl,
         transactionalIdPrefix,
-        instanceId);
+        instanceId,
+        leaveGroupOnClose);
   }
 }
