@@ -111,6 +111,39 @@ final class ChaosCommand implements Callable<Integer> {
               + " workload on a fast machine (e.g. 90s); default ${DEFAULT-VALUE}: as fast as they can")
   Duration minWorkload;
 
+  @Option(
+      names = "--pending-timeout",
+      defaultValue = "2m",
+      converter = BenchCommand.DurationConverter.class,
+      description =
+          "the charge tool's pendingTimeout; default ${DEFAULT-VALUE}, config/tools.yaml's")
+  Duration pendingTimeout;
+
+  @Option(
+      names = "--reconcile-min-age",
+      defaultValue = "1m",
+      converter = BenchCommand.DurationConverter.class,
+      description =
+          "the reconciler's --min-age; default ${DEFAULT-VALUE}, effectledger reconcile's default")
+  Duration reconcileMinAge;
+
+  @Option(
+      names = "--reconcile-every",
+      defaultValue = "5s",
+      converter = BenchCommand.DurationConverter.class,
+      description = "the reconciler's schedule; default ${DEFAULT-VALUE}")
+  Duration reconcileEvery;
+
+  @Option(
+      names = "--outage",
+      defaultValue = "0s",
+      converter = BenchCommand.DurationConverter.class,
+      description =
+          "once, every executor killed with -9 and kept down this long while the agents go on (make"
+              + " it longer than the pending timeout, the min age and a pass together to let the"
+              + " reconciler release keys whose dispatches wait on the lane); default ${DEFAULT-VALUE}")
+  Duration outage;
+
   @Option(names = "--report", description = "write bench/results/chaos-<date>.md")
   boolean report;
 
@@ -156,7 +189,8 @@ final class ChaosCommand implements Callable<Integer> {
             partitions,
             maxFaults,
             dir,
-            minWorkload);
+            minWorkload,
+            new ChaosRun.Timing(pendingTimeout, reconcileMinAge, reconcileEvery, outage));
     ChaosRun.Result result = new ChaosRun(options).run();
     if (report) {
       write(options, result, BenchCommand.typed(spec));

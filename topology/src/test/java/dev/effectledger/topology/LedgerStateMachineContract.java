@@ -994,7 +994,9 @@ abstract class LedgerStateMachineContract {
 
     assertThat(ledger.entry("acme", "k1").getState()).isEqualTo(LedgerState.UNKNOWN);
     assertThat(ledger.results.isEmpty()).isTrue();
-    assertThat(ledger.auditTypes()).containsExactly(AuditType.LATE_OUTCOME);
+    AuditEvent audited = ledger.audit.readValue();
+    assertThat(audited.getType()).isEqualTo(AuditType.LATE_OUTCOME);
+    assertThat(audited.getCode()).isEqualTo("SUPERSEDED");
   }
 
   @Test

@@ -51,7 +51,8 @@ final class ChaosChecks {
    * heldUnknown}: keys the ledger held as UNKNOWN on the way; {@code heldAfterPendingTimeout}: of
    * them, those held because their pending timeout passed (an outcome or a dispatch that never
    * came, as after a hanging transaction's abort: docs/chaos.md); {@code doubleEffectAudits}: what
-   * it flagged as DOUBLE_EFFECT.
+   * it flagged as DOUBLE_EFFECT; {@code superseded}: dispatches of a released life that an executor
+   * answered without running them (a release fence came first: issue 52).
    */
   record Findings(
       long effects,
@@ -60,7 +61,8 @@ final class ChaosChecks {
       long replies,
       int heldUnknown,
       int heldAfterPendingTimeout,
-      long doubleEffectAudits) {}
+      long doubleEffectAudits,
+      long superseded) {}
 
   private final ChaosWorkload workload;
   private final HttpClient http;
@@ -120,7 +122,8 @@ final class ChaosChecks {
         replies.values().stream().mapToLong(Long::longValue).sum(),
         audits.held().size(),
         audits.timedOut().size(),
-        audits.doubleEffects());
+        audits.doubleEffects(),
+        audits.superseded());
   }
 
   /**
@@ -286,7 +289,8 @@ final class ChaosChecks {
    * What tool-audit says: keys the ledger held as UNKNOWN at some point, those of them held when
    * their pending timeout passed, and the double effects it saw.
    */
-  private record AuditFacts(Set<String> held, Set<String> timedOut, long doubleEffects) {}
+  private record AuditFacts(
+      Set<String> held, Set<String> timedOut, long doubleEffects, long superseded) {}
 
   private static AuditFacts audits(Properties kafka, String registry) {
     Properties props = new Properties();
@@ -295,6 +299,7 @@ final class ChaosChecks {
     Set<String> held = new HashSet<>();
     Set<String> timedOut = new HashSet<>();
     AtomicLong doubles = new AtomicLong();
+    AtomicLong superseded = new AtomicLong();
     try (KafkaConsumer<String, AuditEvent> consumer =
         new KafkaConsumer<>(
             props,
@@ -316,6 +321,10 @@ final class ChaosChecks {
                     && event.getType() == AuditType.LATE_OUTCOME
                     && ErrorCode.DOUBLE_EFFECT.name().equals(event.getCode())) {
                   doubles.incrementAndGet();
+                } else if (event != null
+                    && event.getType() == AuditType.LATE_OUTCOME
+                    && ErrorCode.SUPERSEDED.name().equals(event.getCode())) {
+                  superseded.incrementAndGet();
                 }
               });
       if (!read) {
@@ -323,7 +332,7 @@ final class ChaosChecks {
             "could not read " + Topics.AUDIT + " to its end within " + READ_LIMIT);
       }
     }
-    return new AuditFacts(held, timedOut, doubles.get());
+    return new AuditFacts(held, timedOut, doubles.get(), superseded.get());
   }
 
   /** The reconciler's passes added up. */

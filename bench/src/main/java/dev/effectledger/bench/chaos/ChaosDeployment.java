@@ -41,18 +41,6 @@ record ChaosDeployment(
     List<Node> executors,
     int[] ports) {
 
-  /**
-   * The payment tool's {@code pendingTimeout}: how long the ledger waits on a dispatch before it
-   * holds the key as {@code UNKNOWN} for the reconciler. It is the recovery of a dispatch or an
-   * outcome that an executor's sweep aborted after the only broker's kill -9 (docs/chaos.md), so it
-   * must end well inside a run's budget (it was 10 minutes, longer than a suite run's 600 s). It
-   * must also be longer than any dispatch waits in a run, or a key released by the reconciler while
-   * its dispatch still waits would take effect twice, which the runs check: an executor runs a
-   * dispatch for at most about 35 s (10 attempts of 2 s with backoff) and waits at most two minutes
-   * for its journal before it exits. docs/tool-policy.md suggests 2 minutes for a charge.
-   */
-  static final Duration PENDING_TIMEOUT = Duration.ofMinutes(3);
-
   /** How long every processor may take to answer /readyz again after a fault. */
   static final Duration RECOVERY_LIMIT = Duration.ofSeconds(180);
 
@@ -157,15 +145,15 @@ record ChaosDeployment(
             key: {ignore: [/reason], require: [/amount, /to]}
             settings: {url: "%1$s", timeout: 2s, honoursKeys: %2$s, effectIdPointer: /id, lookupUrl: "%1$s?key={key}"}
         """
-            .formatted(url, !options.ignoreKeys(), PENDING_TIMEOUT.toSeconds()));
+            .formatted(url, !options.ignoreKeys(), options.timing().pendingTimeout().toSeconds()));
+    // As the shipped files: no instance ids (a restart takes back the identity kept in the state
+    // directory), Kafka's own session timeouts.
     String common =
         String.join(
             "\n",
             "bootstrap.servers=" + bootstrap,
             "schema.registry.url=" + registry,
-            "tools.file=tools.yaml",
-            "session.timeout.ms=6000",
-            "heartbeat.interval.ms=1000");
+            "tools.file=tools.yaml");
     List<Node> processors = new ArrayList<>();
     int[] ports = new int[options.processors()];
     for (int i = 0; i < options.processors(); i++) {
@@ -189,8 +177,7 @@ record ChaosDeployment(
                   "num.standby.replicas=1",
                   // The first with Kafka Streams' record cache, the others without (the
                   // default): both configurations in every run, tasks moving between them.
-                  "ledger.store.caching=" + (i == 0),
-                  "group.instance.id=processor-" + i)
+                  "ledger.store.caching=" + (i == 0))
               + "\n");
       processors.add(
           processes.jar(
@@ -203,8 +190,6 @@ record ChaosDeployment(
           common
               + "\nexecutor.concurrency="
               + options.executorConcurrency()
-              + "\nexecutor.instance.id=executor-"
-              + i
               // The first commits only every executor.commit.interval.ms (100 ms), the others
               // also each finished burst at once (the default): a kill between an effect and its
               // commit stays as likely as before early commits in every run.

@@ -80,10 +80,42 @@ public final class ChaosRun {
       int partitions,
       int maxFaults,
       Path dir,
-      Duration minWorkload) {
+      Duration minWorkload,
+      Timing timing) {
 
     public int actions() {
       return agents * actionsPerAgent;
+    }
+  }
+
+  /**
+   * The timeouts a run uses, and its lane outage. {@link #SHIPPED}: what a user runs with the
+   * shipped files and documented defaults (config/tools.yaml's {@code pendingTimeout} of the charge
+   * tool, {@code effectledger reconcile --min-age}'s default, a pass every 5 s).
+   *
+   * @param outage how long every executor stays down once in the run (killed with -9, then started
+   *     again); zero for none. Longer than {@code pendingTimeout + reconcileMinAge +
+   *     reconcileEvery}, it lets the reconciler release keys whose dispatches still wait on the
+   *     lane, the path of issue 52.
+   */
+  public record Timing(
+      Duration pendingTimeout, Duration reconcileMinAge, Duration reconcileEvery, Duration outage) {
+
+    public static final Timing SHIPPED =
+        new Timing(
+            Duration.ofMinutes(2), Duration.ofMinutes(1), Duration.ofSeconds(5), Duration.ZERO);
+
+    public Timing withOutage(Duration length) {
+      return new Timing(pendingTimeout, reconcileMinAge, reconcileEvery, length);
+    }
+
+    /**
+     * No new answer for this long after the last fault is a stall: longer than the slowest recovery
+     * the ledger has by design (a lost dispatch or outcome waits for the pending timeout, the
+     * reconciler's min age and its next pass, and the agent's next ask, within 47 s).
+     */
+    Duration stallLimit() {
+      return pendingTimeout.plus(reconcileMinAge).plus(reconcileEvery).plusSeconds(90);
     }
   }
 
@@ -113,6 +145,8 @@ public final class ChaosRun {
       ToolReport reconciliation,
       int staleResolutionsReplayed,
       long skippedMarkers,
+      int outages,
+      long superseded,
       long seconds,
       List<String> violations) {
 
@@ -121,7 +155,8 @@ public final class ChaosRun {
           "chaos: %d actions (%d steps), %d process kills (executors killed with %s requests in flight),"
               + " %d agent kills, %d broker faults, %d restarts after a process exited on its own, %d effects, %d actions with"
               + " more effects than meant, %d of %d steps answered, %d intents and %d replies, %d keys held as UNKNOWN on the"
-              + " way (%d after their pending timeout), %d double effects audited by the ledger, reconciler %s, %d stale resolutions replayed, %d transaction markers skipped by a coordinator, %d s,"
+              + " way (%d after their pending timeout), %d double effects audited by the ledger, reconciler %s, %d stale resolutions replayed, %d transaction markers skipped by a coordinator,"
+              + " %d lane outages, %d dispatches of released lives answered without running, %d s,"
               + " %d violation(s)",
           actions,
           steps,
@@ -142,6 +177,8 @@ public final class ChaosRun {
           reconciliation,
           staleResolutionsReplayed,
           skippedMarkers,
+          outages,
+          superseded,
           seconds,
           violations.size());
     }
@@ -184,7 +221,7 @@ public final class ChaosRun {
                 registry,
                 Connectors.forLanes(policies, List.of(PAYMENTS), Clock.systemUTC()),
                 Reconciler.lanesOf(policies),
-                Duration.ofSeconds(10),
+                options.timing().reconcileMinAge(),
                 Clock.systemUTC());
         StaleResolutions stale = StaleResolutions.start(kafka, registry, PAYMENTS);
         AutoCloseable stopPasses = reconciling::shutdownNow) {
@@ -194,12 +231,16 @@ public final class ChaosRun {
             try {
               passes.add(reconciler.reconcileOnce().tool(ChaosWorkload.TOOL));
             } catch (RuntimeException e) {
-              say("reconciliation pass failed, next in 5 s: " + e);
+              say(
+                  "reconciliation pass failed, next in "
+                      + options.timing().reconcileEvery()
+                      + ": "
+                      + e);
             }
           },
-          5,
-          5,
-          TimeUnit.SECONDS);
+          options.timing().reconcileEvery().toMillis(),
+          options.timing().reconcileEvery().toMillis(),
+          TimeUnit.MILLISECONDS);
       List<Node> agents = new ArrayList<>();
       // Agents spread their first sends over at least minWorkload, measured from here (a restarted
       // agent gets the same origin): on a fast machine the workload would otherwise end before the
@@ -241,9 +282,15 @@ public final class ChaosRun {
       List<Integer> inFlightAtKills = new ArrayList<>();
       Random schedule = new Random(options.seed() + 1);
       awaitFirstAnswers(50, Duration.ofMinutes(3)); // faults hit a flowing pipeline, not its start
+
       long nextFault = System.nanoTime() + gap(schedule);
       long nextReport = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
       Set<Node> finished = new HashSet<>();
+      int outages = 0;
+      if (!options.timing().outage().isZero()) {
+        laneOutage(deployment, selfExits, started);
+        outages++;
+      }
       int faults = schedule.nextInt(4);
       int lastAnswered = answered();
       long lastMove = System.nanoTime();
@@ -255,7 +302,7 @@ public final class ChaosRun {
           if (now != lastAnswered) {
             lastAnswered = now;
             lastMove = System.nanoTime();
-          } else if (System.nanoTime() - lastMove > ChaosStall.LIMIT.toNanos()) {
+          } else if (System.nanoTime() - lastMove > options.timing().stallLimit().toNanos()) {
             throw stalled(deployment, kafka, agents, now, faults);
           }
           nextLook = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
@@ -358,6 +405,8 @@ public final class ChaosRun {
               report,
               stale.replayed(),
               deployment.skippedMarkers(),
+              outages,
+              found.superseded(),
               TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started),
               List.copyOf(violations));
       say(result.summary());
@@ -367,8 +416,9 @@ public final class ChaosRun {
   }
 
   /**
-   * Ends a run whose agents got no new answer for {@link ChaosStall#LIMIT}: what the run showed
-   * goes to {@code stall.txt} in its directory, to the output and into the exception.
+   * Ends a run whose agents got no new answer for its stall limit ({@link Timing#stallLimit}): what
+   * the run showed goes to {@code stall.txt} in its directory, to the output and into the
+   * exception.
    */
   private IllegalStateException stalled(
       ChaosDeployment deployment, Properties kafka, List<Node> agents, int answered, int faults)
@@ -381,7 +431,7 @@ public final class ChaosRun {
     String report =
         String.format(
             "stalled: no new answer for %d s at %d of %d steps (%d faults so far); what the run showed:%n%s",
-            ChaosStall.LIMIT.toSeconds(),
+            options.timing().stallLimit().toSeconds(),
             answered,
             steps(),
             faults,
@@ -390,6 +440,38 @@ public final class ChaosRun {
     Files.writeString(options.dir().resolve("stall.txt"), report);
     say(report);
     return new IllegalStateException(report);
+  }
+
+  /**
+   * Every executor killed with -9 and kept down for the run's outage, while the agents go on
+   * sending: their dispatches queue on the lane, their pending timeouts hold the keys, and the
+   * reconciler, past its min age, looks them up and finds nothing (issue 52). Then the executors
+   * start again and read what queued. Processors that exit meanwhile are restarted as usual.
+   */
+  private void laneOutage(ChaosDeployment deployment, AtomicInteger selfExits, long started)
+      throws Exception {
+    Duration outage = options.timing().outage();
+    say("lane outage: every executor killed with -9, down for " + outage.toSeconds() + " s");
+    for (Node executor : deployment.executors()) {
+      executor.kill();
+    }
+    long back = System.nanoTime() + outage.toNanos();
+    long nextReport = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+    while (System.nanoTime() < back) {
+      Thread.sleep(200); // polling the outage's clock and the processes' exits
+      deployment.superviseExits(selfExits);
+      if (System.nanoTime() >= nextReport) {
+        say(
+            String.format(
+                "%d s: lane outage, %d of %d steps answered",
+                TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started), answered(), steps()));
+        nextReport = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+      }
+    }
+    for (Node executor : deployment.executors()) {
+      executor.restart();
+    }
+    say("lane outage over: executors started again");
   }
 
   /** Waits until the agents have {@code wanted} final answers, or {@code limit}. */

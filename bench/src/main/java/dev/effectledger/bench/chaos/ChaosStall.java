@@ -25,18 +25,11 @@ import org.apache.kafka.common.TopicPartition;
  * What a chaos run that stopped answering shows, read while its parts still run: the steps without
  * a final answer and the ledger's entry of each, the consumer groups' partitions whose committed
  * position is behind the end, the transactions left open on any partition, and the end of every
- * part's log. A run whose agents get no new answer for {@link #LIMIT} ends with this instead of
- * waiting for the test's timeout, which says nothing (a CI run on 2026-11-26 timed out in the
- * single-broker run after 600 s, its logs gone with the CI machine).
+ * part's log. A run whose agents get no new answer for its stall limit ends with this instead of
+ * waiting for the test's timeout ({@link ChaosRun.Timing#stallLimit}), which says nothing (a CI run
+ * on 2026-11-26 timed out in the single-broker run after 600 s, its logs gone with the CI machine).
  */
 final class ChaosStall {
-
-  /**
-   * No new final answer for this long after the last fault is a stall: longer than the slowest
-   * recovery the ledger has by design (a lost dispatch or outcome waits for the tool's pending
-   * timeout, then the reconciler's next pass, every 5 s, and the agent's next ask, within 47 s).
-   */
-  static final Duration LIMIT = ChaosDeployment.PENDING_TIMEOUT.plusSeconds(90);
 
   /** A transaction whose producer wrote nothing to a partition for this long is listed. */
   static final Duration SILENT = Duration.ofSeconds(30);

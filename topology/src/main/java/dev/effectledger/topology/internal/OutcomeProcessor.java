@@ -66,8 +66,7 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
       return;
     }
     ToolPolicy policy = actions.policyOf(outcome.getTool());
-    if (outcome.getError() != null
-        && ErrorCode.SUPERSEDED.name().equals(outcome.getError().getCode())) {
+    if (isSuperseded(outcome)) {
       late(outcome, entry, now); // a fenced dispatch that did not run: evidence of nothing
     } else if (entry == null && isReinstatable(outcome)) {
       actions.reinstate(policy, outcome, now);
@@ -139,6 +138,12 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
         && outcome.getActor() == null;
   }
 
+  /** An executor's answer to a dispatch of a released life that it did not run. */
+  private static boolean isSuperseded(Outcome outcome) {
+    return outcome.getError() != null
+        && ErrorCode.SUPERSEDED.name().equals(outcome.getError().getCode());
+  }
+
   private static boolean isDefinitive(Outcome outcome) {
     return outcome.getStatus() == OutcomeStatus.SUCCEEDED
         || outcome.getStatus() == OutcomeStatus.FAILED;
@@ -168,7 +173,9 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
             AuditType.LATE_OUTCOME,
             entry == null ? null : entry.getState(),
             outcome.getAttempt(),
-            doubleEffect ? ErrorCode.DOUBLE_EFFECT.name() : outcome.getStatus().name(),
+            doubleEffect
+                ? ErrorCode.DOUBLE_EFFECT.name()
+                : isSuperseded(outcome) ? ErrorCode.SUPERSEDED.name() : outcome.getStatus().name(),
             now);
   }
 
