@@ -375,6 +375,26 @@ final class Console {
               executorRows.add(row);
             });
     page.put("executorRows", executorRows);
+    List<Map<String, Object>> doubles = new ArrayList<>();
+    data.path("doubleEffects")
+        .forEach(
+            d -> {
+              Map<String, Object> row = new LinkedHashMap<>();
+              row.put("tool", d.path("tool").asText());
+              row.put("tenant", d.path("tenant").asText());
+              row.put("key", d.path("key").asText());
+              row.put("first", d.path("firstEffectId").asText());
+              row.put("second", d.path("secondEffectId").asText());
+              row.put(
+                  "href",
+                  "/console/keys?tenant="
+                      + enc(d.path("tenant").asText())
+                      + "&key="
+                      + enc(d.path("key").asText()));
+              doubles.add(row);
+            });
+    page.put("doubleEffects", doubles);
+    page.put("hasDoubleEffects", !doubles.isEmpty());
     html(exchange, 200, "overview", page);
   }
 

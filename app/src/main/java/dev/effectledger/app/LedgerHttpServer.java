@@ -55,6 +55,11 @@ final class LedgerHttpServer implements AutoCloseable {
   private volatile HostInfo self;
   private volatile KafkaStreams streams;
   private volatile LivePolicies livePolicies;
+
+  /** The latest double effects this processor's ledger saw (empty until {@link #doubleEffects}). */
+  private volatile java.util.function.Supplier<java.util.List<MicrometerObserver.DoubleEffect>>
+      doubleEffects = java.util.List::of;
+
   private final HttpClient forwarder =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
@@ -267,6 +272,17 @@ final class LedgerHttpServer implements AutoCloseable {
     }
     out.put("counting", livePolicies != null && livePolicies.counting());
     out.put("instances", 1);
+    ArrayNode doubles = out.putArray("doubleEffects");
+    for (MicrometerObserver.DoubleEffect d : doubleEffects.get()) {
+      doubles
+          .addObject()
+          .put("tool", d.tool())
+          .put("tenant", d.tenant())
+          .put("key", d.key())
+          .put("firstEffectId", d.firstEffectId())
+          .put("secondEffectId", d.secondEffectId())
+          .put("at", d.at());
+    }
     ArrayNode unreachable = out.putArray("unreachable");
     if (!localOnly) {
       for (JsonNode other : fanOut("/v1/overview", authorization, unreachable)) {
@@ -298,6 +314,7 @@ final class LedgerHttpServer implements AutoCloseable {
                   }
                 });
         out.put("counting", out.path("counting").asBoolean() || other.path("counting").asBoolean());
+        other.path("doubleEffects").forEach(d -> doubles.add(d));
         out.put("instances", out.path("instances").asInt() + 1);
       }
     }
@@ -428,6 +445,12 @@ final class LedgerHttpServer implements AutoCloseable {
    * the one it listens on (a wildcard such as {@code 0.0.0.0}): how it tells itself from the others
    * in Kafka Streams' metadata, so it neither asks itself over HTTP nor counts itself twice.
    */
+  /** Where /v1/overview takes the double effects this processor saw from. */
+  void doubleEffects(
+      java.util.function.Supplier<java.util.List<MicrometerObserver.DoubleEffect>> seen) {
+    this.doubleEffects = seen;
+  }
+
   void advertisedAs(String applicationServer) {
     this.self = HostInfo.buildFromEndpoint(applicationServer);
   }

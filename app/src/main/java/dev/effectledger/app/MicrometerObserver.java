@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -56,6 +57,41 @@ final class MicrometerObserver implements LedgerObserver {
                     .tag("decision", decision)
                     .register(registry))
         .increment();
+  }
+
+  /** The latest double effects this processor saw, newest last, for the console. */
+  static final int DOUBLE_EFFECTS_KEPT = 100;
+
+  /** A double effect seen: which key acted twice, and both effect ids. */
+  record DoubleEffect(
+      String tool,
+      String tenant,
+      String key,
+      String firstEffectId,
+      String secondEffectId,
+      long at) {}
+
+  private final java.util.Deque<DoubleEffect> doubleEffects = new java.util.ArrayDeque<>();
+
+  @Override
+  public void doubleEffect(
+      String tool, String tenant, String key, String firstEffectId, String secondEffectId) {
+    doubleEffect(tool);
+    synchronized (doubleEffects) {
+      doubleEffects.addLast(
+          new DoubleEffect(
+              tool, tenant, key, firstEffectId, secondEffectId, System.currentTimeMillis()));
+      while (doubleEffects.size() > DOUBLE_EFFECTS_KEPT) {
+        doubleEffects.removeFirst();
+      }
+    }
+  }
+
+  /** The latest double effects seen since this processor started (kept in memory only). */
+  List<DoubleEffect> doubleEffects() {
+    synchronized (doubleEffects) {
+      return List.copyOf(doubleEffects);
+    }
   }
 
   @Override

@@ -103,10 +103,10 @@ final class ProcessorCommand implements Callable<Integer> {
             http.port());
     kafka.put(StreamsConfig.APPLICATION_SERVER_CONFIG, advertised);
     http.advertisedAs(advertised);
+    MicrometerObserver observer = new MicrometerObserver(registry, policies.tools().keySet());
+    http.doubleEffects(observer::doubleEffects);
     LedgerConfig ledgerConfig =
-        cfg.ledgerConfig(policies)
-            .withIntentPartitions(partitions)
-            .withObserver(new MicrometerObserver(registry, policies.tools().keySet()));
+        cfg.ledgerConfig(policies).withIntentPartitions(partitions).withObserver(observer);
     List<String> bypassable =
         policies.tools().values().stream()
             .filter(ToolPolicy::bypassAllowed)

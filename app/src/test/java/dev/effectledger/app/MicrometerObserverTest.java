@@ -39,4 +39,37 @@ class MicrometerObserverTest {
         .contains("effectledger_decisions_total{decision=\"rejected\",tool=\"other\"} 51.0")
         .doesNotContain("made-up-tool");
   }
+
+  @Test
+  void shouldNameTheLatestKeysThatActedTwiceOnTheOverviewTheConsoleDraws() throws Exception {
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    MicrometerObserver observer = new MicrometerObserver(registry, Set.of("charge_card"));
+    for (int i = 0; i < MicrometerObserver.DOUBLE_EFFECTS_KEPT + 5; i++) {
+      observer.doubleEffect("charge_card", "acme", "k" + i, "ch_" + i, "ch_x" + i);
+    }
+
+    assertThat(observer.doubleEffects())
+        .hasSize(MicrometerObserver.DOUBLE_EFFECTS_KEPT)
+        .first()
+        .satisfies(d -> assertThat(d.key()).as("the oldest dropped first").isEqualTo("k5"));
+    assertThat(registry.scrape())
+        .contains(
+            "effectledger_double_effects_total{tool=\"charge_card\"} "
+                + (MicrometerObserver.DOUBLE_EFFECTS_KEPT + 5)
+                + ".0");
+    LedgerHttpServer http = new LedgerHttpServer("127.0.0.1", 0, registry, HttpAuth.OPEN, false);
+    try {
+      http.doubleEffects(observer::doubleEffects);
+      var overview = http.overview(null, true);
+      assertThat(overview.path("doubleEffects")).hasSize(MicrometerObserver.DOUBLE_EFFECTS_KEPT);
+      var last = overview.path("doubleEffects").get(MicrometerObserver.DOUBLE_EFFECTS_KEPT - 1);
+      assertThat(last.path("key").asText())
+          .isEqualTo("k" + (MicrometerObserver.DOUBLE_EFFECTS_KEPT + 4));
+      assertThat(last.path("tenant").asText()).isEqualTo("acme");
+      assertThat(last.path("secondEffectId").asText())
+          .isEqualTo("ch_x" + (MicrometerObserver.DOUBLE_EFFECTS_KEPT + 4));
+    } finally {
+      http.close();
+    }
+  }
 }

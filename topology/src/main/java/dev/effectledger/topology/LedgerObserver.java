@@ -26,4 +26,14 @@ public interface LedgerObserver {
    * LATE_OUTCOME} with code {@code DOUBLE_EFFECT}.
    */
   default void doubleEffect(String tool) {}
+
+  /**
+   * As {@link #doubleEffect(String)}, naming the key and both effect ids, for an operator to see
+   * which action acted twice (the console lists the latest). Calls {@link #doubleEffect(String)}
+   * unless overridden.
+   */
+  default void doubleEffect(
+      String tool, String tenant, String key, String firstEffectId, String secondEffectId) {
+    doubleEffect(tool);
+  }
 }

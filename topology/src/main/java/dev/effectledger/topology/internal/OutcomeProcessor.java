@@ -160,7 +160,14 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
           entry.getEffectId(),
           outcome.getEffectId(),
           entry.getEffectKey());
-      config.observer().doubleEffect(outcome.getTool());
+      config
+          .observer()
+          .doubleEffect(
+              outcome.getTool(),
+              outcome.getTenant(),
+              outcome.getIdempotencyKey(),
+              entry.getEffectId(),
+              outcome.getEffectId());
     }
     actions
         .outputs()
