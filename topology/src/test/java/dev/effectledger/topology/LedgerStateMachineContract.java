@@ -1218,6 +1218,27 @@ abstract class LedgerStateMachineContract {
     assertThat(ledger.store().get("acme/k1").getState()).isEqualTo(LedgerState.SUCCEEDED);
   }
 
+  /**
+   * A bypass of a held key would start a new life while the held one's dispatch may still wait on
+   * its lane, unfenced: both could act (issue 52). The key is released through a fence instead.
+   */
+  @Test
+  void shouldRefuseABypassOfAKeyHeldWhileItsDispatchMayStillRun() {
+    Dispatch dispatch = chargeDispatched("k1");
+    ledger.outcome(dispatch, OutcomeStatus.AMBIGUOUS, null, at(Duration.ofSeconds(1)));
+    ledger.results.readValue();
+
+    ledger.send(
+        intent("k1", CHARGE, ARGS).setBypassApproval("ticket-42 approved by ops"),
+        at(Duration.ofSeconds(2)));
+
+    ToolResult refused = ledger.results.readValue();
+    assertThat(refused.getError().getCode()).isEqualTo("BYPASS_NOT_ALLOWED");
+    assertThat(refused.getError().getMessage()).contains("settle it first");
+    assertThat(payments.isEmpty()).isTrue();
+    assertThat(ledger.entry("acme", "k1").getState()).isEqualTo(LedgerState.UNKNOWN);
+  }
+
   @Test
   void shouldRefuseBypassWhenPolicyForbidsIt() {
     ledger.send(intent("e1", EMAIL, ARGS), T0);

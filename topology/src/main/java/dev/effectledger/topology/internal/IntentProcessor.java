@@ -416,6 +416,21 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
           now);
       return;
     }
+    if (entry.getState() == LedgerState.UNKNOWN
+        && (entry.getError() == null
+            || !ErrorCode.PARTIAL_SUCCESS.name().equals(entry.getError().getCode()))) {
+      // a bypass replaces the held life without a fence: its dispatch may still be waiting on the
+      // lane and would run beside the bypass (issue 52). Releasing it fences it first.
+      refuse(
+          intent,
+          replyTopic,
+          ErrorCode.BYPASS_NOT_ALLOWED,
+          "the key is held as UNKNOWN and a dispatch of it may still run, so a bypass could act"
+              + " twice; settle it first (effectledger reconcile, or the console's mark as applied"
+              + " or not applied, which fence it), then send the intent again",
+          now);
+      return;
+    }
     String effectKey = bypassEffectKey(intent);
     if (entry.getBypassesUsed().contains(effectKey)) {
       refuse(
