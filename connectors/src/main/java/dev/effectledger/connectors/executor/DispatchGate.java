@@ -132,9 +132,6 @@ final class DispatchGate {
    */
   static Decision decide(
       AttemptJournal journal, TopicPartition tp, Dispatch dispatch, long offset) {
-    if (journal.fenced(tp, dispatch.getEffectKey(), dispatch.getIncarnation())) {
-      return Decision.SUPERSEDED;
-    }
     String marker =
         AttemptJournal.marker(
             dispatch.getEffectKey(), dispatch.getAttempt(), dispatch.getIncarnation());
@@ -148,6 +145,12 @@ final class DispatchGate {
     if (verdict == AttemptJournal.Verdict.RUN && dispatch.getAttempt() > 1) {
       // a re-dispatch follows an attempt that may have acted
       verdict = AttemptJournal.Verdict.STARTED_BEFORE;
+    }
+    if (verdict == AttemptJournal.Verdict.RUN
+        && journal.fenced(tp, dispatch.getEffectKey(), dispatch.getIncarnation())) {
+      // its life was released before it started. One that started before the fence is answered
+      // from a lookup instead, which answers its marker: a releaser waits for that answer.
+      return Decision.SUPERSEDED;
     }
     return switch (verdict) {
       case RUN -> Decision.RUN;
