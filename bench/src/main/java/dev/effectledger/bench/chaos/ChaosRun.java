@@ -269,7 +269,9 @@ public final class ChaosRun {
                         registry,
                         "answers-" + a + ".txt",
                         Long.toString(origin),
-                        Long.toString(options.minWorkload().toMillis())))
+                        Long.toString(options.minWorkload().toMillis()),
+                        // replays go on as long as a held key can take to be settled
+                        Long.toString(options.timing().stallLimit().toMillis())))
                 .start());
       }
       say(options.agents() + " agents started, " + options.actions() + " actions");
