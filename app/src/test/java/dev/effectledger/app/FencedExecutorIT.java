@@ -89,7 +89,7 @@ class FencedExecutorIT {
         String transactionalId =
             admin.listTransactions().all().get(30, TimeUnit.SECONDS).stream()
                 .map(TransactionListing::transactionalId)
-                .filter(id -> id.startsWith("effectledger-executor-"))
+                .filter(id -> id.startsWith("fenced-it-executor-"))
                 .findFirst()
                 .orElseThrow();
         Properties fencing = new Properties();
