@@ -192,6 +192,11 @@ final class ConsoleActions implements AutoCloseable {
     } catch (IOException e) {
       return new Done(false, "The result is not JSON: " + e.getMessage());
     }
+    // fenced too, a start or none: a dispatch of the life still queued must not act again
+    String unfenced = fence(held, operator, true);
+    if (unfenced != null) {
+      return new Done(false, unfenced);
+    }
     Outcome outcome =
         outcome(held, operator).setStatus(OutcomeStatus.SUCCEEDED).setEffectId(effectId).build();
     outcome.setResultJson(resultJson);
@@ -202,7 +207,7 @@ final class ConsoleActions implements AutoCloseable {
     if (held == null) {
       return new Done(false, "The key is not held (any more): nothing was written.");
     }
-    String refusal = fence(held, operator);
+    String refusal = fence(held, operator, false);
     if (refusal != null) {
       return new Done(false, refusal);
     }
@@ -211,10 +216,12 @@ final class ConsoleActions implements AutoCloseable {
 
   /**
    * On a lane whose downstream ignores keys, fences the held life so that no queued dispatch of it
-   * can run once it is released ({@link ReleaseFences}); null when the release may go ahead, else
-   * why not. Lanes whose downstream honours keys or is transactional need none.
+   * can run once it is settled ({@link ReleaseFences}); null when the settlement may go ahead, else
+   * why not. A start of the life before the fence that is still unanswered refuses a release, not
+   * an "applied" ({@code applying}): that one may be the very effect the operator names. Lanes
+   * whose downstream honours keys or is transactional need none.
    */
-  private String fence(JsonNode held, String operator) {
+  private String fence(JsonNode held, String operator, boolean applying) {
     String tool = held.path("tool").asText();
     ToolPolicy policy = policies.get().tools().get(tool);
     Connector connector;
@@ -240,8 +247,17 @@ final class ConsoleActions implements AutoCloseable {
             held.path("key").asText(),
             held.path("effectKey").asText(held.path("key").asText()),
             held.path("incarnation").asLong());
-    if (fences().fence(List.of(life)).get(life)) {
+    ReleaseFences.Fence fence = fences().fence(List.of(life)).get(life);
+    if (fence == ReleaseFences.Fence.RELEASABLE
+        || (applying && fence == ReleaseFences.Fence.STARTED)) {
       return null;
+    }
+    if (fence != ReleaseFences.Fence.STARTED) {
+      return "Could not write the fence that keeps a queued dispatch of this key from running"
+          + " (the attempt journal of lane "
+          + policy.lane()
+          + " could not be written or read back in time); nothing was written. Check the"
+          + " brokers, then try again.";
     }
     return "An executor started this key's effect and has not answered it yet (attempt journal of"
         + " lane "
@@ -289,7 +305,7 @@ final class ConsoleActions implements AutoCloseable {
           "A partial success is an operator's to settle: a lookup of the whole would mislead.");
     }
     // fenced first: a lookup taken after the fence sees every effect the life can have
-    String refusal = fence(held, operator);
+    String refusal = fence(held, operator, false);
     if (refusal != null) {
       return new Done(false, refusal);
     }

@@ -73,21 +73,13 @@ final class InstanceIdentity implements AutoCloseable {
           channel.close();
           continue;
         }
-        Path idFile = dir.resolve("slot-" + slot + ".id");
-        String id = Files.exists(idFile) ? Files.readString(idFile).trim() : "";
-        if (!VALID.matcher(id).matches()) {
-          byte[] random = new byte[4];
-          new SecureRandom().nextBytes(random);
-          id = sanitize(prefix) + "-" + HexFormat.of().formatHex(random) + "-" + slot;
-          Path tmp = dir.resolve("slot-" + slot + ".id.tmp");
-          Files.writeString(tmp, id + "\n", StandardCharsets.UTF_8);
-          Files.move(
-              tmp,
-              idFile,
-              java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-              java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        try {
+          return new InstanceIdentity(identity(dir, slot, prefix), channel, lock);
+        } catch (IOException | RuntimeException e) {
+          lock.release();
+          channel.close();
+          throw e;
         }
-        return new InstanceIdentity(id, channel, lock);
       }
       throw new IllegalStateException(
           "All "
@@ -106,6 +98,26 @@ final class InstanceIdentity implements AutoCloseable {
               + " executor.instance.id",
           e);
     }
+  }
+
+  /** The identity kept in slot {@code slot} of {@code dir}, made on its first use. */
+  private static String identity(Path dir, int slot, String prefix) throws IOException {
+    Path idFile = dir.resolve("slot-" + slot + ".id");
+    String id = Files.exists(idFile) ? Files.readString(idFile).trim() : "";
+    if (VALID.matcher(id).matches()) {
+      return id;
+    }
+    byte[] random = new byte[4];
+    new SecureRandom().nextBytes(random);
+    id = sanitize(prefix) + "-" + HexFormat.of().formatHex(random) + "-" + slot;
+    Path tmp = dir.resolve("slot-" + slot + ".id.tmp");
+    Files.writeString(tmp, id + "\n", StandardCharsets.UTF_8);
+    Files.move(
+        tmp,
+        idFile,
+        java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    return id;
   }
 
   private static String sanitize(String prefix) {

@@ -98,6 +98,12 @@ class ConsoleReleaseFenceIT {
         assertThat(lookup.ok()).isFalse();
         assertThat(lookup.message()).contains("started this key's effect");
         assertThat(bank.requests("w-1")).as("not looked up before the fence allows").isZero();
+        ConsoleActions.Done applied = actions.markApplied(held, "ch_9", "", "alice");
+        assertThat(applied.ok())
+            .as(
+                "applied is safe with a start unanswered: it may be the effect named (%s)",
+                applied.message())
+            .isTrue();
 
         journal("w-1", AttemptJournal.marker("w-1", 1, 5L), "answered 0 effect");
         ConsoleActions.Done released = actions.markReleased(held, "alice");
@@ -105,8 +111,9 @@ class ConsoleReleaseFenceIT {
         assertThat(released.ok()).as(released.message()).isTrue();
         await()
             .atMost(Duration.ofSeconds(30))
-            .until(() -> outcomes.byKey.getOrDefault("w-1", java.util.List.of()).size() == 1);
-        Outcome outcome = outcomes.byKey.get("w-1").get(0);
+            .until(() -> outcomes.byKey.getOrDefault("w-1", java.util.List.of()).size() == 2);
+        assertThat(outcomes.byKey.get("w-1").get(0).getStatus()).isEqualTo(OutcomeStatus.SUCCEEDED);
+        Outcome outcome = outcomes.byKey.get("w-1").get(1);
         assertThat(outcome.getStatus()).isEqualTo(OutcomeStatus.RETRYABLE);
         assertThat(outcome.getActor()).isEqualTo("alice");
         assertThat(outcome.getIncarnation()).isEqualTo(5L);

@@ -143,7 +143,6 @@ public final class Reconciler implements AutoCloseable {
       Clock clock) {
     this.connectors = Map.copyOf(connectors);
     this.lanes = Map.copyOf(lanes);
-    this.fences = new ReleaseFences(kafka, "reconciler");
     this.minAge = minAge;
     this.clock = clock;
     var registry = SchemaRegistries.forUrl(schemaRegistryUrl, kafka);
@@ -176,6 +175,7 @@ public final class Reconciler implements AutoCloseable {
     }
     audit.assign(partitions);
     audit.seekToBeginning(partitions);
+    this.fences = new ReleaseFences(kafka, "reconciler"); // last: nothing after it can throw
   }
 
   /** Each tool's lane in {@code policies}: the {@code lanes} argument of the constructor. */
@@ -315,13 +315,19 @@ public final class Reconciler implements AutoCloseable {
       fences
           .fence(List.copyOf(due.keySet()))
           .forEach(
-              (life, releasable) -> {
-                if (!releasable) {
+              (life, fence) -> {
+                if (fence == ReleaseFences.Fence.STARTED) {
                   refused.put(
                       due.get(life),
                       "STARTED: an executor started this life's effect and has not answered it"
                           + " (attempt journal), so it may be under way; looked up again once it"
                           + " is answered");
+                } else if (fence != ReleaseFences.Fence.RELEASABLE) {
+                  refused.put(
+                      due.get(life),
+                      "NOT_FENCED: the attempt journal could not be written or read back in time,"
+                          + " so a queued dispatch of it could still run; looked up again next"
+                          + " pass");
                 }
               });
     }

@@ -63,9 +63,27 @@ public final class ReleaseFences implements AutoCloseable {
   /** A held life to fence: its lane, keys and incarnation. */
   public record Life(String lane, String idempotencyKey, String effectKey, long incarnation) {}
 
+  /** What fencing a life found. */
+  public enum Fence {
+    /** Fenced, and no start of the life before the fence is unanswered: it may be released. */
+    RELEASABLE,
+    /**
+     * Fenced, but a start of the life before the fence is unanswered: its effect may be under way,
+     * so it must not be released yet (marking it applied is still safe: no later start runs).
+     */
+    STARTED,
+    /** Not fenced for sure (Kafka could not be written or read in time): change nothing. */
+    UNFENCED
+  }
+
   private final KafkaProducer<byte[], byte[]> producer;
   private final KafkaConsumer<byte[], byte[]> reader;
+
+  /** A read_uncommitted consumer, for the dispatch partitions' high watermarks. */
+  private final KafkaConsumer<byte[], byte[]> ends;
+
   private final String by;
+  private boolean closed; // guarded by this
   private final Properties kafka;
   private final java.util.Set<String> journalsMade = new java.util.HashSet<>();
 
@@ -80,6 +98,9 @@ public final class ReleaseFences implements AutoCloseable {
     producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
     producerProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     producerProps.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) LIMIT.toMillis());
+    producerProps.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) LIMIT.toMillis() / 2);
+    producerProps.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) LIMIT.toMillis());
+    producerProps.put(ProducerConfig.LINGER_MS_CONFIG, 0);
     this.producer =
         new KafkaProducer<>(producerProps, new ByteArraySerializer(), new ByteArraySerializer());
     Properties readerProps = new Properties();
@@ -90,8 +111,25 @@ public final class ReleaseFences implements AutoCloseable {
     readerProps.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     readerProps.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
     this.kafka = kafka;
-    this.reader =
-        new KafkaConsumer<>(readerProps, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    Properties endProps = new Properties();
+    endProps.putAll(readerProps);
+    endProps.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted");
+    KafkaProducer<byte[], byte[]> made = this.producer;
+    KafkaConsumer<byte[], byte[]> committedReader = null;
+    try {
+      committedReader =
+          new KafkaConsumer<>(
+              readerProps, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+      this.ends =
+          new KafkaConsumer<>(endProps, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    } catch (RuntimeException e) {
+      made.close(Duration.ZERO);
+      if (committedReader != null) {
+        committedReader.close(Duration.ZERO);
+      }
+      throw e;
+    }
+    this.reader = committedReader;
   }
 
   /**
@@ -101,8 +139,12 @@ public final class ReleaseFences implements AutoCloseable {
    * as an executor would make it: the fence must be there for the executor that starts later. Never
    * throws for one life: a failure answers false (refused for now).
    */
-  public synchronized Map<Life, Boolean> fence(List<Life> lives) {
-    Map<Life, Boolean> answers = new LinkedHashMap<>();
+  public synchronized Map<Life, Fence> fence(List<Life> lives) {
+    Map<Life, Fence> answers = new LinkedHashMap<>();
+    if (closed) {
+      lives.forEach(life -> answers.put(life, Fence.UNFENCED));
+      return answers;
+    }
     Map<Life, Future<RecordMetadata>> sent = new LinkedHashMap<>();
     Map<Life, TopicPartition> journalOf = new HashMap<>();
     for (Life life : lives) {
@@ -113,7 +155,7 @@ public final class ReleaseFences implements AutoCloseable {
         } catch (RuntimeException e) {
           journalsMade.remove(life.lane());
           log.warn("Could not make {} ({}); the key stays held for now", topic, e.toString());
-          answers.put(life, false);
+          answers.put(life, Fence.UNFENCED);
           continue;
         }
       }
@@ -122,11 +164,11 @@ public final class ReleaseFences implements AutoCloseable {
         partitions = reader.partitionsFor(topic, LIMIT).size();
       } catch (KafkaException e) {
         log.warn("Could not describe {} ({}); the key stays held for now", topic, e.toString());
-        answers.put(life, false);
+        answers.put(life, Fence.UNFENCED);
         continue;
       }
       if (partitions == 0) {
-        answers.put(life, false);
+        answers.put(life, Fence.UNFENCED);
         continue;
       }
       int partition =
@@ -136,9 +178,12 @@ public final class ReleaseFences implements AutoCloseable {
       TopicPartition dispatch = AttemptJournal.dispatchPartition(journal);
       long dispatchEnd;
       try {
-        dispatchEnd = reader.endOffsets(List.of(dispatch), LIMIT).getOrDefault(dispatch, 0L);
+        // the high watermark, not the last stable offset: a dispatch of the life may still sit
+        // in a transaction whose commit a coordinator skipped on this partition (AttemptJournal),
+        // and the fence must outlive it
+        dispatchEnd = ends.endOffsets(List.of(dispatch), LIMIT).getOrDefault(dispatch, 0L);
       } catch (KafkaException e) {
-        answers.put(life, false);
+        answers.put(life, Fence.UNFENCED);
         continue;
       }
       journalOf.put(life, journal);
@@ -165,10 +210,10 @@ public final class ReleaseFences implements AutoCloseable {
           } catch (ExecutionException | TimeoutException e) {
             log.warn(
                 "Could not write a release fence ({}); the key stays held for now", e.toString());
-            answers.put(life, false);
+            answers.put(life, Fence.UNFENCED);
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            answers.put(life, false);
+            answers.put(life, Fence.UNFENCED);
           }
         });
     Map<TopicPartition, List<Map.Entry<Long, Map.Entry<String, String>>>> read = readBack(upTo);
@@ -176,7 +221,7 @@ public final class ReleaseFences implements AutoCloseable {
         (life, offset) -> {
           List<Map.Entry<Long, Map.Entry<String, String>>> records = read.get(journalOf.get(life));
           if (records == null) {
-            answers.put(life, false);
+            answers.put(life, Fence.UNFENCED);
             return;
           }
           List<Map.Entry<String, String>> before = new ArrayList<>();
@@ -188,7 +233,9 @@ public final class ReleaseFences implements AutoCloseable {
           answers.put(
               life,
               AttemptJournal.releasable(before, life.effectKey(), life.incarnation())
-                  == AttemptJournal.Release.FENCED);
+                      == AttemptJournal.Release.FENCED
+                  ? Fence.RELEASABLE
+                  : Fence.STARTED);
         });
     return answers;
   }
@@ -251,7 +298,9 @@ public final class ReleaseFences implements AutoCloseable {
 
   @Override
   public synchronized void close() {
+    closed = true;
     producer.close(Duration.ofSeconds(5));
     reader.close(Duration.ofSeconds(5));
+    ends.close(Duration.ofSeconds(5));
   }
 }

@@ -101,7 +101,7 @@ class ReleaseFencesIT {
         Admin admin = Admin.create(props())) {
       // no executor has run the lane yet: the journal is made, with the dispatch topic's shape
       ReleaseFences.Life quiet = new ReleaseFences.Life(LANE, "quiet", "quiet", 7);
-      assertThat(fences.fence(List.of(quiet))).containsEntry(quiet, true);
+      assertThat(fences.fence(List.of(quiet))).containsEntry(quiet, ReleaseFences.Fence.RELEASABLE);
       assertThat(
               admin
                   .describeTopics(List.of(Topics.attempts(LANE)))
@@ -125,13 +125,63 @@ class ReleaseFencesIT {
       ReleaseFences.Life busy = new ReleaseFences.Life(LANE, "busy", "busy", 11);
       ReleaseFences.Life otherLife = new ReleaseFences.Life(LANE, "busy", "busy", 12);
       assertThat(fences.fence(List.of(busy, otherLife)))
-          .containsEntry(busy, false)
+          .containsEntry(busy, ReleaseFences.Fence.STARTED)
           .as("a start of another life is not in the way")
-          .containsEntry(otherLife, true);
+          .containsEntry(otherLife, ReleaseFences.Fence.RELEASABLE);
 
       // once its executor answered it, the release may go ahead
       journal("busy", AttemptJournal.marker("busy", 1, 11L), "answered 4 effect");
-      assertThat(fences.fence(List.of(busy))).containsEntry(busy, true);
+      assertThat(fences.fence(List.of(busy))).containsEntry(busy, ReleaseFences.Fence.RELEASABLE);
+    }
+  }
+
+  /**
+   * A dispatch of the life may still sit in an open transaction on its partition (one whose commit
+   * a coordinator skipped there): the fence must outlive it, so its offset is the partition's high
+   * watermark, not its last stable offset.
+   */
+  @Test
+  @Timeout(120)
+  void shouldKeepTheFenceUntilTheOffsetsPassADispatchStillPendingInATransaction() throws Exception {
+    String key = "pending";
+    int partition = partitionOf(key);
+    Properties props = props();
+    props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "a-ledger-transaction");
+    try (KafkaProducer<byte[], byte[]> ledger =
+            new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
+        ReleaseFences fences = new ReleaseFences(props(), "reconciler")) {
+      ledger.initTransactions();
+      for (int i = 0; i < 2; i++) { // dispatches committed before the one left pending
+        ledger.beginTransaction();
+        ledger.send(
+            new ProducerRecord<>(
+                Topics.dispatch(LANE), partition, key.getBytes(), "earlier".getBytes()));
+        ledger.commitTransaction();
+      }
+      ledger.beginTransaction();
+      long pendingAt =
+          ledger
+              .send(
+                  new ProducerRecord<>(
+                      Topics.dispatch(LANE), partition, key.getBytes(), "dispatch".getBytes()))
+              .get(30, TimeUnit.SECONDS)
+              .offset();
+      ReleaseFences.Life life = new ReleaseFences.Life(LANE, key, key, 3);
+
+      assertThat(fences.fence(List.of(life))).containsEntry(life, ReleaseFences.Fence.RELEASABLE);
+      String fence =
+          journalRecords(partition).stream()
+              .filter(
+                  r ->
+                      new String(r.key(), StandardCharsets.UTF_8)
+                          .equals(AttemptJournal.fenceKey(key, 3)))
+              .map(r -> new String(r.value(), StandardCharsets.UTF_8))
+              .findFirst()
+              .orElseThrow();
+      assertThat(Long.parseLong(fence.split(" ")[1]))
+          .as("the fence covers the pending dispatch at %d", pendingAt)
+          .isGreaterThanOrEqualTo(pendingAt);
+      ledger.abortTransaction();
     }
   }
 }
