@@ -352,6 +352,17 @@ class EffectProtocolExplorationTest {
       List<String> labels = new ArrayList<>();
       List<UnaryOperator<State>> moves = new ArrayList<>();
       steps(state, bounds, labels, moves);
+      String stuck = unansweredStart(state);
+      if (stuck != null) {
+        report.violation = new Violation(stuck);
+        List<String> path = new ArrayList<>();
+        for (State s = state; seen.get(s).parent() != null; s = seen.get(s).parent()) {
+          path.add(0, seen.get(s).label());
+        }
+        report.path = path;
+        report.states = seen.size();
+        return report;
+      }
       for (int i = 0; i < moves.size(); i++) {
         report.steps++;
         State next;
@@ -376,6 +387,35 @@ class EffectProtocolExplorationTest {
     }
     report.states = seen.size();
     return report;
+  }
+
+  /**
+   * The liveness half: once the executor is up and idle (every dispatch read, every outcome
+   * committed) and the ledger has read everything, no start marker may be left "started". A release
+   * waits for a start before its fence to be answered; one never answered keeps the key held for
+   * good (a redelivered dispatch answered SUPERSEDED without answering its marker did that, found
+   * in review on 2026-11-28). Null when none is.
+   */
+  static String unansweredStart(State s) {
+    Exec x = s.exec();
+    if (!x.up()
+        || !x.work().isEmpty()
+        || x.position() < s.dispatches().size()
+        || s.intentsRead() < s.intents().size()
+        || s.outcomesRead() < s.outcomes().size()) {
+      return null;
+    }
+    Map<String, String> latest = new HashMap<>();
+    s.journal().forEach(r -> latest.put(r.key(), r.value()));
+    for (Map.Entry<String, String> marker : latest.entrySet()) {
+      String value = marker.getValue();
+      if (value != null && value.startsWith("started ")) {
+        return "the executor is idle with every dispatch read, yet the start marker "
+            + marker.getKey()
+            + " is still started: a release of its key waits for it for good";
+      }
+    }
+    return null;
   }
 
   static State initial(Bounds bounds) {
