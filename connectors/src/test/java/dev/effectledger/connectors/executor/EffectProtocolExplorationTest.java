@@ -27,8 +27,9 @@ import org.junit.jupiter.api.Test;
  * downstream (one that ignores keys), and a breadth-first search through <em>every</em>
  * interleaving of their steps within a scenario's bounds, crash points and restarts included,
  * checking after every step that no action took effect more than once and that every success told
- * to an agent names that one effect. Breadth first, so the first violation found is a shortest one:
- * it is printed step by step.
+ * to an agent names that one effect, and in every state where the executor is idle that no start
+ * marker is left unanswered (a release waiting on it would wait for good). Breadth first, so the
+ * first violation found is a shortest one: it is printed step by step.
  *
  * <h2>What is real and what is modelled</h2>
  *
