@@ -527,26 +527,38 @@ class McpGatewayIT {
                                 CountingMcpServer.class.getName(),
                                 "--effects",
                                 dir.resolve("files-effects.txt").toString()))))));
+    StdioClientTransport gateway =
+        new StdioClientTransport(
+            ServerParameters.builder(java)
+                .args(
+                    "-cp",
+                    classpath,
+                    Main.class.getName(),
+                    "mcp",
+                    "--stdio",
+                    "--config",
+                    dir.resolve("mcp.yaml").toString())
+                .env(Map.of("KAFKA_BOOTSTRAP_SERVERS", kafka.bootstrapServers()))
+                .build(),
+            new JacksonMcpJsonMapper(JSON));
+    // what the gateway says on its stderr, for a failure to show (a CI run on a busy machine saw
+    // only the SDK's "MCP server process failed with code 2", its reason gone: issue 53)
+    List<String> gatewayErr = new java.util.concurrent.CopyOnWriteArrayList<>();
+    gateway.setStdErrorHandler(gatewayErr::add);
     McpSyncClient agent =
-        McpClient.sync(
-                new StdioClientTransport(
-                    ServerParameters.builder(java)
-                        .args(
-                            "-cp",
-                            classpath,
-                            Main.class.getName(),
-                            "mcp",
-                            "--stdio",
-                            "--config",
-                            dir.resolve("mcp.yaml").toString())
-                        .env(Map.of("KAFKA_BOOTSTRAP_SERVERS", kafka.bootstrapServers()))
-                        .build(),
-                    new JacksonMcpJsonMapper(JSON)))
+        McpClient.sync(gateway)
             .requestTimeout(Duration.ofSeconds(60))
             .initializationTimeout(Duration.ofSeconds(60))
             .build();
     clients.add(agent);
-    agent.initialize();
+    try {
+      agent.initialize();
+    } catch (RuntimeException e) {
+      throw new AssertionError(
+          "the gateway over stdio did not initialize; its stderr:\n  "
+              + String.join("\n  ", gatewayErr),
+          e);
+    }
     String run = "run-mcp-gw-stdio";
     String key =
         IdempotencyKeys.derive(
