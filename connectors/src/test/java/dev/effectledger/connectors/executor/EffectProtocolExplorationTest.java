@@ -395,7 +395,7 @@ class EffectProtocolExplorationTest {
    * committed) and the ledger has read everything, no start marker may be left "started". A release
    * waits for a start before its fence to be answered; one never answered keeps the key held for
    * good (a redelivered dispatch answered SUPERSEDED without answering its marker did that, found
-   * in review on 2026-11-28). Null when none is.
+   * by reading the code on 2026-11-28). Null when none is.
    */
   static String unansweredStart(State s) {
     Exec x = s.exec();
