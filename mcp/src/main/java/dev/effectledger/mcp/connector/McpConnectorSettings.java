@@ -20,10 +20,19 @@ import java.util.Map;
  *   tool: create_charge                 # the upstream's tool name; the policy's name when absent
  *   timeout: 30s                        # tools/call timeout; past it the outcome is ambiguous
  *   connectTimeout: 5s                  # connecting and initializing; past it, retryable
+ *                                       # (default 5s over HTTP, 60s over stdio: see below)
  *   honoursKeys: false                  # true only if the upstream dedups on the key it is sent
  *   effectIdPointer: /id                # the effect id in the result's structuredContent
  *   lookupTool: find_charge             # called with {"key": effect key}: {"found": bool, "id"?}
  * </pre>
+ *
+ * <p>A stdio upstream's {@code connectTimeout} counts the start of its process: a JVM with a large
+ * classpath, or {@code npx -y} fetching a package on its first run, takes seconds on an idle
+ * machine and several times that on a busy one. With one 5 s default for both transports, a stdio
+ * upstream that answered {@code initialize} after 5 s made the MCP gateway exit at startup (code 2,
+ * "Could not list what upstream ... serves"); a CI run on a busy machine met exactly that (issue
+ * 53). Hence 60 s over stdio, the same wait MCP hosts and the SDKs give a local server's
+ * initialization; over HTTP the server is already running and 5 s stays.
  */
 public record McpConnectorSettings(
     String url,
@@ -49,6 +58,12 @@ public record McpConnectorSettings(
           "honoursKeys",
           "effectIdPointer",
           "lookupTool");
+
+  /** The default {@code connectTimeout} of an upstream over Streamable HTTP. */
+  public static final Duration HTTP_CONNECT = Duration.ofSeconds(5);
+
+  /** The default {@code connectTimeout} of an upstream run over stdio: its process starts too. */
+  public static final Duration STDIO_CONNECT = Duration.ofSeconds(60);
 
   public McpConnectorSettings {
     command = command == null ? null : List.copyOf(command);
@@ -101,7 +116,7 @@ public record McpConnectorSettings(
             strings(s, "headers"),
             s.text("tool", tool),
             s.duration("timeout", Duration.ofSeconds(30)),
-            s.duration("connectTimeout", Duration.ofSeconds(5)),
+            s.duration("connectTimeout", command != null ? STDIO_CONNECT : HTTP_CONNECT),
             s.bool("honoursKeys", false),
             pointer,
             s.text("lookupTool", null));

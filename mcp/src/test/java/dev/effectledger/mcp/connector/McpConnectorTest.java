@@ -183,7 +183,7 @@ class McpConnectorTest {
                         CountingMcpServer.class.getName(),
                         "--effects",
                         quote(effects.toString())))
-                + "]\ntimeout: 5s\nconnectTimeout: 30s\neffectIdPointer: /id\n");
+                + "]\ntimeout: 5s\neffectIdPointer: /id\n"); // connectTimeout: the default
 
     EffectOutcome first = connector.execute(request("s-1", CHARGE));
     // the process performs the effect and dies before it answers: ambiguous, at the timeout (the
@@ -198,6 +198,39 @@ class McpConnectorTest {
     assertThat(again).isInstanceOf(EffectOutcome.Succeeded.class);
     assertThat(Files.readAllLines(effects, StandardCharsets.UTF_8))
         .containsExactly("s-1", "s-2", "s-3");
+  }
+
+  /**
+   * A stdio upstream is a process to start, and its start counts against {@code connectTimeout}:
+   * with one 5 s default for both transports, an upstream that answered {@code initialize} after 5
+   * s was never reached (the MCP gateway then exited at startup with code 2; issue 53). Here the
+   * command waits 6 s before it starts the server, as a JVM or {@code npx -y} does on a busy
+   * machine, and the settings leave {@code connectTimeout} at its default.
+   */
+  @Test
+  void shouldWaitForAStdioServerThatIsSlowToStartWithTheDefaultConnectTimeout(@TempDir Path dir)
+      throws Exception {
+    Path effects = dir.resolve("effects.txt");
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    String start =
+        "sleep 6; exec '"
+            + java
+            + "' -cp '"
+            + System.getProperty("java.class.path")
+            + "' "
+            + CountingMcpServer.class.getName()
+            + " --effects '"
+            + effects
+            + "'";
+    McpConnector connector =
+        connector("command: [sh, -c, " + quote(start) + "]\neffectIdPointer: /id\n");
+
+    EffectOutcome outcome = connector.execute(request("slow-1", CHARGE));
+
+    assertThat(outcome)
+        .as("a stdio server answering initialize after 6 s")
+        .isInstanceOf(EffectOutcome.Succeeded.class);
+    assertThat(Files.readAllLines(effects, StandardCharsets.UTF_8)).containsExactly("slow-1");
   }
 
   @Test
