@@ -48,14 +48,18 @@ def report(name, key):
 
 
 class _SendsLate:
-    """A producer that waits before each send (the client sets linger.ms to 0 itself)."""
+    """A producer that waits before each send (the client sets linger.ms to 0 itself). ``sending``
+    is set as a send begins: the call publishing it is listening for its reply by then (the client
+    positions its reply consumer when built, and registers a call's waiter before publishing)."""
 
     def __init__(self, producer, seconds):
         self._producer = producer
         self._seconds = seconds
+        self.sending = threading.Event()
 
     def produce(self, *args, **kwargs):
-        time.sleep(self._seconds)
+        self.sending.set()
+        time.sleep(self._seconds)  # the late send itself: the point of this producer
         return self._producer.produce(*args, **kwargs)
 
     def __getattr__(self, name):
@@ -152,10 +156,15 @@ class NativeClientTest(unittest.TestCase):
         arguments = {"amount": 13}
         answers = {}
         with client() as prompt, client() as held:
-            held._producer = _SendsLate(held._producer, 10)
+            sends_late = _SendsLate(held._producer, 10)
+            held._producer = sends_late
             late = threading.Thread(target=lambda: answers.__setitem__("late", held.call(step, "reserve", arguments)))
             late.start()
-            time.sleep(0.5)
+            self.assertTrue(
+                sends_late.sending.wait(30),
+                "the held call did not get to publishing its intent (so listening for its reply) within 30 s;"
+                f" its thread is {'alive' if late.is_alive() else 'done'}, answers so far {answers}",
+            )
             first = prompt.call(step, "reserve", arguments)
             still_waiting = late.is_alive()
             late.join(40)

@@ -47,7 +47,7 @@ test('each outcome but success is its typed error, with the key', async () => {
 test('the step follows awaits and is gone after the block', async () => {
   const seen: (string | undefined)[] = [];
   await withStep({ tenant: 'acme', runId: 'r', stepId: 'outer' }, async () => {
-    await new Promise((r) => setTimeout(r, 1));
+    await new Promise((r) => setTimeout(r, 1)); // a real async hop (a timer), not a wait: the step must follow it
     seen.push(currentStep()?.stepId);
     await withStep({ tenant: 'acme', runId: 'r', stepId: 'inner' }, async () => { seen.push(currentStep()?.stepId); });
     seen.push(currentStep()?.stepId);

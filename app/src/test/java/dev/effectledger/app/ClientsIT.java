@@ -1,7 +1,6 @@
 package dev.effectledger.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -84,7 +83,7 @@ class ClientsIT {
                     KeyRules.builder().ignore("/reason").require("/amount", "/to").build())
                 .timeout(Duration.ofSeconds(60))
                 .build()) {
-      await().atMost(Duration.ofSeconds(90)).until(gateway::isReady);
+      GatewayReadiness.awaitReady("gateway gw-clients", gateway, Duration.ofSeconds(90));
       // The ledger's file applied to tool-policy: the native clients' suites check that a client
       // given no key rules in code derives with these.
       PolicyTopic.publish(

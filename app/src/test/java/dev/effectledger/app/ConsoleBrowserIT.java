@@ -118,6 +118,12 @@ class ConsoleBrowserIT {
     browser.findElement(By.id("sign-in")).click();
   }
 
+  /** The overview's {@code cell} count in the transfer row, as the page shows it now. */
+  private int transferCount(String cell) {
+    return Integer.parseInt(
+        browser.findElement(By.cssSelector("tr[data-tool='transfer'] ." + cell)).getText().strip());
+  }
+
   private String text(String id) {
     return browser.findElement(By.id(id)).getText();
   }
@@ -145,7 +151,7 @@ class ConsoleBrowserIT {
     signIn(ConsolePipeline.OPERATOR_TOKEN);
     assertThat(text("who")).isEqualTo("alice (operator)");
     // The overview: one row per tool, from the ledger's counters; the charts drawn by uPlot.
-    await()
+    await("the overview counts the email, its duplicate and the held transfer")
         .atMost(Duration.ofSeconds(20))
         .untilAsserted(
             () -> {
@@ -166,19 +172,37 @@ class ConsoleBrowserIT {
                           .getText())
                   .isEqualTo("1");
             });
-    await()
+    await("uPlot draws the intents chart")
         .atMost(Duration.ofSeconds(20))
-        .until(() -> !browser.findElements(By.cssSelector("#chart-intents canvas")).isEmpty());
+        .untilAsserted(
+            () ->
+                assertThat(browser.findElements(By.cssSelector("#chart-intents canvas")))
+                    .as("canvases in #chart-intents")
+                    .isNotEmpty());
     assertThat(browser.findElement(By.id("executors")).getText()).contains("ready");
     // Some traffic while the page polls, so the charts have a line to show: new transfers and
     // their duplicates.
+    int sightsBefore = transferCount("firstSights");
+    int duplicatesBefore = transferCount("duplicates");
     for (int i = 0; i < 6; i++) {
       String amount = "{\"amount\":" + (100 + i) + "}";
       pipeline.call("transfer", "load-" + i, amount, null);
       pipeline.call("transfer", "load-" + i, amount, null);
-      Thread.sleep(400);
+      Thread.sleep(400); // pacing: the load spreads over a few of the page's polls (every 2 s)
     }
-    Thread.sleep(2500);
+    // the page's own poll has taken in the whole load (its charts with it) before the screenshot
+    await("the overview's own poll shows the 6 transfers and their 6 duplicates")
+        .atMost(Duration.ofSeconds(20))
+        .ignoreException(NumberFormatException.class)
+        .untilAsserted(
+            () -> {
+              assertThat(transferCount("firstSights"))
+                  .as("transfer's first sights on the page (%s before the load)", sightsBefore)
+                  .isGreaterThanOrEqualTo(sightsBefore + 6);
+              assertThat(transferCount("duplicates"))
+                  .as("transfer's duplicates on the page (%s before the load)", duplicatesBefore)
+                  .isGreaterThanOrEqualTo(duplicatesBefore + 6);
+            });
     screenshot("overview");
 
     // The held queue lists the key; its page offers the actions.
@@ -194,7 +218,7 @@ class ConsoleBrowserIT {
     assertThat(text("notice")).contains("Marked as applied (effect tr_manual_1) by alice");
 
     // The ledger settles it: the agent's retry is answered SUCCEEDED, and nothing ran again.
-    await()
+    await("the agent's retry of the held transfer is answered SUCCEEDED with tr_manual_1")
         .atMost(Duration.ofSeconds(30))
         .untilAsserted(
             () -> {
@@ -203,7 +227,7 @@ class ConsoleBrowserIT {
               assertThat(retry.getEffectId()).isEqualTo("tr_manual_1");
             });
     assertThat(pipeline.risky.effects(heldKey)).isEqualTo(1);
-    await()
+    await("the key page shows the held transfer SUCCEEDED, completed by alice")
         .atMost(Duration.ofSeconds(20))
         .untilAsserted(
             () -> {

@@ -64,13 +64,19 @@ class ConsoleFindingsIT {
               Duration.ofDays(1),
               Clock.systemUTC());
       try {
-        await()
+        await("the console reads the reconciler's finding on acme/v1:k1")
             .atMost(Duration.ofSeconds(30))
-            .until(() -> !actions.finding("acme", "v1:k1").isEmpty());
+            .untilAsserted(
+                () ->
+                    assertThat(actions.finding("acme", "v1:k1"))
+                        .as("the console's finding on acme/v1:k1")
+                        .isNotEmpty());
         assertThat(actions.finding("acme", "v1:k1"))
             .startsWith("NO_EFFECT (since 2026-11-26T10:00:00Z, reconciler)")
             .endsWith("no charge with this key");
-        Thread.sleep(1500); // a few polls: the follower's fetch session is open
+        // Kept: a few more of the follower's polls (1 s each) so that close() meets it mid-follow
+        // with its fetch session open; nothing observable marks that session.
+        Thread.sleep(1500);
         System.setErr(new PrintStream(logged, true, StandardCharsets.UTF_8));
       } finally {
         actions.close();

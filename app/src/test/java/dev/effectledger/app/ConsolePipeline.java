@@ -1,5 +1,6 @@
 package dev.effectledger.app;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.effectledger.client.StepContext;
@@ -151,9 +152,13 @@ final class ConsolePipeline implements AutoCloseable {
     actions = ProcessorCommand.console(cfg, http, props, ledgerConfig, live);
     http.serve(ledger, live);
     ledger.start();
-    await()
+    await("the console pipeline's ledger is RUNNING")
         .atMost(Duration.ofSeconds(60))
-        .until(() -> ledger.state() == KafkaStreams.State.RUNNING);
+        .untilAsserted(
+            () ->
+                assertThat(ledger.state())
+                    .as("the ledger's state")
+                    .isEqualTo(KafkaStreams.State.RUNNING));
     client =
         ToolCallClient.builder()
             .kafka(kafka())

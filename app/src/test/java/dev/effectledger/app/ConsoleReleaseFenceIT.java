@@ -109,9 +109,13 @@ class ConsoleReleaseFenceIT {
         ConsoleActions.Done released = actions.markReleased(held, "alice");
 
         assertThat(released.ok()).as(released.message()).isTrue();
-        await()
+        await("the release's outcome of w-1 (its second)")
             .atMost(Duration.ofSeconds(30))
-            .until(() -> outcomes.byKey.getOrDefault("w-1", java.util.List.of()).size() == 2);
+            .untilAsserted(
+                () ->
+                    assertThat(outcomes.byKey.getOrDefault("w-1", java.util.List.of()))
+                        .as("outcomes of w-1")
+                        .hasSize(2));
         assertThat(outcomes.byKey.get("w-1").get(0).getStatus()).isEqualTo(OutcomeStatus.SUCCEEDED);
         Outcome outcome = outcomes.byKey.get("w-1").get(1);
         assertThat(outcome.getStatus()).isEqualTo(OutcomeStatus.RETRYABLE);

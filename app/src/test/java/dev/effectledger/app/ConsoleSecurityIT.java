@@ -148,6 +148,12 @@ class ConsoleSecurityIT {
     return entry.statusCode() == 404 ? "NONE" : JSON.readTree(entry.body()).get("state").asText();
   }
 
+  private void awaitState(String key, String expected) {
+    await("the ledger's entry of " + key + " is " + expected)
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(() -> assertThat(state(key)).as("state of %s", key).isEqualTo(expected));
+  }
+
   @Test
   void shouldRefuseEveryEndpointWithoutOrWithAWrongCredential() throws Exception {
     List<String> api =
@@ -248,15 +254,19 @@ class ConsoleSecurityIT {
         .doesNotContain("/console/actions/");
     assertThat(get("/console/held", "Cookie", operator.cookie()).body())
         .contains("/console/actions/released");
-    Thread.sleep(2000); // anything those posts had written would have been processed by now
-    assertThat(state(key)).isEqualTo("UNKNOWN");
+    // No hook shows the ledger read past where a write of those posts would be (the valid post
+    // below writes the same effect id): the key must stay UNKNOWN throughout the next 2 s.
+    await("the refused posts change nothing: " + key + " stays UNKNOWN, for 2 s")
+        .during(Duration.ofSeconds(2))
+        .atMost(Duration.ofSeconds(5))
+        .untilAsserted(() -> assertThat(state(key)).as("state of %s", key).isEqualTo("UNKNOWN"));
 
     // With the operator's own token, it acts.
     fields.put("csrf", operator.csrf());
     HttpResponse<String> applied =
         post("/console/actions/applied", fields, "Cookie", operator.cookie());
     assertThat(applied.statusCode()).isEqualTo(303);
-    await().atMost(Duration.ofSeconds(20)).until(() -> state(key).equals("SUCCEEDED"));
+    awaitState(key, "SUCCEEDED");
   }
 
   @Test
@@ -272,7 +282,7 @@ class ConsoleSecurityIT {
     assertThat(lookedUp.statusCode()).isEqualTo(303);
     assertThat(URLDecode(lookedUp.headers().firstValue("Location").orElseThrow()))
         .contains("Marked as applied");
-    await().atMost(Duration.ofSeconds(20)).until(() -> state(found).equals("SUCCEEDED"));
+    awaitState(found, "SUCCEEDED");
 
     String released = heldTransfer("release");
     JsonNode heldList =
@@ -289,9 +299,9 @@ class ConsoleSecurityIT {
                     operator.cookie())
                 .statusCode())
         .isEqualTo(303);
-    await().atMost(Duration.ofSeconds(20)).until(() -> state(released).equals("NONE"));
+    awaitState(released, "NONE");
     // the audit event is readable once the ledger's transaction commits (the store shows sooner)
-    await()
+    await("the console's key page shows the operator's release of " + released)
         .atMost(Duration.ofSeconds(20))
         .untilAsserted(
             () ->
@@ -333,7 +343,7 @@ class ConsoleSecurityIT {
             java.time.Clock.systemUTC())) {
       // The lookup cannot reach the downstream: the key stays held, and the console says why.
       reconciler.reconcileOnce();
-      await()
+      await("the console's held page shows the reconciler's UNAVAILABLE finding on " + key)
           .atMost(Duration.ofSeconds(20))
           .untilAsserted(
               () ->
@@ -349,8 +359,8 @@ class ConsoleSecurityIT {
           Map.of("tenant", "acme", "key", key, "effectId", "wr_1", "csrf", operator.csrf()),
           "Cookie",
           operator.cookie());
-      await().atMost(Duration.ofSeconds(20)).until(() -> state(key).equals("SUCCEEDED"));
-      await()
+      awaitState(key, "SUCCEEDED");
+      await("the reconciler's next pass withdraws its finding on " + key)
           .atMost(Duration.ofSeconds(30))
           .untilAsserted(
               () -> {
@@ -407,15 +417,18 @@ class ConsoleSecurityIT {
             }
           };
       // the gateway takes calls once it has seen the ledger ready (it probes every second)
-      await()
+      await("gateway gw-console's /readyz answers 200")
           .atMost(Duration.ofSeconds(30))
-          .until(
-              () ->
-                  http.send(
-                              HttpRequest.newBuilder(gateway.uri().resolve("/readyz")).build(),
-                              HttpResponse.BodyHandlers.ofString())
-                          .statusCode()
-                      == 200);
+          .untilAsserted(
+              () -> {
+                HttpResponse<String> ready =
+                    http.send(
+                        HttpRequest.newBuilder(gateway.uri().resolve("/readyz")).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                assertThat(ready.statusCode())
+                    .as("gw-console's /readyz (%s)", ready.body().strip())
+                    .isEqualTo(200);
+              });
       HttpResponse<String> first = post.apply(call + "}");
       assertThat(first.statusCode()).as(first.body()).isEqualTo(200);
       String key = JSON.readTree(first.body()).get("key").asText();

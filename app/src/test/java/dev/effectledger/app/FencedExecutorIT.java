@@ -63,10 +63,16 @@ class FencedExecutorIT {
                 Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
       int port = jar.writeConfigs(registry, downstream, "fenced-it");
       jar.start("processor", "--config", "processor.properties");
-      await()
+      await("the processor process's /readyz answers 200")
           .atMost(Duration.ofSeconds(120))
           .ignoreExceptions()
-          .until(() -> jar.get("http://127.0.0.1:" + port + "/readyz").statusCode() == 200);
+          .untilAsserted(
+              () -> {
+                var ready = jar.get("http://127.0.0.1:" + port + "/readyz");
+                assertThat(ready.statusCode())
+                    .as("the processor's /readyz on port %s (%s)", port, ready.body().strip())
+                    .isEqualTo(200);
+              });
       JarFixture.Running executor =
           jar.start("executor", "--config", "executor.properties", "--lanes", "payments");
       try (ToolCallClient client = jar.client(registry, Duration.ofSeconds(90))) {

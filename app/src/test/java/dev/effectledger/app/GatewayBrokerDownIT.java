@@ -1,7 +1,6 @@
 package dev.effectledger.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.effectledger.gateway.Gateway;
 import dev.effectledger.schema.Topics;
@@ -43,7 +42,7 @@ class GatewayBrokerDownIT {
     try (GatewayPipeline pipeline =
             GatewayPipeline.start(kafka.bootstrapServers(), "gateway-broker-down-it");
         Gateway gateway = Gateway.start(pipeline.gatewayConfig("gw-down", pipeline.ledgerUrl()))) {
-      await().atMost(Duration.ofSeconds(90)).until(gateway::isReady);
+      GatewayReadiness.awaitReady("gateway gw-down", gateway, Duration.ofSeconds(90));
       HttpRequest call =
           HttpRequest.newBuilder(gateway.uri().resolve("/v1/tools/charge_card/calls"))
               .timeout(Duration.ofSeconds(60))
@@ -54,21 +53,32 @@ class GatewayBrokerDownIT {
               .build();
 
       kafka.cluster().stopBroker(0);
-      await().atMost(Duration.ofSeconds(30)).until(() -> !gateway.isReady());
+      GatewayReadiness.awaitNotReady(
+          "gateway gw-down, its only broker stopped,", gateway, Duration.ofSeconds(30));
       HttpResponse<String> refused = http.send(call, HttpResponse.BodyHandlers.ofString());
       assertThat(refused.statusCode()).as(refused.body()).isEqualTo(503);
       assertThat(refused.headers().firstValue("Retry-After")).isPresent();
       assertThat(refused.body()).contains("nothing was published");
 
       kafka.cluster().startBroker(0);
-      await().atMost(Duration.ofSeconds(120)).until(gateway::isReady);
-      Thread.sleep(2_000);
+      GatewayReadiness.awaitReady(
+          "gateway gw-down, its broker back,", gateway, Duration.ofSeconds(120));
       assertThat(intentKeys()).doesNotContain("charge-broker-down");
       assertThat(pipeline.payments.requests("charge-broker-down")).isZero();
 
       HttpResponse<String> retried = http.send(call, HttpResponse.BodyHandlers.ofString());
       assertThat(retried.statusCode()).as(retried.body()).isEqualTo(200);
       assertThat(pipeline.payments.effects("charge-broker-down")).isEqualTo(1);
+      // The retried call's intent went through the same producer to the same partition: had the
+      // refused call left an intent behind (buffered until the broker came back), it would be on
+      // tool-intents before this one, and the API would have seen it.
+      assertThat(intentKeys())
+          .as("intents of charge-broker-down: the retried call's only")
+          .filteredOn("charge-broker-down"::equals)
+          .hasSize(1);
+      assertThat(pipeline.payments.requests("charge-broker-down"))
+          .as("requests of charge-broker-down: the retried call's only")
+          .isEqualTo(1);
     }
   }
 
@@ -93,6 +103,13 @@ class GatewayBrokerDownIT {
           keys.add(r.key());
         }
       }
+      assertThat(partitions)
+          .as("%s read to its ends %s within 20 s (keys read: %s)", Topics.INTENTS, end, keys)
+          .allSatisfy(
+              p ->
+                  assertThat(consumer.position(p))
+                      .as("position on %s", p)
+                      .isGreaterThanOrEqualTo(end.get(p)));
       return keys;
     }
   }

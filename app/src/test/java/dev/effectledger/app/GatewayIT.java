@@ -9,8 +9,13 @@ import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.embedded.CountingDownstream.Fault;
 import dev.effectledger.gateway.Gateway;
 import dev.effectledger.gateway.GatewayConfig;
+import dev.effectledger.schema.AuditEvent;
+import dev.effectledger.schema.AuditType;
 import dev.effectledger.schema.Topics;
+import dev.effectledger.schema.serde.RegistryAvroSerde;
+import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.testkit.KafkaClusterExtension;
+import dev.effectledger.testkit.TopicCollector;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -73,7 +78,17 @@ class GatewayIT {
     risky = pipeline.risky;
     gatewayA = Gateway.start(pipeline.gatewayConfig("gw-a", pipeline.ledgerUrl()));
     gatewayB = Gateway.start(pipeline.gatewayConfig("gw-b", pipeline.ledgerUrl()));
-    await().atMost(Duration.ofSeconds(90)).until(() -> gatewayA.isReady() && gatewayB.isReady());
+    await("gateways gw-a and gw-b are ready")
+        .atMost(Duration.ofSeconds(90))
+        .untilAsserted(
+            () -> {
+              assertThat(gatewayA.isReady())
+                  .as(() -> "gw-a ready; its /readyz: " + GatewayReadiness.readyz(gatewayA))
+                  .isTrue();
+              assertThat(gatewayB.isReady())
+                  .as(() -> "gw-b ready; its /readyz: " + GatewayReadiness.readyz(gatewayB))
+                  .isTrue();
+            });
   }
 
   @AfterAll
@@ -154,7 +169,7 @@ class GatewayIT {
     assertThat(Files.readString(shrunk)).contains("window: 1s");
 
     // completed more than a second ago: a 1-second window would expire it, and the others with it
-    await()
+    await("`tools diff` counts the charge_card entries a 1 s window expires")
         .atMost(Duration.ofSeconds(30))
         .untilAsserted(
             () -> {
@@ -195,6 +210,17 @@ class GatewayIT {
             HttpResponse.BodyHandlers.ofString());
     assertThat(json(none).path("expiringAtOnce").asLong()).isZero();
     assertThat(json(none).path("settled").asLong()).isPositive();
+  }
+
+  /** Waits for a request of {@code key} to reach the payment API (where it is held). */
+  private static void awaitRequestReachesTheApi(String key) {
+    await("a request of " + key + " reaches the payment API")
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () ->
+                assertThat(payments.requests(key))
+                    .as("requests of %s", key)
+                    .isGreaterThanOrEqualTo(1));
   }
 
   /** Records on tool-intents so far, over every partition. */
@@ -310,7 +336,7 @@ class GatewayIT {
     CompletableFuture<HttpResponse<String>> first =
         CompletableFuture.supplyAsync(
             () -> unchecked(() -> post(gatewayA, "send_email", body, "Idempotency-Key", key)));
-    await().atMost(Duration.ofSeconds(30)).until(() -> payments.requests(key) >= 1);
+    awaitRequestReachesTheApi(key);
 
     HttpResponse<String> duplicate = post(gatewayA, "send_email", body, "Idempotency-Key", key);
     assertThat(duplicate.statusCode()).isEqualTo(409);
@@ -331,14 +357,35 @@ class GatewayIT {
     CompletableFuture<HttpResponse<String>> viaA =
         CompletableFuture.supplyAsync(
             () -> unchecked(() -> post(gatewayA, "charge_card", body, "Idempotency-Key", key)));
-    await().atMost(Duration.ofSeconds(30)).until(() -> payments.requests(key) >= 1);
+    awaitRequestReachesTheApi(key);
     CompletableFuture<HttpResponse<String>> viaB =
         CompletableFuture.supplyAsync(
             () -> unchecked(() -> post(gatewayB, "charge_card", body, "Idempotency-Key", key)));
     CompletableFuture<HttpResponse<String>> againViaA =
         CompletableFuture.supplyAsync(
             () -> unchecked(() -> post(gatewayA, "charge_card", body, "Idempotency-Key", key)));
-    Thread.sleep(1_000); // both duplicates reach the ledger while the first is held
+    // both duplicates reach the ledger while the first is held: it attaches each (IN_FLIGHT)
+    try (var audit =
+        new TopicCollector<>(
+            kafka.bootstrapServers(),
+            Topics.AUDIT,
+            new RegistryAvroSerde<>(
+                SchemaRegistries.forUrl(pipeline.registry()), AuditEvent.class))) {
+      await("the ledger attaches both duplicates of " + key + " to the held call")
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () -> {
+                List<AuditType> decisions =
+                    audit.records.stream()
+                        .map(r -> r.value())
+                        .filter(e -> e.getIdempotencyKey().equals(key))
+                        .map(AuditEvent::getType)
+                        .toList();
+                assertThat(decisions.stream().filter(t -> t == AuditType.IN_FLIGHT).count())
+                    .as("IN_FLIGHT decisions on %s; all its decisions: %s", key, decisions)
+                    .isGreaterThanOrEqualTo(2);
+              });
+    }
     payments.releaseHeld(key);
 
     JsonNode a = json(viaA.get());
@@ -371,10 +418,17 @@ class GatewayIT {
     HttpResponse<String> stillRunning = getCall(gatewayB, key, "Prefer", "wait=1");
     assertThat(stillRunning.statusCode()).isEqualTo(202);
 
+    int waitingBefore = gatewayB.waitingCalls();
     CompletableFuture<HttpResponse<String>> attached =
         CompletableFuture.supplyAsync(
             () -> unchecked(() -> getCall(gatewayB, key, "Prefer", "wait=20")));
-    Thread.sleep(500);
+    await("the GET on gw-b attached to " + key + " (waiting for its answer)")
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () ->
+                assertThat(gatewayB.waitingCalls())
+                    .as("calls waiting on gw-b (%s before the GET)", waitingBefore)
+                    .isEqualTo(waitingBefore + 1));
     payments.releaseHeld(key);
     assertThat(attached.get().statusCode()).isEqualTo(200);
     assertThat(attached.get().headers().firstValue("Idempotent-Replayed")).contains("true");
@@ -406,7 +460,7 @@ class GatewayIT {
     HttpResponse<String> resumed = getCall(gatewayB, key, "Prefer", "wait=20");
     assertThat(resumed.statusCode()).isEqualTo(200);
     assertThat(payments.effects(key)).isEqualTo(1);
-    await()
+    await("the abandoned call on gw-a stops waiting")
         .atMost(Duration.ofSeconds(10))
         .untilAsserted(
             () ->
@@ -461,11 +515,15 @@ class GatewayIT {
           .write(
               rawPost(key, call("run-hang-up", "pay", "{\"amount\":11,\"to\":\"cus_11\"}"))
                   .getBytes(java.nio.charset.StandardCharsets.UTF_8));
-      await()
+      await("the raw HTTP/1.1 call waits on gw-a")
           .atMost(Duration.ofSeconds(20))
-          .untilAsserted(() -> assertThat(waiting(gatewayA)).isEqualTo(before + 1));
+          .untilAsserted(
+              () ->
+                  assertThat(waiting(gatewayA))
+                      .as("gateway_calls_waiting on gw-a")
+                      .isEqualTo(before + 1));
     } // the caller hangs up mid-wait
-    await()
+    await("the call whose caller hung up stops waiting on gw-a")
         .atMost(Duration.ofSeconds(5))
         .untilAsserted(
             () ->
@@ -505,11 +563,15 @@ class GatewayIT {
                       + TOKEN
                       + "\r\nPrefer: wait=50\r\n\r\n")
                   .getBytes(java.nio.charset.StandardCharsets.UTF_8));
-      await()
+      await("the raw HTTP/1.1 attach waits on gw-b")
           .atMost(Duration.ofSeconds(20))
-          .untilAsserted(() -> assertThat(waiting(gatewayB)).isEqualTo(before + 1));
+          .untilAsserted(
+              () ->
+                  assertThat(waiting(gatewayB))
+                      .as("gateway_calls_waiting on gw-b")
+                      .isEqualTo(before + 1));
     } // the caller hangs up mid-wait
-    await()
+    await("the attach whose caller hung up stops waiting on gw-b")
         .atMost(Duration.ofSeconds(5))
         .untilAsserted(
             () ->
@@ -534,15 +596,27 @@ class GatewayIT {
       out.write(
           rawPost(key, call("run-pipelined", "pay", "{\"amount\":12,\"to\":\"cus_12\"}"))
               .getBytes(java.nio.charset.StandardCharsets.UTF_8));
-      await()
+      await("the pipelined raw call waits on gw-a")
           .atMost(Duration.ofSeconds(20))
-          .untilAsserted(() -> assertThat(waiting(gatewayA)).isEqualTo(before + 1));
+          .untilAsserted(
+              () ->
+                  assertThat(waiting(gatewayA))
+                      .as("gateway_calls_waiting on gw-a")
+                      .isEqualTo(before + 1));
       // the next request on the same connection before the first is answered
       out.write(
           "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
               .getBytes(java.nio.charset.StandardCharsets.UTF_8));
-      TimeUnit.MILLISECONDS.sleep(500);
-      assertThat(waiting(gatewayA)).as("the first call still waits").isEqualTo(before + 1);
+      // No hook shows the gateway has seen the pipelined request: the first call must keep
+      // waiting throughout half a second after it was sent.
+      await("the first call still waits after the pipelined request, for 500 ms")
+          .during(Duration.ofMillis(500))
+          .atMost(Duration.ofSeconds(5))
+          .untilAsserted(
+              () ->
+                  assertThat(waiting(gatewayA))
+                      .as("the first call still waits (gateway_calls_waiting on gw-a)")
+                      .isEqualTo(before + 1));
       payments.releaseHeld(key);
       String answer =
           new String(
@@ -592,7 +666,7 @@ class GatewayIT {
                             call("run-h2", "pay-" + i, "{\"amount\":" + i + ",\"to\":\"c\"}"))));
         answers.add(listener.send());
       }
-      await()
+      await("all " + calls + " HTTP/2 calls wait on gw-a at once")
           .atMost(Duration.ofSeconds(30))
           .untilAsserted(
               () ->
@@ -787,8 +861,16 @@ class GatewayIT {
 
       HttpResponse<String> released = first.get(30, TimeUnit.SECONDS);
       assertThat(released.statusCode()).as(released.body()).isEqualTo(424);
-      Thread.sleep(1000); // the release reached the GET's listener too
-      assertThat(attached).as("the GET took the release of the key's earlier life").isNotDone();
+      // The release reached the GET's listener too (the same reply hub answered `first`); no
+      // hook shows the GET's decision on it, so it must stay unanswered for the next second.
+      await("the GET on the 202's Location is not answered by the earlier life's release, for 1 s")
+          .during(Duration.ofSeconds(1))
+          .atMost(Duration.ofSeconds(3))
+          .untilAsserted(
+              () ->
+                  assertThat(attached)
+                      .as("the GET took the release of the key's earlier life")
+                      .isNotDone());
       HttpResponse<String> answered = attached.get(40, TimeUnit.SECONDS);
       CONTRACT.check("GET", CALL, answered);
       assertThat(answered.statusCode()).as(answered.body()).isEqualTo(200);
@@ -812,7 +894,7 @@ class GatewayIT {
         Gateway.start(
             pipeline.gatewayConfig(name, pipeline.ledgerUrl(), pipeline.policies, lingering));
     try {
-      await().atMost(Duration.ofSeconds(60)).until(late::isReady);
+      GatewayReadiness.awaitReady("gateway " + name, late, Duration.ofSeconds(60));
     } catch (RuntimeException e) {
       late.close();
       throw e;
@@ -829,7 +911,10 @@ class GatewayIT {
       Gateway gateway, String body, String key) {
     payments.inject(key, Fault.SLOW_UNAVAILABLE);
     CompletableFuture<HttpResponse<String>> call = postAsync(gateway, "reserve", body, key);
-    await().atMost(Duration.ofSeconds(30)).until(() -> payments.requests(key) == 1);
+    await("the first request of " + key + " reaches the payment API")
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () -> assertThat(payments.requests(key)).as("requests of %s", key).isEqualTo(1));
     return call;
   }
 
@@ -1039,7 +1124,10 @@ class GatewayIT {
           dev.effectledger.policy.AppliedPolicy.seed(pipeline.policies, pipeline.toolsYaml)
               .next(pipeline.policies, pipeline.toolsYaml, java.time.Instant.now(), "it"),
           4);
-      await().atMost(Duration.ofSeconds(30)).until(() -> bare.policyVersion() == 1);
+      await("gw-bare reads applied policy version 1")
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () -> assertThat(bare.policyVersion()).as("gw-bare's policy version").isEqualTo(1));
 
       assertThat(post(bare, "charge_card", body).statusCode()).isEqualTo(200);
     }
@@ -1124,7 +1212,14 @@ class GatewayIT {
   void shouldAnswer503WithRetryAfterAndPublishNothingWhenTheLedgerIsUnreachable() throws Exception {
     try (Gateway orphan =
         Gateway.start(pipeline.gatewayConfig("gw-orphan", URI.create("http://127.0.0.1:9")))) {
-      Thread.sleep(1_500); // a probe or two
+      // its probe got as far as the ledger (the reply consumer positioned, the broker up)
+      await("gw-orphan's probe finds the ledger unreachable")
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () ->
+                  assertThat(GatewayReadiness.readyz(orphan))
+                      .as("gw-orphan's /readyz")
+                      .contains("the ledger at"));
       assertThat(orphan.isReady()).isFalse();
       long before = intentsPublished();
       HttpResponse<String> response =
@@ -1150,7 +1245,7 @@ class GatewayIT {
     try (Gateway tokenless =
         Gateway.start(
             pipeline.gatewayConfig("gw-tokenless", pipeline.ledgerUrl()).withLedgerToken(null))) {
-      await().atMost(Duration.ofSeconds(60)).until(tokenless::isReady);
+      GatewayReadiness.awaitReady("gateway gw-tokenless", tokenless, Duration.ofSeconds(60));
 
       HttpResponse<String> refused = getCall(tokenless, json(charged).get("key").asText());
 
@@ -1222,7 +1317,9 @@ class GatewayIT {
                 .gatewayConfig("gw-tls", pipeline.ledgerUrl())
                 .withTls(new GatewayConfig.Tls(keyStore, "changeit", null)))) {
       assertThat(secure.uri().getScheme()).isEqualTo("https");
-      await().atMost(Duration.ofSeconds(30)).until(secure::isReady);
+      await("gateway gw-tls is ready")
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(() -> assertThat(secure.isReady()).as("gw-tls ready").isTrue());
       HttpResponse<String> call =
           post(
               https, secure, "charge_card", call("run-tls", "pay", "{\"amount\":13,\"to\":\"c\"}"));
@@ -1251,11 +1348,15 @@ class GatewayIT {
                 rawPost(held, call("run-tls", "hang-up", "{\"amount\":14,\"to\":\"c\"}"))
                     .getBytes(java.nio.charset.StandardCharsets.UTF_8));
         socket.getOutputStream().flush();
-        await()
+        await("the raw HTTP/1.1 call over TLS waits on gw-tls")
             .atMost(Duration.ofSeconds(20))
-            .untilAsserted(() -> assertThat(waiting(secure, https)).isEqualTo(1.0));
+            .untilAsserted(
+                () ->
+                    assertThat(waiting(secure, https))
+                        .as("gateway_calls_waiting on gw-tls")
+                        .isEqualTo(1.0));
       }
-      await()
+      await("the call whose caller hung up over TLS stops waiting on gw-tls")
           .atMost(Duration.ofSeconds(5))
           .untilAsserted(
               () ->

@@ -139,10 +139,21 @@ class LivePolicyIT {
     return versions;
   }
 
-  private boolean allTasksOn(long version, int portA, int portB) throws Exception {
+  /** The 4 ledger tasks over both instances are all on policy {@code version}. */
+  private void assertAllTasksOn(long version, int portA, int portB) throws Exception {
     Map<String, Long> all = new HashMap<>(versions(portA));
     all.putAll(versions(portB));
-    return all.size() == 4 && all.values().stream().allMatch(v -> v == version);
+    assertThat(all)
+        .as("policy version per ledger task on both instances (all 4 wanted on %s)", version)
+        .hasSize(4)
+        .allSatisfy((task, v) -> assertThat(v).as("task %s", task).isEqualTo(version));
+  }
+
+  /** Waits for the 4 ledger tasks over both instances to be on policy {@code version}. */
+  private void awaitAllTasksOn(long version, int portA, int portB, Duration atMost) {
+    await("every ledger task on both instances on policy version " + version)
+        .atMost(atMost)
+        .untilAsserted(() -> assertAllTasksOn(version, portA, portB));
   }
 
   private static List<ConsumerRecord<String, byte[]>> dispatches(String lane) {
@@ -159,9 +170,18 @@ class LivePolicyIT {
       consumer.assign(partitions);
       consumer.seekToBeginning(partitions);
       Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
-      while (partitions.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
+      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      while (partitions.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))
+          && System.nanoTime() < deadline) {
         consumer.poll(Duration.ofMillis(200)).forEach(out::add);
       }
+      assertThat(partitions)
+          .as("%s read to its ends %s within 60 s (%s records read)", lane, end, out.size())
+          .allSatisfy(
+              tp ->
+                  assertThat(consumer.position(tp))
+                      .as("position on %s", tp)
+                      .isGreaterThanOrEqualTo(end.get(tp)));
     }
     return out;
   }
@@ -239,10 +259,10 @@ class LivePolicyIT {
                       dev.effectledger.mcp.connector.McpConnectors.all()
                           .create(p, List.of("tickets"), java.time.Clock.systemUTC())))
           .isZero();
-      await()
+      await("every ledger task on both instances up, on policy version 0 (its file)")
           .atMost(Duration.ofSeconds(90))
           .ignoreExceptions()
-          .until(() -> allTasksOn(0, httpA.port(), httpB.port()));
+          .untilAsserted(() -> assertAllTasksOn(0, httpA.port(), httpB.port()));
       assertThat(versions(httpA.port())).isNotEmpty();
       assertThat(versions(httpB.port())).isNotEmpty();
 
@@ -264,8 +284,8 @@ class LivePolicyIT {
       CommandRun applied = apply(V2);
       assertThat(applied.status()).as(applied.out() + applied.err()).isZero();
       assertThat(applied.out()).contains("policy version 1");
-      await().atMost(Duration.ofSeconds(60)).until(() -> allTasksOn(1, httpA.port(), httpB.port()));
-      await().atMost(Duration.ofSeconds(30)).until(() -> executor.policyVersion() == 1);
+      awaitAllTasksOn(1, httpA.port(), httpB.port(), Duration.ofSeconds(60));
+      awaitExecutorOn(executor, 1);
       Set<String> keys = new HashSet<>();
       for (int i = 0; i < 12; i++) {
         CallResult r =
@@ -284,17 +304,20 @@ class LivePolicyIT {
       CommandRun shrink = apply(V3);
       assertThat(shrink.status()).as(shrink.out()).isEqualTo(1);
       assertThat(shrink.out()).contains("create_ticket").contains("[weakens]");
-      Thread.sleep(1_000);
-      assertThat(allTasksOn(1, httpA.port(), httpB.port())).isTrue();
+      // That nothing was published shows below: the next apply follows version 1 (as version 2).
+      assertAllTasksOn(1, httpA.port(), httpB.port());
 
       // Key rules changed centrally: the running client derives with them.
       String keyBefore = client.keyOf(charge).key();
-      await().atMost(Duration.ofSeconds(30)).until(() -> client.keyRulesVersion() == 1);
+      awaitKeyRulesVersion(client, 1);
       CommandRun rules = apply(V4);
       assertThat(rules.status()).as(rules.out()).isZero();
       assertThat(rules.out()).contains("charge_card: key rules version 2");
-      await().atMost(Duration.ofSeconds(30)).until(() -> client.keyRulesVersion() == 2);
-      await().atMost(Duration.ofSeconds(60)).until(() -> allTasksOn(2, httpA.port(), httpB.port()));
+      assertThat(rules.out())
+          .as("the refused shrink published nothing: this apply follows version 1")
+          .contains("as policy version 2 ");
+      awaitKeyRulesVersion(client, 2);
+      awaitAllTasksOn(2, httpA.port(), httpB.port(), Duration.ofSeconds(60));
       String keyAfter = client.keyOf(charge).key();
       assertThat(keyAfter).isNotEqualTo(keyBefore);
       assertThat(partitionOf(keyAfter))
@@ -336,13 +359,42 @@ class LivePolicyIT {
 
       // A version the executor cannot run safely as it is (the tickets downstream no longer
       // honours keys, and the lane has no attempt journal): refused there, applied elsewhere.
-      await().atMost(Duration.ofSeconds(30)).until(() -> executor.policyVersion() == 2);
+      awaitExecutorOn(executor, 2);
       CommandRun unsafe = apply(V4.replace("honoursKeys: true", "honoursKeys: false"));
       assertThat(unsafe.status()).as(unsafe.out()).isZero();
-      await().atMost(Duration.ofSeconds(60)).until(() -> allTasksOn(3, httpA.port(), httpB.port()));
-      Thread.sleep(2_000);
-      assertThat(executor.policyVersion()).as("kept, not applied").isEqualTo(2);
+      awaitAllTasksOn(3, httpA.port(), httpB.port(), Duration.ofSeconds(60));
+      // The executor's refusal shows only in its log: no hook says it has read version 3, so its
+      // version must stay 2 throughout the 2 s after the processors took version 3.
+      await("the executor keeps policy version 2, refusing the unsafe version 3, for 2 s")
+          .during(Duration.ofSeconds(2))
+          .atMost(Duration.ofSeconds(5))
+          .untilAsserted(
+              () ->
+                  assertThat(executor.policyVersion())
+                      .as("the executor's policy version: kept, not applied")
+                      .isEqualTo(2));
     }
+  }
+
+  private static void awaitExecutorOn(
+      dev.effectledger.connectors.executor.EffectExecutor executor, long version) {
+    await("the tickets executor applies policy version " + version)
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () ->
+                assertThat(executor.policyVersion())
+                    .as("the executor's policy version")
+                    .isEqualTo(version));
+  }
+
+  private static void awaitKeyRulesVersion(ToolCallClient client, long version) {
+    await("the client derives keys with key rules version " + version)
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () ->
+                assertThat(client.keyRulesVersion())
+                    .as("the client's key rules version")
+                    .isEqualTo(version));
   }
 
   private static ToolCall charge(String step) {

@@ -115,9 +115,13 @@ class McpExecutorIT {
             Reconciler.lanesOf(pipeline.policies),
             Duration.ZERO,
             Clock.systemUTC())) {
-      await()
+      await("a reconciler pass finds the held effect of " + key + " by the lookup tool")
           .atMost(Duration.ofSeconds(60))
-          .until(() -> reconciler.reconcileOnce().total().heldFoundEffect() >= 1);
+          .untilAsserted(
+              () ->
+                  assertThat(reconciler.reconcileOnce().total().heldFoundEffect())
+                      .as("held keys this pass found an effect for")
+                      .isGreaterThanOrEqualTo(1));
     } finally {
       connectors.values().forEach(Connector::close);
     }

@@ -269,7 +269,7 @@ class McpGatewayIT {
     assertThat(figures.get(1)).as(row).isZero(); // missing
 
     // the agent's retry gets the charge that happened, and it happened once
-    await()
+    await("the repeated charge answered as a replay")
         .atMost(Duration.ofSeconds(20))
         .untilAsserted(
             () -> {
@@ -357,7 +357,7 @@ class McpGatewayIT {
     // relayed under the agent's token, up to the last the upstream sent. Not their order: the
     // SDK's clients (the gateway's and the agent's) may each hand notifications over out of it;
     // the gateway drops one that does not increase, as MCP requires, so the last always passes.
-    await()
+    await("the upstream's last progress notification (2.0) at the agent")
         .atMost(Duration.ofSeconds(10))
         .untilAsserted(
             () ->
@@ -401,24 +401,30 @@ class McpGatewayIT {
 
         // a tool added upstream: the agent is told, and calls it through the gateway
         live.addTool("get_refunds");
-        await()
+        await("a tools list_changed at the agent that lists get_refunds")
             .atMost(Duration.ofSeconds(10))
-            .until(() -> toolLists.stream().anyMatch(l -> names(l).contains("get_refunds")));
+            .untilAsserted(
+                () ->
+                    assertThat(toolLists.stream().map(McpGatewayIT::names).toList())
+                        .anySatisfy(l -> assertThat(l).contains("get_refunds")));
         CallToolResult refunds = agent.callTool(new CallToolRequest("get_refunds", Map.of()));
         assertThat(refunds.isError()).isFalse();
         assertThat(structured(refunds).path("tool").asText()).isEqualTo("get_refunds");
         // removed upstream: the agent is told, and the gateway no longer serves it
         live.removeTool("get_refunds");
-        await()
+        await("a tools list_changed at the agent without get_refunds")
             .atMost(Duration.ofSeconds(10))
-            .until(() -> !names(toolLists.get(toolLists.size() - 1)).contains("get_refunds"));
+            .untilAsserted(
+                () ->
+                    assertThat(names(toolLists.get(toolLists.size() - 1)))
+                        .doesNotContain("get_refunds"));
         assertThat(names(agent.listTools().tools()))
             .doesNotContain("get_refunds")
             .contains("payments_create_charge", "live_get_balance"); // the others keep their names
 
         // the upstream's log messages reach the agent, the logger naming the upstream
         agent.callTool(new CallToolRequest("live_get_balance", Map.of()));
-        await()
+        await("the upstream's log message at the agent, its logger live/balance")
             .atMost(Duration.ofSeconds(10))
             .untilAsserted(
                 () ->
@@ -437,9 +443,9 @@ class McpGatewayIT {
                 new CallToolRequest(
                     "payments_create_charge", Map.of("amount", 910, "to", "cus_2")));
         assertThat(charged.isError()).as(text(charged)).isFalse();
-        await()
+        await("resources/updated for " + CountingMcpServer.SUMMARY + " at the agent")
             .atMost(Duration.ofSeconds(10))
-            .until(() -> updated.contains(CountingMcpServer.SUMMARY));
+            .untilAsserted(() -> assertThat(updated).contains(CountingMcpServer.SUMMARY));
 
         // resource templates and completions pass through, a renamed prompt under its own name
         String key = charged.meta().get(McpMeta.IDEMPOTENCY_KEY).toString();
@@ -489,9 +495,12 @@ class McpGatewayIT {
 
       quiet.addTool("get_refunds"); // the upstream tells no one
 
-      await()
+      await("a tools list_changed at the agent that lists get_refunds")
           .atMost(Duration.ofSeconds(10))
-          .until(() -> toolLists.stream().anyMatch(l -> names(l).contains("get_refunds")));
+          .untilAsserted(
+              () ->
+                  assertThat(toolLists.stream().map(McpGatewayIT::names).toList())
+                      .anySatisfy(l -> assertThat(l).contains("get_refunds")));
       assertThat(agent.callTool(new CallToolRequest("get_refunds", Map.of())).isError()).isFalse();
     }
   }
@@ -675,9 +684,9 @@ class McpGatewayIT {
           dev.effectledger.policy.AppliedPolicy.seed(pipeline.policies, pipeline.toolsYaml)
               .next(pipeline.policies, pipeline.toolsYaml, java.time.Instant.now(), "it");
       PolicyTopic.publish(pipeline.kafka(), applied, 2);
-      org.awaitility.Awaitility.await()
+      org.awaitility.Awaitility.await("the gateway without tools.yaml on policy version 1")
           .atMost(java.time.Duration.ofSeconds(30))
-          .until(() -> bare.policyVersion() == 1);
+          .untilAsserted(() -> assertThat(bare.policyVersion()).isEqualTo(1));
       CallToolResult served = charge(agent(bare.url(), "run-mcp-gw-4"), 6, "cus_6");
       assertThat(served.isError()).as(String.valueOf(served)).isFalse();
     }

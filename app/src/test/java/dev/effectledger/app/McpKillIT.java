@@ -90,16 +90,20 @@ class McpKillIT {
   /** Calls until the answer is the result (not held, not still running, not unavailable). */
   private static CallToolResult retryUntilSettled(int port, CallToolRequest call) {
     CallToolResult[] last = new CallToolResult[1];
-    await()
+    await("the agent's call " + call.name() + " answered with its result through port " + port)
         .atMost(Duration.ofSeconds(150))
         .pollInterval(Duration.ofSeconds(2))
         .ignoreExceptions()
-        .until(
+        .untilAsserted(
             () -> {
               try (McpSyncClient agent = agent(port)) {
                 last[0] = agent.callTool(call);
               }
-              return !Boolean.TRUE.equals(last[0].isError());
+              assertThat(Boolean.TRUE.equals(last[0].isError()))
+                  .as(
+                      () ->
+                          "answered an error (held, running or unavailable): " + last[0].content())
+                  .isFalse();
             });
     return last[0];
   }
@@ -169,10 +173,18 @@ class McpKillIT {
       JarFixture.Running executor =
           jar.start("executor", "--config", "executor.properties", "--lanes", "mcp");
       JarFixture.Running gateway = jar.start("mcp", "--config", "mcp.yaml");
-      await()
+      await("the mcp gateway process logs \"tools at\" (it serves)")
           .atMost(Duration.ofSeconds(60))
           .ignoreExceptions()
-          .until(() -> gateway.output().stream().anyMatch(l -> l.contains("tools at")));
+          .untilAsserted(
+              () -> {
+                var out = gateway.output();
+                assertThat(out.stream().anyMatch(l -> l.contains("tools at")))
+                    .as(
+                        "the gateway logged \"tools at\"; its last lines: %s",
+                        out.subList(Math.max(0, out.size() - 20), out.size()))
+                    .isTrue();
+              });
 
       // The gateway killed while the call is at the MCP server.
       String keyA = key("run-kill-gw", 501);
@@ -184,7 +196,13 @@ class McpKillIT {
                   return agent.callTool(charge("run-kill-gw", 501));
                 }
               });
-      await().atMost(Duration.ofSeconds(60)).until(() -> upstream.requests(keyA) >= 1);
+      await("the call of " + keyA + " reaches the MCP server")
+          .atMost(Duration.ofSeconds(60))
+          .untilAsserted(
+              () ->
+                  assertThat(upstream.requests(keyA))
+                      .as("requests of %s", keyA)
+                      .isGreaterThanOrEqualTo(1));
       gateway.process().destroyForcibly();
       assertThat(gateway.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
       assertThat(cut).failsWithin(Duration.ofSeconds(90));
@@ -204,10 +222,19 @@ class McpKillIT {
                   return agent.callTool(charge("run-kill-exec", 502));
                 }
               });
-      await().atMost(Duration.ofSeconds(60)).until(() -> upstream.requests(keyB) >= 1);
+      await("the call of " + keyB + " reaches the MCP server")
+          .atMost(Duration.ofSeconds(60))
+          .untilAsserted(
+              () ->
+                  assertThat(upstream.requests(keyB))
+                      .as("requests of %s", keyB)
+                      .isGreaterThanOrEqualTo(1));
       executor.process().destroyForcibly();
       assertThat(executor.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
-      await().atMost(Duration.ofSeconds(30)).until(() -> upstream.effects(keyB) == 1);
+      await("the effect of " + keyB + " lands after the executor's kill")
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () -> assertThat(upstream.effects(keyB)).as("effects of %s", keyB).isEqualTo(1));
       jar.start("executor", "--config", "executor.properties", "--lanes", "mcp");
       CallToolResult afterExecutor = retryUntilSettled(gatewayPort, charge("run-kill-exec", 502));
       waiting.handle((r, e) -> r).get(90, TimeUnit.SECONDS); // answered, one way or another

@@ -56,17 +56,29 @@ class ProcessesIT {
 
       JarFixture.Running processor = jar.start("processor", "--config", "processor.properties");
       String base = "http://127.0.0.1:" + port;
-      await()
+      await("the processor process's /readyz answers 200")
           .atMost(Duration.ofSeconds(120))
           .ignoreExceptions()
-          .until(() -> jar.get(base + "/readyz").statusCode() == 200);
+          .untilAsserted(
+              () -> {
+                var ready = jar.get(base + "/readyz");
+                assertThat(ready.statusCode())
+                    .as("GET %s/readyz (%s)", base, ready.body().strip())
+                    .isEqualTo(200);
+              });
       JarFixture.Running executor =
           jar.start("executor", "--config", "executor.properties", "--lanes", "payments");
       assertThat(jar.get(base + "/healthz").statusCode()).isEqualTo(200);
-      await()
+      await("the executor process's /readyz answers 200")
           .atMost(Duration.ofSeconds(60))
           .ignoreExceptions()
-          .until(() -> jar.get(jar.executorHealth() + "/readyz").statusCode() == 200);
+          .untilAsserted(
+              () -> {
+                var ready = jar.get(jar.executorHealth() + "/readyz");
+                assertThat(ready.statusCode())
+                    .as("GET %s/readyz (%s)", jar.executorHealth(), ready.body().strip())
+                    .isEqualTo(200);
+              });
 
       StepContext step = new StepContext("acme", "run-1", "charge", "customer:1");
       CallResult answer;
@@ -80,12 +92,12 @@ class ProcessesIT {
 
       // The executor answered in its outcome's transaction; the ledger records the completion
       // when it reads that outcome, one commit later.
-      await()
+      await("the ledger records the completion of " + result.key())
           .atMost(Duration.ofSeconds(30))
-          .until(
+          .untilAsserted(
               () ->
-                  jar.get(base + "/v1/keys/acme/" + result.key())
-                      .body()
+                  assertThat(jar.get(base + "/v1/keys/acme/" + result.key()).body())
+                      .as("the entry of %s", result.key())
                       .contains("\"state\":\"SUCCEEDED\""));
       HttpResponse<String> entry = jar.get(base + "/v1/keys/acme/" + result.key());
       assertThat(entry.statusCode()).isEqualTo(200);

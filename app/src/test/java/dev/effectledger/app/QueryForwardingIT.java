@@ -114,18 +114,27 @@ class QueryForwardingIT {
                 "0.0.0.0", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), auth, false);
         KafkaStreams a = instance(httpA, "a", "127.0.0.1");
         KafkaStreams b = instance(httpB, "b", "127.0.0.2")) {
-      await()
+      await("both ledger instances RUNNING, each knowing both and with active tasks")
           .atMost(Duration.ofSeconds(90))
-          .until(
-              () ->
-                  a.state() == KafkaStreams.State.RUNNING
-                      && b.state() == KafkaStreams.State.RUNNING
-                      && a.metadataForAllStreamsClients().size() == 2
-                      && !a.metadataForLocalThreads().isEmpty()
-                      && a.metadataForLocalThreads().stream()
-                          .anyMatch(t -> !t.activeTasks().isEmpty())
-                      && b.metadataForLocalThreads().stream()
-                          .anyMatch(t -> !t.activeTasks().isEmpty()));
+          .untilAsserted(
+              () -> {
+                assertThat(a.state())
+                    .as("instance a's state")
+                    .isEqualTo(KafkaStreams.State.RUNNING);
+                assertThat(b.state())
+                    .as("instance b's state")
+                    .isEqualTo(KafkaStreams.State.RUNNING);
+                assertThat(a.metadataForAllStreamsClients())
+                    .as("the Streams clients instance a knows")
+                    .hasSize(2);
+                assertThat(a.metadataForLocalThreads())
+                    .as("instance a's threads")
+                    .isNotEmpty()
+                    .anyMatch(t -> !t.activeTasks().isEmpty());
+                assertThat(b.metadataForLocalThreads())
+                    .as("instance b's threads")
+                    .anyMatch(t -> !t.activeTasks().isEmpty());
+              });
       List<String> keys = IntStream.range(0, 40).mapToObj(i -> "key-" + i).toList();
       Properties props = new Properties();
       props.put("bootstrap.servers", kafka.bootstrapServers());
@@ -155,18 +164,20 @@ class QueryForwardingIT {
       for (String address : List.of("127.0.0.1:" + httpA.port(), "127.0.0.2:" + httpB.port())) {
         for (String key : keys) {
           URI uri = URI.create("http://" + address + "/v1/keys/acme/" + key);
-          await()
+          await("the entry of " + key + " is PENDING, asked at " + address)
               .atMost(Duration.ofSeconds(60))
               .ignoreExceptions()
-              .until(
+              .untilAsserted(
                   () ->
-                      http.send(
-                              HttpRequest.newBuilder(uri)
-                                  .header("Authorization", "Bearer view-token")
-                                  .GET()
-                                  .build(),
-                              HttpResponse.BodyHandlers.ofString())
-                          .body()
+                      assertThat(
+                              http.send(
+                                      HttpRequest.newBuilder(uri)
+                                          .header("Authorization", "Bearer view-token")
+                                          .GET()
+                                          .build(),
+                                      HttpResponse.BodyHandlers.ofString())
+                                  .body())
+                          .as("GET %s", uri)
                           .contains("\"state\":\"PENDING\""));
         }
       }
@@ -213,7 +224,7 @@ class QueryForwardingIT {
         }
       }
       for (String address : List.of("127.0.0.1:" + httpA.port(), "127.0.0.2:" + httpB.port())) {
-        await()
+        await("the held keys and counts of both instances, asked at " + address)
             .atMost(Duration.ofSeconds(60))
             .ignoreExceptions()
             .untilAsserted(

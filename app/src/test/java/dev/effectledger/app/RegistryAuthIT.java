@@ -2,7 +2,6 @@ package dev.effectledger.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.effectledger.client.CallResult;
@@ -146,7 +145,8 @@ class RegistryAuthIT {
                       Map.of(
                           Credentials.sha256Hex("t"),
                           new Credentials.Caller("c", "acme", Set.of())))))) {
-        await().atMost(Duration.ofSeconds(60)).until(gateway::isReady);
+        GatewayReadiness.awaitReady(
+            "gateway auth-" + withCredentials, gateway, Duration.ofSeconds(60));
         HttpResponse<String> answer =
             http.send(
                 HttpRequest.newBuilder(gateway.uri().resolve("/v1/tools/charge_card/calls"))

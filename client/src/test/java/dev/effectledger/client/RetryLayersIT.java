@@ -219,6 +219,9 @@ class RetryLayersIT {
       String key = prompt.keyOf(call).key();
       downstream.inject(key, Fault.UNAVAILABLE_BEFORE_EFFECT); // one attempt: released at once
       CompletableFuture<CallResult> late = held.invoke(call); // listening, intent held 5 s
+      // Kept: the held client positions its reply consumer on the key's partition before it sends
+      // (lingering 5 s), and nothing outside it shows that moment. Too short a pause cannot fail
+      // the test falsely: the release would then simply come before it listened.
       Thread.sleep(500);
 
       CallResult first = prompt.invokeAndWait(call);
@@ -346,13 +349,19 @@ class RetryLayersIT {
       assertThat(reply.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
       WeakReference<ToolResult> answered = new WeakReference<>(reply);
       reply = null;
-      for (int i = 0; i < 50 && answered.get() != null; i++) {
+      // Up to 50 GCs, 100 ms apart (the poll of this wait: a reference is cleared by a GC, not by
+      // a signal one could wait on). Not Awaitility: its last assertion error could hold the reply.
+      int gcs = 0;
+      while (gcs < 50 && answered.get() != null) {
         System.gc();
+        gcs++;
         TimeUnit.MILLISECONDS.sleep(100);
       }
 
       // A timer left to run for the hour would hold every answered call, its reply included.
-      assertThat(answered.get()).as("the answered call's reply, after GC").isNull();
+      assertThat(answered.get())
+          .as("the answered call's reply, collected within %s GCs over 5 s; still reachable", gcs)
+          .isNull();
     }
   }
 

@@ -200,13 +200,26 @@ class ExactlyOnceEffectIT {
         CompletableFuture.allOf(first, duplicates).get();
 
         int actions = CHARGES + REFUNDS + PUBLISHES + NOTIFIES;
-        await()
+        await("replies to all " + actions + " actions, each settled (both sends answered)")
             .atMost(Duration.ofMinutes(5))
             .pollInterval(Duration.ofSeconds(1))
-            .until(
-                () ->
-                    results.byKey.size() == actions
-                        && results.byKey.values().stream().allMatch(ExactlyOnceEffectIT::settled));
+            .untilAsserted(
+                () -> {
+                  assertThat(results.byKey.size()).as("keys replied to").isEqualTo(actions);
+                  assertThat(
+                          results.byKey.entrySet().stream()
+                              .filter(e -> !settled(e.getValue()))
+                              .map(
+                                  e ->
+                                      e.getKey()
+                                          + "="
+                                          + e.getValue().stream()
+                                              .map(ToolResult::getStatus)
+                                              .toList())
+                              .toList())
+                      .as("keys not settled yet (key=statuses of its replies)")
+                      .isEmpty();
+                });
 
         // Every action took effect once, and only once, whatever the faults.
         assertThat(keysByTool.get("charge"))
@@ -220,9 +233,13 @@ class ExactlyOnceEffectIT {
         assertThat(count(postgres, "SELECT count(*) FROM refunds")).isEqualTo(REFUNDS);
         assertThat(count(postgres, "SELECT count(DISTINCT customer) FROM refunds"))
             .isEqualTo(REFUNDS);
-        await()
+        await("an effect record for each publish")
             .atMost(Duration.ofSeconds(30))
-            .until(() -> keysByTool.get("publish").stream().allMatch(effects.byKey::containsKey));
+            .untilAsserted(
+                () ->
+                    assertThat(effects.byKey.keySet())
+                        .as("keys with an effect record")
+                        .containsAll(keysByTool.get("publish")));
         assertThat(keysByTool.get("publish"))
             .allSatisfy(k -> assertThat(effects.byKey.get(k)).as("publish %s", k).hasSize(1));
         assertThat(keysByTool.get("notify"))
@@ -259,15 +276,19 @@ class ExactlyOnceEffectIT {
           assertThat(report.tool("refund").confirmed()).isEqualTo(REFUNDS);
           assertThat(report.tool("refund").effectWithoutEntry()).isEqualTo(1);
         }
-        await()
+        await("the held notifies completed by the reconciler (last reply SUCCEEDED)")
             .atMost(Duration.ofSeconds(60))
-            .until(
+            .untilAsserted(
                 () ->
-                    ambiguousNotifies.stream()
-                        .allMatch(k -> lastStatus(results.byKey.get(k)) == ResultStatus.SUCCEEDED));
+                    assertThat(ambiguousNotifies)
+                        .allSatisfy(
+                            k ->
+                                assertThat(lastStatus(results.byKey.get(k)))
+                                    .as("last reply to %s", k)
+                                    .isEqualTo(ResultStatus.SUCCEEDED)));
 
         // Every committed dispatch has an outcome for its attempt.
-        await()
+        await("an outcome for each committed dispatch's attempt")
             .atMost(Duration.ofSeconds(30))
             .untilAsserted(
                 () ->

@@ -130,7 +130,10 @@ class PartialSuccessIT {
               .setRequestedAt(Instant.now())
               .build();
       producer.send(new ProducerRecord<>(Topics.INTENTS, "order-7", intent)).get();
-      await().atMost(Duration.ofSeconds(90)).until(() -> results.byKey.containsKey("order-7"));
+      await("the answer to order-7")
+          .atMost(Duration.ofSeconds(90))
+          .untilAsserted(
+              () -> assertThat(results.byKey.keySet()).as("keys with a reply").contains("order-7"));
 
       ToolResult answer = results.byKey.get("order-7").get(0);
       assertThat(answer.getStatus()).isEqualTo(ResultStatus.UNKNOWN);
@@ -146,7 +149,10 @@ class PartialSuccessIT {
       assertThat(shipments.requests("order-7#2")).isEqualTo(1);
 
       producer.send(new ProducerRecord<>(Topics.INTENTS, "order-7", intent)).get();
-      await().atMost(Duration.ofSeconds(60)).until(() -> results.byKey.get("order-7").size() == 2);
+      await("the replayed answer to order-7 (its second reply)")
+          .atMost(Duration.ofSeconds(60))
+          .untilAsserted(
+              () -> assertThat(results.byKey.get("order-7")).as("replies to order-7").hasSize(2));
       ToolResult replay = results.byKey.get("order-7").get(1);
       assertThat(replay.getReplayed()).isTrue();
       assertThat(replay.getError().getCode()).isEqualTo("PARTIAL_SUCCESS");
@@ -164,10 +170,19 @@ class PartialSuccessIT {
         assertThat(report1.heldUnresolved()).as("left to an operator").isEqualTo(1);
         assertThat(report1.heldNoEffect() + report1.heldFoundEffect()).isZero();
       }
-      Thread.sleep(1_000);
-      assertThat(charges.requests("order-7#1")).as("nothing sent again").isEqualTo(1);
-      assertThat(shipments.requests("order-7#2")).isEqualTo(1);
-      assertThat(results.byKey.get("order-7")).hasSize(2);
+      // Nothing shows that whatever the pass might have set off has run its course: for a
+      // second after it, nothing is sent again and no further reply comes.
+      await("nothing sent again and no new reply to order-7 after the reconciler's pass, for 1 s")
+          .during(Duration.ofSeconds(1))
+          .atMost(Duration.ofSeconds(3))
+          .untilAsserted(
+              () -> {
+                assertThat(charges.requests("order-7#1")).as("nothing sent again").isEqualTo(1);
+                assertThat(shipments.requests("order-7#2"))
+                    .as("requests of order-7#2")
+                    .isEqualTo(1);
+                assertThat(results.byKey.get("order-7")).as("replies to order-7").hasSize(2);
+              });
     }
   }
 }

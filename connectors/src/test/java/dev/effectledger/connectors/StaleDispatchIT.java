@@ -120,9 +120,13 @@ class StaleDispatchIT {
       parts.awaitReply(key, ResultStatus.FAILED); // released: the intent may be sent again
 
       parts.startExecutor(); // the queued dispatch of the released life is read now
-      await()
+      await("an outcome of the released life's queued dispatch of " + key)
           .atMost(Duration.ofSeconds(60))
-          .until(() -> parts.outcomes.byKey.getOrDefault(key, List.of()).size() >= 1);
+          .untilAsserted(
+              () ->
+                  assertThat(parts.outcomes.byKey.getOrDefault(key, List.of()))
+                      .as("outcomes of %s", key)
+                      .isNotEmpty());
       parts.send(key); // the agent sends again: the key's next life
       ToolResult result = parts.awaitReply(key, ResultStatus.SUCCEEDED);
 
@@ -181,34 +185,46 @@ class StaleDispatchIT {
         assertThat(lookedUp.await(60, TimeUnit.SECONDS)).as("the reconciler looked up").isTrue();
 
         parts.startExecutor(); // the queued dispatch is read while the verdict waits
-        await()
+        await("an outcome of the queued dispatch of " + key + " while the verdict waits")
             .atMost(Duration.ofSeconds(60))
-            .until(() -> parts.outcomes.byKey.getOrDefault(key, List.of()).size() >= 1);
+            .untilAsserted(
+                () ->
+                    assertThat(parts.outcomes.byKey.getOrDefault(key, List.of()))
+                        .as("outcomes of %s", key)
+                        .isNotEmpty());
         publish.countDown();
         pass.get(60, TimeUnit.SECONDS);
       }
       // whatever the late verdict did, the agent sends again while the key is released, and the
       // reconciler looks at it while it is held (the fault answers 500 after acting, once)
       parts.send(key);
-      int acted = parts.results.byKey.get(key).size();
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-      while (lastReply(parts, key).getStatus() != ResultStatus.SUCCEEDED
-          && System.nanoTime() < deadline) {
-        Thread.sleep(200);
-        List<ToolResult> replies = parts.results.byKey.get(key);
-        if (replies.size() == acted) {
-          continue;
-        }
-        acted = replies.size();
-        ToolResult reply = replies.get(acted - 1);
-        if (reply.getStatus() == ResultStatus.UNKNOWN) {
-          try (Reconciler again = parts.reconciler(parts.connectors())) {
-            again.reconcileOnce();
-          }
-        } else if (reply.getStatus() == ResultStatus.FAILED && reply.getError().getRetriable()) {
-          parts.send(key);
-        }
-      }
+      int[] acted = {parts.results.byKey.get(key).size()};
+      // Each new reply is acted on as an agent and an operator would: an UNKNOWN one reconciled,
+      // a retriable FAILED one sent again; until the key's last reply is SUCCEEDED.
+      await("a SUCCEEDED reply to " + key + " (each UNKNOWN reconciled, each release re-sent)")
+          .atMost(Duration.ofSeconds(90))
+          .pollInterval(Duration.ofMillis(200))
+          .untilAsserted(
+              () -> {
+                List<ToolResult> replies = parts.results.byKey.get(key);
+                if (replies.size() != acted[0]) {
+                  acted[0] = replies.size();
+                  ToolResult reply = replies.get(acted[0] - 1);
+                  if (reply.getStatus() == ResultStatus.UNKNOWN) {
+                    try (Reconciler again = parts.reconciler(parts.connectors())) {
+                      again.reconcileOnce();
+                    }
+                  } else if (reply.getStatus() == ResultStatus.FAILED
+                      && reply.getError().getRetriable()) {
+                    parts.send(key);
+                  }
+                }
+                assertThat(lastReply(parts, key).getStatus())
+                    .as(
+                        "last reply to %s; replies %s, outcomes %s",
+                        key, parts.results.byKey.get(key), parts.outcomes.byKey.get(key))
+                    .isEqualTo(ResultStatus.SUCCEEDED);
+              });
       ToolResult last = lastReply(parts, key);
 
       assertThat(payments.effects(key)).as("effects of the action").isEqualTo(1);
@@ -262,9 +278,13 @@ class StaleDispatchIT {
               new StringSerializer(),
               new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), ToolIntent.class));
       ledger.start();
-      await()
+      await("the ledger is RUNNING")
           .atMost(Duration.ofSeconds(60))
-          .until(() -> ledger.state() == KafkaStreams.State.RUNNING);
+          .untilAsserted(
+              () ->
+                  assertThat(ledger.state())
+                      .as("the ledger's state")
+                      .isEqualTo(KafkaStreams.State.RUNNING));
     }
 
     Map<String, Connector> connectors() {
@@ -326,9 +346,13 @@ class StaleDispatchIT {
 
     ToolResult awaitNextReply(String key) {
       int before = seen.getOrDefault(key, 0);
-      await()
+      await("reply number " + (before + 1) + " to " + key)
           .atMost(Duration.ofSeconds(60))
-          .until(() -> results.byKey.getOrDefault(key, List.of()).size() > before);
+          .untilAsserted(
+              () ->
+                  assertThat(results.byKey.getOrDefault(key, List.of()))
+                      .as("replies to %s", key)
+                      .hasSizeGreaterThan(before));
       seen.put(key, before + 1);
       return results.byKey.get(key).get(before);
     }

@@ -43,7 +43,7 @@ class CoPartitioningIT {
         .get();
     // The controller has accepted the new partitions; brokers learn of them a moment later, and
     // describeTopics answers from a broker's metadata cache.
-    await()
+    await("every broker's metadata shows the new partitions: the co-partitioning check passes")
         .atMost(Duration.ofSeconds(30))
         .untilAsserted(
             () ->

@@ -95,15 +95,24 @@ class DeadlineRestoreIT {
                 .get()
                 .offset();
         producer.flush();
-        await().atMost(Duration.ofSeconds(60)).until(() -> results.byKey.containsKey("settled"));
+        await("a result for settled")
+            .atMost(Duration.ofSeconds(60))
+            .untilAsserted(
+                () ->
+                    assertThat(results.byKey.keySet())
+                        .as("keys with a result")
+                        .contains("settled"));
         assertThat(results.byKey.get("settled").get(0).getStatus())
             .isEqualTo(ResultStatus.SUCCEEDED);
-        await() // its dispatch committed: the restored ledger has its entry, and reads on past it
+        // its dispatch committed: the restored ledger has its entry, and reads on past it
+        await("the DISPATCHED audit event of released")
             .atMost(Duration.ofSeconds(60))
-            .until(
+            .untilAsserted(
                 () ->
-                    audit.byKey.getOrDefault("released", List.of()).stream()
-                        .anyMatch(e -> e.getType() == AuditType.DISPATCHED));
+                    assertThat(audit.byKey.getOrDefault("released", List.of()))
+                        .extracting(AuditEvent::getType)
+                        .as("audit events of released")
+                        .contains(AuditType.DISPATCHED));
         kill(ledger); // mid-window, the ticket pending: nothing of the index survives below
         // While the ledger is down, the executor's last try at "released" fails with no effect:
         // the restored ledger releases the key before it has read any intent.
@@ -111,7 +120,16 @@ class DeadlineRestoreIT {
 
         ledger = start(bootstrap, registry.url(), "d2");
 
-        await().atMost(Duration.ofSeconds(90)).until(() -> releaseOf("released", results) != null);
+        await("the restored ledger releases released (RETRIES_EXHAUSTED)")
+            .atMost(Duration.ofSeconds(90))
+            .untilAsserted(
+                () ->
+                    assertThat(releaseOf("released", results))
+                        .as(
+                            () ->
+                                "the release; results of released: "
+                                    + results.byKey.get("released"))
+                        .isNotNull());
         assertThat(
                 Long.parseLong(
                     new String(
@@ -125,7 +143,13 @@ class DeadlineRestoreIT {
                     + " restart (not -1: nothing read since)")
             .isGreaterThanOrEqualTo(releasedAt);
 
-        await().atMost(Duration.ofSeconds(90)).until(() -> results.byKey.containsKey("waiting"));
+        await("the pending timeout's result for waiting")
+            .atMost(Duration.ofSeconds(90))
+            .untilAsserted(
+                () ->
+                    assertThat(results.byKey.keySet())
+                        .as("keys with a result")
+                        .contains("waiting"));
         ToolResult held = results.byKey.get("waiting").get(0);
         assertThat(held.getStatus())
             .as("the pending timeout fired")
@@ -136,17 +160,19 @@ class DeadlineRestoreIT {
         // its stream time), the purge scan expires the settled key without its being asked for.
         int partition = partitionOf("settled");
         AtomicInteger ticks = new AtomicInteger();
-        await()
+        await("the purge scan expires settled (EXPIRED audit event) as stream time moves on")
             .atMost(Duration.ofSeconds(90))
             .pollInterval(Duration.ofSeconds(2))
-            .until(
+            .untilAsserted(
                 () -> {
                   String tick = nextKeyOn(partition, ticks);
                   producer
                       .send(new ProducerRecord<>(Topics.INTENTS, tick, ItFixtures.intent(tick, 3)))
                       .get();
-                  return audit.byKey.getOrDefault("settled", List.of()).stream()
-                      .anyMatch(e -> e.getType() == AuditType.EXPIRED);
+                  assertThat(audit.byKey.getOrDefault("settled", List.of()))
+                      .extracting(AuditEvent::getType)
+                      .as("audit events of settled (%s ticks sent)", ticks.get())
+                      .contains(AuditType.EXPIRED);
                 });
         kill(ledger);
       }

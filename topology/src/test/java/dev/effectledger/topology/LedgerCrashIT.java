@@ -69,28 +69,44 @@ class LedgerCrashIT {
         CompletableFuture<Void> load =
             CompletableFuture.runAsync(() -> sendPaced(producer, sent, sends));
 
-        await()
+        await("a quarter of the load sent and a first dispatch out, before the first kill")
             .atMost(Duration.ofMinutes(2))
-            .until(() -> sends.get() >= KEYS * SENDS_PER_KEY / 4 && dispatches.total() > 0);
+            .untilAsserted(
+                () -> {
+                  assertThat(sends.get())
+                      .as("intents sent")
+                      .isGreaterThanOrEqualTo(KEYS * SENDS_PER_KEY / 4);
+                  assertThat(dispatches.total()).as("dispatches read").isPositive();
+                });
         kill(ledger);
         ledger = startLedger(bootstrap, registry.url(), firstState, "a2");
 
-        await()
+        await("three fifths of the load sent, before the second kill")
             .atMost(Duration.ofMinutes(2))
-            .until(() -> sends.get() >= KEYS * SENDS_PER_KEY * 3 / 5);
+            .untilAsserted(
+                () ->
+                    assertThat(sends.get())
+                        .as("intents sent")
+                        .isGreaterThanOrEqualTo(KEYS * SENDS_PER_KEY * 3 / 5));
         kill(ledger);
         ledger = startLedger(bootstrap, registry.url(), emptyState, "b1");
 
         load.get(3, TimeUnit.MINUTES);
         int intents = KEYS * SENDS_PER_KEY;
-        await()
+        await("a reply to each of the " + intents + " intents")
             .atMost(Duration.ofMinutes(4))
             .pollInterval(Duration.ofSeconds(1))
-            .until(() -> results.total() >= intents);
-        await()
+            .untilAsserted(
+                () ->
+                    assertThat(results.total()).as("replies read").isGreaterThanOrEqualTo(intents));
+        await("exactly one reply per intent and one dispatch per key, for 3 s")
             .during(Duration.ofSeconds(3))
             .atMost(Duration.ofSeconds(10))
-            .until(() -> results.total() == intents && dispatches.total() == KEYS);
+            .untilAsserted(
+                () -> {
+                  assertThat(results.total()).as("replies read").isEqualTo(intents);
+                  assertThat(dispatches.total()).as("dispatches read").isEqualTo(KEYS);
+                });
         kill(ledger);
 
         assertThat(dispatches.byKey).hasSize(KEYS);

@@ -80,32 +80,55 @@ class LedgerDedupIT {
       CompletableFuture<Void> concurrent =
           CompletableFuture.runAsync(() -> send(duplicates, 0, CONCURRENT_DUPLICATES, sent, maybe));
       CompletableFuture.allOf(first, concurrent).get();
-      await()
+      await("a SUCCEEDED reply for each of the " + DISTINCT + " distinct keys")
           .atMost(Duration.ofMinutes(3))
           .pollInterval(Duration.ofMillis(500))
-          .until(
+          .untilAsserted(
               () ->
-                  results.byKey.size() == DISTINCT
-                      && results.byKey.values().stream()
-                          .allMatch(
-                              rs ->
-                                  rs.stream()
-                                      .anyMatch(r -> r.getStatus() == ResultStatus.SUCCEEDED)));
+                  assertThat(
+                          DISTINCT
+                              - results.byKey.values().stream()
+                                  .filter(
+                                      rs ->
+                                          rs.stream()
+                                              .anyMatch(
+                                                  r -> r.getStatus() == ResultStatus.SUCCEEDED))
+                                  .count())
+                      .as(
+                          () ->
+                              "keys without a SUCCEEDED reply ("
+                                  + results.byKey.size()
+                                  + " keys answered, "
+                                  + results.total()
+                                  + " replies, "
+                                  + dispatches.total()
+                                  + " dispatches, "
+                                  + executor.effects.get()
+                                  + " effects, sends the broker took "
+                                  + sent.size()
+                                  + " keys, timed out "
+                                  + maybe.size()
+                                  + ")")
+                      .isZero());
 
       send(duplicates, DISTINCT - LATE_DUPLICATES, DISTINCT, sent, maybe);
       int intents = DISTINCT + CONCURRENT_DUPLICATES + LATE_DUPLICATES;
-      await()
+      await("a reply to each of the " + intents + " intents")
           .atMost(Duration.ofMinutes(2))
           .pollInterval(Duration.ofMillis(500))
-          .until(() -> results.total() >= intents);
+          .untilAsserted(() -> assertThat(results.total()).isGreaterThanOrEqualTo(intents));
       // A send the client timed out on may have been written all the same: one more intent, and
       // one more reply, for its key.
       int unsure = maybe.values().stream().mapToInt(AtomicInteger::get).sum();
       // Anything extra a broken ledger emitted would arrive within these seconds.
-      await()
+      await("no reply beyond one per intent, one dispatch per key, for 3 s")
           .during(Duration.ofSeconds(3))
           .atMost(Duration.ofSeconds(10))
-          .until(() -> results.total() <= intents + unsure && dispatches.total() == DISTINCT);
+          .untilAsserted(
+              () -> {
+                assertThat(results.total()).as("replies").isLessThanOrEqualTo(intents + unsure);
+                assertThat(dispatches.total()).as("dispatches").isEqualTo(DISTINCT);
+              });
 
       assertThat(dispatches.byKey).hasSize(DISTINCT);
       assertThat(dispatches.byKey.values()).allSatisfy(ds -> assertThat(ds).hasSize(1));

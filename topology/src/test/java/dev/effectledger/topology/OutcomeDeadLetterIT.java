@@ -69,16 +69,19 @@ class OutcomeDeadLetterIT {
 
       dlq.subscribe(List.of(Topics.OUTCOMES_DLQ));
       List<ConsumerRecord<String, byte[]>> letters = new ArrayList<>();
-      await()
+      await("a dead letter on " + Topics.OUTCOMES_DLQ)
           .atMost(Duration.ofSeconds(60))
-          .until(
+          .untilAsserted(
               () -> {
                 dlq.poll(Duration.ofMillis(200)).forEach(letters::add);
-                return !letters.isEmpty();
+                assertThat(letters).as("records read from %s", Topics.OUTCOMES_DLQ).isNotEmpty();
               });
       assertThat(letters.get(0).value()).isEqualTo(new byte[] {9, 9});
       assertThat(letters.get(0).headers().lastHeader("__streams.errors.exception")).isNotNull();
-      await().atMost(Duration.ofSeconds(60)).until(() -> dispatches.byKey.containsKey("after"));
+      await("the dispatch of after (the ledger went on past the undecodable outcome)")
+          .atMost(Duration.ofSeconds(60))
+          .untilAsserted(
+              () -> assertThat(dispatches.byKey.keySet()).as("keys dispatched").contains("after"));
       assertThat(health.threadFailures).isEmpty();
       assertThat(health.states)
           .doesNotContain(KafkaStreams.State.PENDING_ERROR, KafkaStreams.State.ERROR);

@@ -96,15 +96,18 @@ class OversizedIntentIT {
           .send(new ProducerRecord<>(Topics.INTENTS, "after", ItFixtures.intent("after", 1)))
           .get();
 
-      await().atMost(Duration.ofSeconds(60)).until(() -> dispatches.byKey.containsKey("after"));
+      await("the dispatch of after (the ledger went on past the oversized intent)")
+          .atMost(Duration.ofSeconds(60))
+          .untilAsserted(
+              () -> assertThat(dispatches.byKey.keySet()).as("keys dispatched").contains("after"));
       dlq.subscribe(List.of(Topics.INTENTS_DLQ));
       List<ConsumerRecord<String, byte[]>> letters = new ArrayList<>();
-      await()
+      await("a dead letter on " + Topics.INTENTS_DLQ)
           .atMost(Duration.ofSeconds(30))
-          .until(
+          .untilAsserted(
               () -> {
                 dlq.poll(Duration.ofMillis(200)).forEach(letters::add);
-                return !letters.isEmpty();
+                assertThat(letters).as("records read from %s", Topics.INTENTS_DLQ).isNotEmpty();
               });
       ConsumerRecord<String, byte[]> letter = letters.get(0);
       assertThat(letter.value()).hasSize(DeadLetters.MAX_VALUE_BYTES);
@@ -114,7 +117,10 @@ class OversizedIntentIT {
           .isGreaterThan(2_000_000);
       assertThat(header(letter, DeadLetters.VALUE_SHA256)).hasSize(64);
       assertThat(header(letter, DeadLetters.SOURCE_OFFSET)).isEqualTo("0");
-      await().atMost(Duration.ofSeconds(30)).until(() -> results.byKey.containsKey("big"));
+      await("the rejection of big")
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () -> assertThat(results.byKey.keySet()).as("keys with a result").contains("big"));
       assertThat(results.byKey.get("big").get(0).getStatus()).isEqualTo(ResultStatus.REJECTED);
       assertThat(health.threadFailures).isEmpty();
       assertThat(health.states)

@@ -141,9 +141,10 @@ class ExecutorIT {
   }
 
   private void awaitOutcomes(List<String> keys) {
-    await()
+    await("an outcome for each of " + keys.size() + " keys")
         .atMost(Duration.ofSeconds(90))
-        .until(() -> keys.stream().allMatch(outcomes.byKey::containsKey));
+        .untilAsserted(
+            () -> assertThat(outcomes.byKey.keySet()).as("keys with an outcome").containsAll(keys));
   }
 
   @Test
@@ -154,10 +155,17 @@ class ExecutorIT {
         start(chargeOn(downstream.url(), true), config().withConcurrency(16))) {
       dispatch(keys, "charge");
       awaitOutcomes(keys);
-      await()
+      await("exactly one outcome per key, for 1 s")
           .during(Duration.ofSeconds(1))
           .atMost(Duration.ofSeconds(5))
-          .until(() -> keys.stream().allMatch(k -> outcomes.byKey.get(k).size() == 1));
+          .untilAsserted(
+              () ->
+                  assertThat(keys)
+                      .allSatisfy(
+                          k ->
+                              assertThat(outcomes.byKey.get(k))
+                                  .as("outcomes of %s", k)
+                                  .hasSize(1)));
     }
 
     assertThat(downstream.maxConcurrent())
@@ -183,7 +191,13 @@ class ExecutorIT {
     ToolPolicies policies = chargeOn(downstream.url(), true);
     EffectExecutor crashed = start(policies, uncommitting());
     dispatch(keys, "charge");
-    await().atMost(Duration.ofSeconds(60)).until(() -> downstream.totalEffects() == keys.size());
+    await("the downstream runs one effect per key")
+        .atMost(Duration.ofSeconds(60))
+        .untilAsserted(
+            () ->
+                assertThat(downstream.totalEffects())
+                    .as("effects the downstream ran")
+                    .isEqualTo(keys.size()));
     crashed.halt();
     assertThat(keys)
         .as("nothing was committed before the crash")
@@ -229,13 +243,25 @@ class ExecutorIT {
             new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), ToolResult.class))) {
       EffectExecutor crashed = start(policies, uncommitting());
       Fixtures.send(kafka.bootstrapServers(), registry, dispatches);
-      await().atMost(Duration.ofSeconds(60)).until(() -> downstream.totalEffects() == keys.size());
+      await("the downstream runs one effect per key")
+          .atMost(Duration.ofSeconds(60))
+          .untilAsserted(
+              () ->
+                  assertThat(downstream.totalEffects())
+                      .as("effects the downstream ran")
+                      .isEqualTo(keys.size()));
       crashed.halt();
       assertThat(answers.records).as("no answer before its outcome commits").isEmpty();
 
       try (EffectExecutor restarted = start(policies, config())) {
         awaitOutcomes(keys);
-        await().atMost(Duration.ofSeconds(30)).until(() -> answers.byKey.size() == keys.size());
+        await("one answer per key on " + replies)
+            .atMost(Duration.ofSeconds(30))
+            .untilAsserted(
+                () ->
+                    assertThat(answers.byKey.keySet())
+                        .as("keys answered on %s", replies)
+                        .hasSize(keys.size()));
       }
 
       for (Dispatch d : dispatches) {
@@ -297,13 +323,17 @@ class ExecutorIT {
                 new StringDeserializer())) {
       dispatch(keys, "charge");
       awaitOutcomes(keys);
-      await()
+      await("every key's attempt-1 marker tombstoned in the journal")
           .atMost(Duration.ofSeconds(30))
-          .until(
+          .untilAsserted(
               () ->
-                  keys.stream()
-                      .map(k -> journal.byKey.get(AttemptJournal.marker(k, 1)))
-                      .allMatch(history -> history != null && history.contains(null)));
+                  assertThat(keys)
+                      .allSatisfy(
+                          k ->
+                              assertThat(journal.byKey.get(AttemptJournal.marker(k, 1)))
+                                  .as("journal history of the marker of %s", k)
+                                  .isNotNull()
+                                  .contains((String) null)));
       assertThat(executor.isRunning()).isTrue();
       assertThat(keys)
           .allSatisfy(
@@ -324,7 +354,13 @@ class ExecutorIT {
     ToolPolicies policies = chargeOnKeyIgnoringApi(ToolClass.IRREVERSIBLE, true);
     EffectExecutor crashed = start(policies, uncommitting());
     dispatch(keys, "charge");
-    await().atMost(Duration.ofSeconds(60)).until(() -> downstream.totalEffects() == keys.size());
+    await("the downstream runs one effect per key")
+        .atMost(Duration.ofSeconds(60))
+        .untilAsserted(
+            () ->
+                assertThat(downstream.totalEffects())
+                    .as("effects the downstream ran")
+                    .isEqualTo(keys.size()));
     crashed.halt();
     assertThat(keys)
         .as("nothing was committed before the crash")
@@ -379,10 +415,14 @@ class ExecutorIT {
   private void answerTheHeldOneAndLetItAct(OutOfOrder run) {
     awaitOutcomes(List.of(run.held()));
     downstream.releaseHeld(run.held());
-    await()
+    await("exactly one effect of the held " + run.held() + ", for 2 s")
         .during(Duration.ofSeconds(2))
         .atMost(Duration.ofSeconds(20))
-        .until(() -> downstream.effects(run.held()) == 1);
+        .untilAsserted(
+            () ->
+                assertThat(downstream.effects(run.held()))
+                    .as("effects of %s", run.held())
+                    .isEqualTo(1));
   }
 
   private void assertNothingRanTwice(OutOfOrder run) {
@@ -429,7 +469,13 @@ class ExecutorIT {
 
     try (EffectExecutor successor =
         start(run.policies(), config().withConcurrency(16).withInstanceId("executor-a"))) {
-      await().atMost(Duration.ofSeconds(60)).until(() -> !run.first().isRunning());
+      await("the fenced first executor stops")
+          .atMost(Duration.ofSeconds(60))
+          .untilAsserted(
+              () ->
+                  assertThat(run.first().isRunning())
+                      .as("first executor running (failure: %s)", run.first().failure())
+                      .isFalse());
       answerTheHeldOneAndLetItAct(run);
     } finally {
       run.first().halt();
@@ -447,7 +493,13 @@ class ExecutorIT {
     ToolPolicies policies = chargeOnKeyIgnoringApi(ToolClass.WRITE_NON_IDEMPOTENT, false);
     EffectExecutor crashed = start(policies, uncommitting());
     dispatch(keys, "charge");
-    await().atMost(Duration.ofSeconds(60)).until(() -> downstream.totalEffects() == keys.size());
+    await("the downstream runs one effect per key")
+        .atMost(Duration.ofSeconds(60))
+        .untilAsserted(
+            () ->
+                assertThat(downstream.totalEffects())
+                    .as("effects the downstream ran")
+                    .isEqualTo(keys.size()));
     crashed.halt();
 
     try (EffectExecutor restarted = start(policies, config())) {
@@ -477,12 +529,17 @@ class ExecutorIT {
             Fixtures.dispatch(keys.get(0), "charge", lane, "{\"amount\":100}", 2),
             Fixtures.dispatch(keys.get(1), "charge", lane, "{\"amount\":100}", 1)));
     try (EffectExecutor third = start(policies, config())) {
-      await()
+      await("a second outcome for " + keys.get(0) + " and " + keys.get(1))
           .atMost(Duration.ofSeconds(60))
-          .until(
-              () ->
-                  outcomes.byKey.get(keys.get(0)).size() == 2
-                      && outcomes.byKey.get(keys.get(1)).size() == 2);
+          .untilAsserted(
+              () -> {
+                assertThat(outcomes.byKey.get(keys.get(0)))
+                    .as("outcomes of %s", keys.get(0))
+                    .hasSize(2);
+                assertThat(outcomes.byKey.get(keys.get(1)))
+                    .as("outcomes of %s", keys.get(1))
+                    .hasSize(2);
+              });
     }
     assertThat(outcomes.byKey.get(keys.get(0)).get(1))
         .satisfies(
@@ -498,6 +555,17 @@ class ExecutorIT {
         .allSatisfy(k -> assertThat(downstream.requests(k)).isEqualTo(1));
   }
 
+  private void awaitOneRequestEach(List<String> keys, Duration atMost) {
+    await("one request per key downstream")
+        .atMost(atMost)
+        .untilAsserted(() -> assertOneRequestEach(keys));
+  }
+
+  private void assertOneRequestEach(List<String> keys) {
+    assertThat(keys)
+        .allSatisfy(k -> assertThat(downstream.requests(k)).as("requests of %s", k).isEqualTo(1));
+  }
+
   @Test
   void shouldFinishRunningEffectsOnGracefulClose() throws Exception {
     downstream.latency(Duration.ofMillis(500));
@@ -505,18 +573,16 @@ class ExecutorIT {
     ToolPolicies policies = chargeOn(downstream.url(), true);
     EffectExecutor executor = start(policies, config().withConcurrency(8));
     dispatch(keys, "charge");
-    await()
-        .atMost(Duration.ofSeconds(60))
-        .until(() -> keys.stream().allMatch(k -> downstream.requests(k) == 1));
+    awaitOneRequestEach(keys, Duration.ofSeconds(60));
 
     executor.close();
 
     awaitOutcomes(keys);
     try (EffectExecutor next = start(policies, config())) {
-      await()
+      await("still exactly one request per key, for 3 s")
           .during(Duration.ofSeconds(3))
           .atMost(Duration.ofSeconds(10))
-          .until(() -> keys.stream().allMatch(k -> downstream.requests(k) == 1));
+          .untilAsserted(() -> assertOneRequestEach(keys));
     }
   }
 
@@ -528,17 +594,20 @@ class ExecutorIT {
     EffectExecutor executor =
         start(policies, config().withConcurrency(4).withShutdownDeadline(Duration.ofMillis(200)));
     dispatch(keys, "charge");
-    await()
-        .atMost(Duration.ofSeconds(60))
-        .until(() -> keys.stream().allMatch(k -> downstream.requests(k) == 1));
+    awaitOneRequestEach(keys, Duration.ofSeconds(60));
 
     executor.close();
     assertThat(keys).as("abandoned: no outcome committed").noneMatch(outcomes.byKey::containsKey);
 
     // The abandoned requests still act downstream; the next owner's run then finds them done.
-    await()
+    await("the abandoned requests act downstream, once per key")
         .atMost(Duration.ofSeconds(30))
-        .until(() -> keys.stream().allMatch(k -> downstream.effects(k) == 1));
+        .untilAsserted(
+            () ->
+                assertThat(keys)
+                    .allSatisfy(
+                        k ->
+                            assertThat(downstream.effects(k)).as("effects of %s", k).isEqualTo(1)));
     downstream.latency(Duration.ZERO);
     try (EffectExecutor next = start(policies, config())) {
       awaitOutcomes(keys);
@@ -569,7 +638,11 @@ class ExecutorIT {
       dispatch(keys, "charge");
 
       awaitOutcomes(keys);
-      await().atMost(Duration.ofSeconds(30)).until(() -> dlq.byKey.containsKey(lane + "-bad"));
+      await("the undecodable dispatch " + lane + "-bad dead-lettered")
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () ->
+                  assertThat(dlq.byKey.keySet()).as("dead-lettered keys").contains(lane + "-bad"));
       var letter =
           dlq.records.stream().filter(r -> r.key().equals(lane + "-bad")).findFirst().orElseThrow();
       assertThat(new String(letter.headers().lastHeader("effectledger.error.code").value()))
@@ -644,7 +717,10 @@ class ExecutorIT {
                 config(), Map.of("charge", verbose), chargeOn(downstream.url(), true))) {
       dispatch(keys, "charge");
       awaitOutcomes(keys);
-      await().atMost(Duration.ofSeconds(30)).until(() -> dlq.byKey.containsKey(keys.get(0)));
+      await("the too-large result of " + keys.get(0) + " dead-lettered")
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () -> assertThat(dlq.byKey.keySet()).as("dead-lettered keys").contains(keys.get(0)));
       var letter =
           dlq.records.stream().filter(r -> r.key().equals(keys.get(0))).findFirst().orElseThrow();
       assertThat(new String(letter.headers().lastHeader("effectledger.error.code").value()))
@@ -689,16 +765,26 @@ class ExecutorIT {
           EffectExecutor.start(
               uncommitting(), Map.of("publish", new KafkaConnector("effects")), policies);
       dispatch(keys, "publish");
-      await().atMost(Duration.ofSeconds(60)).until(() -> crashed.effectsRun() >= keys.size());
+      await("the uncommitting executor runs every effect")
+          .atMost(Duration.ofSeconds(60))
+          .untilAsserted(
+              () ->
+                  assertThat(crashed.effectsRun())
+                      .as("effects run")
+                      .isGreaterThanOrEqualTo(keys.size()));
       crashed.halt();
       try (EffectExecutor restarted =
           EffectExecutor.start(
               config(), Map.of("publish", new KafkaConnector("effects")), policies)) {
         awaitOutcomes(keys);
-        await()
+        await("an effect record for every key, for 2 s")
             .during(Duration.ofSeconds(2))
             .atMost(Duration.ofSeconds(20))
-            .until(() -> keys.stream().allMatch(effects.byKey::containsKey));
+            .untilAsserted(
+                () ->
+                    assertThat(effects.byKey.keySet())
+                        .as("keys with an effect record")
+                        .containsAll(keys));
       }
       assertThat(keys)
           .allSatisfy(

@@ -159,9 +159,25 @@ class ExecutorSeamTest {
   }
 
   private void awaitOutcomes(List<String> keys) {
-    await()
+    await("an outcome for each of " + keys)
         .atMost(Duration.ofSeconds(30))
-        .until(() -> keys.stream().noneMatch(k -> outcomes(k).isEmpty()));
+        .untilAsserted(() -> assertOutcomeForEach(keys));
+  }
+
+  private void assertOutcomeForEach(List<String> keys) {
+    assertThat(keys.stream().filter(k -> outcomes(k).isEmpty()).toList())
+        .as("keys without an outcome on tool-outcomes")
+        .isEmpty();
+  }
+
+  private void awaitNoLiveMarker() {
+    await("no live marker left on tool-attempts." + LANE)
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () ->
+                assertThat(cluster.compacted("tool-attempts." + LANE))
+                    .as("live markers on tool-attempts.%s", LANE)
+                    .isEmpty());
   }
 
   @Test
@@ -177,9 +193,7 @@ class ExecutorSeamTest {
 
     executor(new LogProducer(cluster));
     awaitOutcomes(List.of("k0"));
-    await()
-        .atMost(Duration.ofSeconds(10))
-        .until(() -> cluster.compacted("tool-attempts." + LANE).isEmpty());
+    awaitNoLiveMarker();
 
     assertThat(keys)
         .allSatisfy(k -> assertThat(downstream.calls(k)).as("calls of %s", k).isEqualTo(1));
@@ -208,21 +222,30 @@ class ExecutorSeamTest {
     split.splitCommitsWith("tool-outcomes", Integer.MAX_VALUE);
     EffectExecutor first = executor(split);
     awaitOutcomes(keys);
-    await()
+    await("one live marker per key, through more than one journal sweep")
         .during(Duration.ofMillis(1500)) // more than one journal sweep
         .atMost(Duration.ofSeconds(5))
-        .until(() -> cluster.compacted("tool-attempts." + LANE).size() == keys.size());
+        .untilAsserted(
+            () ->
+                assertThat(cluster.compacted("tool-attempts." + LANE))
+                    .as("live markers on tool-attempts.%s", LANE)
+                    .hasSize(keys.size()));
     first.halt();
     assertThat(cluster.committed(Set.of(DISPATCH)))
         .containsEntry(DISPATCH, new OffsetAndMetadata(0));
 
     executor(new LogProducer(cluster));
-    await()
+    await("the successor commits past every dispatch and clears every marker")
         .atMost(Duration.ofSeconds(10))
-        .until(
-            () ->
-                cluster.committed(Set.of(DISPATCH)).get(DISPATCH).offset() == keys.size()
-                    && cluster.compacted("tool-attempts." + LANE).isEmpty());
+        .untilAsserted(
+            () -> {
+              assertThat(cluster.committed(Set.of(DISPATCH)).get(DISPATCH).offset())
+                  .as("committed offset of %s", DISPATCH)
+                  .isEqualTo(keys.size());
+              assertThat(cluster.compacted("tool-attempts." + LANE))
+                  .as("live markers on tool-attempts.%s", LANE)
+                  .isEmpty();
+            });
 
     assertThat(keys)
         .allSatisfy(
@@ -246,7 +269,13 @@ class ExecutorSeamTest {
     producer.failCommitsWith("tool-outcomes", 1);
     producer.dieAfterAbort();
     EffectExecutor first = executor(producer);
-    await().atMost(Duration.ofSeconds(30)).until(() -> !first.isRunning());
+    await("the first executor stops, its producer dead after an abort")
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () ->
+                assertThat(first.isRunning())
+                    .as("first executor running (failure: %s)", first.failure())
+                    .isFalse());
 
     executor(new LogProducer(cluster));
     awaitOutcomes(keys);
@@ -286,7 +315,9 @@ class ExecutorSeamTest {
 
     dispatch("k0", 200L);
 
-    await().atMost(Duration.ofSeconds(30)).until(() -> outcomes("k0").size() == 2);
+    await("a second outcome of k0 (its next life)")
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(() -> assertThat(outcomes("k0")).as("outcomes of k0").hasSize(2));
     assertThat(downstream.calls("k0")).as("the next life ran").isEqualTo(2);
     assertThat(outcomes("k0").get(1).getEffectId()).isNotEqualTo("fx_found");
   }
@@ -313,7 +344,11 @@ class ExecutorSeamTest {
     EffectExecutor first = executor(new LogProducer(cluster), Duration.ofMillis(200), consumer);
     awaitOutcomes(keys.subList(1, 10));
     consumer.schedulePollTask(() -> consumer.rebalance(List.of()));
-    await().atMost(Duration.ofSeconds(10)).until(() -> consumer.assignment().isEmpty());
+    await("the first executor's partitions revoked")
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () ->
+                assertThat(consumer.assignment()).as("the first consumer's assignment").isEmpty());
 
     executor(new LogProducer(cluster));
     awaitOutcomes(List.of("k0"));
@@ -339,7 +374,13 @@ class ExecutorSeamTest {
     awaitOutcomes(keys.subList(1, 10));
     producer.fenceProducer();
     downstream.release("k0");
-    await().atMost(Duration.ofSeconds(10)).until(() -> !fenced.isRunning());
+    await("the fenced executor stops")
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () ->
+                assertThat(fenced.isRunning())
+                    .as("fenced executor running (failure: %s)", fenced.failure())
+                    .isFalse());
 
     assertThat(fenced.failure()).isInstanceOf(ProducerFencedException.class);
     assertThat(outcomes("k0")).as("nothing committed after the fence").isEmpty();
@@ -370,9 +411,9 @@ class ExecutorSeamTest {
     List<String> keys = dispatchKeys(5);
     executorCommittingEvery30sAtMost(ExecutorConfig.DEFAULT_MIN_COMMIT_INTERVAL);
 
-    await()
+    await("an outcome for each of " + keys)
         .atMost(Duration.ofSeconds(5))
-        .until(() -> keys.stream().noneMatch(k -> outcomes(k).isEmpty()));
+        .untilAsserted(() -> assertOutcomeForEach(keys));
     assertOneCallAndOneOutcomeEach(keys, Outcome::getStatus, OutcomeStatus.SUCCEEDED);
   }
 
@@ -381,18 +422,20 @@ class ExecutorSeamTest {
   void shouldKeepTheMinimumCommitIntervalBetweenEarlyCommits() {
     executorCommittingEvery30sAtMost(Duration.ofSeconds(2));
     dispatch("k0", null);
-    await()
+    await("an outcome of k0")
         .atMost(Duration.ofSeconds(10))
         .pollInterval(Duration.ofMillis(5))
-        .until(() -> !outcomes("k0").isEmpty());
+        .untilAsserted(() -> assertThat(outcomes("k0")).as("outcomes of k0").isNotEmpty());
 
     dispatch("k1", null);
 
-    await()
+    await("no outcome of k1 within the minimum commit interval, for 1 s")
         .during(Duration.ofMillis(1000))
         .atMost(Duration.ofMillis(1500))
-        .until(() -> outcomes("k1").isEmpty());
-    await().atMost(Duration.ofSeconds(10)).until(() -> !outcomes("k1").isEmpty());
+        .untilAsserted(() -> assertThat(outcomes("k1")).as("outcomes of k1").isEmpty());
+    await("an outcome of k1 once the minimum interval passed")
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(() -> assertThat(outcomes("k1")).as("outcomes of k1").isNotEmpty());
   }
 
   /**
@@ -405,17 +448,23 @@ class ExecutorSeamTest {
     downstream.hold("k0");
     List<String> keys = dispatchKeys(3);
     executorCommittingEvery30sAtMost(ExecutorConfig.DEFAULT_MIN_COMMIT_INTERVAL);
-    await().atMost(Duration.ofSeconds(10)).until(() -> downstream.effects("k2") == 1);
+    await("the effect of k2")
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(() -> assertThat(downstream.effects("k2")).as("effects of k2").isEqualTo(1));
 
-    await()
+    await("no outcome of the finished k1 and k2 while k0 runs, for 1 s")
         .during(Duration.ofMillis(1000))
         .atMost(Duration.ofMillis(1500))
-        .until(() -> outcomes("k1").isEmpty() && outcomes("k2").isEmpty());
+        .untilAsserted(
+            () -> {
+              assertThat(outcomes("k1")).as("outcomes of k1").isEmpty();
+              assertThat(outcomes("k2")).as("outcomes of k2").isEmpty();
+            });
     downstream.release("k0");
 
-    await()
+    await("an outcome for each of " + keys)
         .atMost(Duration.ofSeconds(5))
-        .until(() -> keys.stream().noneMatch(k -> outcomes(k).isEmpty()));
+        .untilAsserted(() -> assertOutcomeForEach(keys));
     assertOneCallAndOneOutcomeEach(keys, Outcome::getStatus, OutcomeStatus.SUCCEEDED);
   }
 }

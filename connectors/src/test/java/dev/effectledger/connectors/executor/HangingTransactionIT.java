@@ -239,9 +239,10 @@ class HangingTransactionIT {
           Map.of(dispatches(), 3L));
       dead.commitTransaction();
     }
-    await()
+    await("the coordinator showing " + deadId + " CompleteCommit")
         .atMost(Duration.ofSeconds(30))
-        .until(() -> describe(deadId).state() == TransactionState.COMPLETE_COMMIT);
+        .untilAsserted(
+            () -> assertThat(describe(deadId).state()).isEqualTo(TransactionState.COMPLETE_COMMIT));
 
     assertOffsetsCommittedAndNothingBelowReadAgain(config, policies, keys);
   }
@@ -455,9 +456,17 @@ class HangingTransactionIT {
     try (EffectExecutor executor =
         EffectExecutor.start(
             config, Connectors.forLanes(policies, List.of(lane), Clock.systemUTC()), policies)) {
-      await()
+      await("an outcome for each of " + keys)
           .atMost(Duration.ofSeconds(90))
-          .until(() -> keys.stream().allMatch(outcomes.byKey::containsKey));
+          .untilAsserted(
+              () ->
+                  assertThat(keys.stream().filter(k -> !outcomes.byKey.containsKey(k)).toList())
+                      .as(
+                          () ->
+                              "keys without an outcome (executor failure: "
+                                  + executor.failure()
+                                  + ")")
+                      .isEmpty());
       assertThat(executor.failure()).isNull();
     }
   }

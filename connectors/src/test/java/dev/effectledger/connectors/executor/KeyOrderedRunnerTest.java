@@ -35,14 +35,20 @@ class KeyOrderedRunnerTest {
     runner.run("a", () -> done.add("a2"));
     runner.run("b", () -> done.add("b1"));
 
-    await().atMost(Duration.ofSeconds(5)).until(() -> done.contains("b1"));
+    await("b's task runs while a's first is held")
+        .atMost(Duration.ofSeconds(5))
+        .untilAsserted(() -> assertThat(done).as("tasks done").contains("b1"));
     assertThat(done)
         .as("b ran while a's first task was held; a's second waited for it")
         .containsExactly("b1");
     release.countDown();
-    await().atMost(Duration.ofSeconds(5)).until(() -> done.size() == 3);
+    await("all three tasks done once a's first is released")
+        .atMost(Duration.ofSeconds(5))
+        .untilAsserted(() -> assertThat(done).as("tasks done").hasSize(3));
     assertThat(done).containsExactly("b1", "a1", "a2");
-    await().atMost(Duration.ofSeconds(5)).until(() -> runner.keysRunning() == 0);
+    await("no key left running")
+        .atMost(Duration.ofSeconds(5))
+        .untilAsserted(() -> assertThat(runner.keysRunning()).as("keys running").isZero());
   }
 
   @Test
@@ -56,7 +62,9 @@ class KeyOrderedRunnerTest {
         });
     runner.run("a", () -> done.add("a2"));
 
-    await().atMost(Duration.ofSeconds(5)).until(() -> done.contains("a2"));
+    await("a's next task runs after its failed one")
+        .atMost(Duration.ofSeconds(5))
+        .untilAsserted(() -> assertThat(done).as("tasks done").contains("a2"));
   }
 
   private static void hold(CountDownLatch latch) {

@@ -81,7 +81,10 @@ class ReconcilerIT {
       h.heldUnknown("k1");
 
       try (Reconciler reconciler = h.reconciler().every(Duration.ofMillis(500))) {
-        await().atMost(Duration.ofSeconds(60)).until(() -> h.results.byKey.get("k1").size() == 2);
+        await("k1 released by the scheduled reconciler (a second result)")
+            .atMost(Duration.ofSeconds(60))
+            .untilAsserted(
+                () -> assertThat(h.results.byKey.get("k1")).as("results of k1").hasSize(2));
       }
 
       ToolResult released = h.results.byKey.get("k1").get(1);
@@ -105,12 +108,16 @@ class ReconcilerIT {
         h.outcome("done-" + i, OutcomeStatus.SUCCEEDED);
       }
       h.heldUnknown("held-1");
-      await()
+      await("a result for each of done-0 .. done-19")
           .atMost(Duration.ofSeconds(60))
-          .until(
+          .untilAsserted(
               () ->
-                  java.util.stream.IntStream.range(0, 20)
-                      .allMatch(i -> h.results.byKey.containsKey("done-" + i)));
+                  assertThat(h.results.byKey.keySet())
+                      .as("keys with a result")
+                      .containsAll(
+                          java.util.stream.IntStream.range(0, 20)
+                              .mapToObj(i -> "done-" + i)
+                              .toList()));
 
       try (Reconciler reconciler = h.reconciler().startingAt(start)) {
         ToolReport first = reconciler.reconcileOnce().total();
@@ -121,12 +128,12 @@ class ReconcilerIT {
         assertThat(reconciler.tracked()).isEqualTo(1);
         ToolReport second = reconciler.reconcileOnce().total();
         assertThat(second.confirmed() + second.missingEffect()).isZero(); // not looked up again
-        await()
+        await("the reconciler tracks no held key (released: nothing left to look at)")
             .atMost(Duration.ofSeconds(60))
-            .until(
+            .untilAsserted(
                 () -> {
                   reconciler.reconcileOnce();
-                  return reconciler.tracked() == 0; // released: nothing left to look at
+                  assertThat(reconciler.tracked()).as("held keys the reconciler tracks").isZero();
                 });
       }
     }
@@ -154,21 +161,32 @@ class ReconcilerIT {
         Reconciler reconciler = h.reconciler()) {
       h.heldUnknown("k2");
       reconciler.reconcileOnce();
-      await().atMost(Duration.ofSeconds(60)).until(() -> h.results.byKey.get("k2").size() == 2);
-      await().atMost(Duration.ofSeconds(30)).until(() -> outcomes.byKey.get("k2").size() == 2);
+      await("k2 released (a second result)")
+          .atMost(Duration.ofSeconds(60))
+          .untilAsserted(
+              () -> assertThat(h.results.byKey.get("k2")).as("results of k2").hasSize(2));
+      await("the resolution of k2 read from tool-outcomes")
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () -> assertThat(outcomes.byKey.get("k2")).as("outcomes of k2").hasSize(2));
       byte[] resolution = outcomes.byKey.get("k2").get(1);
 
       h.intent("k2"); // the agent sends again: the key's second life
-      await().atMost(Duration.ofSeconds(60)).until(() -> dispatches.byKey.get("k2").size() == 2);
+      await("the second life of k2 dispatched")
+          .atMost(Duration.ofSeconds(60))
+          .untilAsserted(
+              () -> assertThat(dispatches.byKey.get("k2")).as("dispatches of k2").hasSize(2));
       h.publishRaw(Topics.OUTCOMES, "k2", resolution); // the first life's resolution, again
       h.outcome("k2", OutcomeStatus.SUCCEEDED); // the second life's effect
 
-      await()
+      await("the second life's success of k2")
           .atMost(Duration.ofSeconds(60))
-          .until(
+          .untilAsserted(
               () ->
-                  h.results.byKey.get("k2").stream()
-                      .anyMatch(r -> r.getStatus() == ResultStatus.SUCCEEDED));
+                  assertThat(h.results.byKey.get("k2"))
+                      .extracting(ToolResult::getStatus)
+                      .as("result statuses of k2")
+                      .contains(ResultStatus.SUCCEEDED));
       assertThat(h.results.byKey.get("k2"))
           .extracting(ToolResult::getStatus)
           .as("held, released, then the second life's success: never released twice")
@@ -195,8 +213,24 @@ class ReconcilerIT {
       assertThat(reconciler.reconcileOnce().tool("charge").heldNoEffect()).isEqualTo(1);
       assertThat(reconciler.reconcileOnce().tool("charge").heldNoEffect()).isZero();
 
-      await().atMost(Duration.ofSeconds(30)).until(() -> outcomes.byKey.get("k3").size() >= 2);
-      Thread.sleep(1_000); // a second resolution, if one was published, is read by now
+      await("the resolution of k3 read from tool-outcomes")
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () ->
+                  assertThat(outcomes.byKey.get("k3"))
+                      .as("outcomes of k3")
+                      .hasSizeGreaterThanOrEqualTo(2));
+      // A second resolution, if one was published, is read once a record sent after it is: the
+      // reconciler publishes synchronously (reconcileOnce returns once its sends are acked), and
+      // tool-outcomes has one partition here, so this marker lands after every resolution.
+      h.outcome("k3-read-marker", OutcomeStatus.SUCCEEDED);
+      await("the collector reads the marker sent after both reconciler passes")
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () ->
+                  assertThat(outcomes.byKey.keySet())
+                      .as("keys read on tool-outcomes")
+                      .contains("k3-read-marker"));
       assertThat(outcomes.byKey.get("k3"))
           .as("the executor's outcome and one resolution")
           .hasSize(2);
@@ -273,7 +307,10 @@ class ReconcilerIT {
     void heldUnknown(String key) throws Exception {
       intent(key);
       outcome(key, OutcomeStatus.AMBIGUOUS);
-      await().atMost(Duration.ofSeconds(60)).until(() -> results.byKey.containsKey(key));
+      await("the ledger holds " + key + " (its first result)")
+          .atMost(Duration.ofSeconds(60))
+          .untilAsserted(
+              () -> assertThat(results.byKey.keySet()).as("keys with a result").contains(key));
       assertThat(results.byKey.get(key).get(0).getStatus()).isEqualTo(ResultStatus.UNKNOWN);
     }
 

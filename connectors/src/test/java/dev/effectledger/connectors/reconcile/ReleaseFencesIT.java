@@ -89,6 +89,9 @@ class ReleaseFencesIT {
       while (consumer.position(tp) < end && System.nanoTime() < deadline) {
         consumer.poll(Duration.ofMillis(200)).forEach(records::add);
       }
+      assertThat(consumer.position(tp))
+          .as("%s read to its end (%s) within 30 s; %s records read", tp, end, records.size())
+          .isGreaterThanOrEqualTo(end);
       return records;
     }
   }

@@ -131,7 +131,10 @@ class McpConnectorTest {
 
     assertThat(outcome).isInstanceOf(EffectOutcome.Ambiguous.class);
     assertThat(outcome.code()).isEqualTo("TIMEOUT");
-    await().atMost(Duration.ofSeconds(10)).until(() -> upstream.effects("k-slow") == 1);
+    await("the timed-out call's effect lands upstream")
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () -> assertThat(upstream.effects("k-slow")).as("effects of k-slow").isEqualTo(1));
     assertThat(connector.execute(request("k-after-slow", CHARGE)))
         .isInstanceOf(EffectOutcome.Succeeded.class);
   }
