@@ -50,6 +50,7 @@ final class LedgerHttpServer implements AutoCloseable {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final HttpServer server;
+  private final java.util.concurrent.ExecutorService handlers;
   private final PrometheusMeterRegistry metrics;
   private final HttpAuth auth;
   private volatile HostInfo self;
@@ -96,14 +97,15 @@ final class LedgerHttpServer implements AutoCloseable {
     this.self = new HostInfo(host, server.getAddress().getPort());
     // Console pages wait on other instances and on tool-audit (up to seconds); enough threads that
     // a few of them never hold up the gateways' key lookups.
-    server.setExecutor(
+    handlers =
         Executors.newFixedThreadPool(
             16,
             r -> {
               Thread t = new Thread(r, "ledger-http");
               t.setDaemon(true);
               return t;
-            }));
+            });
+    server.setExecutor(handlers);
     server.createContext("/healthz", ex -> answer(ex, 200, "text/plain", "ok\n"));
     server.createContext(
         "/readyz",
@@ -699,5 +701,6 @@ final class LedgerHttpServer implements AutoCloseable {
   @Override
   public void close() {
     server.stop(1);
+    handlers.shutdownNow(); // HttpServer.stop leaves its executor's threads running
   }
 }

@@ -62,9 +62,10 @@ class FencedExecutorIT {
             Admin.create(
                 Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
       int port = jar.writeConfigs(registry, downstream, "fenced-it");
-      jar.start("processor", "--config", "processor.properties");
+      JarFixture.Running processor = jar.start("processor", "--config", "processor.properties");
       await("the processor process's /readyz answers 200")
           .atMost(Duration.ofSeconds(120))
+          .failFast(processor::assertAlive)
           .ignoreExceptions()
           .untilAsserted(
               () -> {

@@ -25,11 +25,42 @@ final class JarFixture implements AutoCloseable {
     List<String> output() throws IOException {
       return Files.readAllLines(log);
     }
+
+    /**
+     * What a wait that gives up shows of this process: running, or its exit code and the last lines
+     * of its log (a process that fails says why there).
+     */
+    String state() {
+      if (process.isAlive()) {
+        return log.getFileName() + ": running (pid " + process.pid() + ")";
+      }
+      return log.getFileName()
+          + ": exited with code "
+          + process.exitValue()
+          + "; it ends:\n  "
+          + String.join("\n  ", tail());
+    }
+
+    /** For a wait's {@code failFast}: it ends at once, saying why, when the process exited. */
+    void assertAlive() {
+      if (!process.isAlive()) {
+        throw new AssertionError(state());
+      }
+    }
+
+    private List<String> tail() {
+      try {
+        List<String> lines = Files.readAllLines(log);
+        return lines.subList(Math.max(0, lines.size() - 30), lines.size());
+      } catch (IOException e) {
+        return List.of("(" + log + " unreadable: " + e + ")");
+      }
+    }
   }
 
   private final Path dir;
   private final String bootstrapServers;
-  private final List<Process> processes = new ArrayList<>();
+  private final List<Running> processes = new ArrayList<>();
   private final HttpClient http = HttpClient.newHttpClient();
 
   private int executorHealthPort;
@@ -99,9 +130,10 @@ final class JarFixture implements AutoCloseable {
 
   /** Starts {@code effectledger <args>}; its output goes to {@code <args[0]>.log}. */
   Running start(String... args) throws IOException {
-    Process process = JarProcess.start(dir, args[0], args);
-    processes.add(process);
-    return new Running(process, dir.resolve(args[0] + ".log"));
+    Running running =
+        new Running(JarProcess.start(dir, args[0], args), dir.resolve(args[0] + ".log"));
+    processes.add(running);
+    return running;
   }
 
   HttpResponse<String> get(String url) throws Exception {
@@ -118,8 +150,24 @@ final class JarFixture implements AutoCloseable {
         .build();
   }
 
+  /** Each process started so far, as {@link Running#state} tells it: for a wait's message. */
+  String states() {
+    return processes.stream()
+        .map(Running::state)
+        .collect(java.util.stream.Collectors.joining("; "));
+  }
+
+  /**
+   * Kills what still runs; a process that had exited on its own with an error is shown on stderr
+   * with the end of its log, so a test that failed because of it shows why.
+   */
   @Override
   public void close() {
-    processes.forEach(Process::destroyForcibly);
+    for (Running running : processes) {
+      if (!running.process().isAlive() && running.process().exitValue() != 0) {
+        System.err.println("[jar] " + running.state());
+      }
+      running.process().destroyForcibly();
+    }
   }
 }

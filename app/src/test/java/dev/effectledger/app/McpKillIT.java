@@ -175,6 +175,7 @@ class McpKillIT {
       JarFixture.Running gateway = jar.start("mcp", "--config", "mcp.yaml");
       await("the mcp gateway process logs \"tools at\" (it serves)")
           .atMost(Duration.ofSeconds(60))
+          .failFast(gateway::assertAlive)
           .ignoreExceptions()
           .untilAsserted(
               () -> {

@@ -58,6 +58,7 @@ class ProcessesIT {
       String base = "http://127.0.0.1:" + port;
       await("the processor process's /readyz answers 200")
           .atMost(Duration.ofSeconds(120))
+          .failFast(processor::assertAlive)
           .ignoreExceptions()
           .untilAsserted(
               () -> {
@@ -71,6 +72,7 @@ class ProcessesIT {
       assertThat(jar.get(base + "/healthz").statusCode()).isEqualTo(200);
       await("the executor process's /readyz answers 200")
           .atMost(Duration.ofSeconds(60))
+          .failFast(executor::assertAlive)
           .ignoreExceptions()
           .untilAsserted(
               () -> {

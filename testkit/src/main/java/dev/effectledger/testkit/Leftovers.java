@@ -51,7 +51,14 @@ public final class Leftovers implements TestExecutionListener {
           "idle-connection-reaper",
           "Timer-",
           "awaitility-",
-          "metrics-meter-tick-thread"); // Yammer metrics of the in-process brokers: one per JVM
+          "metrics-meter-tick-thread", // Yammer metrics of the in-process brokers: one per JVM
+          "CompletableFutureDelayScheduler", // the JDK's, for delayed and timed-out futures
+          "PostgreSQL-JDBC-Cleaner", // the PostgreSQL driver's, one per JVM
+          "UrlChecker-", // Selenium's
+          // The MCP Java SDK (2.1.0): its Streamable HTTP server transport disposes of its session
+          // sweep on close but not of the single-thread scheduler it made for it; one idle thread
+          // per server closed, nothing of ours to close
+          "streamable-http-server-transport-session-sweeper");
 
   private final Map<String, Set<Long>> threadsAtStart = new ConcurrentHashMap<>();
   private final Map<String, Set<Long>> processesAtStart = new ConcurrentHashMap<>();
