@@ -150,13 +150,6 @@ final class JarFixture implements AutoCloseable {
         .build();
   }
 
-  /** Each process started so far, as {@link Running#state} tells it: for a wait's message. */
-  String states() {
-    return processes.stream()
-        .map(Running::state)
-        .collect(java.util.stream.Collectors.joining("; "));
-  }
-
   /**
    * Kills what still runs; a process that had exited on its own with an error is shown on stderr
    * with the end of its log, so a test that failed because of it shows why.
@@ -164,7 +157,10 @@ final class JarFixture implements AutoCloseable {
   @Override
   public void close() {
     for (Running running : processes) {
-      if (!running.process().isAlive() && running.process().exitValue() != 0) {
+      // 128 + n: ended by signal n, as the tests kill (9) and stop (15) processes on purpose
+      if (!running.process().isAlive()
+          && running.process().exitValue() != 0
+          && running.process().exitValue() < 128) {
         System.err.println("[jar] " + running.state());
       }
       running.process().destroyForcibly();

@@ -86,14 +86,13 @@ class LedgerDedupIT {
           .untilAsserted(
               () ->
                   assertThat(
-                          DISTINCT
-                              - results.byKey.values().stream()
-                                  .filter(
-                                      rs ->
-                                          rs.stream()
-                                              .anyMatch(
-                                                  r -> r.getStatus() == ResultStatus.SUCCEEDED))
-                                  .count())
+                          IntStream.range(0, DISTINCT)
+                              .mapToObj(i -> "k" + i)
+                              .filter(
+                                  k ->
+                                      results.byKey.getOrDefault(k, List.of()).stream()
+                                          .noneMatch(r -> r.getStatus() == ResultStatus.SUCCEEDED))
+                              .count())
                       .as(
                           () ->
                               "keys without a SUCCEEDED reply ("
@@ -110,6 +109,7 @@ class LedgerDedupIT {
                                   + maybe.size()
                                   + ")")
                       .isZero());
+      assertThat(results.byKey).as("keys answered").hasSize(DISTINCT);
 
       send(duplicates, DISTINCT - LATE_DUPLICATES, DISTINCT, sent, maybe);
       int intents = DISTINCT + CONCURRENT_DUPLICATES + LATE_DUPLICATES;
