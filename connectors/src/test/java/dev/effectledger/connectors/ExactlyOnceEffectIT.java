@@ -168,20 +168,18 @@ class ExactlyOnceEffectIT {
       streamsProps.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
       streamsProps.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
       var registryClient = SchemaRegistries.forUrl(registry);
-      try (KafkaStreams ledger =
+      List<String> lanes = List.of("payments", "refunds", "events", "notify");
+      // the executor closes the connectors it makes for policies applied live, not these
+      Map<String, Connector> connectors = Connectors.forLanes(policies, lanes, Clock.systemUTC());
+      try (AutoCloseable closeConnectors = () -> connectors.values().forEach(Connector::close);
+          KafkaStreams ledger =
               new KafkaStreams(
                   LedgerTopology.build(LedgerConfig.of(policies, registry)),
                   LedgerTopology.streamsProperties(streamsProps));
           EffectExecutor executor =
               EffectExecutor.start(
-                  ExecutorConfig.of(
-                      Fixtures.kafka(kafka.bootstrapServers()),
-                      List.of("payments", "refunds", "events", "notify"),
-                      registry),
-                  Connectors.forLanes(
-                      policies,
-                      List.of("payments", "refunds", "events", "notify"),
-                      Clock.systemUTC()),
+                  ExecutorConfig.of(Fixtures.kafka(kafka.bootstrapServers()), lanes, registry),
+                  connectors,
                   policies);
           var results =
               new TopicCollector<>(
@@ -260,15 +258,18 @@ class ExactlyOnceEffectIT {
           s.execute(
               "INSERT INTO effect_ledger_dedup (effect_key, tool) VALUES ('rogue-refund', 'refund')");
         }
-        try (Reconciler reconciler =
-            new Reconciler(
-                Fixtures.kafka(kafka.bootstrapServers()),
-                registry,
-                Connectors.forLanes(
-                    policies, List.of("notify", "payments", "refunds"), Clock.systemUTC()),
-                Reconciler.lanesOf(policies),
-                Duration.ZERO,
-                Clock.systemUTC())) {
+        Map<String, Connector> lookups =
+            Connectors.forLanes(
+                policies, List.of("notify", "payments", "refunds"), Clock.systemUTC());
+        try (AutoCloseable closeLookups = () -> lookups.values().forEach(Connector::close);
+            Reconciler reconciler =
+                new Reconciler(
+                    Fixtures.kafka(kafka.bootstrapServers()),
+                    registry,
+                    lookups,
+                    Reconciler.lanesOf(policies),
+                    Duration.ZERO,
+                    Clock.systemUTC())) {
           var report = reconciler.reconcileOnce();
           assertThat(report.tool("notify").heldFoundEffect()).isEqualTo(ambiguousNotifies.size());
           assertThat(report.tool("charge").confirmed()).isEqualTo(CHARGES);

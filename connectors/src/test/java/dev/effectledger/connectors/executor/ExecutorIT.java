@@ -109,6 +109,17 @@ class ExecutorIT {
                         + ",\"effectIdPointer\":\"/id\"}")));
   }
 
+  /** Waits until the downstream ran one effect for each of {@code keys}, in all. */
+  private void awaitOneEffectPerKey(List<String> keys) {
+    await("the downstream runs one effect per key")
+        .atMost(Duration.ofSeconds(60))
+        .untilAsserted(
+            () ->
+                assertThat(downstream.totalEffects())
+                    .as("effects the downstream ran")
+                    .isEqualTo(keys.size()));
+  }
+
   private ExecutorConfig config() {
     return ExecutorConfig.of(Fixtures.kafka(kafka.bootstrapServers()), List.of(lane), registry)
         .withGroupId("executors-" + lane);
@@ -191,13 +202,7 @@ class ExecutorIT {
     ToolPolicies policies = chargeOn(downstream.url(), true);
     EffectExecutor crashed = start(policies, uncommitting());
     dispatch(keys, "charge");
-    await("the downstream runs one effect per key")
-        .atMost(Duration.ofSeconds(60))
-        .untilAsserted(
-            () ->
-                assertThat(downstream.totalEffects())
-                    .as("effects the downstream ran")
-                    .isEqualTo(keys.size()));
+    awaitOneEffectPerKey(keys);
     crashed.halt();
     assertThat(keys)
         .as("nothing was committed before the crash")
@@ -243,13 +248,7 @@ class ExecutorIT {
             new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), ToolResult.class))) {
       EffectExecutor crashed = start(policies, uncommitting());
       Fixtures.send(kafka.bootstrapServers(), registry, dispatches);
-      await("the downstream runs one effect per key")
-          .atMost(Duration.ofSeconds(60))
-          .untilAsserted(
-              () ->
-                  assertThat(downstream.totalEffects())
-                      .as("effects the downstream ran")
-                      .isEqualTo(keys.size()));
+      awaitOneEffectPerKey(keys);
       crashed.halt();
       assertThat(answers.records).as("no answer before its outcome commits").isEmpty();
 
@@ -354,13 +353,7 @@ class ExecutorIT {
     ToolPolicies policies = chargeOnKeyIgnoringApi(ToolClass.IRREVERSIBLE, true);
     EffectExecutor crashed = start(policies, uncommitting());
     dispatch(keys, "charge");
-    await("the downstream runs one effect per key")
-        .atMost(Duration.ofSeconds(60))
-        .untilAsserted(
-            () ->
-                assertThat(downstream.totalEffects())
-                    .as("effects the downstream ran")
-                    .isEqualTo(keys.size()));
+    awaitOneEffectPerKey(keys);
     crashed.halt();
     assertThat(keys)
         .as("nothing was committed before the crash")
@@ -493,13 +486,7 @@ class ExecutorIT {
     ToolPolicies policies = chargeOnKeyIgnoringApi(ToolClass.WRITE_NON_IDEMPOTENT, false);
     EffectExecutor crashed = start(policies, uncommitting());
     dispatch(keys, "charge");
-    await("the downstream runs one effect per key")
-        .atMost(Duration.ofSeconds(60))
-        .untilAsserted(
-            () ->
-                assertThat(downstream.totalEffects())
-                    .as("effects the downstream ran")
-                    .isEqualTo(keys.size()));
+    awaitOneEffectPerKey(keys);
     crashed.halt();
 
     try (EffectExecutor restarted = start(policies, config())) {
