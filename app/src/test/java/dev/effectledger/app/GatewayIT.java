@@ -78,17 +78,8 @@ class GatewayIT {
     risky = pipeline.risky;
     gatewayA = Gateway.start(pipeline.gatewayConfig("gw-a", pipeline.ledgerUrl()));
     gatewayB = Gateway.start(pipeline.gatewayConfig("gw-b", pipeline.ledgerUrl()));
-    await("gateways gw-a and gw-b are ready")
-        .atMost(Duration.ofSeconds(90))
-        .untilAsserted(
-            () -> {
-              assertThat(gatewayA.isReady())
-                  .as(() -> "gw-a ready; its /readyz: " + GatewayReadiness.readyz(gatewayA))
-                  .isTrue();
-              assertThat(gatewayB.isReady())
-                  .as(() -> "gw-b ready; its /readyz: " + GatewayReadiness.readyz(gatewayB))
-                  .isTrue();
-            });
+    GatewayReadiness.awaitReady("gateway gw-a", gatewayA, Duration.ofSeconds(90));
+    GatewayReadiness.awaitReady("gateway gw-b", gatewayB, Duration.ofSeconds(90));
   }
 
   @AfterAll

@@ -22,24 +22,22 @@ final class GatewayReadiness {
 
   /** Waits up to {@code atMost} for {@code gateway} ({@code what}, for the message) to be ready. */
   static void awaitReady(String what, Gateway gateway, Duration atMost) {
-    await(what + " is ready")
-        .atMost(atMost)
-        .untilAsserted(
-            () ->
-                assertThat(gateway.isReady())
-                    .as(() -> what + " ready; its /readyz: " + readyz(gateway))
-                    .isTrue());
+    awaitReadiness(what, gateway, true, atMost);
   }
 
   /** Waits up to {@code atMost} for {@code gateway} ({@code what}) to say it is not ready. */
   static void awaitNotReady(String what, Gateway gateway, Duration atMost) {
-    await(what + " is not ready")
+    awaitReadiness(what, gateway, false, atMost);
+  }
+
+  private static void awaitReadiness(String what, Gateway gateway, boolean ready, Duration atMost) {
+    await(what + (ready ? " is ready" : " is not ready"))
         .atMost(atMost)
         .untilAsserted(
             () ->
                 assertThat(gateway.isReady())
                     .as(() -> what + " ready; its /readyz: " + readyz(gateway))
-                    .isFalse());
+                    .isEqualTo(ready));
   }
 
   /**
