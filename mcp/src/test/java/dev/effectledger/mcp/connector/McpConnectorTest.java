@@ -186,7 +186,9 @@ class McpConnectorTest {
                         CountingMcpServer.class.getName(),
                         "--effects",
                         quote(effects.toString())))
-                + "]\ntimeout: 5s\neffectIdPointer: /id\n"); // connectTimeout: the default
+                // timeout 5s, not the default 30s: the dropped call below is noticed only at the
+                // timeout (the SDK's stdio client leaves it pending); connectTimeout: the default
+                + "]\ntimeout: 5s\neffectIdPointer: /id\n");
 
     EffectOutcome first = connector.execute(request("s-1", CHARGE));
     // the process performs the effect and dies before it answers: ambiguous, at the timeout (the
