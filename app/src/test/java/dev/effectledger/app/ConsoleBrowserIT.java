@@ -276,6 +276,11 @@ class ConsoleBrowserIT {
     // Signing out ends the session: the console asks for a sign-in again.
     browser.get(pipeline.console().toString());
     browser.findElement(By.id("logout")).click();
+    // the click posts the form; going on before its answer raced the sign-out (a fresh-clone run
+    // on 2026-11-28 found /held still served): the sign-out is done when its redirect has landed
+    await("the sign-out's redirect to the sign-in page")
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(() -> assertThat(browser.getCurrentUrl()).endsWith("/console/login"));
     browser.get(pipeline.console() + "/held");
     assertThat(browser.getCurrentUrl()).endsWith("/console/login");
   }
