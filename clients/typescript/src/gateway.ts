@@ -39,6 +39,19 @@ export interface GatewayClientOptions {
   marginMs?: number;
 }
 
+/** A tool as `GET /v1/tools` lists it: what an agent runtime's adapter routes by. */
+export interface ToolInfo {
+  name: string;
+  class: 'read' | 'write-idempotent' | 'write-non-idempotent' | 'irreversible';
+  /** false for read tools: no ledger entry, no dedup; call them directly. */
+  ledgered: boolean;
+  onInFlight: 'coalesce' | 'refuse';
+  /** `hold`: an ambiguous outcome is held for a human or the reconciler (`held`). */
+  onAmbiguous: 'redispatch' | 'hold';
+  bypass: boolean;
+  key: { ignore: string[]; require: string[] };
+}
+
 export interface CallOptions {
   wait?: number;
   /** The caller's own key instead of the derived one (`Idempotency-Key`). */
@@ -139,6 +152,16 @@ export class GatewayClient {
     }
     const path = options.location ?? `/v1/calls/${encodeURIComponent(key)}`;
     return result(await this.send('GET', path, wait, undefined, {}));
+  }
+
+  /**
+   * The tools this client's token may call, from the gateway's live policy (`GET /v1/tools`).
+   * Rejects with {@link GatewayError} (401) or {@link Unavailable}.
+   */
+  async tools(): Promise<ToolInfo[]> {
+    const answer = await this.send('GET', '/v1/tools', 0, undefined, {});
+    if (answer.status !== 200 || !Array.isArray(answer.body.tools)) throw new GatewayError(answer.status, answer.body);
+    return answer.body.tools as ToolInfo[];
   }
 
   private async send(

@@ -97,6 +97,7 @@ final class ClientSuites {
           "test",
           "test-integration",
           "test-mcp",
+          "test-agents",
           "examples");
 
   /**
@@ -104,7 +105,12 @@ final class ClientSuites {
    * building ({@code test:dist}, {@code test:integration:dist}, {@code test:mcp:dist}), after
    * {@code npm ci} and {@code npm run build} when the sources changed since the last ones.
    */
-  static synchronized Run npm(String script, Map<String, String> env)
+  static Run npm(String script, Map<String, String> env) throws IOException, InterruptedException {
+    return npm(script, List.of(), env);
+  }
+
+  /** {@link #npm(String, Map)} with arguments for the script ({@code npm run script -- args}). */
+  static synchronized Run npm(String script, List<String> args, Map<String, String> env)
       throws IOException, InterruptedException {
     Files.createDirectories(NPM_LOCK.getParent());
     try (FileChannel channel =
@@ -117,7 +123,12 @@ final class ClientSuites {
         FileLock shared = channel.lock(0, Long.MAX_VALUE, true); // waits while another JVM builds
         try {
           if (builtFromSources()) {
-            return run(TYPESCRIPT, List.of("npm", "run", "--silent", script), Map.of(), env);
+            List<String> command = new ArrayList<>(List.of("npm", "run", "--silent", script));
+            if (!args.isEmpty()) {
+              command.add("--");
+              command.addAll(args);
+            }
+            return run(TYPESCRIPT, command, Map.of(), env);
           }
         } finally {
           shared.release();

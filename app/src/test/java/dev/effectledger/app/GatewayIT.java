@@ -242,6 +242,40 @@ class GatewayIT {
   // --- 200, replay, the retry layers ---------------------------------------------------------
 
   @Test
+  void shouldListTheToolsACredentialMayCallWithTheirClassAndKeyRules() throws Exception {
+    HttpResponse<String> all = listTools(TOKEN);
+    CONTRACT.check("GET", "/v1/tools", all);
+    assertThat(all.statusCode()).isEqualTo(200);
+    JsonNode tools = JSON.readTree(all.body()).get("tools");
+    assertThat(tools.findValuesAsText("name"))
+        .containsExactly("charge_card", "refund", "reserve", "send_email", "transfer");
+    JsonNode charge = tools.get(0);
+    assertThat(charge.get("class").asText()).isEqualTo("irreversible");
+    assertThat(charge.get("ledgered").asBoolean()).isTrue();
+    assertThat(charge.get("onAmbiguous").asText()).isEqualTo("hold");
+    assertThat(charge.get("key").toString())
+        .isEqualTo("{\"ignore\":[\"/reason\"],\"require\":[\"/amount\",\"/to\"]}");
+    assertThat(all.body()).as("connector settings are not listed").doesNotContain("http://");
+
+    HttpResponse<String> narrow = listTools(NARROW_TOKEN);
+    assertThat(JSON.readTree(narrow.body()).get("tools").findValuesAsText("name"))
+        .containsExactly("send_email");
+
+    HttpResponse<String> anonymous = listTools(null);
+    CONTRACT.check("GET", "/v1/tools", anonymous);
+    assertThat(anonymous.statusCode()).isEqualTo(401);
+  }
+
+  private static HttpResponse<String> listTools(String token) throws Exception {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(gatewayA.uri().resolve("/v1/tools")).timeout(Duration.ofSeconds(30));
+    if (token != null) {
+      request.header("Authorization", "Bearer " + token);
+    }
+    return http.send(request.GET().build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
   void shouldAnswer200WithTheResultAndReplayItWithoutASecondEffect() throws Exception {
     String body = call("run-200", "pay", "{\"amount\":100,\"to\":\"cus_1\"}");
     HttpResponse<String> first = post(gatewayA, "charge_card", body);

@@ -50,54 +50,71 @@ final class GatewayPipeline implements AutoCloseable {
   private final LedgerHttpServer ledgerHttp;
   private final EffectExecutor executor;
 
-  private GatewayPipeline(String bootstrap, String name, String registry) throws Exception {
+  /**
+   * The tools of the default pipeline: {@code %1$s} is the payment API's URL, {@code %2$s} a URL
+   * that answers 404, {@code %3$s} the key-ignoring API's.
+   */
+  /** How long the payment APIs hold a hanging answer. */
+  private static final Duration HANG = Duration.ofSeconds(20);
+
+  static final String DEFAULT_TOOLS =
+      """
+          tools:
+            charge_card:
+              class: irreversible
+              pendingTimeout: 10m
+              onInFlight: coalesce
+              lane: payments
+              connector: http
+              key: {ignore: [/reason], require: [/amount, /to]}
+              settings: {url: "%1$s", timeout: 30s, honoursKeys: true, effectIdPointer: /id}
+            send_email:
+              class: write-non-idempotent
+              pendingTimeout: 10m
+              onInFlight: refuse
+              bypass: true
+              lane: payments
+              connector: http
+              settings: {url: "%1$s", timeout: 30s, honoursKeys: true, effectIdPointer: /id}
+            refund:
+              class: write-non-idempotent
+              pendingTimeout: 10m
+              lane: payments
+              connector: http
+              settings: {url: "%2$s", timeout: 5s, honoursKeys: true}
+            reserve:
+              class: irreversible
+              pendingTimeout: 10m
+              lane: payments
+              connector: http
+              retry: {maxAttempts: 1}
+              settings: {url: "%1$s", timeout: 30s, honoursKeys: true, effectIdPointer: /id}
+            transfer:
+              class: irreversible
+              pendingTimeout: 10m
+              onAmbiguous: hold
+              lane: risky
+              connector: http
+              settings: {url: "%3$s", timeout: 5s, honoursKeys: false, effectIdPointer: /id, lookupUrl: "%3$s?key={key}"}
+          """;
+
+  private GatewayPipeline(
+      String bootstrap, String name, String registry, String toolsTemplate, Duration hang)
+      throws Exception {
     this.bootstrap = bootstrap;
     this.registry = registry;
-    payments = CountingDownstream.start(Duration.ofSeconds(20));
+    payments = CountingDownstream.start(hang);
     risky = CountingDownstream.start(Duration.ofSeconds(20)).honoursKeys(false);
     toolsYaml =
-        """
-        tools:
-          charge_card:
-            class: irreversible
-            pendingTimeout: 10m
-            onInFlight: coalesce
-            lane: payments
-            connector: http
-            key: {ignore: [/reason], require: [/amount, /to]}
-            settings: {url: "%1$s", timeout: 30s, honoursKeys: true, effectIdPointer: /id}
-          send_email:
-            class: write-non-idempotent
-            pendingTimeout: 10m
-            onInFlight: refuse
-            bypass: true
-            lane: payments
-            connector: http
-            settings: {url: "%1$s", timeout: 30s, honoursKeys: true, effectIdPointer: /id}
-          refund:
-            class: write-non-idempotent
-            pendingTimeout: 10m
-            lane: payments
-            connector: http
-            settings: {url: "%2$s", timeout: 5s, honoursKeys: true}
-          reserve:
-            class: irreversible
-            pendingTimeout: 10m
-            lane: payments
-            connector: http
-            retry: {maxAttempts: 1}
-            settings: {url: "%1$s", timeout: 30s, honoursKeys: true, effectIdPointer: /id}
-          transfer:
-            class: irreversible
-            pendingTimeout: 10m
-            onAmbiguous: hold
-            lane: risky
-            connector: http
-            settings: {url: "%3$s", timeout: 5s, honoursKeys: false, effectIdPointer: /id, lookupUrl: "%3$s?key={key}"}
-        """
-            .formatted(
-                payments.url(), payments.url().replace("/charges", "/no-such-api"), risky.url());
-    policies = new ToolPolicyLoader().parse(toolsYaml, name + ".yaml");
+        toolsTemplate.formatted(
+            payments.url(), payments.url().replace("/charges", "/no-such-api"), risky.url());
+    try {
+      policies = new ToolPolicyLoader().parse(toolsYaml, name + ".yaml");
+    } catch (RuntimeException e) {
+      payments.close();
+      risky.close();
+      throw e;
+    }
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
       new TopicProvisioner(admin).create(TopicProvisioner.topics(policies), 4, (short) 1, 0);
     }
@@ -131,12 +148,22 @@ final class GatewayPipeline implements AutoCloseable {
   }
 
   static GatewayPipeline start(String bootstrap, String name) throws Exception {
-    return new GatewayPipeline(bootstrap, name, "mock://" + name);
+    return new GatewayPipeline(bootstrap, name, "mock://" + name, DEFAULT_TOOLS, HANG);
+  }
+
+  /**
+   * With the tools of {@code toolsTemplate} instead of {@link #DEFAULT_TOOLS} (the same three
+   * placeholders; lanes {@code payments} and {@code risky}), the payment API holding a hanging
+   * answer for {@code hang}.
+   */
+  static GatewayPipeline startWithTools(
+      String bootstrap, String name, String toolsTemplate, Duration hang) throws Exception {
+    return new GatewayPipeline(bootstrap, name, "mock://" + name, toolsTemplate, hang);
   }
 
   /** On a Schema Registry at {@code registryUrl} (credentials, if any, in its user info). */
   static GatewayPipeline start(String bootstrap, String name, String registryUrl) throws Exception {
-    return new GatewayPipeline(bootstrap, name, registryUrl);
+    return new GatewayPipeline(bootstrap, name, registryUrl, DEFAULT_TOOLS, HANG);
   }
 
   Properties kafka() {

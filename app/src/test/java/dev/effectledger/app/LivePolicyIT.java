@@ -277,8 +277,9 @@ class LivePolicyIT {
               new StepContext("acme", "run-1", "charge-1", ""),
               "charge_card",
               "{\"amount\":100,\"note\":\"refund of order 7\"}");
-      // None applied yet: the rules given to the builder.
+      // None applied yet: the rules given to the builder, and no classes.
       assertThat(client.keyRulesOf("charge_card").volatileFields()).containsExactly("/note");
+      assertThat(client.toolClassOf("create_ticket")).isEmpty();
       client.invoke(charge, CallOptions.timeout(Duration.ofSeconds(1))).get();
 
       CommandRun applied = apply(V2);
@@ -286,6 +287,13 @@ class LivePolicyIT {
       assertThat(applied.out()).contains("policy version 1");
       awaitAllTasksOn(1, httpA.port(), httpB.port(), Duration.ofSeconds(60));
       awaitExecutorOn(executor, 1);
+      await("the client reads each tool's class from the applied policy")
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () -> {
+                assertThat(client.toolClassOf("create_ticket")).contains("write-idempotent");
+                assertThat(client.toolClassOf("no_such_tool")).isEmpty();
+              });
       Set<String> keys = new HashSet<>();
       for (int i = 0; i < 12; i++) {
         CallResult r =

@@ -27,6 +27,7 @@ public final class LiveKeyRules implements AutoCloseable {
 
   private final PolicyFeed feed;
   private volatile Map<String, KeyRules> rules = Map.of();
+  private volatile Map<String, String> classes = Map.of();
   private volatile long version;
 
   private LiveKeyRules(Properties kafka) {
@@ -50,6 +51,14 @@ public final class LiveKeyRules implements AutoCloseable {
   /** The applied policy's current rules for {@code tool}; empty when it names none. */
   public Optional<KeyRules> forTool(String tool) {
     return Optional.ofNullable(rules.get(tool));
+  }
+
+  /**
+   * The applied policy's class of {@code tool} ({@code read}, {@code write-idempotent}, {@code
+   * write-non-idempotent}, {@code irreversible}); empty when it names none, or before one is read.
+   */
+  public Optional<String> classOf(String tool) {
+    return Optional.ofNullable(classes.get(tool));
   }
 
   /** The applied policy's version; 0 until one is read. */
@@ -78,7 +87,12 @@ public final class LiveKeyRules implements AutoCloseable {
                   e.getKey(),
                   new KeyRules(strings(current.path("ignore")), strings(current.path("require"))));
             });
+    Map<String, String> classOf = new HashMap<>();
+    root.path("classes")
+        .fields()
+        .forEachRemaining(e -> classOf.put(e.getKey(), e.getValue().asText()));
     rules = Map.copyOf(byTool);
+    classes = Map.copyOf(classOf);
     version = next;
   }
 

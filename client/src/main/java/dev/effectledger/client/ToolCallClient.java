@@ -119,6 +119,16 @@ public final class ToolCallClient implements ToolCalls {
     return liveKeyRules == null || liveKeyRules.awaitCurrent(wait);
   }
 
+  /**
+   * The applied policy's class of {@code tool} (tool-policy): {@code read}, {@code
+   * write-idempotent}, {@code write-non-idempotent} or {@code irreversible}; empty when the client
+   * does not follow the policy, none is applied, or it does not name the tool.
+   */
+  @Override
+  public Optional<String> toolClassOf(String tool) {
+    return liveKeyRules == null ? Optional.empty() : liveKeyRules.classOf(tool);
+  }
+
   /** The version of the applied policy the client derives keys with; 0 when none. */
   public long keyRulesVersion() {
     return liveKeyRules == null ? 0 : liveKeyRules.version();

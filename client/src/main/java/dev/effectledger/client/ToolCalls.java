@@ -10,6 +10,15 @@ import java.util.concurrent.ExecutionException;
  */
 public interface ToolCalls extends AutoCloseable {
 
+  /**
+   * The applied tool policy's class of {@code tool} ({@code read}, {@code write-idempotent}, {@code
+   * write-non-idempotent}, {@code irreversible}), where the implementation follows the policy;
+   * empty otherwise. Agent-runtime adapters route by it: read tools run in the agent's process.
+   */
+  default java.util.Optional<String> toolClassOf(String tool) {
+    return java.util.Optional.empty();
+  }
+
   /** The key a call gets; the same for every retry of it. */
   DerivedKey keyOf(ToolCall call);
 

@@ -1,5 +1,7 @@
 package dev.effectledger.embedded;
 
+import com.fasterxml.jackson.core.JsonPointer;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
@@ -25,7 +27,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * 422), and on every request when it is off. {@code GET /charges?key=K} answers whether K acted. A
  * {@link Fault} injected for a key applies to that key's next request only; a {@link #faultMix
  * seeded mix} gives a share of keys a fault on their first request. {@code GET /effects} lists the
- * effect count of every key, {@code GET /inflight} the requests in progress.
+ * effect count of every key, {@code GET /inflight} the requests in progress. With {@link #countBy}
+ * it also counts effects by a field of the request's body (the business action a request belongs
+ * to, whatever key its caller sent), listed by {@code GET /effects?by=field}.
  */
 public final class CountingDownstream implements AutoCloseable {
 
@@ -84,6 +88,8 @@ public final class CountingDownstream implements AutoCloseable {
   private volatile long planSeed;
   private volatile Map<Fault, Integer> plan = Map.of();
   private volatile Duration slow = Duration.ofMillis(300);
+  private volatile JsonPointer countBy;
+  private final Map<String, AtomicInteger> effectsByField = new ConcurrentHashMap<>();
 
   private CountingDownstream(HttpServer server, Duration hang) {
     this.server = server;
@@ -134,6 +140,29 @@ public final class CountingDownstream implements AutoCloseable {
   public CountingDownstream honoursKeys(boolean honours) {
     this.honoursKeys = honours;
     return this;
+  }
+
+  /**
+   * Counts effects by the text at {@code pointer} (RFC 6901) of each request's body too: how many
+   * times one business action took effect, whatever keys its callers sent. A body without it counts
+   * under {@code ""}.
+   */
+  public CountingDownstream countBy(String pointer) {
+    this.countBy = JsonPointer.compile(pointer);
+    return this;
+  }
+
+  /** Effects whose body held {@code value} at the {@link #countBy} pointer. */
+  public int effectsBy(String value) {
+    AtomicInteger n = effectsByField.get(value);
+    return n == null ? 0 : n.get();
+  }
+
+  /** Effects by the value at the {@link #countBy} pointer. */
+  public Map<String, Integer> effectsByField() {
+    Map<String, Integer> copy = new ConcurrentHashMap<>();
+    effectsByField.forEach((k, v) -> copy.put(k, v.get()));
+    return copy;
   }
 
   /** Time every effect takes, to make concurrency observable. */
@@ -344,6 +373,10 @@ public final class CountingDownstream implements AutoCloseable {
       pause(latency);
     }
     effects.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+    JsonPointer by = countBy;
+    if (by != null) {
+      effectsByField.computeIfAbsent(fieldOf(body, by), k -> new AtomicInteger()).incrementAndGet();
+    }
     String response =
         JSON.createObjectNode().put("id", "ch_" + ids.incrementAndGet()).put("key", key).toString();
     if (honoursKeys) {
@@ -353,9 +386,23 @@ public final class CountingDownstream implements AutoCloseable {
     return response;
   }
 
+  private static String fieldOf(String body, JsonPointer pointer) {
+    try {
+      JsonNode value = JSON.readTree(body).at(pointer);
+      return value.isMissingNode() || value.isNull() ? "" : value.asText();
+    } catch (IOException e) {
+      return "";
+    }
+  }
+
   private void listEffects(HttpExchange exchange) throws IOException {
     try (exchange) {
-      answer(exchange, 200, JSON.writeValueAsString(effectsByKey()));
+      String query = exchange.getRequestURI().getRawQuery();
+      answer(
+          exchange,
+          200,
+          JSON.writeValueAsString(
+              query != null && query.startsWith("by=") ? effectsByField() : effectsByKey()));
     }
   }
 

@@ -383,6 +383,14 @@ public final class Gateway implements AutoCloseable {
         } else {
           get(ex, path.substring("/v1/calls/".length()));
         }
+      } else if (path.equals("/v1/tools")) {
+        if (!method.equals("GET")) {
+          ex.methodNotAllowed("GET");
+        } else {
+          authenticate(ex)
+              .ifPresent(
+                  caller -> ex.send(200, "application/json", ToolCatalogue.json(policies, caller)));
+        }
       } else if (path.equals("/healthz")) {
         ex.send(200, "text/plain; charset=utf-8", "ok\n");
       } else if (path.equals("/readyz")) {

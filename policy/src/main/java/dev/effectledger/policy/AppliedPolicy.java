@@ -178,6 +178,11 @@ public record AppliedPolicy(
     root.put("appliedBy", appliedBy);
     root.put("sha256", sha256());
     root.put("tools.yaml", source);
+    // Each tool's class, for clients that route by it (agent-runtime adapters: read tools run in
+    // the agent's process, every other class goes through the ledger); readers ignore it otherwise.
+    ObjectNode classes = root.putObject("classes");
+    new java.util.TreeMap<>(policies.tools())
+        .forEach((tool, policy) -> classes.put(tool, policy.toolClass().yamlName()));
     ObjectNode byTool = root.putObject("keys");
     keys.forEach(
         (tool, versions) -> {

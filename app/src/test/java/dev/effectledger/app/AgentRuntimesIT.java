@@ -1,0 +1,142 @@
+package dev.effectledger.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.effectledger.embedded.CountingDownstream.Fault;
+import dev.effectledger.gateway.Gateway;
+import dev.effectledger.testkit.KafkaClusterExtension;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The agent-runtime eval, small: scripted agents in the real loops of the Vercel AI SDK, the OpenAI
+ * Agents SDK and LangGraph.js (clients/typescript/test-agents), each user request meaning one
+ * payment, against a real gateway, ledger and executor in front of a payment API that fails after
+ * acting, hangs past the executor's timeout, drops connections and answers slowly. With the
+ * adapters, every request takes effect exactly once; the same agents with a hand-written tool that
+ * calls the payment API itself (keyed by the model's tool-call id) pay more than once. The large
+ * eval (200 requests per runtime) is {@code bench/run agents}.
+ */
+@Tag("integration")
+@Timeout(600)
+class AgentRuntimesIT {
+
+  @RegisterExtension
+  static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /**
+   * pay_invoice is config/tools.yaml's charge_card (class, retry, key rules of the same shape) but
+   * for its timeout: 2 s instead of 10 s, so that the payment API's 3 s hang is a timeout after the
+   * effect the executor meets, within the suite's time.
+   */
+  static final String TOOLS =
+      """
+      tools:
+        pay_invoice:
+          class: irreversible
+          window: 30d
+          pendingTimeout: 2m
+          onInFlight: coalesce
+          onAmbiguous: hold
+          lane: payments
+          connector: http
+          maxAttempts: 3
+          retry: {maxAttempts: 5, base: 200ms, cap: 10s, jitter: 0.2}
+          key:
+            ignore: [/memo]
+            require: [/invoice, /amount, /currency]
+          settings: {url: "%1$s", honoursKeys: true, timeout: 2s, effectIdPointer: /id}
+        get_invoice:
+          class: read
+          lane: reads
+          connector: http
+          settings: {url: "%1$s", method: GET}
+      """;
+
+  /** The payment API's faults, on the first request of a key. */
+  static final Map<Fault, Integer> FAULTS =
+      Map.of(
+          Fault.HANG_AFTER_EFFECT, 10,
+          Fault.ERROR_AFTER_EFFECT, 10,
+          Fault.DROP_AFTER_EFFECT, 5,
+          Fault.UNAVAILABLE_BEFORE_EFFECT, 5,
+          Fault.SLOW_SUCCESS, 10);
+
+  private static final Map<String, Integer> REQUESTS =
+      Map.of("ai-sdk", 9, "openai-agents", 9, "langgraph", 10);
+
+  @Test
+  void shouldPayOncePerRequestInEveryRuntimeAndMoreThanOnceWithoutTheLedger() throws Exception {
+    try (EmbeddedPostgres postgres = EmbeddedPostgres.builder().start();
+        GatewayPipeline pipeline =
+            GatewayPipeline.startWithTools(
+                kafka.bootstrapServers(), "agents-it", TOOLS, Duration.ofSeconds(3));
+        Gateway gateway =
+            Gateway.start(pipeline.gatewayConfig("gw-agents", pipeline.ledgerUrl()))) {
+      GatewayReadiness.awaitReady("gateway gw-agents", gateway, Duration.ofSeconds(90));
+      pipeline.payments.countBy("/invoice").faultMix(11, FAULTS);
+      Map<String, String> env =
+          Map.of(
+              "EFFECTLEDGER_GATEWAY_URL",
+              gateway.uri().toString(),
+              "EFFECTLEDGER_TOKEN",
+              GatewayPipeline.TOKEN,
+              "EVAL_PAYMENTS_URL",
+              pipeline.payments.url(),
+              "EVAL_POSTGRES_URL",
+              "postgresql://postgres@127.0.0.1:" + postgres.getPort() + "/postgres");
+      List<JsonNode> rows = new ArrayList<>();
+      for (String runtime : List.of("ai-sdk", "openai-agents", "langgraph")) {
+        for (String mode : List.of("ledger", "direct")) {
+          ClientSuites.Run run =
+              ClientSuites.npm(
+                  "eval:agents:dist",
+                  List.of(
+                      "--runtime",
+                      runtime,
+                      "--mode",
+                      mode,
+                      "--requests",
+                      String.valueOf(REQUESTS.get(runtime)),
+                      "--tag",
+                      "it"),
+                  env);
+          assertThat(run.exit()).as(run.output()).isZero();
+          String[] lines = run.output().strip().split("\n");
+          JSON.readTree(lines[lines.length - 1]).forEach(rows::add);
+        }
+      }
+      System.out.println(EvalTable.markdown(rows));
+      for (JsonNode row : rows) {
+        String what = row.get("runtime").asText() + " " + row.get("scenario").asText();
+        if (row.get("mode").asText().equals("ledger")) {
+          assertThat(row.get("errors")).as("%s: agent runs that failed", what).isEmpty();
+          assertThat(row.get("once").asInt())
+              .as("%s: requests paid exactly once, of %s", what, row)
+              .isEqualTo(row.get("requests").asInt());
+        }
+      }
+      for (String runtime : REQUESTS.keySet()) {
+        assertThat(
+                rows.stream()
+                    .filter(r -> r.get("runtime").asText().equals(runtime))
+                    .filter(r -> r.get("mode").asText().equals("direct"))
+                    .mapToInt(r -> r.get("more").asInt())
+                    .sum())
+            .as("%s without the ledger: requests paid more than once", runtime)
+            .isPositive();
+      }
+    }
+  }
+}
