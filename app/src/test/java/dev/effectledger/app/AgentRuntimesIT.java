@@ -4,14 +4,26 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.effectledger.app.agents.EvalRequests;
+import dev.effectledger.app.agents.LangChain4jAgent;
+import dev.effectledger.client.ToolCallClient;
 import dev.effectledger.embedded.CountingDownstream.Fault;
 import dev.effectledger.gateway.Gateway;
+import dev.effectledger.policy.AppliedPolicy;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -76,67 +88,136 @@ class AgentRuntimesIT {
   private static final Map<String, Integer> REQUESTS =
       Map.of("ai-sdk", 9, "openai-agents", 9, "langgraph", 10);
 
+  private static EmbeddedPostgres postgres;
+  private static GatewayPipeline pipeline;
+  private static Gateway gateway;
+
+  @BeforeAll
+  static void start() throws Exception {
+    postgres = EmbeddedPostgres.builder().start();
+    pipeline =
+        GatewayPipeline.startWithTools(
+            kafka.bootstrapServers(), "agents-it", TOOLS, Duration.ofSeconds(3));
+    gateway = Gateway.start(pipeline.gatewayConfig("gw-agents", pipeline.ledgerUrl()));
+    GatewayReadiness.awaitReady("gateway gw-agents", gateway, Duration.ofSeconds(90));
+    // The file applied as a live policy: the adapters route by each tool's class in it.
+    PolicyTopic.publish(
+        pipeline.kafka(),
+        AppliedPolicy.seed(pipeline.policies, pipeline.toolsYaml)
+            .next(pipeline.policies, pipeline.toolsYaml, Instant.now(), "agents-it"),
+        4);
+    pipeline.payments.countBy("/invoice").faultMix(11, FAULTS);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    gateway.close();
+    pipeline.close();
+    postgres.close();
+  }
+
   @Test
-  void shouldPayOncePerRequestInEveryRuntimeAndMoreThanOnceWithoutTheLedger() throws Exception {
-    try (EmbeddedPostgres postgres = EmbeddedPostgres.builder().start();
-        GatewayPipeline pipeline =
-            GatewayPipeline.startWithTools(
-                kafka.bootstrapServers(), "agents-it", TOOLS, Duration.ofSeconds(3));
-        Gateway gateway =
-            Gateway.start(pipeline.gatewayConfig("gw-agents", pipeline.ledgerUrl()))) {
-      GatewayReadiness.awaitReady("gateway gw-agents", gateway, Duration.ofSeconds(90));
-      pipeline.payments.countBy("/invoice").faultMix(11, FAULTS);
-      Map<String, String> env =
-          Map.of(
-              "EFFECTLEDGER_GATEWAY_URL",
-              gateway.uri().toString(),
-              "EFFECTLEDGER_TOKEN",
-              GatewayPipeline.TOKEN,
-              "EVAL_PAYMENTS_URL",
-              pipeline.payments.url(),
-              "EVAL_POSTGRES_URL",
-              "postgresql://postgres@127.0.0.1:" + postgres.getPort() + "/postgres");
-      List<JsonNode> rows = new ArrayList<>();
-      for (String runtime : List.of("ai-sdk", "openai-agents", "langgraph")) {
-        for (String mode : List.of("ledger", "direct")) {
-          ClientSuites.Run run =
-              ClientSuites.npm(
-                  "eval:agents:dist",
-                  List.of(
-                      "--runtime",
-                      runtime,
-                      "--mode",
-                      mode,
-                      "--requests",
-                      String.valueOf(REQUESTS.get(runtime)),
-                      "--tag",
-                      "it"),
-                  env);
-          assertThat(run.exit()).as(run.output()).isZero();
-          String[] lines = run.output().strip().split("\n");
-          JSON.readTree(lines[lines.length - 1]).forEach(rows::add);
+  void shouldPayOncePerRequestInTheTypeScriptRuntimesAndMoreThanOnceWithoutTheLedger()
+      throws Exception {
+    Map<String, String> env =
+        Map.of(
+            "EFFECTLEDGER_GATEWAY_URL",
+            gateway.uri().toString(),
+            "EFFECTLEDGER_TOKEN",
+            GatewayPipeline.TOKEN,
+            "EVAL_PAYMENTS_URL",
+            pipeline.payments.url(),
+            "EVAL_POSTGRES_URL",
+            "postgresql://postgres@127.0.0.1:" + postgres.getPort() + "/postgres");
+    List<JsonNode> rows = new ArrayList<>();
+    for (String runtime : List.of("ai-sdk", "openai-agents", "langgraph")) {
+      for (String mode : List.of("ledger", "direct")) {
+        ClientSuites.Run run =
+            ClientSuites.npm(
+                "eval:agents:dist",
+                List.of(
+                    "--runtime",
+                    runtime,
+                    "--mode",
+                    mode,
+                    "--requests",
+                    String.valueOf(REQUESTS.get(runtime)),
+                    "--tag",
+                    "it"),
+                env);
+        assertThat(run.exit()).as(run.output()).isZero();
+        String[] lines = run.output().strip().split("\n");
+        JSON.readTree(lines[lines.length - 1]).forEach(rows::add);
+      }
+    }
+    assertOncePerRequestWithTheLedgerOnly(rows, REQUESTS.keySet());
+  }
+
+  @Test
+  void shouldPayOncePerRequestInLangChain4jAndMoreThanOnceWithoutTheLedger() throws Exception {
+    List<JsonNode> rows = new ArrayList<>();
+    try (ToolCallClient client =
+        ToolCallClient.builder()
+            .bootstrapServers(pipeline.bootstrap())
+            .schemaRegistryUrl(pipeline.registry())
+            .timeout(Duration.ofSeconds(30))
+            .build()) {
+      assertThat(client.awaitKeyRules(Duration.ofSeconds(30))).isTrue();
+      for (String mode : List.of("ledger", "direct")) {
+        EvalRequests requests = new EvalRequests("it-langchain4j-" + mode, 9, 7);
+        LangChain4jAgent agent =
+            new LangChain4jAgent(
+                requests, mode.equals("ledger") ? client : null, pipeline.payments.url());
+        Map<String, String> errors = new ConcurrentHashMap<>();
+        ExecutorService agents = Executors.newFixedThreadPool(4);
+        try {
+          List<Future<?>> runs = new ArrayList<>();
+          for (EvalRequests.Request r : requests.all()) {
+            runs.add(
+                agents.submit(
+                    () -> {
+                      try {
+                        agent.run(r, "acme");
+                      } catch (RuntimeException e) {
+                        errors.put(r.id(), String.valueOf(e.getMessage()));
+                      }
+                    }));
+          }
+          for (Future<?> run : runs) {
+            run.get(5, TimeUnit.MINUTES);
+          }
+        } finally {
+          agents.shutdownNow();
         }
+        requests
+            .rows("langchain4j", mode, pipeline.payments.effectsByField(), errors)
+            .forEach(rows::add);
       }
-      System.out.println(EvalTable.markdown(rows));
-      for (JsonNode row : rows) {
-        String what = row.get("runtime").asText() + " " + row.get("scenario").asText();
-        if (row.get("mode").asText().equals("ledger")) {
-          assertThat(row.get("errors")).as("%s: agent runs that failed", what).isEmpty();
-          assertThat(row.get("once").asInt())
-              .as("%s: requests paid exactly once, of %s", what, row)
-              .isEqualTo(row.get("requests").asInt());
-        }
+    }
+    assertOncePerRequestWithTheLedgerOnly(rows, List.of("langchain4j"));
+  }
+
+  private static void assertOncePerRequestWithTheLedgerOnly(
+      List<JsonNode> rows, java.util.Collection<String> runtimes) {
+    System.out.println(EvalTable.markdown(rows));
+    for (JsonNode row : rows) {
+      String what = row.get("runtime").asText() + " " + row.get("scenario").asText();
+      if (row.get("mode").asText().equals("ledger")) {
+        assertThat(row.get("errors")).as("%s: agent runs that failed", what).isEmpty();
+        assertThat(row.get("once").asInt())
+            .as("%s: requests paid exactly once, of %s", what, row)
+            .isEqualTo(row.get("requests").asInt());
       }
-      for (String runtime : REQUESTS.keySet()) {
-        assertThat(
-                rows.stream()
-                    .filter(r -> r.get("runtime").asText().equals(runtime))
-                    .filter(r -> r.get("mode").asText().equals("direct"))
-                    .mapToInt(r -> r.get("more").asInt())
-                    .sum())
-            .as("%s without the ledger: requests paid more than once", runtime)
-            .isPositive();
-      }
+    }
+    for (String runtime : runtimes) {
+      assertThat(
+              rows.stream()
+                  .filter(r -> r.get("runtime").asText().equals(runtime))
+                  .filter(r -> r.get("mode").asText().equals("direct"))
+                  .mapToInt(r -> r.get("more").asInt())
+                  .sum())
+          .as("%s without the ledger: requests paid more than once", runtime)
+          .isPositive();
     }
   }
 }
