@@ -4,9 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.effectledger.app.agents.EvalAgent;
 import dev.effectledger.app.agents.EvalRequests;
 import dev.effectledger.app.agents.LangChain4jAgent;
+import dev.effectledger.app.agents.SpringAiAgent;
 import dev.effectledger.client.ToolCallClient;
+import dev.effectledger.client.ToolCalls;
 import dev.effectledger.embedded.CountingDownstream.Fault;
 import dev.effectledger.gateway.Gateway;
 import dev.effectledger.policy.AppliedPolicy;
@@ -22,6 +25,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -155,6 +159,25 @@ class AgentRuntimesIT {
 
   @Test
   void shouldPayOncePerRequestInLangChain4jAndMoreThanOnceWithoutTheLedger() throws Exception {
+    assertOncePerRequestWithTheLedgerOnly(
+        javaRuntime(
+            "langchain4j",
+            (requests, client) -> new LangChain4jAgent(requests, client, pipeline.payments.url())),
+        List.of("langchain4j"));
+  }
+
+  @Test
+  void shouldPayOncePerRequestInSpringAiAndMoreThanOnceWithoutTheLedger() throws Exception {
+    assertOncePerRequestWithTheLedgerOnly(
+        javaRuntime(
+            "spring-ai",
+            (requests, client) -> new SpringAiAgent(requests, client, pipeline.payments.url())),
+        List.of("spring-ai"));
+  }
+
+  /** The eval of a Java runtime: its agent with the ledger's client, then without (null). */
+  private static List<JsonNode> javaRuntime(
+      String runtime, BiFunction<EvalRequests, ToolCalls, EvalAgent> agents) throws Exception {
     List<JsonNode> rows = new ArrayList<>();
     try (ToolCallClient client =
         ToolCallClient.builder()
@@ -164,17 +187,14 @@ class AgentRuntimesIT {
             .build()) {
       assertThat(client.awaitKeyRules(Duration.ofSeconds(30))).isTrue();
       for (String mode : List.of("ledger", "direct")) {
-        EvalRequests requests = new EvalRequests("it-langchain4j-" + mode, 9, 7);
-        LangChain4jAgent agent =
-            new LangChain4jAgent(
-                requests, mode.equals("ledger") ? client : null, pipeline.payments.url());
+        EvalRequests requests = new EvalRequests("it-" + runtime + "-" + mode, 9, 7);
         Map<String, String> errors = new ConcurrentHashMap<>();
-        ExecutorService agents = Executors.newFixedThreadPool(4);
-        try {
+        ExecutorService threads = Executors.newFixedThreadPool(4);
+        try (EvalAgent agent = agents.apply(requests, mode.equals("ledger") ? client : null)) {
           List<Future<?>> runs = new ArrayList<>();
           for (EvalRequests.Request r : requests.all()) {
             runs.add(
-                agents.submit(
+                threads.submit(
                     () -> {
                       try {
                         agent.run(r, "acme");
@@ -187,14 +207,12 @@ class AgentRuntimesIT {
             run.get(5, TimeUnit.MINUTES);
           }
         } finally {
-          agents.shutdownNow();
+          threads.shutdownNow();
         }
-        requests
-            .rows("langchain4j", mode, pipeline.payments.effectsByField(), errors)
-            .forEach(rows::add);
+        requests.rows(runtime, mode, pipeline.payments.effectsByField(), errors).forEach(rows::add);
       }
     }
-    assertOncePerRequestWithTheLedgerOnly(rows, List.of("langchain4j"));
+    return rows;
   }
 
   private static void assertOncePerRequestWithTheLedgerOnly(

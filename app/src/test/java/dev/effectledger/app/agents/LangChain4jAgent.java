@@ -33,7 +33,7 @@ import java.util.function.BiFunction;
  * tool loop, tools run concurrently when one turn holds several. Subagents are AiServices called
  * from a tool of the main one, given the same invocation parameters (the request's step).
  */
-public final class LangChain4jAgent {
+public final class LangChain4jAgent implements EvalAgent {
 
   /** The agent, as an application declares it. */
   public interface Assistant {
@@ -163,6 +163,7 @@ public final class LangChain4jAgent {
   }
 
   /** Runs one request; throws with the tools' error texts when any call did not succeed. */
+  @Override
   public void run(Request r, String tenant) {
     Result<String> result =
         assistant(LangChain4jAgent::main)
