@@ -89,8 +89,19 @@ class AgentRuntimesIT {
           Fault.UNAVAILABLE_BEFORE_EFFECT, 5,
           Fault.SLOW_SUCCESS, 10);
 
+  /**
+   * Requests per runtime and mode: the small eval's, or {@code -Deffectledger.eval.requests=N} for
+   * every runtime ({@code bench/run agents}, which also names a report file in {@code
+   * -Deffectledger.eval.report}).
+   */
+  private static final int LARGE = Integer.getInteger("effectledger.eval.requests", 0);
+
   private static final Map<String, Integer> REQUESTS =
-      Map.of("ai-sdk", 9, "openai-agents", 9, "langgraph", 10);
+      LARGE > 0
+          ? Map.of("ai-sdk", LARGE, "openai-agents", LARGE, "langgraph", LARGE)
+          : Map.of("ai-sdk", 9, "openai-agents", 9, "langgraph", 10);
+
+  private static final int JAVA_REQUESTS = LARGE > 0 ? LARGE : 9;
 
   private static EmbeddedPostgres postgres;
   private static GatewayPipeline pipeline;
@@ -147,7 +158,9 @@ class AgentRuntimesIT {
                     "--requests",
                     String.valueOf(REQUESTS.get(runtime)),
                     "--tag",
-                    "it"),
+                    "it",
+                    "--parallel",
+                    LARGE > 0 ? "8" : "4"),
                 env);
         assertThat(run.exit()).as(run.output()).isZero();
         String[] lines = run.output().strip().split("\n");
@@ -187,7 +200,7 @@ class AgentRuntimesIT {
             .build()) {
       assertThat(client.awaitKeyRules(Duration.ofSeconds(30))).isTrue();
       for (String mode : List.of("ledger", "direct")) {
-        EvalRequests requests = new EvalRequests("it-" + runtime + "-" + mode, 9, 7);
+        EvalRequests requests = new EvalRequests("it-" + runtime + "-" + mode, JAVA_REQUESTS, 7);
         Map<String, String> errors = new ConcurrentHashMap<>();
         ExecutorService threads = Executors.newFixedThreadPool(4);
         try (EvalAgent agent = agents.apply(requests, mode.equals("ledger") ? client : null)) {
@@ -216,8 +229,17 @@ class AgentRuntimesIT {
   }
 
   private static void assertOncePerRequestWithTheLedgerOnly(
-      List<JsonNode> rows, java.util.Collection<String> runtimes) {
-    System.out.println(EvalTable.markdown(rows));
+      List<JsonNode> rows, java.util.Collection<String> runtimes) throws java.io.IOException {
+    String table = EvalTable.markdown(rows);
+    System.out.println(table);
+    String report = System.getProperty("effectledger.eval.report");
+    if (report != null) {
+      java.nio.file.Files.writeString(
+          java.nio.file.Path.of(report),
+          table + "\n",
+          java.nio.file.StandardOpenOption.CREATE,
+          java.nio.file.StandardOpenOption.APPEND);
+    }
     for (JsonNode row : rows) {
       String what = row.get("runtime").asText() + " " + row.get("scenario").asText();
       if (row.get("mode").asText().equals("ledger")) {
