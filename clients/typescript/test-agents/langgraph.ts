@@ -5,7 +5,8 @@
  * stops at the approval, is resumed with a `Command`, re-runs the tools node (the payment with it,
  * as LangGraph does) and the model, told it is approved, emits the payment again. `crash`: the
  * agent's process exits right after the payment went out; a new process resumes the thread from
- * LangGraph's PostgreSQL checkpointer, and the model, having lost track, emits it again.
+ * LangGraph's PostgreSQL checkpointer (or, when the crash came before the thread's first checkpoint
+ * was written, submits the request again), and the model emits the payment again.
  */
 import { randomUUID } from 'node:crypto';
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
@@ -139,7 +140,9 @@ export async function langGraphEval(e: Env, ledger: ToolLedger, mode: Mode, all:
   const thread = (r: Request) => ({ configurable: { thread_id: `${mode}-${r.id}` } });
   return {
     async run(r: Request): Promise<void> {
-      const input = { messages: [new HumanMessage(userText(r))] };
+      // The human message carries the request's own id, as the adapter's docs ask: a request
+      // re-submitted after a crash that lost its first checkpoint is then the same step.
+      const input = { messages: [new HumanMessage({ content: userText(r), id: r.id })] };
       switch (r.scenario) {
         case 'subagents':
           await parent.invoke(input, thread(r));
@@ -157,7 +160,14 @@ export async function langGraphEval(e: Env, ledger: ToolLedger, mode: Mode, all:
             throw new Error('the crashing run did not crash');
           }
           // The crashed process's run is in the checkpointer: resume the thread where it stopped.
-          await durable.invoke(null, thread(r));
+          // With LangGraph's default durability ("async") the crash can come before any checkpoint
+          // of the thread was written; the orchestrator then submits the request again.
+          try {
+            await durable.invoke(null, thread(r));
+          } catch (error) {
+            if (!/no input writes/i.test(String((error as Error).message))) throw error;
+            await durable.invoke(input, thread(r));
+          }
           return;
         default:
           await inMemory.invoke(input, thread(r));

@@ -12,7 +12,9 @@
  * model re-plans the action under new tool-call ids, when a node re-runs after an interrupt, and
  * when another process resumes the thread after a crash; a subgraph (or an agent used as a node)
  * given the parent's messages has the same thread and the same human message, so its calls belong
- * to the same step. A new request (a new human message) is a new step.
+ * to the same step. A new request (a new human message) is a new step. Give each human message
+ * the id of the user's request (`new HumanMessage({ content, id: requestId })`), so that a request
+ * submitted again (after a crash before the thread's first checkpoint) is the same step.
  *
  * A tool the live policy classes `read` runs as it is; every other tool is called through the
  * gateway (its effect runs in the ledger's executor, once; its own function is not called). A

@@ -21,8 +21,8 @@ final class EvalTable {
     }
     StringBuilder out =
         new StringBuilder(
-            "| runtime | scenario | requests | with the ledger: effects per request | without: requests paid more than once (effects) |\n"
-                + "| --- | --- | --- | --- | --- |\n");
+            "| runtime | scenario | requests | with the ledger: effects per request | without: requests paid more than once (effects) | without: requests paid never | runs that reported a failed call (with / without) |\n"
+                + "| --- | --- | --- | --- | --- | --- | --- |\n");
     byCell.forEach(
         (cell, pair) ->
             out.append("| ")
@@ -41,8 +41,30 @@ final class EvalTable {
                             + " ("
                             + pair[1].get("effects").asInt()
                             + ")")
+                .append(" | ")
+                .append(pair[1] == null ? "" : pair[1].get("none").asText())
+                .append(" | ")
+                .append(failed(pair[0]))
+                .append(" / ")
+                .append(failed(pair[1]))
                 .append(" |\n"));
+    rows.stream()
+        .filter(r -> r.get("errors").size() > 0)
+        .forEach(
+            r ->
+                out.append("\n")
+                    .append(r.get("runtime").asText())
+                    .append(" ")
+                    .append(r.get("scenario").asText())
+                    .append(" ")
+                    .append(r.get("mode").asText())
+                    .append(", first failure: ")
+                    .append(r.get("errors").get(0).asText().replace("\n", " ")));
     return out.toString();
+  }
+
+  private static String failed(JsonNode row) {
+    return row == null ? "" : String.valueOf(row.get("errors").size());
   }
 
   private static String perRequest(JsonNode row) {
