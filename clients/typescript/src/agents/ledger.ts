@@ -94,11 +94,10 @@ export class ToolLedger {
       args,
       { wait: waitUntil(deadline, this.client.wait) },
     );
-    while (result.kind === 'running' && Date.now() < deadline) {
-      result = await this.client.attach(result.key, {
-        location: result.location,
-        wait: waitUntil(deadline, this.client.wait),
-      });
+    while (result.kind === 'running') {
+      const wait = waitUntil(deadline, this.client.wait);
+      if (wait === 0) break; // the deadline: the model is told the call is still running
+      result = await this.client.attach(result.key, { location: result.location, wait });
     }
     return result;
   }

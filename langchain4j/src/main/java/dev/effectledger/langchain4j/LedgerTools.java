@@ -218,7 +218,9 @@ public final class LedgerTools {
         long deadline = System.nanoTime() + attach.toNanos();
         try {
           CallResult result = client.invokeAndWait(call);
+          // On a timeout only: a client closed meanwhile answers at once, and would spin.
           while (result instanceof CallResult.StillRunning running
+              && running.reason() == CallResult.StillRunning.Reason.TIMED_OUT
               && System.nanoTime() < deadline) {
             result = client.attach(running).get();
           }

@@ -198,6 +198,25 @@ class LedgerToolsTest {
   }
 
   @Test
+  void shouldWaitOnACallStillRunningUntilItsResult() {
+    ToolCall running =
+        ToolCall.of(STEP, "pay", "{\"invoice\":\"i-1\"}");
+    Recording client =
+        new Recording(
+            new CallResult.StillRunning("k1", running, CallResult.StillRunning.Reason.TIMED_OUT),
+            new CallResult.StillRunning("k1", running, CallResult.StillRunning.Reason.TIMED_OUT),
+            SUCCEEDED);
+    Scripted model = new Scripted(calls("pay", "{\"invoice\":\"i-1\"}"));
+
+    assistant(model, client, new Billing()).chat("pay i-1", LedgerTools.step(STEP));
+
+    assertThat(client.calls).hasSize(3).extracting(ToolCall::tool).containsOnly("pay");
+    assertThat(model.results())
+        .extracting(ToolExecutionResultMessage::text)
+        .containsExactly("{\"id\":\"ch_1\"}");
+  }
+
+  @Test
   void shouldNotCallTheLedgerWithoutTheStepAndSayWhatToPass() {
     Recording client = new Recording(SUCCEEDED);
     Scripted model = new Scripted(calls("pay", "{\"invoice\":\"i-1\"}"));

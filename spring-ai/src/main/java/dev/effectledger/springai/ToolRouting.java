@@ -89,7 +89,10 @@ public final class ToolRouting {
   CallResult call(ToolCalls client, ToolCall call) {
     long deadline = System.nanoTime() + attach.toNanos();
     CallResult result = LedgerToolCallback.await(client, call);
-    while (result instanceof CallResult.StillRunning running && System.nanoTime() < deadline) {
+    // On a timeout only: a client closed meanwhile answers at once, and would spin.
+    while (result instanceof CallResult.StillRunning running
+        && running.reason() == CallResult.StillRunning.Reason.TIMED_OUT
+        && System.nanoTime() < deadline) {
       result = LedgerToolCallback.attach(client, running);
     }
     return result;
