@@ -159,9 +159,20 @@ export class GatewayClient {
    * Rejects with {@link GatewayError} (401) or {@link Unavailable}.
    */
   async tools(): Promise<ToolInfo[]> {
+    return (await this.catalogue()).tools;
+  }
+
+  /**
+   * `GET /v1/tools` whole: the tools, and what a tool the policy does not name gets (`ledgered`
+   * under a top-level `unknownTool` entry, else `rejected`).
+   */
+  async catalogue(): Promise<{ tools: ToolInfo[]; unknownTools: 'ledgered' | 'rejected' }> {
     const answer = await this.send('GET', '/v1/tools', 0, undefined, {});
     if (answer.status !== 200 || !Array.isArray(answer.body.tools)) throw new GatewayError(answer.status, answer.body);
-    return answer.body.tools as ToolInfo[];
+    return {
+      tools: answer.body.tools as ToolInfo[],
+      unknownTools: answer.body.unknownTools === 'ledgered' ? 'ledgered' : 'rejected',
+    };
   }
 
   private async send(

@@ -34,20 +34,38 @@ const info = (name: string, cls: ToolInfo['class'], onAmbiguous: ToolInfo['onAmb
 
 /** A ledger whose client lists pay (irreversible) and look (read), answering calls in turn. */
 function ledgerAnswering(...answers: CallResult[]) {
+  return ledgerWith({ attachSeconds: 120, unknownTools: 'rejected', direct: [] }, ...answers);
+}
+
+function ledgerWith(
+  options: { attachSeconds: number; unknownTools: 'ledgered' | 'rejected'; direct: string[] },
+  ...answers: CallResult[]
+) {
   const calls: unknown[][] = [];
   const client = {
     wait: 1,
-    tools: async () => [info('pay', 'irreversible'), info('look', 'read')],
+    catalogue: async () => ({ tools: [info('pay', 'irreversible'), info('look', 'read')], unknownTools: options.unknownTools }),
     call: async (...args: unknown[]) => {
       calls.push(args);
       return answers.shift() ?? answers[0];
     },
     attach: async (...args: unknown[]) => {
       calls.push(['attach', ...args]);
-      return answers.shift() ?? { kind: 'running', key: 'k' };
+      const next = answers.shift();
+      if (next) return next;
+      // still running: the gateway holds an attach for its wait before it says so
+      const wait = (args[1] as { wait?: number } | undefined)?.wait ?? 0;
+      await new Promise((r) => setTimeout(r, Math.min(wait, 1) * 1000));
+      return { kind: 'running', key: 'k1' };
     },
   };
-  return { calls, ledger: new ToolLedger({ client: client as unknown as GatewayClient, scopes: { pay: (a) => `invoice:${a.invoice}` } }) };
+  const ledger = new ToolLedger({
+    client: client as unknown as GatewayClient,
+    scopes: { pay: (a) => `invoice:${a.invoice}` },
+    attachSeconds: options.attachSeconds,
+    direct: options.direct,
+  });
+  return { calls, ledger };
 }
 
 const succeeded: CallResult = { kind: 'succeeded', key: 'k1', result: { id: 'ch_1' }, replayed: false, attempts: 1 };
@@ -65,6 +83,26 @@ test('a call still running is attached to until it settles', async () => {
   assert.equal(result.kind, 'succeeded');
   assert.deepEqual(calls[1], ['attach', 'k1', { location: '/v1/calls/k1?intent=7', wait: 1 }]);
   assert.deepEqual(calls[0][0], { tenant: 'token', runId: 'r', stepId: 's', scope: 'invoice:i-1' });
+});
+
+test('a call still running is waited on no longer than attachSeconds, then said to be running', async () => {
+  const running: CallResult = { kind: 'running', key: 'k1', location: '/v1/calls/k1?intent=7' };
+  const { calls, ledger } = ledgerWith({ attachSeconds: 2, unknownTools: 'rejected', direct: [] }, running);
+  const started = Date.now();
+  const result = await ledger.call({ runId: 'r', stepId: 's' }, 'pay', { invoice: 'i-1' });
+  assert.equal(result.kind, 'running');
+  assert.ok(Date.now() - started < 10_000, 'the loop ended at its deadline');
+  assert.ok(calls.length >= 2, 'it attached at least once');
+});
+
+test('the policy decides over the direct list; unnamed tools follow the unknownTool entry', async () => {
+  const { ledger } = ledgerWith({ attachSeconds: 1, unknownTools: 'rejected', direct: ['pay', 'approve'] });
+  assert.equal((await ledger.route('pay')).kind, 'ledger', 'named irreversible: the ledger, whatever direct says');
+  assert.equal((await ledger.route('approve')).kind, 'direct');
+  assert.equal((await ledger.route('look')).kind, 'direct');
+  assert.equal((await ledger.route('refund')).kind, 'unknown');
+  const { ledger: withUnknownTool } = ledgerWith({ attachSeconds: 1, unknownTools: 'ledgered', direct: [] });
+  assert.equal((await withUnknownTool.route('refund')).kind, 'ledger');
 });
 
 // --- Vercel AI SDK ---------------------------------------------------------------------------

@@ -26,7 +26,7 @@
  */
 import { ToolMessage } from '@langchain/core/messages';
 import { type StructuredToolInterface, type ToolRunnableConfig, tool } from '@langchain/core/tools';
-import { getCurrentTaskInput, interrupt } from '@langchain/langgraph';
+import { getCurrentTaskInput, interrupt, isGraphBubbleUp } from '@langchain/langgraph';
 import { type AgentStep, type ToolLedger, textForModel } from './ledger.js';
 
 export { ToolLedger } from './ledger.js';
@@ -108,7 +108,13 @@ export function ledgerTool(
       if (result.kind === 'held' && route.tool.onAmbiguous === 'hold' && options.interruptOnHeld !== false) {
         // On resume this function runs again from its start: the call above asked the ledger again
         // (the same key, no second effect), so a key settled meanwhile was answered already.
-        const answer: unknown = interrupt<HeldInterrupt, unknown>({ type: 'effectledger/held', tool: name, key: result.key, message: text });
+        let answer: unknown;
+        try {
+          answer = interrupt<HeldInterrupt, unknown>({ type: 'effectledger/held', tool: name, key: result.key, message: text });
+        } catch (e) {
+          if (isGraphBubbleUp(e)) throw e; // the interrupt itself
+          return error(text, config); // no checkpointer to interrupt with: the model is told
+        }
         return error(`${text} A person was asked and answered: ${JSON.stringify(answer)}`, config);
       }
       return error(text, config);

@@ -43,7 +43,10 @@ export interface ToolLedgerOptions {
   client: GatewayClient;
   /** Per tool: the business scope from the arguments (`(a) => 'invoice:' + a.invoice`). */
   scopes?: Record<string, (args: Record<string, unknown>) => string>;
-  /** Tools to call directly although the policy does not name them (not through the ledger). */
+  /**
+   * Tools that are not the ledger's (a person's approval, an agent used as a tool): run as they
+   * are while the policy does not name them. Once the policy names one, its class decides.
+   */
   direct?: readonly string[];
   /** Seconds to wait in all for a call still running before the model is told so; default 120. */
   attachSeconds?: number;
@@ -70,15 +73,17 @@ export class ToolLedger {
   }
 
   /**
-   * `ledger` for a tool whose policy class is not `read`, `direct` for a read tool or one named in
-   * `direct`, `unknown` for a tool the policy does not name (calling it would skip the ledger
-   * without anyone deciding so).
+   * By the live policy: `ledger` for a tool whose class is not `read`, `direct` for a read tool;
+   * for a tool it does not name, `direct` when the adapter was told so, `ledger` when the policy
+   * has an `unknownTool` entry (the gateway ledgers such tools, held when ambiguous), else
+   * `unknown` (calling it would skip the ledger without anyone deciding so).
    */
   async route(tool: string): Promise<Route> {
-    if (this.options.direct?.includes(tool)) return { kind: 'direct' };
     const catalogue = await this.tools();
     const info = catalogue.tools.get(tool);
     if (info) return info.ledgered ? { kind: 'ledger', tool: info } : { kind: 'direct' };
+    if (this.options.direct?.includes(tool)) return { kind: 'direct' };
+    if (catalogue.unknownLedgered) return { kind: 'ledger', tool: unnamed(tool) };
     return { kind: 'unknown' };
   }
 
@@ -114,12 +119,12 @@ export class ToolLedger {
     const ttl = this.options.policyTtlMs ?? 30_000;
     if (!this.catalogue || Date.now() - this.catalogue.at > ttl) {
       this.loading ??= this.client
-        .tools()
-        .then((tools) => {
+        .catalogue()
+        .then(({ tools, unknownTools }) => {
           this.catalogue = {
             at: Date.now(),
             tools: new Map(tools.map((t) => [t.name, t])),
-            unknownLedgered: false,
+            unknownLedgered: unknownTools === 'ledgered',
           };
         })
         .finally(() => {
@@ -129,6 +134,19 @@ export class ToolLedger {
     }
     return this.catalogue!;
   }
+}
+
+/** What the policy's `unknownTool` entry gives a tool it does not name, as far as adapters care. */
+function unnamed(name: string): ToolInfo {
+  return {
+    name,
+    class: 'irreversible',
+    ledgered: true,
+    onInFlight: 'coalesce',
+    onAmbiguous: 'hold',
+    bypass: false,
+    key: { ignore: [], require: [] },
+  };
 }
 
 function waitUntil(deadline: number, wait: number): number {
@@ -151,6 +169,12 @@ export function textForModel(tool: string, result: Exclude<CallResult, { kind: '
           : 'Do not call it again with the same arguments; fix them or tell the user.')
       );
     case 'held':
+      if (error?.code === 'PARTIAL_SUCCESS') {
+        return (
+          `${tool} took effect in part: ${detail}. Do not call ${tool} again for this request, ` +
+          'not with other arguments either: tell the user which part was done.'
+        );
+      }
       return (
         `${tool}: it is not known yet whether this action took effect; it is held for reconciliation. ` +
         `Do not call ${tool} again for this request, not with other arguments either: tell the user it is being checked.`

@@ -43,6 +43,10 @@ export function ledgerTool<TParameters extends ToolInputParameters, Context = un
     ...options,
     execute,
     // Thrown errors (no context, the gateway unreachable): said as they are, without "try again".
-    errorFunction: options.errorFunction ?? ((_context: RunContext<Context>, error: unknown) => `${name}: ${String((error as Error)?.message ?? error)}`),
+    // An errorFunction of the application's (null: the run fails on them) is kept.
+    errorFunction:
+      options.errorFunction !== undefined
+        ? options.errorFunction
+        : (_context: RunContext<Context>, error: unknown) => `${name}: ${String((error as Error)?.message ?? error)}`,
   } as ToolOptions<TParameters, Context>) as FunctionTool<Context, TParameters>;
 }

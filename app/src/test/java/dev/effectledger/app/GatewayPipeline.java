@@ -50,13 +50,13 @@ final class GatewayPipeline implements AutoCloseable {
   private final LedgerHttpServer ledgerHttp;
   private final EffectExecutor executor;
 
+  /** How long the payment APIs hold a hanging answer. */
+  private static final Duration HANG = Duration.ofSeconds(20);
+
   /**
    * The tools of the default pipeline: {@code %1$s} is the payment API's URL, {@code %2$s} a URL
    * that answers 404, {@code %3$s} the key-ignoring API's.
    */
-  /** How long the payment APIs hold a hanging answer. */
-  private static final Duration HANG = Duration.ofSeconds(20);
-
   static final String DEFAULT_TOOLS =
       """
           tools:

@@ -23,6 +23,16 @@ public final class ModelText {
                   + " be tried later."
               : ". Do not call it again with the same arguments; fix them or tell the user.");
     }
+    if (result instanceof CallResult.HeldUnknown h && h.partial()) {
+      return tool
+          + " took effect in part: "
+          + detail(h.error())
+          + (h.reportJson() == null ? "" : ". What was done: " + h.reportJson())
+          + ". Do not call "
+          + tool
+          + " again for this request, not with other arguments either: tell the user which part"
+          + " was done.";
+    }
     if (result instanceof CallResult.HeldUnknown) {
       return tool
           + ": it is not known yet whether this action took effect; it is held for"

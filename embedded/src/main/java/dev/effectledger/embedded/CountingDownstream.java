@@ -29,7 +29,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * seeded mix} gives a share of keys a fault on their first request. {@code GET /effects} lists the
  * effect count of every key, {@code GET /inflight} the requests in progress. With {@link #countBy}
  * it also counts effects by a field of the request's body (the business action a request belongs
- * to, whatever key its caller sent), listed by {@code GET /effects?by=field}.
+ * to, whatever key its caller sent), listed by {@code GET /effects?by=field} (any {@code by=} lists
+ * the counts by that one field).
  */
 public final class CountingDownstream implements AutoCloseable {
 

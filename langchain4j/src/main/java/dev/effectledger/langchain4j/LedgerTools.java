@@ -1,5 +1,6 @@
 package dev.effectledger.langchain4j;
 
+import dev.effectledger.client.AgentToolRouting;
 import dev.effectledger.client.CallResult;
 import dev.effectledger.client.StepContext;
 import dev.effectledger.client.ToolCall;
@@ -21,7 +22,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
 
@@ -104,6 +104,7 @@ public final class LedgerTools {
     private final Set<String> ledgered = new HashSet<>();
     private final Set<String> direct = new HashSet<>();
     private Duration attach = Duration.ofMinutes(2);
+    private AgentToolRouting routing;
 
     private Builder(ToolCalls client) {
       this.client = client;
@@ -143,14 +144,19 @@ public final class LedgerTools {
 
     /**
      * Tools that go through the ledger while no applied policy names them (as key rules given to
-     * the client in code): the applied policy's class wins once one is applied.
+     * the client in code): the applied policy's class wins once one is applied. Without either, a
+     * tool is not run: the Java client reads the classes from the applied policy ({@code
+     * effectledger tools apply}); {@code client.awaitKeyRules(...)} waits until it has.
      */
     public Builder ledgered(String... tools) {
       ledgered.addAll(Set.of(tools));
       return this;
     }
 
-    /** Tools that run their own method, whatever the policy says (not the ledger's tools). */
+    /**
+     * Tools that are not the ledger's (an agent used as a tool): they run their own method while
+     * the applied policy does not name them; once it does, its class decides.
+     */
     public Builder direct(String... tools) {
       direct.addAll(Set.of(tools));
       return this;
@@ -163,6 +169,7 @@ public final class LedgerTools {
     }
 
     public LedgerTools build() {
+      routing = new AgentToolRouting(ledgered, direct, attach);
       Map<ToolSpecification, ToolExecutor> routed = new LinkedHashMap<>();
       own.forEach((spec, executor) -> routed.put(spec, new Routed(spec.name(), executor)));
       return new LedgerTools(client, Map.copyOf(routed));
@@ -181,22 +188,17 @@ public final class LedgerTools {
       @Override
       public ToolExecutionResult executeWithContext(
           ToolExecutionRequest request, InvocationContext context) {
-        Optional<String> policyClass = client.toolClassOf(name);
-        boolean ofLedger =
-            !direct.contains(name)
-                && (policyClass.map(c -> !c.equals("read")).orElse(ledgered.contains(name)));
-        if (!ofLedger) {
-          if (direct.contains(name) || policyClass.isPresent()) {
-            if (own == null) {
-              return error(name + " is a read tool without an executor of its own");
-            }
-            return own.executeWithContext(request, context);
+        AgentToolRouting.Route route = routing.route(client, name);
+        if (route == AgentToolRouting.Route.DIRECT) {
+          if (own == null) {
+            return error(name + " is a read tool without an executor of its own");
           }
+          return own.executeWithContext(request, context);
+        }
+        if (route == AgentToolRouting.Route.UNKNOWN) {
           return error(
-              name
-                  + " is not in Effect Ledger's tool policy, so it was not run: add it to the"
-                  + " ledger's tools.yaml (class read for a tool without effects), or name it in"
-                  + " LedgerTools.builder().ledgered(...) or .direct(...)");
+              AgentToolRouting.unknownText(
+                  name, "LedgerTools.builder().ledgered(...) or .direct(...)"));
         }
         StepContext step = stepOf(context, name);
         Function<String, String> scope = scopes.get(name);
@@ -205,32 +207,13 @@ public final class LedgerTools {
               new StepContext(
                   step.tenant(), step.runId(), step.stepId(), scope.apply(request.arguments()));
         }
-        return answer(name, call(ToolCall.of(step, name, request.arguments())));
+        return answer(name, routing.call(client, ToolCall.of(step, name, request.arguments())));
       }
 
       @Override
       public String execute(ToolExecutionRequest request, Object memoryId) {
         throw new UnsupportedOperationException(
             name + " runs through AiServices, which passes the invocation's parameters");
-      }
-
-      private CallResult call(ToolCall call) {
-        long deadline = System.nanoTime() + attach.toNanos();
-        try {
-          CallResult result = client.invokeAndWait(call);
-          // On a timeout only: a client closed meanwhile answers at once, and would spin.
-          while (result instanceof CallResult.StillRunning running
-              && running.reason() == CallResult.StillRunning.Reason.TIMED_OUT
-              && System.nanoTime() < deadline) {
-            result = client.attach(running).get();
-          }
-          return result;
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new IllegalStateException(name + " was interrupted while it waited", e);
-        } catch (java.util.concurrent.ExecutionException e) {
-          throw new IllegalStateException(name + ": " + e.getCause().getMessage(), e.getCause());
-        }
       }
     }
   }

@@ -194,13 +194,13 @@ class LedgerToolsTest {
         .extracting(ToolExecutionResultMessage::text)
         .anySatisfy(
             t -> assertThat(t).contains("held for reconciliation", "not with other arguments"))
-        .anySatisfy(t -> assertThat(t).contains("refund is not in Effect Ledger's tool policy"));
+        .anySatisfy(
+            t -> assertThat(t).contains("refund is not in Effect Ledger's applied tool policy"));
   }
 
   @Test
   void shouldWaitOnACallStillRunningUntilItsResult() {
-    ToolCall running =
-        ToolCall.of(STEP, "pay", "{\"invoice\":\"i-1\"}");
+    ToolCall running = ToolCall.of(STEP, "pay", "{\"invoice\":\"i-1\"}");
     Recording client =
         new Recording(
             new CallResult.StillRunning("k1", running, CallResult.StillRunning.Reason.TIMED_OUT),

@@ -1,12 +1,12 @@
 package dev.effectledger.springai;
 
+import dev.effectledger.client.AgentToolRouting;
 import dev.effectledger.client.CallResult;
 import dev.effectledger.client.ModelText;
 import dev.effectledger.client.StepContext;
 import dev.effectledger.client.ToolCall;
 import dev.effectledger.client.ToolCalls;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
 import org.springframework.ai.chat.model.ToolContext;
 import org.springframework.ai.tool.ToolCallback;
 import org.springframework.ai.tool.definition.ToolDefinition;
@@ -71,11 +71,11 @@ public final class LedgerToolCallback implements ToolCallback {
   @Override
   public String call(String toolInput, ToolContext toolContext) {
     String name = getToolDefinition().name();
-    ToolRouting.Route route = routing.route(client, name);
-    if (route == ToolRouting.Route.DIRECT) {
+    AgentToolRouting.Route route = routing.route(client, name);
+    if (route == AgentToolRouting.Route.DIRECT) {
       return delegate.call(toolInput, toolContext);
     }
-    if (route == ToolRouting.Route.UNKNOWN) {
+    if (route == AgentToolRouting.Route.UNKNOWN) {
       throw new ToolExecutionException(
           getToolDefinition(), new IllegalStateException(ToolRouting.unknownText(name)));
     }
@@ -93,25 +93,5 @@ public final class LedgerToolCallback implements ToolCallback {
   @Override
   public String toString() {
     return "LedgerToolCallback[" + getToolDefinition().name() + "]";
-  }
-
-  static CallResult await(ToolCalls client, ToolCall call) {
-    try {
-      return client.invokeAndWait(call);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(call.tool() + " was interrupted while it waited", e);
-    }
-  }
-
-  static CallResult attach(ToolCalls client, CallResult.StillRunning running) {
-    try {
-      return client.attach(running).get();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while it waited", e);
-    } catch (ExecutionException e) {
-      throw new IllegalStateException(e.getCause().getMessage(), e.getCause());
-    }
   }
 }

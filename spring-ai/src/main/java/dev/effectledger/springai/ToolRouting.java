@@ -1,5 +1,6 @@
 package dev.effectledger.springai;
 
+import dev.effectledger.client.AgentToolRouting;
 import dev.effectledger.client.CallResult;
 import dev.effectledger.client.StepContext;
 import dev.effectledger.client.ToolCall;
@@ -7,23 +8,14 @@ import dev.effectledger.client.ToolCalls;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
 
 /**
- * Which tools go through the ledger: the applied policy's class ({@code read} runs the tool's own
- * callback, every other class the ledger), else, while no applied policy names a tool, the names
- * given here (as key rules given to the client in code); scopes per tool; how long a call still
- * running is waited on.
+ * Which tools go through the ledger ({@link AgentToolRouting}: the applied policy's class, else the
+ * names given here), scopes per tool, and how long a call still running is waited on.
  */
 public final class ToolRouting {
-
-  enum Route {
-    LEDGER,
-    DIRECT,
-    UNKNOWN
-  }
 
   private final Set<String> ledgered;
   private final Set<String> direct;
@@ -51,7 +43,10 @@ public final class ToolRouting {
     return new ToolRouting(tools, direct, scopes, attach);
   }
 
-  /** Also: {@code tools} run their own callback whatever the policy says (not the ledger's). */
+  /**
+   * Also: {@code tools} are not the ledger's (an agent used as a tool) and run their own callback
+   * while the applied policy does not name them; once it does, its class decides.
+   */
   public ToolRouting direct(Set<String> tools) {
     return new ToolRouting(ledgered, tools, scopes, attach);
   }
@@ -68,15 +63,8 @@ public final class ToolRouting {
     return new ToolRouting(ledgered, direct, scopes, wait);
   }
 
-  Route route(ToolCalls client, String tool) {
-    if (direct.contains(tool)) {
-      return Route.DIRECT;
-    }
-    Optional<String> policyClass = client.toolClassOf(tool);
-    if (policyClass.isPresent()) {
-      return policyClass.get().equals("read") ? Route.DIRECT : Route.LEDGER;
-    }
-    return ledgered.contains(tool) ? Route.LEDGER : Route.UNKNOWN;
+  AgentToolRouting.Route route(ToolCalls client, String tool) {
+    return new AgentToolRouting(ledgered, direct, attach).route(client, tool);
   }
 
   StepContext scoped(String tool, StepContext step, String arguments) {
@@ -87,21 +75,11 @@ public final class ToolRouting {
   }
 
   CallResult call(ToolCalls client, ToolCall call) {
-    long deadline = System.nanoTime() + attach.toNanos();
-    CallResult result = LedgerToolCallback.await(client, call);
-    // On a timeout only: a client closed meanwhile answers at once, and would spin.
-    while (result instanceof CallResult.StillRunning running
-        && running.reason() == CallResult.StillRunning.Reason.TIMED_OUT
-        && System.nanoTime() < deadline) {
-      result = LedgerToolCallback.attach(client, running);
-    }
-    return result;
+    return new AgentToolRouting(ledgered, direct, attach).call(client, call);
   }
 
   static String unknownText(String tool) {
-    return tool
-        + " is not in Effect Ledger's tool policy, so it was not run: add it to the ledger's"
-        + " tools.yaml (class read for a tool without effects), or name it in"
-        + " effectledger.tools.ledgered or effectledger.tools.direct";
+    return AgentToolRouting.unknownText(
+        tool, "effectledger.tools.ledgered or effectledger.tools.direct");
   }
 }

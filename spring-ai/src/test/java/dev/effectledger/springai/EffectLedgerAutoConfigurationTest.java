@@ -31,6 +31,7 @@ import org.springframework.ai.chat.prompt.ChatOptions;
 import org.springframework.ai.chat.prompt.Prompt;
 import org.springframework.ai.model.tool.ToolCallingChatOptions;
 import org.springframework.ai.tool.annotation.Tool;
+import org.springframework.ai.tool.method.MethodToolCallbackProvider;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -201,7 +202,8 @@ class EffectLedgerAutoConfigurationTest {
     assertThat(client.calls).extracting(ToolCall::tool).containsExactly("pay");
     assertThat(model.answers)
         .anySatisfy(a -> assertThat(a).startsWith("pay: ").contains("held for reconciliation"))
-        .anySatisfy(a -> assertThat(a).contains("refund is not in Effect Ledger's tool policy"));
+        .anySatisfy(
+            a -> assertThat(a).contains("refund is not in Effect Ledger's applied tool policy"));
   }
 
   @Test
@@ -214,6 +216,40 @@ class EffectLedgerAutoConfigurationTest {
           .hasMessageContaining("LedgerToolContext.step");
     }
     assertThat(client.calls).isEmpty();
+  }
+
+  @Test
+  void shouldRouteToolsFoundByNameWhenResolutionFallsBackToTheApplicationsBeans() {
+    Recording client =
+        new Recording(new CallResult.Succeeded("k1", "{\"id\":\"ch_1\"}", "ch_1", false, 1));
+    Scripted model = new Scripted(calls("pay"));
+    try (ConfigurableApplicationContext app =
+        new SpringApplicationBuilder(Application.class)
+            .web(WebApplicationType.NONE)
+            .logStartupInfo(false)
+            .properties(
+                "spring.main.banner-mode=off", "spring.ai.tools.resolution.fallback.enabled=true")
+            .initializers(
+                c -> {
+                  c.getBeanFactory().registerSingleton("model", model);
+                  c.getBeanFactory().registerSingleton("ledgerClient", client);
+                  c.getBeanFactory()
+                      .registerSingleton(
+                          "billingTools",
+                          MethodToolCallbackProvider.builder().toolObjects(new Billing()).build());
+                })
+            .run()) {
+      // no .tools(...) on the call: Spring AI finds "pay" among the application's tool beans
+      app.getBean(ChatClient.Builder.class)
+          .build()
+          .prompt()
+          .user("pay i-1")
+          .toolContext(STEP)
+          .call()
+          .content();
+    }
+    assertThat(client.calls).extracting(ToolCall::tool).containsExactly("pay");
+    assertThat(model.answers).containsExactly("pay: {\"id\":\"ch_1\"}");
   }
 
   @Test

@@ -38,9 +38,10 @@ import org.springframework.context.ConfigurableApplicationContext;
  * own tool loop over the application's {@code @Tool} bean. Subagents are ChatClients called from a
  * tool of the main one, given the same tool context (the request's step).
  *
- * <p>Without the ledger, the same application routes every tool to its own method ({@code
- * effectledger.tools.direct}): pay_invoice posts to the payment API itself under a key of its own
- * per invocation (Spring AI never hands a tool the model's call id), retried on a timeout or 5xx.
+ * <p>Without the ledger, the same application runs with Effect Ledger's auto-configuration off
+ * ({@code effectledger.enabled=false}): pay_invoice's own method posts to the payment API under a
+ * key of its own per invocation (Spring AI never hands a tool the model's call id), retried on a
+ * timeout or 5xx.
  */
 public final class SpringAiAgent implements EvalAgent {
 
