@@ -4,18 +4,26 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.effectledger.schema.TopicVisibility;
+import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 @Tag("integration")
+@org.junit.jupiter.api.Timeout(120)
 class EmbeddedKafkaClusterIT {
 
   private static EmbeddedKafkaCluster kafka;
@@ -62,5 +70,80 @@ class EmbeddedKafkaClusterIT {
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("[never-created]")
         .hasMessageContaining("check that every broker is up");
+  }
+
+  /**
+   * The moment after a topic is created when a broker describes its partitions with a leader that
+   * does not serve them yet (Kafka 4.3 updates the metadata cache before {@code
+   * ReplicaManager.applyDelta} makes the broker the leader): an idempotent producer's first batch
+   * refused then can be orphaned by its next one and expire at {@code delivery.timeout.ms}
+   * (KAFKA-15591). The test holds the broker's replica-state lock, which {@code applyDelta} takes,
+   * so the moment lasts as long as the test wants: Kafka's own internals, reached by reflection, to
+   * open the window deterministically instead of hoping a busy machine does.
+   */
+  @Test
+  void shouldWaitUntilTheLeaderServesTheNewPartitionsNotOnlyUntilTheyAreDescribed()
+      throws Exception {
+    Object replicaStateLock = replicaStateChangeLock();
+    Admin admin = kafka.admin();
+    String topic = "visibility-window";
+    CompletableFuture<Void> visible;
+    synchronized (replicaStateLock) {
+      admin
+          .createTopics(List.of(new NewTopic(topic, 4, (short) 1)))
+          .all()
+          .get(30, TimeUnit.SECONDS);
+      // The window: described with a leader on every partition, not served yet.
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (!describedWithLeaders(admin, topic)) {
+        assertThat(System.nanoTime()).as("the broker's cache shows the topic").isLessThan(deadline);
+        Thread.sleep(20); // polling the cache, bounded by the deadline above
+      }
+      visible =
+          CompletableFuture.runAsync(
+              () -> TopicVisibility.await(admin, List.of(topic), Duration.ofSeconds(60)));
+      Thread.sleep(2_000); // the window held open: visibility must not be claimed during it
+      assertThat(visible)
+          .as("TopicVisibility.await returned while the leader did not serve the partitions yet")
+          .isNotDone();
+    }
+    visible.get(30, TimeUnit.SECONDS);
+    assertThat(
+            admin
+                .listOffsets(Map.of(new TopicPartition(topic, 0), OffsetSpec.latest()))
+                .all()
+                .get(10, TimeUnit.SECONDS))
+        .hasSize(1);
+  }
+
+  private static boolean describedWithLeaders(Admin admin, String topic) {
+    try {
+      return admin
+          .describeTopics(List.of(topic))
+          .allTopicNames()
+          .get(5, TimeUnit.SECONDS)
+          .get(topic)
+          .partitions()
+          .stream()
+          .allMatch(p -> p.leader() != null);
+    } catch (Exception e) {
+      return false; // not in the cache yet
+    }
+  }
+
+  /** Broker 0's {@code ReplicaManager.replicaStateChangeLock}. */
+  private static Object replicaStateChangeLock() throws Exception {
+    Field testKit = EmbeddedKafkaCluster.class.getDeclaredField("cluster");
+    testKit.setAccessible(true);
+    Object replicaManager =
+        ((KafkaClusterTestKit) testKit.get(kafka))
+            .brokers()
+            .values()
+            .iterator()
+            .next()
+            .replicaManager();
+    Field lock = replicaManager.getClass().getDeclaredField("replicaStateChangeLock");
+    lock.setAccessible(true);
+    return lock.get(replicaManager);
   }
 }

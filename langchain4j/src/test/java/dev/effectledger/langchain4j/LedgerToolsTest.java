@@ -3,9 +3,8 @@ package dev.effectledger.langchain4j;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.effectledger.client.CallError;
-import dev.effectledger.client.CallOptions;
 import dev.effectledger.client.CallResult;
-import dev.effectledger.client.DerivedKey;
+import dev.effectledger.client.ScriptedToolCalls;
 import dev.effectledger.client.StepContext;
 import dev.effectledger.client.ToolCall;
 import dev.effectledger.client.ToolCalls;
@@ -25,9 +24,6 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -65,35 +61,8 @@ class LedgerToolsTest {
     }
   }
 
-  /** Answers {@code answers} in turn; the policy classes look as read and pay as irreversible. */
-  static final class Recording implements ToolCalls {
-    final List<ToolCall> calls = new CopyOnWriteArrayList<>();
-    final Deque<CallResult> answers;
-
-    Recording(CallResult... answers) {
-      this.answers = new ArrayDeque<>(List.of(answers));
-    }
-
-    @Override
-    public Optional<String> toolClassOf(String tool) {
-      return Optional.ofNullable(Map.of("look", "read", "pay", "irreversible").get(tool));
-    }
-
-    @Override
-    public DerivedKey keyOf(ToolCall call) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public CompletableFuture<CallResult> invoke(ToolCall call, CallOptions options) {
-      calls.add(call);
-      return CompletableFuture.completedFuture(
-          answers.size() > 1 ? answers.poll() : answers.peek());
-    }
-
-    @Override
-    public void close() {}
-  }
+  /** The policy classes the tests' client knows: look is read, pay irreversible. */
+  private static final Map<String, String> CLASSES = Map.of("look", "read", "pay", "irreversible");
 
   /** Plays {@code turns}, then "done"; keeps what it was sent. */
   static final class Scripted implements ChatModel {
@@ -154,7 +123,7 @@ class LedgerToolsTest {
 
   @Test
   void shouldRunReadToolsThemselvesAndCallWriteToolsThroughTheLedgerWithTheInvocationsStep() {
-    Recording client = new Recording(SUCCEEDED);
+    ScriptedToolCalls client = new ScriptedToolCalls(CLASSES, SUCCEEDED);
     Billing billing = new Billing();
     Scripted model =
         new Scripted(
@@ -165,7 +134,7 @@ class LedgerToolsTest {
 
     assertThat(answer).isEqualTo("done");
     assertThat(billing.looked).isEqualTo(1);
-    assertThat(client.calls)
+    assertThat(client.calls())
         .hasSize(2)
         .allSatisfy(
             call -> {
@@ -180,8 +149,9 @@ class LedgerToolsTest {
 
   @Test
   void shouldTellTheModelWhatAHeldCallMeansAndNotRunAToolThePolicyDoesNotName() {
-    Recording client =
-        new Recording(
+    ScriptedToolCalls client =
+        new ScriptedToolCalls(
+            CLASSES,
             new CallResult.HeldUnknown(
                 "k1", new CallError("UNKNOWN_OUTCOME", "no answer", false, ""), false, null));
     Scripted model =
@@ -189,7 +159,7 @@ class LedgerToolsTest {
 
     assistant(model, client, new Billing()).chat("pay i-1", LedgerTools.step(STEP));
 
-    assertThat(client.calls).extracting(ToolCall::tool).containsExactly("pay");
+    assertThat(client.calls()).extracting(ToolCall::tool).containsExactly("pay");
     assertThat(model.results())
         .extracting(ToolExecutionResultMessage::text)
         .anySatisfy(
@@ -201,8 +171,9 @@ class LedgerToolsTest {
   @Test
   void shouldWaitOnACallStillRunningUntilItsResult() {
     ToolCall running = ToolCall.of(STEP, "pay", "{\"invoice\":\"i-1\"}");
-    Recording client =
-        new Recording(
+    ScriptedToolCalls client =
+        new ScriptedToolCalls(
+            CLASSES,
             new CallResult.StillRunning("k1", running, CallResult.StillRunning.Reason.TIMED_OUT),
             new CallResult.StillRunning("k1", running, CallResult.StillRunning.Reason.TIMED_OUT),
             SUCCEEDED);
@@ -210,7 +181,7 @@ class LedgerToolsTest {
 
     assistant(model, client, new Billing()).chat("pay i-1", LedgerTools.step(STEP));
 
-    assertThat(client.calls).hasSize(3).extracting(ToolCall::tool).containsOnly("pay");
+    assertThat(client.calls()).hasSize(3).extracting(ToolCall::tool).containsOnly("pay");
     assertThat(model.results())
         .extracting(ToolExecutionResultMessage::text)
         .containsExactly("{\"id\":\"ch_1\"}");
@@ -218,7 +189,7 @@ class LedgerToolsTest {
 
   @Test
   void shouldNotCallTheLedgerWithoutTheStepAndSayWhatToPass() {
-    Recording client = new Recording(SUCCEEDED);
+    ScriptedToolCalls client = new ScriptedToolCalls(CLASSES, SUCCEEDED);
     Scripted model = new Scripted(calls("pay", "{\"invoice\":\"i-1\"}"));
     WithoutStep assistant =
         AiServices.builder(WithoutStep.class)
@@ -228,7 +199,7 @@ class LedgerToolsTest {
 
     assistant.chat("pay i-1");
 
-    assertThat(client.calls).isEmpty();
+    assertThat(client.calls()).isEmpty();
     assertThat(model.results())
         .singleElement()
         .satisfies(

@@ -4,9 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.effectledger.client.CallError;
-import dev.effectledger.client.CallOptions;
 import dev.effectledger.client.CallResult;
-import dev.effectledger.client.DerivedKey;
+import dev.effectledger.client.ScriptedToolCalls;
 import dev.effectledger.client.StepContext;
 import dev.effectledger.client.ToolCall;
 import dev.effectledger.client.ToolCalls;
@@ -15,10 +14,7 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 import org.springframework.ai.chat.client.ChatClient;
 import org.springframework.ai.chat.messages.AssistantMessage;
@@ -69,33 +65,8 @@ class EffectLedgerAutoConfigurationTest {
     }
   }
 
-  static final class Recording implements ToolCalls {
-    final List<ToolCall> calls = new CopyOnWriteArrayList<>();
-    final CallResult answer;
-
-    Recording(CallResult answer) {
-      this.answer = answer;
-    }
-
-    @Override
-    public Optional<String> toolClassOf(String tool) {
-      return Optional.ofNullable(Map.of("look", "read", "pay", "irreversible").get(tool));
-    }
-
-    @Override
-    public DerivedKey keyOf(ToolCall call) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public CompletableFuture<CallResult> invoke(ToolCall call, CallOptions options) {
-      calls.add(call);
-      return CompletableFuture.completedFuture(answer);
-    }
-
-    @Override
-    public void close() {}
-  }
+  /** The policy classes the tests' client knows: look is read, pay irreversible. */
+  private static final Map<String, String> CLASSES = Map.of("look", "read", "pay", "irreversible");
 
   /** Plays its turns, then "done"; keeps the tool answers it was sent. */
   static final class Scripted implements ChatModel {
@@ -152,8 +123,9 @@ class EffectLedgerAutoConfigurationTest {
 
   @Test
   void shouldRunReadToolsThemselvesAndCallWriteToolsThroughTheLedgerWithTheStep() {
-    Recording client =
-        new Recording(new CallResult.Succeeded("k1", "{\"id\":\"ch_1\"}", "ch_1", false, 1));
+    ScriptedToolCalls client =
+        new ScriptedToolCalls(
+            CLASSES, new CallResult.Succeeded("k1", "{\"id\":\"ch_1\"}", "ch_1", false, 1));
     Scripted model = new Scripted(calls("look"), calls("pay", "pay"));
     Billing billing = new Billing();
     try (ConfigurableApplicationContext app = start(client, model)) {
@@ -170,7 +142,7 @@ class EffectLedgerAutoConfigurationTest {
       assertThat(answer).isEqualTo("done");
     }
     assertThat(billing.looked).isEqualTo(1);
-    assertThat(client.calls)
+    assertThat(client.calls())
         .hasSize(2)
         .allSatisfy(
             c -> {
@@ -184,8 +156,9 @@ class EffectLedgerAutoConfigurationTest {
 
   @Test
   void shouldTellTheModelWhatAHeldCallMeansAndNotRunAToolThePolicyDoesNotName() {
-    Recording client =
-        new Recording(
+    ScriptedToolCalls client =
+        new ScriptedToolCalls(
+            CLASSES,
             new CallResult.HeldUnknown(
                 "k1", new CallError("UNKNOWN_OUTCOME", "no answer", false, ""), false, null));
     Scripted model = new Scripted(calls("pay", "refund"));
@@ -199,7 +172,7 @@ class EffectLedgerAutoConfigurationTest {
           .call()
           .content();
     }
-    assertThat(client.calls).extracting(ToolCall::tool).containsExactly("pay");
+    assertThat(client.calls()).extracting(ToolCall::tool).containsExactly("pay");
     assertThat(model.answers)
         .anySatisfy(a -> assertThat(a).startsWith("pay: ").contains("held for reconciliation"))
         .anySatisfy(
@@ -208,20 +181,22 @@ class EffectLedgerAutoConfigurationTest {
 
   @Test
   void shouldFailTheChatCallWithoutTheStepAndCallNothing() {
-    Recording client = new Recording(new CallResult.Succeeded("k1", "{}", "ch_1", false, 1));
+    ScriptedToolCalls client =
+        new ScriptedToolCalls(CLASSES, new CallResult.Succeeded("k1", "{}", "ch_1", false, 1));
     try (ConfigurableApplicationContext app = start(client, new Scripted(calls("pay")))) {
       ChatClient chat = app.getBean(ChatClient.Builder.class).build();
       assertThatThrownBy(() -> chat.prompt().user("pay i-1").tools(new Billing()).call().content())
           .hasMessageContaining("pay needs the run and step it belongs to")
           .hasMessageContaining("LedgerToolContext.step");
     }
-    assertThat(client.calls).isEmpty();
+    assertThat(client.calls()).isEmpty();
   }
 
   @Test
   void shouldRouteToolsFoundByNameWhenResolutionFallsBackToTheApplicationsBeans() {
-    Recording client =
-        new Recording(new CallResult.Succeeded("k1", "{\"id\":\"ch_1\"}", "ch_1", false, 1));
+    ScriptedToolCalls client =
+        new ScriptedToolCalls(
+            CLASSES, new CallResult.Succeeded("k1", "{\"id\":\"ch_1\"}", "ch_1", false, 1));
     Scripted model = new Scripted(calls("pay"));
     try (ConfigurableApplicationContext app =
         new SpringApplicationBuilder(Application.class)
@@ -248,7 +223,7 @@ class EffectLedgerAutoConfigurationTest {
           .call()
           .content();
     }
-    assertThat(client.calls).extracting(ToolCall::tool).containsExactly("pay");
+    assertThat(client.calls()).extracting(ToolCall::tool).containsExactly("pay");
     assertThat(model.answers).containsExactly("pay: {\"id\":\"ch_1\"}");
   }
 

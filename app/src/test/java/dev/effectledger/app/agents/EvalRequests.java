@@ -32,7 +32,43 @@ public final class EvalRequests {
     SUBAGENTS
   }
 
+  /** One tool call a scripted model emits. */
+  public record Call(String tool, String arguments) {}
+
   public record Request(String id, String invoice, int amount, Scenario scenario, int replans) {
+    /**
+     * What the main agent's scripted model emits on its {@code turn} (0 first) for this request:
+     * tool calls, or none when it answers in text.
+     */
+    public List<Call> mainTurn(int turn) {
+      switch (scenario) {
+        case REPLAN:
+          if (turn == 0) {
+            return List.of(new Call("get_invoice", "{\"invoice\":\"" + invoice + "\"}"));
+          }
+          return turn <= 1 + replans
+              ? List.of(new Call("pay_invoice", payArguments(turn - 1)))
+              : List.of();
+        case PARALLEL:
+          return turn == 0
+              ? List.of(
+                  new Call("pay_invoice", payArguments(0)),
+                  new Call("pay_invoice", payArguments(0)))
+              : List.of();
+        default:
+          return turn == 0
+              ? List.of(
+                  new Call("billing_agent", "{\"task\":\"pay invoice " + invoice + "\"}"),
+                  new Call("collections_agent", "{\"task\":\"settle invoice " + invoice + "\"}"))
+              : List.of();
+      }
+    }
+
+    /** What a subagent's scripted model emits: it pays (its own rendering), then reports. */
+    public List<Call> subagentTurn(int rendering, int turn) {
+      return turn == 0 ? List.of(new Call("pay_invoice", payArguments(rendering))) : List.of();
+    }
+
     /** What the user says; the scripted models read the invoice back from it. */
     public String userText() {
       return "Please pay invoice " + invoice + " (" + amount + " EUR). [scenario " + scenario + "]";

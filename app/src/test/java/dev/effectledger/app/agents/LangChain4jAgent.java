@@ -129,11 +129,7 @@ public final class LangChain4jAgent implements EvalAgent {
       public ToolExecutionResult executeWithContext(
           ToolExecutionRequest request, InvocationContext context) {
         Assistant sub =
-            assistant(
-                (r, turn) ->
-                    turn == 0
-                        ? call("pay_invoice", r.payArguments(rendering))
-                        : AiMessage.from("Paid it."));
+            assistant((r, turn) -> message(r.subagentTurn(rendering, turn), "Paid it."));
         Request r = requests.of(readTask(request.arguments()));
         Result<String> done = sub.chat(r.userText(), context.invocationParameters());
         return ToolExecutionResult.builder().resultText(done.content()).build();
@@ -178,34 +174,13 @@ public final class LangChain4jAgent implements EvalAgent {
   }
 
   private static AiMessage main(Request r, int turn) {
-    switch (r.scenario()) {
-      case REPLAN:
-        if (turn == 0) {
-          return call("get_invoice", "{\"invoice\":\"" + r.invoice() + "\"}");
-        }
-        return turn <= 1 + r.replans()
-            ? call("pay_invoice", r.payArguments(turn - 1))
-            : AiMessage.from("Paid.");
-      case PARALLEL:
-        return turn == 0
-            ? AiMessage.from(
-                List.of(
-                    request("pay_invoice", r.payArguments(0)),
-                    request("pay_invoice", r.payArguments(0))))
-            : AiMessage.from("Paid.");
-      default:
-        return turn == 0
-            ? AiMessage.from(
-                List.of(
-                    request("billing_agent", "{\"task\":\"pay invoice " + r.invoice() + "\"}"),
-                    request(
-                        "collections_agent", "{\"task\":\"settle invoice " + r.invoice() + "\"}")))
-            : AiMessage.from("Both agents reported.");
-    }
+    return message(r.mainTurn(turn), "Paid.");
   }
 
-  private static AiMessage call(String tool, String arguments) {
-    return AiMessage.from(List.of(request(tool, arguments)));
+  private static AiMessage message(List<EvalRequests.Call> calls, String text) {
+    return calls.isEmpty()
+        ? AiMessage.from(text)
+        : AiMessage.from(calls.stream().map(c -> request(c.tool(), c.arguments())).toList());
   }
 
   private static ToolExecutionRequest request(String tool, String arguments) {

@@ -180,35 +180,17 @@ public final class SpringAiAgent implements EvalAgent {
   // --- the scripted model --------------------------------------------------------------------
 
   private static AssistantMessage main(Request r, int turn) {
-    switch (r.scenario()) {
-      case REPLAN:
-        if (turn == 0) {
-          return calls(List.of(call("get_invoice", "{\"invoice\":\"" + r.invoice() + "\"}")));
-        }
-        return turn <= 1 + r.replans()
-            ? calls(List.of(call("pay_invoice", r.payArguments(turn - 1))))
-            : new AssistantMessage("Paid.");
-      case PARALLEL:
-        return turn == 0
-            ? calls(
-                List.of(
-                    call("pay_invoice", r.payArguments(0)), call("pay_invoice", r.payArguments(0))))
-            : new AssistantMessage("Paid.");
-      default:
-        return turn == 0
-            ? calls(
-                List.of(
-                    call("billing_agent", "{\"task\":\"pay invoice " + r.invoice() + "\"}"),
-                    call("collections_agent", "{\"task\":\"settle invoice " + r.invoice() + "\"}")))
-            : new AssistantMessage("Both agents reported.");
-    }
+    return message(r.mainTurn(turn), "Paid.");
   }
 
   private static BiFunction<Request, Integer, AssistantMessage> sub(int rendering) {
-    return (r, turn) ->
-        turn == 0
-            ? calls(List.of(call("pay_invoice", r.payArguments(rendering))))
-            : new AssistantMessage("Paid it.");
+    return (r, turn) -> message(r.subagentTurn(rendering, turn), "Paid it.");
+  }
+
+  private static AssistantMessage message(List<EvalRequests.Call> calls, String text) {
+    return calls.isEmpty()
+        ? new AssistantMessage(text)
+        : calls(calls.stream().map(c -> call(c.tool(), c.arguments())).toList());
   }
 
   private static AssistantMessage.ToolCall call(String tool, String arguments) {
