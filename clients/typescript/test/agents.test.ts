@@ -214,6 +214,16 @@ test('LangGraph: a held call interrupts the graph for a person; on resume the le
   assert.match(String(answer.content), /held for reconciliation.*A person was asked and answered: "checked: not charged"/s);
 });
 
+test('LangGraph: a held call in a graph without a checkpointer tells the model instead of failing', async () => {
+  const { calls, ledger } = ledgerAnswering(held);
+  const agent = createReactAgent({ llm: new Scripted([payCall()]), tools: graphLedgerTools(ledger, [payTool]) });
+  const done = await agent.invoke({ messages: [new HumanMessage('pay i-1')] }, { configurable: { thread_id: 'no-saver' } });
+  const answer = done.messages.find((m: BaseMessage) => m.getType() === 'tool') as ToolMessage;
+  assert.equal(calls.length, 1);
+  assert.equal(answer.status, 'error');
+  assert.match(String(answer.content), /held for reconciliation.*not with other arguments either/s);
+});
+
 test('LangGraph: without a thread the model is told what to pass', async () => {
   const { calls, ledger } = ledgerAnswering(succeeded);
   const agent = createReactAgent({ llm: new Scripted([payCall()]), tools: graphLedgerTools(ledger, [payTool]) });
