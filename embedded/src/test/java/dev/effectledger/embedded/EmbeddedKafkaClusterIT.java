@@ -2,6 +2,7 @@ package dev.effectledger.embedded;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.effectledger.schema.TopicVisibility;
 import java.lang.reflect.Field;
@@ -94,18 +95,16 @@ class EmbeddedKafkaClusterIT {
           .all()
           .get(30, TimeUnit.SECONDS);
       // The window: described with a leader on every partition, not served yet.
-      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-      while (!describedWithLeaders(admin, topic)) {
-        assertThat(System.nanoTime()).as("the broker's cache shows the topic").isLessThan(deadline);
-        Thread.sleep(20); // polling the cache, bounded by the deadline above
-      }
+      await("the broker's cache describes " + topic + " with a leader on every partition")
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> describedWithLeaders(admin, topic));
       visible =
           CompletableFuture.runAsync(
               () -> TopicVisibility.await(admin, List.of(topic), Duration.ofSeconds(60)));
-      Thread.sleep(2_000); // the window held open: visibility must not be claimed during it
-      assertThat(visible)
-          .as("TopicVisibility.await returned while the leader did not serve the partitions yet")
-          .isNotDone();
+      await("TopicVisibility.await not to return while the leader does not serve " + topic)
+          .during(Duration.ofSeconds(2))
+          .atMost(Duration.ofSeconds(3))
+          .untilAsserted(() -> assertThat(visible).isNotDone());
     }
     visible.get(30, TimeUnit.SECONDS);
     assertThat(
