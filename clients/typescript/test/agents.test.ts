@@ -12,6 +12,7 @@ import type { ChatResult } from '@langchain/core/outputs';
 import { tool as lcTool } from '@langchain/core/tools';
 import { Command, MemorySaver } from '@langchain/langgraph';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
+import { createAgent } from 'langchain';
 import { Agent, type Model, type ModelRequest, type ModelResponse, Usage, run, setTracingDisabled } from '@openai/agents-core';
 import { z } from 'zod';
 import type { CallResult, GatewayClient, ToolInfo } from '../src/index.js';
@@ -196,6 +197,14 @@ test('LangGraph: the step is the thread and the human message, the same on a re-
   assert.equal(first.runId, 'thread-1');
   assert.ok(first.stepId.length > 0);
   assert.deepEqual(second, first);
+});
+
+test("LangGraph: the same tools in langchain's createAgent, the step from the human message's own id", async () => {
+  const { calls, ledger } = ledgerAnswering(succeeded);
+  const agent = createAgent({ model: new Scripted([payCall()]), tools: graphLedgerTools(ledger, [payTool]), checkpointer: new MemorySaver() });
+  await agent.invoke({ messages: [new HumanMessage({ content: 'pay i-1', id: 'req-9' })] }, { configurable: { thread_id: 'thread-ca' } });
+  assert.equal(calls.length, 1);
+  assert.deepEqual(calls[0].slice(0, 3), [{ tenant: 'token', runId: 'thread-ca', stepId: 'req-9', scope: 'invoice:i-1' }, 'pay', { invoice: 'i-1' }]);
 });
 
 test('LangGraph: a held call interrupts the graph for a person; on resume the ledger is asked again', async () => {
