@@ -1,6 +1,5 @@
 package dev.effectledger.client;
 
-import dev.effectledger.client.internal.PendingReply;
 import dev.effectledger.client.internal.ReplyListener;
 import dev.effectledger.schema.ErrorInfo;
 import dev.effectledger.schema.ResultStatus;

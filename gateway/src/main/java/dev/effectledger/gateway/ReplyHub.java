@@ -1,6 +1,6 @@
 package dev.effectledger.gateway;
 
-import dev.effectledger.client.internal.PendingReply;
+import dev.effectledger.client.PendingReply;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Topics;
 import java.nio.charset.StandardCharsets;

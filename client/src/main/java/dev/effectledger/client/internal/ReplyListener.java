@@ -1,5 +1,6 @@
 package dev.effectledger.client.internal;
 
+import dev.effectledger.client.PendingReply;
 import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolResult;

@@ -1,4 +1,4 @@
-package dev.effectledger.client.internal;
+package dev.effectledger.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

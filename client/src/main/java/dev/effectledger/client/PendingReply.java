@@ -1,4 +1,4 @@
-package dev.effectledger.client.internal;
+package dev.effectledger.client;
 
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Topics;
