@@ -1,7 +1,7 @@
 package dev.effectledger.app;
 
-import dev.effectledger.connectors.executor.internal.HangingSweep;
-import dev.effectledger.connectors.executor.internal.HangingTransactions;
+import dev.effectledger.connectors.transactions.HangingSweep;
+import dev.effectledger.connectors.transactions.HangingTransactions;
 import dev.effectledger.schema.Topics;
 import java.time.Clock;
 import java.time.Duration;

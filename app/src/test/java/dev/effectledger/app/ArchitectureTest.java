@@ -48,10 +48,6 @@ class ArchitectureTest {
       noClasses()
           .that()
           .resideOutsideOfPackage(module + "..")
-          // Known and open (issue 47): the processor's hanging-transaction sweep reuses the
-          // executors' (connectors.executor.internal.HangingSweep, HangingTransactions).
-          .and()
-          .doNotHaveFullyQualifiedName("dev.effectledger.app.LedgerSweep")
           .should()
           .dependOnClassesThat()
           .resideInAPackage(module + "..internal..")

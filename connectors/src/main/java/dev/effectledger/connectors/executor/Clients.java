@@ -1,8 +1,8 @@
 package dev.effectledger.connectors.executor;
 
-import dev.effectledger.connectors.executor.internal.HangingSweep;
-import dev.effectledger.connectors.executor.internal.HangingTransactions;
 import dev.effectledger.connectors.executor.internal.JournalReader;
+import dev.effectledger.connectors.transactions.HangingSweep;
+import dev.effectledger.connectors.transactions.HangingTransactions;
 import dev.effectledger.schema.Topics;
 import java.time.Clock;
 import java.time.Duration;

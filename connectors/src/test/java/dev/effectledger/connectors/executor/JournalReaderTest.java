@@ -5,12 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.effectledger.connectors.executor.internal.AttemptJournal;
 import dev.effectledger.connectors.executor.internal.AttemptJournal.Verdict;
-import dev.effectledger.connectors.executor.internal.HangingTransactions.Decision;
-import dev.effectledger.connectors.executor.internal.HangingTransactions.Hanging;
 import dev.effectledger.connectors.executor.internal.JournalReader;
 import dev.effectledger.connectors.executor.sim.LogConsumer;
 import dev.effectledger.connectors.executor.sim.LogProducer;
 import dev.effectledger.connectors.executor.sim.SimulatedCluster;
+import dev.effectledger.connectors.transactions.HangingTransactions.Decision;
+import dev.effectledger.connectors.transactions.HangingTransactions.Hanging;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;

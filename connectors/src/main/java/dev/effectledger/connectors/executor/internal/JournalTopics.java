@@ -1,5 +1,6 @@
 package dev.effectledger.connectors.executor.internal;
 
+import dev.effectledger.connectors.transactions.HangingTransactions;
 import dev.effectledger.schema.TopicReads;
 import dev.effectledger.schema.TopicVisibility;
 import dev.effectledger.schema.Topics;

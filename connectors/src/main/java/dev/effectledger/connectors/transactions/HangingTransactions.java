@@ -1,4 +1,4 @@
-package dev.effectledger.connectors.executor.internal;
+package dev.effectledger.connectors.transactions;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -58,8 +58,9 @@ import org.slf4j.LoggerFactory;
  *       or the dispatch is redelivered and answered from the attempt journal);
  *   <li>a pending offset commit of this group's executors is committed (see {@link
  *       HangingSweep#sweep});
- *   <li>the attempt journal is repaired first: the {@link JournalReader} re-commits the start
- *       markers of a hanging transaction before it aborts it.
+ *   <li>the attempt journal is repaired first: the {@link
+ *       dev.effectledger.connectors.executor.internal.JournalReader} re-commits the start markers
+ *       of a hanging transaction before it aborts it.
  * </ul>
  *
  * <p>The coordinator forgets how a transaction ended once its producer initialises again, so an

@@ -1,8 +1,8 @@
-package dev.effectledger.connectors.executor.internal;
+package dev.effectledger.connectors.transactions;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.effectledger.connectors.executor.internal.HangingTransactions.Decision;
+import dev.effectledger.connectors.transactions.HangingTransactions.Decision;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;

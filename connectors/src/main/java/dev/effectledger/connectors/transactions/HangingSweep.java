@@ -1,7 +1,7 @@
-package dev.effectledger.connectors.executor.internal;
+package dev.effectledger.connectors.transactions;
 
-import dev.effectledger.connectors.executor.internal.HangingTransactions.Decision;
-import dev.effectledger.connectors.executor.internal.HangingTransactions.Hanging;
+import dev.effectledger.connectors.transactions.HangingTransactions.Decision;
+import dev.effectledger.connectors.transactions.HangingTransactions.Hanging;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -69,9 +69,10 @@ public final class HangingSweep {
    *       whose transaction committed has them read again: before 2026-11-26 that transaction also
    *       removed the start markers of the dispatches below it from the attempt journal, so they
    *       ran again; now markers are removed only once the offsets are read back ({@link
-   *       AttemptJournal#confirmed}), and a dispatch read again is skipped or answered by lookup,
-   *       still work the commit saves. A hanging offset commit of another producer is left alone
-   *       (it is another group's), and warned of once.
+   *       dev.effectledger.connectors.executor.internal.AttemptJournal#confirmed}), and a dispatch
+   *       read again is skipped or answered by lookup, still work the commit saves. A hanging
+   *       offset commit of another producer is left alone (it is another group's), and warned of
+   *       once.
    * </ul>
    *
    * A hanging offset commit would otherwise hold back every fetch of the group's committed offsets.
@@ -134,7 +135,9 @@ public final class HangingSweep {
    * transaction of the predecessor still open on {@code topics} and on {@code groupId}'s offsets
    * partition as the coordinator decided, without waiting for it to fall silent (nothing else
    * writes as that producer). A predecessor's open transaction whose fate cannot be told is left to
-   * the {@link #sweep} and to the {@link JournalReader}. Topics that do not exist are skipped.
+   * the {@link #sweep} and to the {@link
+   * dev.effectledger.connectors.executor.internal.JournalReader}. Topics that do not exist are
+   * skipped.
    *
    * @return how many it ended
    * @throws IllegalStateException when the cluster cannot be asked

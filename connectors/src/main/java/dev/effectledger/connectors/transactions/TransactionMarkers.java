@@ -1,4 +1,4 @@
-package dev.effectledger.connectors.executor.internal;
+package dev.effectledger.connectors.transactions;
 
 import java.io.IOException;
 import java.time.Duration;
