@@ -58,7 +58,7 @@ export function env(): Env {
 
 export function ledgerOf(e: Env): ToolLedger {
   return new ToolLedger({
-    client: new GatewayClient({ url: e.gatewayUrl, token: e.token, wait: 20 }),
+    client: new GatewayClient({ url: e.gatewayUrl, token: e.token }), // the client's default wait, 30 s
     scopes: { pay_invoice: (a) => `invoice:${String(a.invoice)}` },
     direct: ['ask_approval'], // a person's approval (LangGraph's interrupt), not an effect
   });

@@ -19,6 +19,7 @@ import dev.langchain4j.model.chat.ChatModel;
 import dev.langchain4j.model.chat.request.ChatRequest;
 import dev.langchain4j.model.chat.response.ChatResponse;
 import dev.langchain4j.service.AiServices;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -185,6 +186,36 @@ class LedgerToolsTest {
     assertThat(model.results())
         .extracting(ToolExecutionResultMessage::text)
         .containsExactly("{\"id\":\"ch_1\"}");
+  }
+
+  @Test
+  void shouldNotSpinOnAClientClosedWhileTheCallWaited() {
+    ToolCall running = ToolCall.of(STEP, "pay", "{\"invoice\":\"i-1\"}");
+    ScriptedToolCalls client =
+        new ScriptedToolCalls(
+            CLASSES,
+            new CallResult.StillRunning(
+                "k1", running, CallResult.StillRunning.Reason.CLIENT_CLOSED));
+    Scripted model = new Scripted(calls("pay", "{\"invoice\":\"i-1\"}"));
+    Assistant assistant =
+        AiServices.builder(Assistant.class)
+            .chatModel(model)
+            .tools(
+                LedgerTools.builder(client)
+                    .tools(new Billing())
+                    .attach(Duration.ofSeconds(2))
+                    .build()
+                    .tools())
+            .build();
+
+    assistant.chat("pay i-1", LedgerTools.step(STEP));
+
+    assertThat(client.calls())
+        .as("asked once: a closed client answers at once, every time")
+        .hasSize(1);
+    assertThat(model.results())
+        .singleElement()
+        .satisfies(r -> assertThat(r.text()).contains("pay is still running"));
   }
 
   @Test
