@@ -21,6 +21,7 @@ public final class ToolRouting {
   private final Set<String> direct;
   private final Map<String, Function<String, String>> scopes;
   private final Duration attach;
+  private final AgentToolRouting rule;
 
   private ToolRouting(
       Set<String> ledgered,
@@ -31,6 +32,7 @@ public final class ToolRouting {
     this.direct = Set.copyOf(direct);
     this.scopes = Map.copyOf(scopes);
     this.attach = attach;
+    this.rule = new AgentToolRouting(this.ledgered, this.direct, attach);
   }
 
   /** By the applied policy alone. */
@@ -64,7 +66,7 @@ public final class ToolRouting {
   }
 
   AgentToolRouting.Route route(ToolCalls client, String tool) {
-    return new AgentToolRouting(ledgered, direct, attach).route(client, tool);
+    return rule.route(client, tool);
   }
 
   StepContext scoped(String tool, StepContext step, String arguments) {
@@ -75,7 +77,7 @@ public final class ToolRouting {
   }
 
   CallResult call(ToolCalls client, ToolCall call) {
-    return new AgentToolRouting(ledgered, direct, attach).call(client, call);
+    return rule.call(client, call);
   }
 
   static String unknownText(String tool) {
