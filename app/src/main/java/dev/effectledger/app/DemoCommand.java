@@ -30,6 +30,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Callable;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import picocli.CommandLine.Command;
@@ -95,80 +96,84 @@ final class DemoCommand implements Callable<Integer> {
       return new McpDemo(actions, faultPercent, timeout, this::say).run();
     }
     Path stateDir = Files.createTempDirectory("effectledger-demo");
-    say("starting an embedded KRaft broker");
-    try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1);
-        CountingDownstream payments = CountingDownstream.start(Duration.ofSeconds(2));
-        CountingDownstream receipts =
-            CountingDownstream.start(Duration.ofSeconds(2)).honoursKeys(false)) {
-      ToolPolicies policies =
-          new ToolPolicyLoader()
-              .parse(DemoWorkload.toolsYaml(payments.url(), receipts.url()), "demo tools");
-      kafka.createTopics(DemoWorkload.topics(policies));
-      Properties kafkaProps = new Properties();
-      kafkaProps.put("bootstrap.servers", kafka.bootstrapServers());
-      Properties streamsProps = new Properties();
-      streamsProps.putAll(kafkaProps);
-      streamsProps.put(StreamsConfig.APPLICATION_ID_CONFIG, "effectledger-demo");
-      streamsProps.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-      streamsProps.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
-      LedgerHttpServer http =
-          via == Via.gateway
-              ? new LedgerHttpServer(
-                  "127.0.0.1", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT))
-              : null;
-      if (http != null) {
-        streamsProps.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "127.0.0.1:" + http.port());
-      }
-      say("starting the ledger topology (exactly_once_v2) and an executor for lanes " + LANES);
-      try (KafkaStreams ledger =
-              new KafkaStreams(
-                  LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)),
-                  LedgerTopology.streamsProperties(streamsProps));
-          EffectExecutor executor =
-              EffectExecutor.start(
-                  ExecutorConfig.of(kafkaProps, LANES, REGISTRY),
-                  McpConnectors.all().create(policies, LANES, Clock.systemUTC()),
-                  policies);
-          AutoCloseable ledgerHttp = http == null ? () -> {} : http;
-          Agents agents = agents(kafka, kafkaProps, policies, http)) {
-        ledger.start();
+    try {
+      say("starting an embedded KRaft broker");
+      try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1);
+          CountingDownstream payments = CountingDownstream.start(Duration.ofSeconds(2));
+          CountingDownstream receipts =
+              CountingDownstream.start(Duration.ofSeconds(2)).honoursKeys(false)) {
+        ToolPolicies policies =
+            new ToolPolicyLoader()
+                .parse(DemoWorkload.toolsYaml(payments.url(), receipts.url()), "demo tools");
+        kafka.createTopics(DemoWorkload.topics(policies));
+        Properties kafkaProps = new Properties();
+        kafkaProps.put("bootstrap.servers", kafka.bootstrapServers());
+        Properties streamsProps = new Properties();
+        streamsProps.putAll(kafkaProps);
+        streamsProps.put(StreamsConfig.APPLICATION_ID_CONFIG, "effectledger-demo");
+        streamsProps.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        streamsProps.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
+        LedgerHttpServer http =
+            via == Via.gateway
+                ? new LedgerHttpServer(
+                    "127.0.0.1", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT))
+                : null;
         if (http != null) {
-          http.serve(ledger);
-          agents.awaitReady(timeout);
+          streamsProps.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "127.0.0.1:" + http.port());
         }
-        DemoCounters counters = new DemoCounters(kafka.bootstrapServers(), REGISTRY);
-        DemoWorkload workload =
-            new DemoWorkload(
-                actions,
-                faultPercent,
-                payments,
-                receipts,
-                agents.agent(),
-                agents.restarted(),
-                kafka.bootstrapServers());
-        say(
-            "running "
-                + actions
-                + " logical actions; each call is retried by the tool wrapper, some re-emitted by the model,"
-                + " some replayed after an orchestrator crash; "
-                + faultPercent
-                + "% meet a downstream fault");
-        DemoWorkload.Result result = workload.run(timeout, this::say);
-        say("reconciling actions held as UNKNOWN with the downstreams");
-        try (Reconciler reconciler =
-            new Reconciler(
-                kafkaProps,
-                REGISTRY,
-                McpConnectors.all().create(policies, List.of("notify"), Clock.systemUTC()),
-                Reconciler.lanesOf(policies),
-                Duration.ZERO,
-                Clock.systemUTC())) {
-          result = workload.reconcile(reconciler, result, timeout);
+        say("starting the ledger topology (exactly_once_v2) and an executor for lanes " + LANES);
+        try (KafkaStreams ledger =
+                new KafkaStreams(
+                    LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)),
+                    LedgerTopology.streamsProperties(streamsProps));
+            EffectExecutor executor =
+                EffectExecutor.start(
+                    ExecutorConfig.of(kafkaProps, LANES, REGISTRY),
+                    McpConnectors.all().create(policies, LANES, Clock.systemUTC()),
+                    policies);
+            AutoCloseable ledgerHttp = http == null ? () -> {} : http;
+            Agents agents = agents(kafka, kafkaProps, policies, http)) {
+          ledger.start();
+          if (http != null) {
+            http.serve(ledger);
+            agents.awaitReady(timeout);
+          }
+          DemoCounters counters = new DemoCounters(kafka.bootstrapServers(), REGISTRY);
+          DemoWorkload workload =
+              new DemoWorkload(
+                  actions,
+                  faultPercent,
+                  payments,
+                  receipts,
+                  agents.agent(),
+                  agents.restarted(),
+                  kafka.bootstrapServers());
+          say(
+              "running "
+                  + actions
+                  + " logical actions; each call is retried by the tool wrapper, some re-emitted by the model,"
+                  + " some replayed after an orchestrator crash; "
+                  + faultPercent
+                  + "% meet a downstream fault");
+          DemoWorkload.Result result = workload.run(timeout, this::say);
+          say("reconciling actions held as UNKNOWN with the downstreams");
+          try (Reconciler reconciler =
+              new Reconciler(
+                  kafkaProps,
+                  REGISTRY,
+                  McpConnectors.all().create(policies, List.of("notify"), Clock.systemUTC()),
+                  Reconciler.lanesOf(policies),
+                  Duration.ZERO,
+                  Clock.systemUTC())) {
+            result = workload.reconcile(reconciler, result, timeout);
+          }
+          DemoWorkload.Report report = counters.report(result, payments, receipts);
+          report.print(System.out);
+          return report.exactlyOnce() ? 0 : 1;
         }
-        DemoWorkload.Report report = counters.report(result, payments, receipts);
-        report.print(System.out);
-        return report.exactlyOnce() ? 0 : 1;
       }
+    } finally {
+      Utils.delete(stateDir.toFile()); // the ledger's RocksDB stores: nothing of a demo is kept
     }
   }
 

@@ -38,6 +38,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 
@@ -70,6 +71,14 @@ final class McpDemo {
 
   int run() throws Exception {
     Path stateDir = Files.createTempDirectory("effectledger-mcp-demo");
+    try {
+      return runIn(stateDir);
+    } finally {
+      Utils.delete(stateDir.toFile()); // the ledger's RocksDB stores: nothing of a demo is kept
+    }
+  }
+
+  private int runIn(Path stateDir) throws Exception {
     say.accept("starting an embedded KRaft broker and a sample MCP server (create_charge)");
     try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1);
         CountingMcpServer upstream = CountingMcpServer.startHttp(0)) {

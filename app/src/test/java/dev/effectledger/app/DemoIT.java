@@ -3,8 +3,14 @@ package dev.effectledger.app;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -13,8 +19,12 @@ import org.junit.jupiter.api.Timeout;
 @Tag("integration")
 class DemoIT {
 
-  /** Runs the demo with these flags; its output, after asserting it exited 0. */
-  private static String demo(String... flags) {
+  /**
+   * Runs the demo with these flags; its output, after asserting it exited 0 and left none of its
+   * state (the ledger's RocksDB stores under java.io.tmpdir) behind.
+   */
+  private static String demo(String... flags) throws IOException {
+    Set<Path> stateBefore = demoStateDirs();
     PrintStream out = System.out;
     ByteArrayOutputStream captured = new ByteArrayOutputStream();
     System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
@@ -29,12 +39,23 @@ class DemoIT {
     }
     String table = captured.toString(StandardCharsets.UTF_8);
     assertThat(status).as(table).isZero();
+    assertThat(demoStateDirs())
+        .as("the demo's state directories left in java.io.tmpdir")
+        .isSubsetOf(stateBefore);
     return table;
+  }
+
+  private static Set<Path> demoStateDirs() throws IOException {
+    try (Stream<Path> files = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
+      return files
+          .filter(f -> f.getFileName().toString().matches("effectledger-(mcp-)?demo.*"))
+          .collect(Collectors.toSet());
+    }
   }
 
   @Test
   @Timeout(300)
-  void shouldFinishWithEveryActionTakingEffectOnceAndNoReplyMissing() {
+  void shouldFinishWithEveryActionTakingEffectOnceAndNoReplyMissing() throws IOException {
     String table = demo("--actions", "240", "--fault-percent", "20");
     assertThat(table)
         .containsPattern("logical actions\\s+240")
@@ -48,7 +69,7 @@ class DemoIT {
 
   @Test
   @Timeout(300)
-  void shouldTakeEveryActionOnceWhenTheAgentsCallThroughTwoGateways() {
+  void shouldTakeEveryActionOnceWhenTheAgentsCallThroughTwoGateways() throws IOException {
     String table = demo("--actions", "150", "--fault-percent", "20", "--via", "gateway");
     assertThat(table)
         .containsPattern("agents call the HTTP gateways at http://127\\.0\\.0\\.1:\\d+ and")
@@ -64,7 +85,7 @@ class DemoIT {
 
   @Test
   @Timeout(300)
-  void shouldTakeEveryActionOnceWhenAnMcpClientCallsThroughTheMcpGateway() {
+  void shouldTakeEveryActionOnceWhenAnMcpClientCallsThroughTheMcpGateway() throws IOException {
     String table = demo("--actions", "20", "--fault-percent", "20", "--via", "mcp");
     assertThat(table)
         .containsPattern("the agent calls http://127\\.0\\.0\\.1:\\d+/mcp")

@@ -44,6 +44,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The gateway over loopback HTTP in front of the real ledger (with its HTTP endpoint), a real
@@ -1299,8 +1300,7 @@ class GatewayIT {
   }
 
   @Test
-  void shouldServeACallOverHttpsWithTheConfiguredKeyStore() throws Exception {
-    Path dir = Files.createTempDirectory("gateway-tls");
+  void shouldServeACallOverHttpsWithTheConfiguredKeyStore(@TempDir Path dir) throws Exception {
     Path keyStore = dir.resolve("gateway.p12");
     Process keytool =
         new ProcessBuilder(

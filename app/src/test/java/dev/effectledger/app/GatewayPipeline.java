@@ -12,6 +12,8 @@ import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopology;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,6 +24,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 
@@ -49,6 +52,7 @@ final class GatewayPipeline implements AutoCloseable {
   private final KafkaStreams ledger;
   private final LedgerHttpServer ledgerHttp;
   private final EffectExecutor executor;
+  private final Path state;
 
   /** How long the payment APIs hold a hanging answer. */
   private static final Duration HANG = Duration.ofSeconds(20);
@@ -118,7 +122,7 @@ final class GatewayPipeline implements AutoCloseable {
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
       new TopicProvisioner(admin).create(TopicProvisioner.topics(policies), 4, (short) 1, 0);
     }
-    Path state = Files.createTempDirectory(name);
+    state = Files.createTempDirectory(name);
     Properties auth = new Properties();
     auth.setProperty("http.auth.gateways.sha256", Credentials.sha256Hex(LEDGER_TOKEN));
     // the processor's query API wants a token, as deployed: the gateways send theirs
@@ -222,5 +226,10 @@ final class GatewayPipeline implements AutoCloseable {
     ledgerHttp.close();
     payments.close();
     risky.close();
+    try {
+      Utils.delete(state.toFile());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 }

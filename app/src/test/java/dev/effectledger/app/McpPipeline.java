@@ -12,6 +12,8 @@ import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopology;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -20,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 
@@ -38,6 +41,7 @@ final class McpPipeline implements AutoCloseable {
   private final String bootstrap;
   private final KafkaStreams ledger;
   private final EffectExecutor executor;
+  private final Path state;
 
   McpPipeline(String bootstrap, String name) throws Exception {
     this.bootstrap = bootstrap;
@@ -72,7 +76,8 @@ final class McpPipeline implements AutoCloseable {
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, name);
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    props.put(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory(name).toString());
+    state = Files.createTempDirectory(name);
+    props.put(StreamsConfig.STATE_DIR_CONFIG, state.toString());
     ledger =
         new KafkaStreams(
             LedgerTopology.build(LedgerConfig.of(policies, registry).withIntentPartitions(2)),
@@ -131,5 +136,10 @@ final class McpPipeline implements AutoCloseable {
     ledger.close(Duration.ofSeconds(30));
     upstream.close();
     registryServer.close();
+    try {
+      Utils.delete(state.toFile());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 }

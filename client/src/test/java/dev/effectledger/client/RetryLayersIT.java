@@ -18,7 +18,6 @@ import dev.effectledger.testkit.KafkaClusterExtension;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopology;
 import java.lang.ref.WeakReference;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -38,6 +37,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The four retry layers against the real ledger, a real executor and a payment API that counts
@@ -60,7 +60,7 @@ class RetryLayersIT {
   private static CountingDownstream downstream;
   private static KafkaStreams ledger;
   private static EffectExecutor executor;
-  private static Path stateDir;
+  @TempDir static Path stateDir;
 
   @BeforeAll
   static void startPipeline() throws Exception {
@@ -101,7 +101,6 @@ class RetryLayersIT {
         """
                     .formatted(downstream.url()),
                 "retry-layers.yaml");
-    stateDir = Files.createTempDirectory("retry-layers-it");
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, "retry-layers-it");
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());

@@ -69,7 +69,8 @@ class StaleDispatchIT {
   @RegisterExtension
   static final KafkaClusterExtension kafka = KafkaClusterExtension.withBrokers(1);
 
-  @TempDir Path stateDir;
+  /** The state directories of every ledger the tests start, one under it for each. */
+  @TempDir static Path stateDirs;
 
   @BeforeAll
   static void createTopics() {
@@ -256,8 +257,7 @@ class StaleDispatchIT {
       Properties streamsProps = new Properties();
       streamsProps.put(StreamsConfig.APPLICATION_ID_CONFIG, name);
       streamsProps.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-      streamsProps.put(
-          StreamsConfig.STATE_DIR_CONFIG, java.nio.file.Files.createTempDirectory(name).toString());
+      streamsProps.put(StreamsConfig.STATE_DIR_CONFIG, stateDirs.resolve(name).toString());
       streamsProps.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
       ledger =
           new KafkaStreams(

@@ -30,6 +30,9 @@ public final class Leftovers implements TestExecutionListener {
 
   static final Duration GRACE = Duration.ofSeconds(5);
 
+  /** Frames shown of one leftover thread of each kind: enough to tell what it waits on. */
+  private static final int STACK_FRAMES = 8;
+
   private static final List<String> SHARED_POOLS =
       List.of(
           "ForkJoinPool",
@@ -108,6 +111,18 @@ public final class Leftovers implements TestExecutionListener {
                       java.util.TreeMap::new,
                       Collectors.counting()));
       report.append("\n  ").append(threads.size()).append(" threads: ").append(byPrefix);
+      // Where each kind of leftover thread is: what it waits on, or what it is still doing
+      Map<String, Thread> onePerKind = new java.util.TreeMap<>();
+      threads.forEach(t -> onePerKind.putIfAbsent(t.getName().replaceAll("[0-9]+", "N"), t));
+      onePerKind.forEach(
+          (kind, thread) -> {
+            report.append("\n  ").append(thread.getName()).append(" (").append(thread.getState());
+            report.append("):");
+            StackTraceElement[] stack = thread.getStackTrace();
+            for (int i = 0; i < Math.min(STACK_FRAMES, stack.length); i++) {
+              report.append("\n    at ").append(stack[i]);
+            }
+          });
     }
     for (ProcessHandle process : processes) {
       report
