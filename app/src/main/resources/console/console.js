@@ -2,9 +2,11 @@
 // intents/s and duplicates/s per tool for the last 5 minutes with uPlot.
 (function () {
   const KEEP = 150;
+  const WINDOW_SECONDS = KEEP * 2; // a point every 2 s
   const series = {}; // tool -> {t: [], intents: [], duplicates: []}
   let last = null;
   const charts = {};
+  window.consoleCharts = charts; // read by the console's browser test
   const INTENT_DECISIONS = ["dispatched", "dedup_hit", "in_flight", "refused_in_flight", "conflict",
     "rejected", "bypassed", "pass_through"];
   const DUPLICATES = ["dedup_hit", "in_flight", "refused_in_flight"];
@@ -24,6 +26,8 @@
       charts[id] = new uPlot({
         width: 520, height: 220,
         series: [{}].concat(tools.map((t, i) => ({ label: t, stroke: "hsl(" + (i * 67) % 360 + ",60%,45%)", width: 2 }))),
+        // always the last 5 minutes: uPlot's own range for one point spans years
+        scales: { x: { time: true, range: (u, min, max) => [max - WINDOW_SECONDS, max] } },
         axes: [{}, { label: "per second" }],
       }, data, el);
     } else {
@@ -41,8 +45,9 @@
       if (last && last.tools[tool]) {
         const before = last.tools[tool].decisions || {};
         const dt = Math.max(0.001, now - last.at / 1000);
-        rate = (sum(d, INTENT_DECISIONS) - sum(before, INTENT_DECISIONS)) / dt;
-        dupRate = (sum(d, DUPLICATES) - sum(before, DUPLICATES)) / dt;
+        // a processor that restarted counts from zero again: no negative rate for it
+        rate = Math.max(0, sum(d, INTENT_DECISIONS) - sum(before, INTENT_DECISIONS)) / dt;
+        dupRate = Math.max(0, sum(d, DUPLICATES) - sum(before, DUPLICATES)) / dt;
       }
       s.t.push(now); s.intents.push(rate); s.duplicates.push(dupRate);
       if (s.t.length > KEEP) { s.t.shift(); s.intents.shift(); s.duplicates.shift(); }

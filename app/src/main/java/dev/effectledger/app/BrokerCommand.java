@@ -22,8 +22,12 @@ import picocli.CommandLine.Option;
 @Command(
     name = "broker",
     mixinStandardHelpOptions = true,
-    description =
-        "Start an embedded KRaft broker and the Schema Registry endpoints on 127.0.0.1 until stopped.")
+    description = {
+      "Start an embedded KRaft broker and the Schema Registry endpoints (127.0.0.1) until stopped.",
+      "The embedded broker's ports are open on every interface: Kafka's in-process test cluster"
+          + " binds them so, whatever its listeners say. On a machine others can reach, run"
+          + " --data-dir DIR instead: one Kafka server on 127.0.0.1 only."
+    })
 final class BrokerCommand implements Callable<Integer> {
 
   @Option(

@@ -27,8 +27,14 @@ import picocli.CommandLine.Option;
 @Command(
     name = "processor",
     mixinStandardHelpOptions = true,
-    description =
-        "Run the ledger topology against a Kafka cluster, with /v1/keys, /healthz, /readyz and /metrics.")
+    description = {
+      "Run the ledger topology against a Kafka cluster, with /v1/keys, /healthz, /readyz and"
+          + " /metrics on http.host:http.port (127.0.0.1:8080 in config/processor.properties).",
+      "The operator console is at /console on the same port (per-tool figures, the held queue,"
+          + " settling held keys, bypass approvals): with http.auth.* tokens set it asks for one"
+          + " (role operator to act), without it is open on a loopback address only;"
+          + " console.enabled=false turns it off. See docs/operations.md#the-operator-console."
+    })
 final class ProcessorCommand implements Callable<Integer> {
 
   @Option(

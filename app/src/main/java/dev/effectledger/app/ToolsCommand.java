@@ -64,6 +64,8 @@ final class ToolsCommand implements Runnable {
         policies = new ToolPolicyLoader().load(file);
       } catch (PolicyException e) {
         problems.addAll(e.problems());
+        // the connector settings of the tools whose policies are fine: every problem at once
+        e.wellFormed().ifPresent(p -> problems.addAll(McpConnectors.all().checkAll(p)));
       }
       if (policies != null) {
         problems.addAll(McpConnectors.all().checkAll(policies));

@@ -64,11 +64,45 @@ class CommandLineTest {
   }
 
   @Test
+  void shouldNameTheConsoleInTheProcessorsHelp() {
+    assertThat(run("processor", "--help").out())
+        .contains("/console")
+        .contains("console.enabled=false");
+  }
+
+  @Test
   void shouldValidateTheExamplePolicyFile() {
     CommandRun valid = run("tools", "validate", "../config/tools.yaml");
 
     assertThat(valid.status()).isZero();
     assertThat(valid.out()).contains("7 tools, valid");
+  }
+
+  @Test
+  void shouldListEveryProblemOfAPolicyFileAtOnceConnectorSettingsIncluded() throws Exception {
+    Path file =
+        Files.writeString(
+            dir.resolve("tools.yaml"),
+            """
+        tools:
+          charge:
+            class: write-idempotent
+            window: 3 days
+            connector: http
+            settings: {url: "http://127.0.0.1:9/charges"}
+          refund:
+            class: write-idempotent
+            connector: http
+            settings: {}
+        """);
+
+    CommandRun validate = run("tools", "validate", file.toString());
+
+    assertThat(validate.status()).isEqualTo(1);
+    assertThat(validate.out())
+        .contains("2 problem(s)")
+        .contains("tools.charge.window: '3 days' is not a positive duration")
+        .contains("tools.refund.settings.url: missing");
   }
 
   @Test

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.effectledger.schema.JsonSyntax;
 import java.util.Iterator;
 import java.util.Set;
 
@@ -51,7 +52,7 @@ record CallBody(
     try {
       root = JSON.readTree(body);
     } catch (JsonProcessingException e) {
-      throw new Invalid("", "the body is not JSON: " + e.getOriginalMessage());
+      throw new Invalid("", "the body is not JSON: " + JsonSyntax.describe(e));
     } catch (java.io.IOException e) {
       throw new Invalid("", "the body could not be read: " + e.getMessage());
     }

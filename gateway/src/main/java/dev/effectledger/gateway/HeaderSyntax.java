@@ -103,4 +103,13 @@ final class HeaderSyntax {
     }
     return Optional.empty();
   }
+
+  /**
+   * How long a call waits for its answer: the {@code Prefer: wait} of {@code prefer}, else {@code
+   * byDefault}, at most {@code max}.
+   */
+  static Duration wait(List<String> prefer, Duration byDefault, Duration max) {
+    Duration asked = preferredWait(prefer).orElse(byDefault);
+    return asked.compareTo(max) > 0 ? max : asked;
+  }
 }

@@ -51,4 +51,15 @@ class HeaderSyntaxTest {
     assertThat(HeaderSyntax.preferredWait(List.of("wait=-1"))).isEmpty();
     assertThat(HeaderSyntax.preferredWait(List.of())).isEmpty();
   }
+
+  @Test
+  void shouldWaitAsPreferredUpToTheMaximumAndTheDefaultOtherwise() {
+    java.time.Duration byDefault = java.time.Duration.ofSeconds(10);
+    java.time.Duration max = java.time.Duration.ofSeconds(60);
+    assertThat(HeaderSyntax.wait(java.util.List.of("wait=5"), byDefault, max)).hasSeconds(5);
+    assertThat(HeaderSyntax.wait(java.util.List.of("wait=600"), byDefault, max)).hasSeconds(60);
+    assertThat(HeaderSyntax.wait(java.util.List.of(), byDefault, max)).hasSeconds(10);
+    assertThat(HeaderSyntax.wait(java.util.List.of("respond-async"), byDefault, max))
+        .hasSeconds(10);
+  }
 }

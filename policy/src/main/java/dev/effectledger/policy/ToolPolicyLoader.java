@@ -121,7 +121,7 @@ public final class ToolPolicyLoader {
       unknownTool = toPolicy("unknownTool", "*", root.get("unknownTool"), problems);
     }
     if (!problems.isEmpty()) {
-      throw new PolicyException(source, problems);
+      throw new PolicyException(source, problems, new ToolPolicies(tools, unknownTool));
     }
     return new ToolPolicies(tools, unknownTool);
   }

@@ -71,7 +71,7 @@ public final class ArgumentsHash {
     try {
       arguments = JSON.readTree(argumentsJson);
     } catch (JsonProcessingException e) {
-      throw new IllegalArgumentException("arguments are not JSON: " + e.getOriginalMessage(), e);
+      throw new IllegalArgumentException("arguments are not JSON: " + JsonSyntax.describe(e), e);
     }
     if (arguments == null || arguments.isMissingNode()) {
       throw new IllegalArgumentException("arguments are empty");

@@ -12,7 +12,9 @@ public enum ErrorCode {
       false,
       "The key already belongs to other arguments. Derive the key from the intent's own arguments; never reuse a key for a different action."),
   UNKNOWN_TOOL(
-      false, "Add the tool to tools.yaml, or configure unknownTool, and restart the processor."),
+      false,
+      "Add the tool to tools.yaml (or configure unknownTool) and publish it with `effectledger tools"
+          + " apply`: processors, executors and gateways apply it without a restart."),
   DUPLICATE_IN_FLIGHT(
       true,
       "The original call is still running. Wait for its result on the reply topic, then retry if needed."),

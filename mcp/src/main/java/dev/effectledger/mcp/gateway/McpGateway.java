@@ -15,6 +15,7 @@ import dev.effectledger.mcp.connector.McpSession;
 import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
+import dev.effectledger.schema.JsonSyntax;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
@@ -747,7 +748,7 @@ public final class McpGateway implements AutoCloseable {
       arguments =
           JSON.writeValueAsString(request.arguments() == null ? Map.of() : request.arguments());
     } catch (JsonProcessingException e) {
-      return Answers.refused("ARGUMENTS_NOT_JSON", e.getOriginalMessage(), "Send JSON arguments.");
+      return Answers.refused("ARGUMENTS_NOT_JSON", JsonSyntax.describe(e), "Send JSON arguments.");
     }
     ToolCall derived =
         ToolCall.of(
