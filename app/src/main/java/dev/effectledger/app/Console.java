@@ -19,9 +19,6 @@ import java.net.InetAddress;
 import java.net.URI;
 import java.net.URLDecoder;
 import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -66,8 +63,7 @@ final class Console {
   private final Supplier<ToolPolicies> policies;
   private final Clock clock;
   private final MustacheFactory templates = new DefaultMustacheFactory("console");
-  private final HttpClient http =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+  private final ExecutorProbe executorProbe = new ExecutorProbe();
   private final java.security.SecureRandom random = new java.security.SecureRandom();
 
   Console(
@@ -408,52 +404,9 @@ final class Console {
     data.put("at", clock.millis());
     ArrayNode rows = data.putArray("executors");
     for (String url : executors) {
-      rows.add(executor(url));
+      rows.add(executorProbe.probe(url));
     }
     return data;
-  }
-
-  private HttpResponse<String> get(String url) throws IOException, InterruptedException {
-    return http.send(
-        HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(2)).build(),
-        HttpResponse.BodyHandlers.ofString());
-  }
-
-  /** One executor's {@code /readyz} and the totals of its {@code /metrics}. */
-  private ObjectNode executor(String url) {
-    ObjectNode row = JSON.createObjectNode().put("url", url);
-    try {
-      HttpResponse<String> ready = get(url + "/readyz");
-      row.put("ready", ready.statusCode() == 200);
-      row.put("status", ready.statusCode() == 200 ? "ready" : ready.body().trim());
-      HttpResponse<String> metrics = get(url + "/metrics");
-      long effects = 0;
-      long inFlight = 0;
-      long retries = 0;
-      for (String line : metrics.body().split("\n")) {
-        if (line.startsWith("#") || line.isBlank()) {
-          continue;
-        }
-        double value = Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-        if (line.startsWith("effectledger_executor_effects_total")) {
-          effects += (long) value;
-        } else if (line.startsWith("effectledger_executor_in_flight")) {
-          inFlight += (long) value;
-        } else if (line.startsWith("effectledger_executor_retries_total")) {
-          retries += (long) value;
-        }
-      }
-      row.put("effects", effects);
-      row.put("inFlight", inFlight);
-      row.put("retries", retries);
-    } catch (IOException | RuntimeException e) {
-      row.put("ready", false);
-      row.put("status", "unreachable: " + e.getClass().getSimpleName());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      row.put("ready", false).put("status", "interrupted");
-    }
-    return row;
   }
 
   private void heldPage(HttpExchange exchange, Caller caller) throws IOException {

@@ -123,9 +123,7 @@ final class DemoCommand implements Callable<Integer> {
         }
         say("starting the ledger topology (exactly_once_v2) and an executor for lanes " + LANES);
         try (KafkaStreams ledger =
-                new KafkaStreams(
-                    LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)),
-                    LedgerTopology.streamsProperties(streamsProps));
+                LedgerTopology.streams(LedgerConfig.of(policies, REGISTRY), streamsProps);
             EffectExecutor executor =
                 EffectExecutor.start(
                     ExecutorConfig.of(kafkaProps, LANES, REGISTRY),

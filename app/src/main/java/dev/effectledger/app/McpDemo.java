@@ -121,9 +121,8 @@ final class McpDemo {
               Path.of("."));
       say.accept("starting the ledger, an executor for lane mcp and the MCP gateway");
       try (KafkaStreams ledger =
-              new KafkaStreams(
-                  LedgerTopology.build(LedgerConfig.of(policies, DemoCommand.REGISTRY)),
-                  LedgerTopology.streamsProperties(streamsProps));
+              LedgerTopology.streams(
+                  LedgerConfig.of(policies, DemoCommand.REGISTRY), streamsProps);
           EffectExecutor executor =
               EffectExecutor.start(
                   ExecutorConfig.of(kafkaProps, List.of("mcp"), DemoCommand.REGISTRY),

@@ -129,12 +129,11 @@ final class ProcessorCommand implements Callable<Integer> {
     }
     LivePolicies live = new LivePolicies(AppliedPolicy.seed(policies, cfg.policySource(tools)));
     KafkaStreams streams =
-        new KafkaStreams(
-            LedgerTopology.build(
-                ledgerConfig,
-                SchemaRegistries.forUrl(ledgerConfig.schemaRegistryUrl(), kafka),
-                live),
-            LedgerTopology.streamsProperties(kafka, ledgerConfig));
+        LedgerTopology.streams(
+            ledgerConfig,
+            SchemaRegistries.forUrl(ledgerConfig.schemaRegistryUrl(), kafka),
+            live,
+            kafka);
     streams.setUncaughtExceptionHandler(
         new StreamThreadFailures(10, Duration.ofMinutes(5), Clock.systemUTC()));
     KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams);

@@ -143,12 +143,11 @@ final class ConsolePipeline implements AutoCloseable {
     props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "127.0.0.1:" + http.port());
     LivePolicies live = new LivePolicies(dev.effectledger.policy.AppliedPolicy.seed(policies, ""));
     ledger =
-        new KafkaStreams(
-            LedgerTopology.build(
-                ledgerConfig,
-                dev.effectledger.schema.serde.SchemaRegistries.forUrl(registry),
-                live),
-            LedgerTopology.streamsProperties(props));
+        LedgerTopology.streams(
+            ledgerConfig,
+            dev.effectledger.schema.serde.SchemaRegistries.forUrl(registry),
+            live,
+            props);
     actions = ProcessorCommand.console(cfg, http, props, ledgerConfig, live);
     http.serve(ledger, live);
     ledger.start();

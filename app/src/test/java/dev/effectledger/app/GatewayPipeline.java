@@ -139,9 +139,7 @@ final class GatewayPipeline implements AutoCloseable {
     props.put(StreamsConfig.STATE_DIR_CONFIG, state.toString());
     props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "127.0.0.1:" + ledgerHttp.port());
     ledger =
-        new KafkaStreams(
-            LedgerTopology.build(LedgerConfig.of(policies, registry).withIntentPartitions(4)),
-            LedgerTopology.streamsProperties(props));
+        LedgerTopology.streams(LedgerConfig.of(policies, registry).withIntentPartitions(4), props);
     ledgerHttp.serve(ledger);
     ledger.start();
     executor =

@@ -118,10 +118,8 @@ class LivePolicyIT {
             .withLivePolicy(true)
             .withIntentPartitions(4);
     KafkaStreams streams =
-        new KafkaStreams(
-            LedgerTopology.build(
-                config, dev.effectledger.schema.serde.SchemaRegistries.forUrl(REGISTRY), live),
-            LedgerTopology.streamsProperties(props));
+        LedgerTopology.streams(
+            config, dev.effectledger.schema.serde.SchemaRegistries.forUrl(REGISTRY), live, props);
     server.serve(streams, live);
     streams.start();
     return streams;

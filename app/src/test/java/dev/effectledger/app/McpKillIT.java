@@ -165,10 +165,8 @@ class McpKillIT {
       props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
       props.put(StreamsConfig.STATE_DIR_CONFIG, dir.resolve("state").toString());
       ledger =
-          new KafkaStreams(
-              LedgerTopology.build(
-                  LedgerConfig.of(policies, registry.url()).withIntentPartitions(2)),
-              LedgerTopology.streamsProperties(props));
+          LedgerTopology.streams(
+              LedgerConfig.of(policies, registry.url()).withIntentPartitions(2), props);
       ledger.start();
       JarFixture.Running executor =
           jar.start("executor", "--config", "executor.properties", "--lanes", "mcp");

@@ -79,9 +79,7 @@ final class McpPipeline implements AutoCloseable {
     state = Files.createTempDirectory(name);
     props.put(StreamsConfig.STATE_DIR_CONFIG, state.toString());
     ledger =
-        new KafkaStreams(
-            LedgerTopology.build(LedgerConfig.of(policies, registry).withIntentPartitions(2)),
-            LedgerTopology.streamsProperties(props));
+        LedgerTopology.streams(LedgerConfig.of(policies, registry).withIntentPartitions(2), props);
     ledger.start();
     executor =
         EffectExecutor.start(

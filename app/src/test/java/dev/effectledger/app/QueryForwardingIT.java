@@ -83,9 +83,7 @@ class QueryForwardingIT {
     LedgerConfig config = LedgerConfig.of(policies, "mock://query-it");
     LivePolicies live = new LivePolicies(AppliedPolicy.seed(policies, ""));
     KafkaStreams streams =
-        new KafkaStreams(
-            LedgerTopology.build(config, SchemaRegistries.forUrl("mock://query-it"), live),
-            LedgerTopology.streamsProperties(props));
+        LedgerTopology.streams(config, SchemaRegistries.forUrl("mock://query-it"), live, props);
     http.serve(streams, live);
     streams.start();
     return streams;

@@ -130,10 +130,9 @@ final class GatewayBench {
       streamsProps.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
       streamsProps.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 0);
       try (KafkaStreams ledger =
-              new KafkaStreams(
-                  LedgerTopology.build(
-                      LedgerConfig.of(policies, REGISTRY).withIntentPartitions(Bench.PARTITIONS)),
-                  LedgerTopology.streamsProperties(streamsProps));
+              LedgerTopology.streams(
+                  LedgerConfig.of(policies, REGISTRY).withIntentPartitions(Bench.PARTITIONS),
+                  streamsProps);
           EffectExecutor executor =
               EffectExecutor.start(
                   ExecutorConfig.of(kafkaProps, List.of("bench"), REGISTRY)

@@ -242,11 +242,9 @@ final class LatencyBench {
     RegistryAvroSerde<ToolIntent> serde =
         new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), ToolIntent.class);
     Properties streamsProps =
-        LedgerTopology.streamsProperties(
-            streamsProps(kafka, "ledger-latency-" + executorMs, commitMs, threads));
+        streamsProps(kafka, "ledger-latency-" + executorMs, commitMs, threads);
     try (KafkaStreams streams =
-            new KafkaStreams(
-                LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)), streamsProps);
+            LedgerTopology.streams(LedgerConfig.of(policies, REGISTRY), streamsProps);
         EffectExecutor executor =
             EffectExecutor.start(
                 executorConfig,

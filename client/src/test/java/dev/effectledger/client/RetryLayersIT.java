@@ -105,10 +105,7 @@ class RetryLayersIT {
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, "retry-layers-it");
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-    ledger =
-        new KafkaStreams(
-            LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)),
-            LedgerTopology.streamsProperties(props));
+    ledger = LedgerTopology.streams(LedgerConfig.of(policies, REGISTRY), props);
     ledger.start();
     Properties kafkaProps = new Properties();
     kafkaProps.put("bootstrap.servers", kafka.bootstrapServers());

@@ -173,9 +173,7 @@ class ExactlyOnceEffectIT {
       Map<String, Connector> connectors = Connectors.forLanes(policies, lanes, Clock.systemUTC());
       try (AutoCloseable closeConnectors = () -> connectors.values().forEach(Connector::close);
           KafkaStreams ledger =
-              new KafkaStreams(
-                  LedgerTopology.build(LedgerConfig.of(policies, registry)),
-                  LedgerTopology.streamsProperties(streamsProps));
+              LedgerTopology.streams(LedgerConfig.of(policies, registry), streamsProps);
           EffectExecutor executor =
               EffectExecutor.start(
                   ExecutorConfig.of(Fixtures.kafka(kafka.bootstrapServers()), lanes, registry),

@@ -99,9 +99,7 @@ class PartialSuccessIT {
     streamsProps.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
     Properties kafkaProps = Fixtures.kafka(kafka.bootstrapServers());
     try (KafkaStreams ledger =
-            new KafkaStreams(
-                LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)),
-                LedgerTopology.streamsProperties(streamsProps));
+            LedgerTopology.streams(LedgerConfig.of(policies, REGISTRY), streamsProps);
         EffectExecutor executor =
             EffectExecutor.start(
                 ExecutorConfig.of(kafkaProps, List.of("orders"), REGISTRY),

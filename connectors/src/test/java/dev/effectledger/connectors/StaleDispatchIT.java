@@ -259,10 +259,7 @@ class StaleDispatchIT {
       streamsProps.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
       streamsProps.put(StreamsConfig.STATE_DIR_CONFIG, stateDirs.resolve(name).toString());
       streamsProps.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
-      ledger =
-          new KafkaStreams(
-              LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)),
-              LedgerTopology.streamsProperties(streamsProps));
+      ledger = LedgerTopology.streams(LedgerConfig.of(policies, REGISTRY), streamsProps);
       results =
           new TopicCollector<>(
               kafka.bootstrapServers(),

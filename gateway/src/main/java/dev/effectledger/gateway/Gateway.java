@@ -1,8 +1,6 @@
 package dev.effectledger.gateway;
 
-import dev.effectledger.policy.AppliedPolicy;
-import dev.effectledger.policy.ToolPolicies;
-import dev.effectledger.schema.PolicyFeed;
+import dev.effectledger.policy.FollowedPolicy;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
@@ -43,7 +41,7 @@ public final class Gateway implements AutoCloseable {
   private final GatewayServer http;
   private final IntentPublisher intents;
   private final ReplyHub replies;
-  private final PolicyFeed policyFeed;
+  private final FollowedPolicy policy;
   private final Admin admin;
   private final ScheduledExecutorService timers;
   private final PrometheusMeterRegistry metrics;
@@ -52,11 +50,6 @@ public final class Gateway implements AutoCloseable {
   private final CallRoute calls;
   private final AttachRoute attach;
   private final byte[] openApi;
-
-  /** The applied policy once one is read from tool-policy; the config's file until then. */
-  private volatile ToolPolicies policies;
-
-  private volatile long policyVersion;
 
   private Gateway(GatewayConfig config) throws Exception {
     this.config = config;
@@ -73,8 +66,8 @@ public final class Gateway implements AutoCloseable {
             () -> new RegistryAvroSerde<>(registry, ToolResult.class),
             config.replyThreads());
     // Tools and key rules from the applied policy (tool-policy) as it changes.
-    this.policies = config.policies();
-    this.policyFeed = PolicyFeed.start(kafka, this::applyPolicy, "effectledger-gateway-policy");
+    this.policy =
+        FollowedPolicy.start(kafka, config.policies(), "Gateway", "effectledger-gateway-policy");
     HttpClient ledger = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     this.timers = Timers.create();
     this.metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -83,7 +76,7 @@ public final class Gateway implements AutoCloseable {
     this.readiness = new Readiness(config, admin, ledger, replies);
     this.calls =
         new CallRoute(
-            config, () -> policies, readiness, intents, replies, timers, Clock.systemUTC());
+            config, policy::policies, readiness, intents, replies, timers, Clock.systemUTC());
     this.attach = new AttachRoute(config, readiness, replies, ledger, timers);
     try (InputStream in = Gateway.class.getResourceAsStream("/openapi.yaml")) {
       this.openApi = in == null ? new byte[0] : in.readAllBytes();
@@ -137,7 +130,7 @@ public final class Gateway implements AutoCloseable {
 
   /** The applied policy version this gateway serves; 0: its own tools.yaml. */
   public long policyVersion() {
-    return policyVersion;
+    return policy.version();
   }
 
   private static Properties adminSettings(Properties kafka) {
@@ -146,15 +139,6 @@ public final class Gateway implements AutoCloseable {
     props.putIfAbsent(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 3_000);
     props.putIfAbsent(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5_000);
     return props;
-  }
-
-  private void applyPolicy(byte[] document) {
-    AppliedPolicy applied = AppliedPolicy.fromJson(document);
-    if (applied.version() > policyVersion) {
-      policies = applied.policies();
-      policyVersion = applied.version();
-      log.info("Gateway applies tool policy version {}", applied.version());
-    }
   }
 
   /**
@@ -185,7 +169,9 @@ public final class Gateway implements AutoCloseable {
         } else {
           ex.authenticate(config.credentials())
               .ifPresent(
-                  caller -> ex.send(200, "application/json", ToolCatalogue.json(policies, caller)));
+                  caller ->
+                      ex.send(
+                          200, "application/json", ToolCatalogue.json(policy.policies(), caller)));
         }
       } else if (path.equals("/healthz")) {
         ex.send(200, "text/plain; charset=utf-8", "ok\n");
@@ -215,7 +201,7 @@ public final class Gateway implements AutoCloseable {
       log.warn("Stopping the HTTP server failed", e);
     }
     timers.shutdownNow();
-    policyFeed.close();
+    policy.close();
     replies.close();
     intents.close();
     admin.close(Duration.ofSeconds(5));

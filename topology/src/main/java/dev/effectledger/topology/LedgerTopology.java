@@ -17,6 +17,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.errors.LogAndContinueExceptionHandler;
@@ -50,6 +51,25 @@ public final class LedgerTopology {
   private static final String POLICY_PROCESSOR = "policy-processor";
 
   private LedgerTopology() {}
+
+  /**
+   * The ledger as {@code effectledger processor} runs it, not started: the topology of {@code
+   * config} in a {@link KafkaStreams} with {@link #streamsProperties(Properties, LedgerConfig)} of
+   * {@code props}. The one way main code, tests and the demo make a ledger, so none of them runs a
+   * ledger configured otherwise than users run it.
+   */
+  public static KafkaStreams streams(LedgerConfig config, Properties props) {
+    return new KafkaStreams(build(config), streamsProperties(props, config));
+  }
+
+  /**
+   * {@link #streams(LedgerConfig, Properties)} with its serdes on {@code registry} and its tasks'
+   * policies kept in {@code live} (see {@link #build(LedgerConfig, SchemaRegistry, LivePolicies)}).
+   */
+  public static KafkaStreams streams(
+      LedgerConfig config, SchemaRegistry registry, LivePolicies live, Properties props) {
+    return new KafkaStreams(build(config, registry, live), streamsProperties(props, config));
+  }
 
   public static Topology build(LedgerConfig config) {
     return build(config, SchemaRegistries.forUrl(config.schemaRegistryUrl()));

@@ -96,7 +96,7 @@ final class ItFixtures {
     props.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), 6000);
     props.put(StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG), 1000);
     props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
-    return LedgerTopology.streamsProperties(props);
+    return props; // LedgerTopology.streams adds the ledger's own settings
   }
 
   static ToolIntent intent(String key, int amount) {

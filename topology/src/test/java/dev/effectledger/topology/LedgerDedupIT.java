@@ -63,8 +63,8 @@ class LedgerDedupIT {
     Map<String, AtomicInteger> maybe = new ConcurrentHashMap<>();
 
     try (KafkaStreams streams =
-            new KafkaStreams(
-                LedgerTopology.build(LedgerConfig.of(ItFixtures.policies(), registry)),
+            LedgerTopology.streams(
+                LedgerConfig.of(ItFixtures.policies(), registry),
                 ItFixtures.streamsProperties(kafka.bootstrapServers(), "dedup-it", stateDir));
         EchoExecutor executor = new EchoExecutor(kafka.bootstrapServers(), registry);
         var results = ItFixtures.results(kafka.bootstrapServers(), registry);

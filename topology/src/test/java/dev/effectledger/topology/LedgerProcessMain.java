@@ -24,13 +24,12 @@ public final class LedgerProcessMain {
       CoPartitioning.verify(admin);
     }
     KafkaStreams streams =
-        new KafkaStreams(
-            LedgerTopology.build(
-                LedgerConfig.of(
-                    args.length > 4 && args[4].equals("short-deadlines")
-                        ? ItFixtures.shortDeadlinePolicies()
-                        : ItFixtures.policies(),
-                    args[1])),
+        LedgerTopology.streams(
+            LedgerConfig.of(
+                args.length > 4 && args[4].equals("short-deadlines")
+                    ? ItFixtures.shortDeadlinePolicies()
+                    : ItFixtures.policies(),
+                args[1]),
             ItFixtures.streamsProperties(bootstrap, args[2], Path.of(args[3])));
     streams.setUncaughtExceptionHandler(
         e -> StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD);

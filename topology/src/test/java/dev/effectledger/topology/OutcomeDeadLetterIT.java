@@ -46,8 +46,8 @@ class OutcomeDeadLetterIT {
     Properties producerProps = new Properties();
     producerProps.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     try (KafkaStreams streams =
-            new KafkaStreams(
-                LedgerTopology.build(LedgerConfig.of(ItFixtures.policies(), registry)),
+            LedgerTopology.streams(
+                LedgerConfig.of(ItFixtures.policies(), registry),
                 ItFixtures.streamsProperties(
                     kafka.bootstrapServers(), "outcome-dlq-it", stateDir));
         KafkaProducer<byte[], byte[]> raw =

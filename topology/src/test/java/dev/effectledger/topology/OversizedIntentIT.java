@@ -74,8 +74,8 @@ class OversizedIntentIT {
     bigProducer.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 4 << 20);
     String huge = "{\"blob\":\"" + "x".repeat(2_000_000) + "\"}";
     try (KafkaStreams streams =
-            new KafkaStreams(
-                LedgerTopology.build(LedgerConfig.of(ItFixtures.policies(), registry)),
+            LedgerTopology.streams(
+                LedgerConfig.of(ItFixtures.policies(), registry),
                 ItFixtures.streamsProperties(kafka.bootstrapServers(), "oversized-it", stateDir));
         KafkaProducer<String, ToolIntent> intents =
             new KafkaProducer<>(

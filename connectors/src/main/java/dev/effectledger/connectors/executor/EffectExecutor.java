@@ -342,7 +342,9 @@ public final class EffectExecutor implements AutoCloseable {
    * from the next dispatch on, without a restart. A version this executor cannot run safely as it
    * is (an irreversible tool whose connector cannot resolve an ambiguous effect; a tool whose
    * downstream cannot take a repeat on a lane that has no attempt journal since the start) is
-   * refused with a log line naming it and what to do; the executor keeps the version it has.
+   * refused with a log line naming it and what to do; the executor keeps the version it has. (The
+   * gateways follow the policy with {@link dev.effectledger.policy.FollowedPolicy}, which takes
+   * every newer version; an executor may refuse one, and makes connectors for each it takes.)
    *
    * @return the version in use once what tool-policy held at the call has been read (0: none)
    */

@@ -276,10 +276,7 @@ class ReconcilerIT {
       streamsProps.put(StreamsConfig.APPLICATION_ID_CONFIG, "reconciler-it-" + name);
       streamsProps.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
       streamsProps.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.resolve(name).toString());
-      ledger =
-          new KafkaStreams(
-              LedgerTopology.build(LedgerConfig.of(policies, REGISTRY)),
-              LedgerTopology.streamsProperties(streamsProps));
+      ledger = LedgerTopology.streams(LedgerConfig.of(policies, REGISTRY), streamsProps);
       results =
           new TopicCollector<>(
               kafka.bootstrapServers(),

@@ -12,6 +12,7 @@ import dev.effectledger.client.ToolCallClient;
 import dev.effectledger.mcp.McpMeta;
 import dev.effectledger.mcp.connector.McpConnectorSettings;
 import dev.effectledger.mcp.connector.McpSession;
+import dev.effectledger.policy.FollowedPolicy;
 import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
@@ -100,9 +101,10 @@ public final class McpGateway implements AutoCloseable {
   private static final String RUN_HEADER = "effectledger-run-header";
 
   private final McpGatewayConfig config;
-  private volatile ToolPolicies policies;
-  private volatile long policyVersion;
-  private dev.effectledger.schema.PolicyFeed policyFeed;
+
+  /** The file's policies, then (once serving) the applied policy as it changes. */
+  private volatile FollowedPolicy policy;
+
   private final Map<String, Upstream> upstreams = new LinkedHashMap<>();
 
   // What the gateway serves. Replaced whole (never changed in place) under the gateway's lock by
@@ -167,7 +169,7 @@ public final class McpGateway implements AutoCloseable {
 
   private McpGateway(McpGatewayConfig config, ToolPolicies policies) {
     this.config = config;
-    this.policies = policies;
+    this.policy = FollowedPolicy.fixed("MCP gateway", policies);
     config
         .upstreams()
         .forEach(
@@ -223,37 +225,27 @@ public final class McpGateway implements AutoCloseable {
             .kafka(config.kafka())
             .schemaRegistryUrl(config.schemaRegistryUrl())
             .timeout(config.callWait());
-    for (ToolPolicy policy : policies.tools().values()) {
+    for (ToolPolicy policy : this.policy.policies().tools().values()) {
       client.keyRules(policy.name(), new KeyRules(policy.key().ignore(), policy.key().require()));
     }
     this.ledger = client.build();
     // The applied policy (effectledger tools apply) replaces the file's as it changes: a write
     // tool given a policy there is served at once.
-    this.policyFeed =
-        dev.effectledger.schema.PolicyFeed.start(
-            config.kafka(), this::applyPolicy, "effectledger-mcp-policy");
-  }
-
-  private void applyPolicy(byte[] document) {
-    dev.effectledger.policy.AppliedPolicy applied =
-        dev.effectledger.policy.AppliedPolicy.fromJson(document);
-    if (applied.version() > policyVersion) {
-      policies = applied.policies();
-      policyVersion = applied.version();
-      log.info("MCP gateway applies tool policy version {}", applied.version());
-    }
+    this.policy =
+        FollowedPolicy.start(
+            config.kafka(), policy.policies(), "MCP gateway", "effectledger-mcp-policy");
   }
 
   /** The applied policy version this gateway decides by; 0: its own tools.yaml. */
   public long policyVersion() {
-    return policyVersion;
+    return policy.version();
   }
 
   /** Warns of the write tools among {@code entries} that the ledger's tools.yaml does not name. */
   private void warnOfMissingPolicies(List<ToolCatalog.Entry> entries) {
     List<String> missing = new ArrayList<>();
     for (ToolCatalog.Entry entry : entries) {
-      if (classOf(entry) != ToolClass.READ && policies.forTool(entry.name()).isEmpty()) {
+      if (classOf(entry) != ToolClass.READ && policy.policies().forTool(entry.name()).isEmpty()) {
         missing.add(entry.name());
       }
     }
@@ -702,7 +694,8 @@ public final class McpGateway implements AutoCloseable {
   }
 
   private ToolClass classOf(ToolCatalog.Entry entry) {
-    return policies
+    return policy
+        .policies()
         .forTool(entry.name())
         .map(ToolPolicy::toolClass)
         .orElse(ToolCatalog.classOf(entry, config.annotations()));
@@ -713,7 +706,7 @@ public final class McpGateway implements AutoCloseable {
     if (classOf(entry) == ToolClass.READ) {
       return passThrough(entry, exchange, request);
     }
-    if (policies.forTool(entry.name()).isEmpty()) {
+    if (policy.policies().forTool(entry.name()).isEmpty()) {
       return Answers.refused(
           "POLICY_MISSING",
           "tool " + entry.name() + " writes, and the ledger has no policy for it",
@@ -915,7 +908,7 @@ public final class McpGateway implements AutoCloseable {
 
   /** Policies for the write tools tools.yaml does not name; see {@link PolicyGenerator}. */
   public ObjectNode missingPolicies() {
-    return PolicyGenerator.missing(config, catalog, policies);
+    return PolicyGenerator.missing(config, catalog, policy.policies());
   }
 
   @Override
@@ -932,8 +925,8 @@ public final class McpGateway implements AutoCloseable {
         log.warn("Stopping the MCP gateway's HTTP server", e);
       }
     }
-    if (policyFeed != null) {
-      policyFeed.close();
+    if (policy != null) {
+      policy.close();
     }
     if (ledger != null) {
       ledger.close();
