@@ -82,6 +82,14 @@ final class DemoCommand implements Callable<Integer> {
               + " through the MCP gateway (default: ${DEFAULT-VALUE})")
   Via via;
 
+  @Option(
+      names = "--work-dir",
+      paramLabel = "DIR",
+      description =
+          "where the demo keeps the ledger's state while it runs (default: the system's temporary"
+              + " folder); what it makes there is removed when it ends")
+  Path workDir;
+
   static final String REGISTRY = "mock://demo";
   static final List<String> LANES = List.of("payments", "events", "notify");
 
@@ -93,9 +101,10 @@ final class DemoCommand implements Callable<Integer> {
       return 2;
     }
     if (via == Via.mcp) {
-      return new McpDemo(actions, faultPercent, timeout, this::say).run();
+      return new McpDemo(actions, faultPercent, timeout, this::say)
+          .run(stateDir("effectledger-mcp-demo"));
     }
-    Path stateDir = Files.createTempDirectory("effectledger-demo");
+    Path stateDir = stateDir("effectledger-demo");
     try {
       say("starting an embedded KRaft broker");
       try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1);
@@ -173,6 +182,13 @@ final class DemoCommand implements Callable<Integer> {
     } finally {
       Utils.delete(stateDir.toFile()); // the ledger's RocksDB stores: nothing of a demo is kept
     }
+  }
+
+  /** A new state directory for this run, under {@code --work-dir} when given. */
+  private Path stateDir(String prefix) throws java.io.IOException {
+    return workDir == null
+        ? Files.createTempDirectory(prefix)
+        : Files.createTempDirectory(Files.createDirectories(workDir), prefix);
   }
 
   /** The workload's two agents, and the gateways they call when {@code --via gateway}. */

@@ -24,7 +24,6 @@ import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -69,8 +68,8 @@ final class McpDemo {
     this.say = say;
   }
 
-  int run() throws Exception {
-    Path stateDir = Files.createTempDirectory("effectledger-mcp-demo");
+  /** Runs the demo with the ledger's state in {@code stateDir}, which it removes at the end. */
+  int run(Path stateDir) throws Exception {
     try {
       return runIn(stateDir);
     } finally {

@@ -8,8 +8,6 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Set;
-import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -20,37 +18,32 @@ import org.junit.jupiter.api.Timeout;
 class DemoIT {
 
   /**
-   * Runs the demo with these flags; its output, after asserting it exited 0 and left none of its
-   * state (the ledger's RocksDB stores under java.io.tmpdir) behind.
+   * Runs the demo with these flags in a work directory of its own; its output, after asserting it
+   * exited 0 and left none of its state (the ledger's RocksDB stores) behind.
    */
   private static String demo(String... flags) throws IOException {
-    Set<Path> stateBefore = demoStateDirs();
+    Path workDir = Files.createTempDirectory("demo-it");
     PrintStream out = System.out;
     ByteArrayOutputStream captured = new ByteArrayOutputStream();
     System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
     int status;
     try {
-      String[] args = new String[flags.length + 1];
+      String[] args = new String[flags.length + 3];
       args[0] = "demo";
       System.arraycopy(flags, 0, args, 1, flags.length);
+      args[flags.length + 1] = "--work-dir";
+      args[flags.length + 2] = workDir.toString();
       status = Main.run(args);
     } finally {
       System.setOut(out);
     }
     String table = captured.toString(StandardCharsets.UTF_8);
     assertThat(status).as(table).isZero();
-    assertThat(demoStateDirs())
-        .as("the demo's state directories left in java.io.tmpdir")
-        .isSubsetOf(stateBefore);
-    return table;
-  }
-
-  private static Set<Path> demoStateDirs() throws IOException {
-    try (Stream<Path> files = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
-      return files
-          .filter(f -> f.getFileName().toString().matches("effectledger-(mcp-)?demo.*"))
-          .collect(Collectors.toSet());
+    try (Stream<Path> left = Files.list(workDir)) {
+      assertThat(left).as("what the demo left in its work directory").isEmpty();
     }
+    Files.delete(workDir);
+    return table;
   }
 
   @Test
