@@ -120,6 +120,12 @@ class McpGatewayIT {
   }
 
   @Test
+  void shouldPassTheUpstreamsInstructionsOnAsTheyAre() {
+    assertThat(agent(gateway.url(), null).getServerInstructions())
+        .isEqualTo(CountingMcpServer.INSTRUCTIONS);
+  }
+
+  @Test
   void shouldListTheUpstreamsToolsWithTheirSchemasAndAnnotations() {
     List<Tool> tools = agent(gateway.url(), null).listTools().tools();
 
@@ -152,6 +158,7 @@ class McpGatewayIT {
         .containsEntry(McpMeta.REPLAYED, false)
         .containsEntry(McpMeta.IDEMPOTENCY_KEY, key);
     String id = structured(first).path("id").asText();
+    assertThat(first.meta()).as("the effect id in _meta").containsEntry(McpMeta.EFFECT_ID, id);
     assertThat(text(first)).isEqualTo("charged 700 to cus_7");
     for (CallToolResult again : List.of(reEmitted, reconnected, replayed)) {
       assertThat(again.isError()).as(text(again)).isFalse();
@@ -191,6 +198,20 @@ class McpGatewayIT {
     assertThat(structured(reused).path("code").asText()).isEqualTo("IDEMPOTENCY_KEY_REUSED");
     assertThat(structured(reused).path("idempotencyKey").asText()).isEqualTo("order-9-charge");
     assertThat(pipeline.upstream.effects("order-9-charge")).isEqualTo(1);
+  }
+
+  @Test
+  void shouldTakeAnExplicitKeyWithoutARun() {
+    McpSyncClient agent = agent(gateway.url(), null);
+    Map<String, Object> own = Map.of(McpMeta.IDEMPOTENCY_KEY, "order-12-charge");
+
+    CallToolResult first = charge(agent, Map.of("amount", 12, "to", "cus_12"), own);
+    CallToolResult again = charge(agent, Map.of("amount", 12, "to", "cus_12"), own);
+
+    assertThat(first.isError()).as(text(first)).isFalse();
+    assertThat(again.isError()).as(text(again)).isFalse();
+    assertThat(again.meta()).containsEntry(McpMeta.REPLAYED, true);
+    assertThat(pipeline.upstream.effects("order-12-charge")).isEqualTo(1);
   }
 
   @Test

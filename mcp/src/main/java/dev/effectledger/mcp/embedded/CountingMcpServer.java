@@ -68,6 +68,11 @@ import org.eclipse.jetty.server.ServerConnector;
  */
 public final class CountingMcpServer implements AutoCloseable {
 
+  /** What the server tells a client on initialize: a gateway in front passes it on as it is. */
+  public static final String INSTRUCTIONS =
+      "Charge with create_charge (amount in cents, to a customer id); find_charge looks one up by"
+          + " its key; get_balance reads a customer's balance.";
+
   /** What a call does instead of, or besides, its effect. */
   public enum Fault {
     ERROR_BEFORE,
@@ -182,6 +187,7 @@ public final class CountingMcpServer implements AutoCloseable {
                 "fault", Map.of("type", "string")),
             List.of("amount", "to"));
     return spec.serverInfo("counting-payments", "1.0.0")
+        .instructions(INSTRUCTIONS)
         .capabilities(
             McpSchema.ServerCapabilities.builder()
                 .tools(notifiesToolChanges)

@@ -81,6 +81,7 @@ public final class McpGateway implements AutoCloseable {
     McpSession session;
     final AtomicInteger opens = new AtomicInteger();
     McpSchema.ServerCapabilities capabilities;
+    String instructions;
     List<Tool> tools = List.of();
     List<McpSchema.Resource> resources = List.of();
     List<McpSchema.ResourceTemplate> templates = List.of();
@@ -99,6 +100,9 @@ public final class McpGateway implements AutoCloseable {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final McpJsonMapper MAPPER = new JacksonMcpJsonMapper(JSON);
   private static final String RUN_HEADER = "effectledger-run-header";
+
+  /** The run recorded with a write call whose {@code _meta} gives its key and no run. */
+  static final String KEY_ONLY_RUN = "mcp-idempotency-key";
 
   private final McpGatewayConfig config;
 
@@ -335,6 +339,7 @@ public final class McpGateway implements AutoCloseable {
     try {
       McpSchema.ServerCapabilities capabilities = client.getServerCapabilities();
       upstream.capabilities = capabilities;
+      upstream.instructions = client.getServerInstructions();
       List<Tool> tools =
           all(client::listTools, ListToolsResult::tools, ListToolsResult::nextCursor);
       List<McpSchema.Resource> resourceList = List.of();
@@ -655,6 +660,7 @@ public final class McpGateway implements AutoCloseable {
     McpSyncServer built =
         spec.serverInfo("effectledger-mcp-gateway", "1")
             .capabilities(capabilities.build())
+            .instructions(instructions(all))
             .tools(catalog.entries().stream().map(this::toolSpec).toList())
             .resources(resources.values().stream().map(this::resourceSpec).toList())
             .resourceTemplates(templates.values().stream().map(this::templateSpec).toList())
@@ -665,6 +671,40 @@ public final class McpGateway implements AutoCloseable {
     this.agents = transport;
     this.server = built;
     return built;
+  }
+
+  /**
+   * What the agent is told on initialize: one upstream's instructions as they are; those of several
+   * upstreams each under its name, after a line saying they come through this gateway; null when no
+   * upstream gives any.
+   */
+  static String instructions(Map<String, String> byUpstream) {
+    Map<String, String> given = new LinkedHashMap<>();
+    byUpstream.forEach(
+        (name, text) -> {
+          if (text != null && !text.isBlank()) {
+            given.put(name, text.strip());
+          }
+        });
+    if (given.isEmpty()) {
+      return null;
+    }
+    if (given.size() == 1) {
+      return given.values().iterator().next();
+    }
+    StringBuilder merged =
+        new StringBuilder(
+            "These tools come from several MCP servers through one gateway; each server's"
+                + " instructions follow under its name.");
+    given.forEach(
+        (name, text) -> merged.append("\n\n## ").append(name).append("\n\n").append(text));
+    return merged.toString();
+  }
+
+  private static String instructions(List<Upstream> all) {
+    Map<String, String> byUpstream = new LinkedHashMap<>();
+    all.forEach(u -> byUpstream.put(u.name, u.instructions));
+    return instructions(byUpstream);
   }
 
   /**
@@ -724,6 +764,10 @@ public final class McpGateway implements AutoCloseable {
     if (run == null && config.runFallback() == McpGatewayConfig.RunFallback.SESSION) {
       run = "mcp-session:" + exchange.sessionId();
     }
+    String ownKey = text(meta.get(McpMeta.IDEMPOTENCY_KEY));
+    if (run == null && ownKey != null) {
+      run = KEY_ONLY_RUN; // the key names the action; the run is only recorded with the intent
+    }
     if (run == null) {
       return Answers.refused(
           "RUN_ID_REQUIRED",
@@ -752,7 +796,6 @@ public final class McpGateway implements AutoCloseable {
                 scope == null ? "" : scope),
             entry.name(),
             arguments);
-    String ownKey = text(meta.get(McpMeta.IDEMPOTENCY_KEY));
     ToolCall call;
     try {
       call = ownKey == null ? derived : derived.withIdempotencyKey(ownKey);
