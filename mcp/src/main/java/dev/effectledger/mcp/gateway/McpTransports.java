@@ -1,0 +1,96 @@
+package dev.effectledger.mcp.gateway;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.modelcontextprotocol.common.McpTransportContext;
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
+import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
+import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
+import io.modelcontextprotocol.spec.McpServerTransportProviderBase;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.Map;
+import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee11.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * How agents reach the gateway: Streamable HTTP (the SDK's servlet on Jetty at the configured
+ * address, a call's run id header carried into its transport context) or stdio. An instance is a
+ * running HTTP server.
+ */
+final class McpTransports {
+
+  /** Builds the gateway's MCP server on a transport's {@code spec}, serving {@code agents}. */
+  interface Serve {
+    void on(McpServer.SyncSpecification<?> spec, McpServerTransportProviderBase agents);
+  }
+
+  // the gateway's parts log under its name: one logger to configure for the whole gateway
+  private static final Logger log = LoggerFactory.getLogger(McpGateway.class);
+  private static final McpJsonMapper MAPPER = new JacksonMcpJsonMapper(new ObjectMapper());
+
+  private final McpGatewayConfig config;
+  private final Server jetty;
+  private final ServerConnector connector;
+
+  private McpTransports(McpGatewayConfig config, Server jetty, ServerConnector connector) {
+    this.config = config;
+    this.jetty = jetty;
+    this.connector = connector;
+  }
+
+  /** Serves over Streamable HTTP at the configured address; the server is started. */
+  static McpTransports http(McpGatewayConfig config, Serve serve) throws Exception {
+    HttpServletStreamableServerTransportProvider transport =
+        HttpServletStreamableServerTransportProvider.builder()
+            .jsonMapper(MAPPER)
+            .mcpEndpoint(config.path())
+            .contextExtractor(
+                request -> {
+                  String run =
+                      config.runHeader() == null ? null : request.getHeader(config.runHeader());
+                  return McpTransportContext.create(
+                      run == null || run.isBlank() ? Map.of() : Map.of(WriteCalls.RUN_HEADER, run));
+                })
+            .build();
+    serve.on(McpServer.sync(transport), transport);
+    Server jetty = new Server();
+    ServerConnector connector = new ServerConnector(jetty);
+    connector.setHost(config.host());
+    connector.setPort(config.port());
+    jetty.addConnector(connector);
+    ServletContextHandler context = new ServletContextHandler();
+    context.addServlet(new ServletHolder(transport), config.path());
+    jetty.setHandler(context);
+    jetty.start();
+    return new McpTransports(config, jetty, connector);
+  }
+
+  /**
+   * Serves over {@code in} and {@code out} (a process's stdin and stdout: nothing else may write to
+   * {@code out}).
+   */
+  static void stdio(InputStream in, OutputStream out, Serve serve) {
+    StdioServerTransportProvider transport = new StdioServerTransportProvider(MAPPER, in, out);
+    serve.on(McpServer.sync(transport), transport);
+  }
+
+  /** The Streamable HTTP endpoint, e.g. {@code http://127.0.0.1:8097/mcp}. */
+  String url() {
+    return "http://" + config.host() + ":" + connector.getLocalPort() + config.path();
+  }
+
+  /** Stops the HTTP server. */
+  void stop() {
+    try {
+      jetty.stop();
+    } catch (Exception e) {
+      log.warn("Stopping the MCP gateway's HTTP server", e);
+    }
+  }
+}

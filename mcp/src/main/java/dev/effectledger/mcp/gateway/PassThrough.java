@@ -1,0 +1,148 @@
+package dev.effectledger.mcp.gateway;
+
+import dev.effectledger.mcp.connector.McpSession;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.server.McpSyncServerExchange;
+import io.modelcontextprotocol.spec.McpError;
+import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import io.modelcontextprotocol.spec.McpServerTransportProviderBase;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What goes straight to an upstream, not through the ledger: a read tool's call (its progress
+ * relayed back by a {@link ProgressRelay}), a resource read, a prompt and a completion; and what
+ * comes straight back from one: its log messages, relayed to the agents.
+ */
+final class PassThrough {
+
+  // the gateway's parts log under its name: one logger to configure for the whole gateway
+  private static final Logger log = LoggerFactory.getLogger(McpGateway.class);
+
+  private final McpGatewayConfig config;
+  private final Upstreams upstreams;
+  private final ProgressRelay progress = new ProgressRelay();
+
+  /** The agents' transport, once serving: where upstreams' log messages go. */
+  private volatile McpServerTransportProviderBase agents;
+
+  PassThrough(McpGatewayConfig config, Upstreams upstreams) {
+    this.config = config;
+    this.upstreams = upstreams;
+  }
+
+  /** A read tool's call, on its upstream. */
+  CallToolResult call(
+      ToolCatalog.Entry entry, McpSyncServerExchange exchange, CallToolRequest request) {
+    McpSession session = upstreams.get(entry.upstream()).session;
+    McpSyncClient client;
+    try {
+      client = session.client();
+    } catch (RuntimeException e) {
+      return Answers.refused(
+          "UPSTREAM_UNAVAILABLE",
+          "upstream " + entry.upstream() + " at " + session.where() + " is unreachable",
+          "Call again later.");
+    }
+    // The agent's progress token is replaced by one of the gateway's own upstream (agents'
+    // tokens are unique per session only), and the upstream's progress relayed back under it.
+    Object agentToken = request.progressToken();
+    String upstreamToken = null;
+    Map<String, Object> meta = request.meta();
+    if (agentToken != null) {
+      upstreamToken = progress.open(exchange::progressNotification, agentToken);
+      meta = new LinkedHashMap<>(meta);
+      meta.put("progressToken", upstreamToken);
+    }
+    try {
+      return client.callTool(new CallToolRequest(entry.tool().name(), request.arguments(), meta));
+    } catch (McpError e) {
+      throw e; // the upstream's protocol error, as it answered it
+    } catch (RuntimeException e) {
+      session.discard(client);
+      return Answers.refused(
+          "UPSTREAM_UNAVAILABLE",
+          "lost upstream " + entry.upstream() + " during a read call (" + e.getMessage() + ")",
+          "Call again: it only reads.");
+    } finally {
+      if (upstreamToken != null) {
+        progress.close(upstreamToken);
+      }
+    }
+  }
+
+  /**
+   * A resource read or a prompt, on its upstream: its answer, or its JSON-RPC error as it gave it;
+   * an unreachable upstream is an internal error naming it.
+   */
+  <T> T forward(String upstream, Function<McpSyncClient, T> call) {
+    McpSession session = upstreams.get(upstream).session;
+    McpSyncClient client;
+    try {
+      client = session.client();
+    } catch (RuntimeException e) {
+      throw McpError.builder(McpSchema.ErrorCodes.INTERNAL_ERROR)
+          .message("upstream " + upstream + " at " + session.where() + " is unreachable")
+          .build();
+    }
+    try {
+      return call.apply(client);
+    } catch (McpError e) {
+      throw e;
+    } catch (RuntimeException e) {
+      session.discard(client);
+      throw McpError.builder(McpSchema.ErrorCodes.INTERNAL_ERROR)
+          .message("lost upstream " + upstream + " (" + e.getMessage() + "); call again")
+          .build();
+    }
+  }
+
+  /** An upstream's progress, to the agent whose call it is. */
+  void relayProgress(McpSchema.ProgressNotification notification) {
+    progress.relay(notification);
+  }
+
+  /** Serving: upstreams' log messages go to {@code agents} from now on. */
+  void relayLogsTo(McpServerTransportProviderBase agents) {
+    this.agents = agents;
+  }
+
+  /**
+   * An upstream's log message, to every agent connected to the gateway, if it is at least the
+   * configured level; its logger names the upstream ({@code <upstream>} or {@code
+   * <upstream>/<logger>}). An agent's own {@code logging/setLevel} does not filter these: the SDK's
+   * server keeps that level for messages it sends itself.
+   */
+  void relayLog(String upstream, McpSchema.LoggingMessageNotification message) {
+    McpServerTransportProviderBase to = agents;
+    McpSchema.LoggingMessageNotification relayed = relayed(upstream, message, config.logging());
+    if (to == null || relayed == null) {
+      return;
+    }
+    to.notifyClients(McpSchema.METHOD_NOTIFICATION_MESSAGE, relayed)
+        .subscribe(done -> {}, e -> log.debug("Could not relay a log message to agents", e));
+  }
+
+  /**
+   * {@code message} of {@code upstream} as the agents are sent it, its logger naming the upstream;
+   * null when it is below {@code minimum}, has no level, or no message is relayed (no minimum).
+   */
+  static McpSchema.LoggingMessageNotification relayed(
+      String upstream,
+      McpSchema.LoggingMessageNotification message,
+      McpSchema.LoggingLevel minimum) {
+    if (minimum == null || message.level() == null || message.level().level() < minimum.level()) {
+      return null;
+    }
+    return new McpSchema.LoggingMessageNotification(
+        message.level(),
+        message.logger() == null ? upstream : upstream + "/" + message.logger(),
+        message.data(),
+        message.meta());
+  }
+}
