@@ -108,7 +108,8 @@ final class ChaosCommand implements Callable<Integer> {
       converter = BenchCommand.DurationConverter.class,
       description =
           "the least time the agents take to send every step once, so faults meet a running"
-              + " workload on a fast machine (e.g. 90s); default ${DEFAULT-VALUE}: as fast as they can")
+              + " workload on a fast machine (e.g. 90s); with --max-faults, each agent's last step"
+              + " also waits until the faults are in; default ${DEFAULT-VALUE}: as fast as they can")
   Duration minWorkload;
 
   @Option(

@@ -30,9 +30,10 @@ import java.util.concurrent.Semaphore;
  * answer, 3 if some are still unanswered after the replay rounds.
  *
  * <p>Usage: {@code ChaosAgent <agent> <agents> <actionsPerAgent> <repeatEvery> <bootstrap>
- * <registryUrl> <answersFile> [<originEpochMillis> <minWorkloadMillis>]}: with the last two, step
- * {@code i} of {@code n} is sent no sooner than {@code origin + i * minWorkload / n}, the same
- * schedule after a restart.
+ * <registryUrl> <answersFile> [<originEpochMillis> <minWorkloadMillis> [<replayMillis>
+ * [<gateFile>]]]}: with the origin and minimum workload, step {@code i} of {@code n} is sent no
+ * sooner than {@code origin + i * minWorkload / n}, the same schedule after a restart; with a gate
+ * file, the last step waits until the {@link ScheduleGate} is released.
  */
 public final class ChaosAgent {
 
@@ -47,6 +48,9 @@ public final class ChaosAgent {
    */
   private static final long DEFAULT_REPLAY_MILLIS = 120_000;
 
+  /** The longest the last step waits for the schedule gate: well over a suite run's schedule. */
+  private static final Duration GATE_LIMIT = Duration.ofMinutes(15);
+
   private final int agent;
   private final List<Action> actions;
   private final String bootstrap;
@@ -56,6 +60,8 @@ public final class ChaosAgent {
   private long origin;
   private long minWorkloadMillis;
   private long replayMillis = DEFAULT_REPLAY_MILLIS;
+
+  private Path gate;
 
   private ChaosAgent(
       int agent, List<Action> actions, String bootstrap, String registry, Path answersFile)
@@ -93,6 +99,9 @@ public final class ChaosAgent {
     }
     if (args.length >= 10) {
       chaosAgent.replayMillis = Long.parseLong(args[9]);
+    }
+    if (args.length >= 11) {
+      chaosAgent.gate = Path.of(args[10]);
     }
     System.exit(chaosAgent.run());
   }
@@ -219,16 +228,33 @@ public final class ChaosAgent {
     }
   }
 
-  /** Waits until step {@code position} of {@code total} is due under the minimum workload time. */
+  /**
+   * Waits until step {@code position} of {@code total} is due under the minimum workload time, and,
+   * for the last step, until the {@link ScheduleGate} lets it go (at most {@link #GATE_LIMIT}).
+   */
   private void pace(int position, int total) {
-    if (minWorkloadMillis <= 0) {
-      return;
+    if (minWorkloadMillis > 0) {
+      long wait = origin + minWorkloadMillis * position / total - System.currentTimeMillis();
+      if (wait > 0) {
+        sleep(Duration.ofMillis(wait));
+      }
     }
-    long due = origin + minWorkloadMillis * position / total;
-    long wait = due - System.currentTimeMillis();
-    if (wait > 0) {
-      sleep(Duration.ofMillis(wait));
+    long giveUp = System.nanoTime() + GATE_LIMIT.toNanos();
+    while (holdsBack(position, total, gate)) {
+      if (System.nanoTime() > giveUp) {
+        System.err.printf(
+            "agent %d: the schedule gate %s still holds after %d s; sending the last step anyway"
+                + " (the run will say its faults did not all come before the agents were done)%n",
+            agent, gate, GATE_LIMIT.toSeconds());
+        return;
+      }
+      sleep(Duration.ofMillis(250)); // polling the gate
     }
+  }
+
+  /** True when step {@code position} of {@code total} must wait for the gate in {@code gate}. */
+  static boolean holdsBack(int position, int total, Path gate) {
+    return position == total && gate != null && ScheduleGate.holds(gate);
   }
 
   private static void sleep(Duration pause) {

@@ -17,7 +17,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.LocalTime;
-import java.time.temporal.ChronoUnit;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -51,6 +51,9 @@ public final class ChaosRun {
 
   static final String PAYMENTS = "payments";
 
+  /** The {@link ScheduleGate}'s file, in the run's directory (the agents' working directory). */
+  static final String GATE_FILE = "schedule-gate.txt";
+
   /**
    * The payment API's faults: shares of keys, on their first request (see {@code effectledger
    * downstream --help}).
@@ -59,11 +62,12 @@ public final class ChaosRun {
 
   /**
    * What to run. {@code minWorkload}: the least time the agents take to send every step once (zero:
-   * as fast as they can). {@code singleBroker}: one Kafka broker with its data on disk, killed with
-   * -9 and started again as the broker fault, instead of a 3-broker cluster whose brokers are
-   * stopped. {@code maxFaults} bounds the schedule (0: faults until the agents are done): when
-   * faults come faster than the pipeline recovers, nothing finishes, so a short run stops faulting
-   * after a few.
+   * as fast as they can); with {@code maxFaults}, each agent's last step also waits until the
+   * schedule is over ({@link ScheduleGate}). {@code singleBroker}: one Kafka broker with its data
+   * on disk, killed with -9 and started again as the broker fault, instead of a 3-broker cluster
+   * whose brokers are stopped. {@code maxFaults} bounds the schedule (0: faults until the agents
+   * are done): when faults come faster than the pipeline recovers, nothing finishes, so a short run
+   * stops faulting after a few.
    */
   public record Options(
       int agents,
@@ -244,8 +248,14 @@ public final class ChaosRun {
       List<Node> agents = new ArrayList<>();
       // Agents spread their first sends over at least minWorkload, measured from here (a restarted
       // agent gets the same origin): on a fast machine the workload would otherwise end before the
-      // fault schedule has hit every kind of part once.
+      // fault schedule has hit every kind of part once. With a bounded schedule, each agent's last
+      // step waits until the schedule is over, so on a slow machine too the faults come before the
+      // agents are done.
       long origin = System.currentTimeMillis();
+      ScheduleGate gate = ScheduleGate.held(options.dir().resolve(GATE_FILE));
+      if (options.maxFaults() == 0) {
+        gate.release(); // faults go on until the agents are done
+      }
       for (int a = 0; a < options.agents(); a++) {
         agents.add(
             processes
@@ -271,7 +281,8 @@ public final class ChaosRun {
                         Long.toString(origin),
                         Long.toString(options.minWorkload().toMillis()),
                         // replays go on as long as a held key can take to be settled
-                        Long.toString(options.timing().stallLimit().toMillis())))
+                        Long.toString(options.timing().stallLimit().toMillis()),
+                        GATE_FILE))
                 .start());
       }
       say(options.agents() + " agents started, " + options.actions() + " actions");
@@ -346,6 +357,13 @@ public final class ChaosRun {
         }
         int pick =
             faults++ % 4; // processor, executor, agent, broker in turn; victims and gaps seeded
+        say(
+            String.format(
+                "fault %d (%s), %.1f s into the agents' %d s minimum",
+                processKills.get() + agentKills.get() + brokerFaults.get() + 1,
+                List.of("processor", "executor", "agent", "broker").get(pick),
+                (System.currentTimeMillis() - origin) / 1000.0,
+                options.minWorkload().toSeconds()));
         if (pick == 0) {
           Node victim = processors.get(schedule.nextInt(processors.size()));
           victim.kill();
@@ -374,6 +392,11 @@ public final class ChaosRun {
         // faults faster than recovery (a killed processor restores its tasks from the changelog)
         // would only measure an outage.
         deployment.awaitRecovery(selfExits, faults);
+        if (options.maxFaults() > 0
+            && processKills.get() + agentKills.get() + brokerFaults.get() >= options.maxFaults()) {
+          gate.release();
+          say("fault schedule done; the agents' last steps may go");
+        }
         lastMove = System.nanoTime(); // a stall is counted from the end of the last fault
         nextFault = System.nanoTime() + gap(schedule);
       }
@@ -567,7 +590,9 @@ public final class ChaosRun {
    * checks.
    */
   static void say(String message) {
-    System.out.println(LocalTime.now().truncatedTo(ChronoUnit.SECONDS) + " " + message);
+    // HH:mm:ss always (LocalTime's own text drops ":00" seconds)
+    System.out.println(
+        LocalTime.now().format(DateTimeFormatter.ofPattern("HH:mm:ss")) + " " + message);
     System.out.flush();
   }
 }

@@ -41,7 +41,9 @@ class ChaosRunIT {
    * before the workload ends: a CI run where the downstream honoured keys finished in time for one
    * fault only. The runs are as long as their fault schedule, not this floor: with 80 s (tried
    * 2026-11-27) the agents were still done 10-20 s after the eighth fault, as the last faults'
-   * calls are answered only on replay, and the three runs took as long as with 90 s.
+   * calls are answered only on replay, and the three runs took as long as with 90 s. On a machine
+   * so loaded that the recoveries outlast the floor (two builds at once, 2026-11-28: five faults of
+   * eight), each agent's last step waits for the end of the schedule ({@link ScheduleGate}).
    */
   private static final Duration MIN_WORKLOAD = Duration.ofSeconds(90);
 
