@@ -1,0 +1,75 @@
+package dev.effectledger.app;
+
+import com.sun.net.httpserver.HttpExchange;
+import dev.effectledger.policy.Durations;
+import java.io.IOException;
+import java.net.URLDecoder;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * What the console reads from a request and writes into its links: form posts and query strings
+ * ({@code application/x-www-form-urlencoded}, the first value of a name kept), the link to a key's
+ * page, and the expiry an approval form gives.
+ */
+final class ConsoleForms {
+
+  /** Most bytes of a form post read. */
+  static final int MAX_FORM = 64 * 1024;
+
+  private ConsoleForms() {}
+
+  /** A form post's fields (application/x-www-form-urlencoded), at most 64 KiB of them. */
+  static Map<String, String> form(HttpExchange exchange) throws IOException {
+    byte[] body = exchange.getRequestBody().readNBytes(MAX_FORM);
+    return query(new String(body, StandardCharsets.UTF_8));
+  }
+
+  /**
+   * The fields of a raw (still encoded) query string or form body, in order; a name given twice
+   * keeps its first value, a name without {@code =} has the empty value.
+   */
+  static Map<String, String> query(String raw) {
+    Map<String, String> out = new LinkedHashMap<>();
+    if (raw == null || raw.isEmpty()) {
+      return out;
+    }
+    for (String pair : raw.split("&")) {
+      int eq = pair.indexOf('=');
+      String name =
+          URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
+      String value =
+          eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
+      out.putIfAbsent(name, value);
+    }
+    return out;
+  }
+
+  /** The console's page of {@code tenant}'s {@code key}. */
+  static String keyHref(String tenant, String key) {
+    return "/console/keys?tenant=" + enc(tenant) + "&key=" + enc(key);
+  }
+
+  /**
+   * How long an approval stays valid, from the form's {@code expires} text (e.g. {@code 15m}):
+   * empty unless it is a duration above zero and at most {@link ConsoleActions#MAX_APPROVAL}.
+   */
+  static Optional<Duration> approvalValidity(String expires) {
+    Optional<Duration> valid = Durations.parse(expires.trim());
+    if (valid.isEmpty()
+        || valid.get().isNegative()
+        || valid.get().isZero()
+        || valid.get().compareTo(ConsoleActions.MAX_APPROVAL) > 0) {
+      return Optional.empty();
+    }
+    return valid;
+  }
+
+  static String enc(String value) {
+    return URLEncoder.encode(value, StandardCharsets.UTF_8);
+  }
+}
