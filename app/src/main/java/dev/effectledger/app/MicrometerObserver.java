@@ -11,23 +11,27 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * The ledger's own metrics: {@code effectledger_decisions_total{tool, decision}} (dispatched,
  * dedup_hit = replayed, in_flight = coalesced, conflict, rejected, expired, held_unknown, ...) and
  * {@code effectledger_outcome_latency_seconds{tool}} from the latest dispatch to the settling
  * outcome, and {@code effectledger_double_effects_total{tool}}: succeeded keys that reported a
- * second effect (evidence of a broken promise; alert on any increase). Only the tools the policy
- * file names get a series of their own: a tool name comes from what clients send, so any other (an
+ * second effect (evidence of a broken promise; alert on any increase). Only the tools a policy
+ * names get a series of their own, the file the processor started with or a version applied since
+ * ({@code effectledger tools apply}): a tool name comes from what clients send, so any other (an
  * unknown tool, one admitted by {@code unknownTool}) is counted under {@code tool="other"} and the
- * number of series stays bounded.
+ * number of series stays bounded. A tool keeps its series once it had one, even when a later
+ * version drops it.
  */
 final class MicrometerObserver implements LedgerObserver {
 
   static final String OTHER = "other";
 
   private final MeterRegistry registry;
-  private final Set<String> tools;
+  private final Supplier<Set<String>> named;
+  private final Set<String> tools = ConcurrentHashMap.newKeySet();
   private final Map<String, Counter> counters = new ConcurrentHashMap<>();
   private final Map<String, Timer> timers = new ConcurrentHashMap<>();
 
@@ -35,12 +39,27 @@ final class MicrometerObserver implements LedgerObserver {
    * Series per tool of {@code tools}, the tools the policy file names; every other under "other".
    */
   MicrometerObserver(MeterRegistry registry, Set<String> tools) {
+    this(registry, () -> tools);
+  }
+
+  /**
+   * Series per tool that {@code named} gives when the tool is first seen (the processor's: the
+   * tools of the newest policy version any of its tasks applies); every other under "other".
+   */
+  MicrometerObserver(MeterRegistry registry, Supplier<Set<String>> named) {
     this.registry = registry;
-    this.tools = Set.copyOf(tools);
+    this.named = named;
   }
 
   private String tag(String tool) {
-    return tools.contains(tool) ? tool : OTHER;
+    if (tools.contains(tool)) {
+      return tool;
+    }
+    if (named.get().contains(tool)) {
+      tools.add(tool);
+      return tool;
+    }
+    return OTHER;
   }
 
   @Override

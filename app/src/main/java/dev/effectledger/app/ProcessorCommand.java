@@ -109,7 +109,10 @@ final class ProcessorCommand implements Callable<Integer> {
             http.port());
     kafka.put(StreamsConfig.APPLICATION_SERVER_CONFIG, advertised);
     http.advertisedAs(advertised);
-    MicrometerObserver observer = new MicrometerObserver(registry, policies.tools().keySet());
+    LivePolicies live = new LivePolicies(AppliedPolicy.seed(policies, cfg.policySource(tools)));
+    // tools added by `tools apply` get series of their own
+    MicrometerObserver observer =
+        new MicrometerObserver(registry, () -> live.newest().policies().tools().keySet());
     http.doubleEffects(observer::doubleEffects);
     LedgerConfig ledgerConfig =
         cfg.ledgerConfig(policies).withIntentPartitions(partitions).withObserver(observer);
@@ -127,7 +130,6 @@ final class ProcessorCommand implements Callable<Integer> {
               + "<name> is configured, so any producer of intents can run a settled key again."
               + " Configure a signer: effectledger approve keygen (docs/tool-policy.md#bypass)");
     }
-    LivePolicies live = new LivePolicies(AppliedPolicy.seed(policies, cfg.policySource(tools)));
     KafkaStreams streams =
         LedgerTopology.streams(
             ledgerConfig,

@@ -6,6 +6,7 @@ import dev.effectledger.schema.AuditType;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 class MicrometerObserverTest {
@@ -38,6 +39,23 @@ class MicrometerObserverTest {
     assertThat(registry.scrape())
         .contains("effectledger_decisions_total{decision=\"rejected\",tool=\"other\"} 51.0")
         .doesNotContain("made-up-tool");
+  }
+
+  @Test
+  void shouldGiveAToolAddedByALaterPolicyVersionASeriesOfItsOwn() {
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    AtomicReference<Set<String>> newest = new AtomicReference<>(Set.of("charge_card"));
+    MicrometerObserver observer = new MicrometerObserver(registry, newest::get);
+
+    observer.decided("refund", AuditType.DISPATCHED); // before `tools apply` names it
+    newest.set(Set.of("charge_card", "refund")); // applied
+    observer.decided("refund", AuditType.DISPATCHED);
+    newest.set(Set.of("charge_card")); // dropped again: the series stays
+    observer.decided("refund", AuditType.DISPATCHED);
+
+    assertThat(registry.scrape())
+        .contains("effectledger_decisions_total{decision=\"dispatched\",tool=\"other\"} 1.0")
+        .contains("effectledger_decisions_total{decision=\"dispatched\",tool=\"refund\"} 2.0");
   }
 
   @Test
