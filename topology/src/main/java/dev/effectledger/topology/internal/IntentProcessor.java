@@ -6,7 +6,6 @@ import dev.effectledger.policy.InFlightPolicy;
 import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.AuditType;
-import dev.effectledger.schema.BypassApprovals;
 import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerState;
@@ -18,11 +17,7 @@ import dev.effectledger.schema.Topics;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LivePolicies;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import org.apache.kafka.common.header.Header;
@@ -32,22 +27,21 @@ import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Decides what each intent does: first sight dispatches, a duplicate is answered from the ledger, a
- * reused key is refused, and anything unreadable is dead-lettered with a reply. Also owns the
- * task's punctuations: pending timeouts (wall clock) and expiry (stream time).
+ * reused key is refused, and anything unreadable is dead-lettered with a reply ({@link Refusals});
+ * an approved bypass runs a settled key once more ({@link Bypass}). Also owns the task's
+ * punctuations: pending timeouts (wall clock) and expiry (stream time).
  */
 public final class IntentProcessor implements Processor<byte[], byte[], Object, Object> {
-
-  private static final Logger log = LoggerFactory.getLogger(IntentProcessor.class);
 
   private final LedgerConfig config;
   private final LivePolicies live;
   private final IntentDecoder decoder;
   private LedgerActions actions;
+  private Refusals refusals;
+  private Bypass bypass;
   private ProcessorContext<Object, Object> context;
 
   public IntentProcessor(
@@ -61,6 +55,8 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
   public void init(ProcessorContext<Object, Object> context) {
     this.context = context;
     actions = LedgerActions.open(context, config, live);
+    refusals = new Refusals(actions);
+    bypass = new Bypass(config, actions, refusals);
     actions.intentRead(-1);
     actions.ledger().startRebuild();
     context.schedule(
@@ -90,7 +86,7 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
     actions.outputs().answering(requestId == null ? null : requestId.value());
     try {
       if (decoded instanceof DecodedIntent.Invalid invalid) {
-        deadLetter(record, invalid);
+        refusals.deadLetter(record, invalid);
       } else {
         DecodedIntent.Valid valid = (DecodedIntent.Valid) decoded;
         if (route == null) {
@@ -110,7 +106,7 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
     String replyTopic = valid.replyTopic();
     Optional<ToolPolicy> policy = actions.policies().forTool(intent.getTool());
     if (policy.isEmpty()) {
-      refuse(
+      refusals.refuse(
           intent,
           replyTopic,
           ErrorCode.UNKNOWN_TOOL,
@@ -352,14 +348,14 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
             ? entry.getArgumentsHash().equals(argumentsHash)
             : sameArguments(intent, entry, argumentsHash, now);
     if (!same) {
-      refuse(
+      refusals.refuse(
           intent,
           replyTopic,
           ErrorCode.IDEMPOTENCY_KEY_REUSED,
           "the key was first used with other arguments",
           now);
-    } else if (isNewBypass(intent, entry)) {
-      bypass(intent, entry, policy, replyTopic, now);
+    } else if (Bypass.isNew(intent, entry)) {
+      bypass.run(intent, entry, policy, replyTopic, now);
     } else if (alias) {
       ToolResult answer = Replies.of(entry, entry.getState() != LedgerState.PENDING);
       answer.setIdempotencyKey(intent.getIdempotencyKey());
@@ -398,143 +394,6 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
               replyTopic,
               now);
       actions.audit(entry, AuditType.REFUSED_IN_FLIGHT, ErrorCode.DUPLICATE_IN_FLIGHT.name(), now);
-    }
-  }
-
-  /**
-   * An approved second execution of a settled key, under a fresh effect key the downstream has not
-   * seen.
-   */
-  private void bypass(
-      ToolIntent intent, LedgerEntry entry, ToolPolicy policy, String replyTopic, long now) {
-    if (!policy.bypassAllowed()) {
-      refuse(
-          intent,
-          replyTopic,
-          ErrorCode.BYPASS_NOT_ALLOWED,
-          "tool '" + intent.getTool() + "' does not allow bypass",
-          now);
-      return;
-    }
-    if (entry.getState() == LedgerState.UNKNOWN
-        && (entry.getError() == null
-            || !ErrorCode.PARTIAL_SUCCESS.name().equals(entry.getError().getCode()))) {
-      // a bypass replaces the held life without a fence: its dispatch may still be waiting on the
-      // lane and would run beside the bypass (issue 52). Releasing it fences it first.
-      refuse(
-          intent,
-          replyTopic,
-          ErrorCode.BYPASS_NOT_ALLOWED,
-          "the key is held as UNKNOWN and a dispatch of it may still run, so a bypass could act"
-              + " twice; settle it first (effectledger reconcile, or the console's mark as applied"
-              + " or not applied, which fence it), then send the intent again",
-          now);
-      return;
-    }
-    String effectKey = bypassEffectKey(intent);
-    if (entry.getBypassesUsed().contains(effectKey)) {
-      refuse(
-          intent,
-          replyTopic,
-          ErrorCode.BYPASS_APPROVAL_INVALID,
-          "the approval was used already, for an earlier bypass of this key; ask for a new one",
-          now);
-      return;
-    }
-    String operator = null;
-    if (config.bypassApprovals().verifying()) {
-      BypassApprovals.Verdict verdict =
-          config
-              .bypassApprovals()
-              .verify(
-                  intent.getBypassApproval(),
-                  intent.getTenant(),
-                  intent.getIdempotencyKey(),
-                  Instant.ofEpochMilli(now));
-      if (verdict instanceof BypassApprovals.Verdict.Invalid invalid) {
-        refuse(intent, replyTopic, ErrorCode.BYPASS_APPROVAL_INVALID, invalid.why(), now);
-        return;
-      }
-      operator = ((BypassApprovals.Verdict.Valid) verdict).approval().operator();
-    }
-    actions.audit(entry, AuditType.BYPASSED, null, operator, now);
-    actions.start(intent, policy, replyTopic, effectKey, entry.getAttempts() + 1, entry, now);
-  }
-
-  private static boolean isNewBypass(ToolIntent intent, LedgerEntry entry) {
-    String approval = intent.getBypassApproval();
-    return approval != null
-        && !approval.isEmpty()
-        && entry.getState() != LedgerState.PENDING
-        && !bypassEffectKey(intent).equals(entry.getEffectKey());
-  }
-
-  private static String bypassEffectKey(ToolIntent intent) {
-    try {
-      byte[] digest =
-          MessageDigest.getInstance("SHA-256")
-              .digest(intent.getBypassApproval().getBytes(StandardCharsets.UTF_8));
-      return intent.getIdempotencyKey() + "~bypass-" + HexFormat.of().formatHex(digest, 0, 8);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is required of every JVM", e);
-    }
-  }
-
-  private void refuse(
-      ToolIntent intent, String replyTopic, ErrorCode code, String message, long now) {
-    actions
-        .outputs()
-        .reply(
-            Replies.rejected(
-                intent.getIdempotencyKey(),
-                intent.getTenant(),
-                intent.getTool(),
-                code.toError(message),
-                now),
-            replyTopic,
-            now);
-    actions
-        .outputs()
-        .audit(
-            intent.getIdempotencyKey(),
-            intent.getTenant(),
-            intent.getTool(),
-            code == ErrorCode.IDEMPOTENCY_KEY_REUSED ? AuditType.CONFLICT : AuditType.REJECTED,
-            null,
-            0,
-            code.name(),
-            now);
-  }
-
-  private void deadLetter(Record<byte[], byte[]> record, DecodedIntent.Invalid invalid) {
-    log.warn("Dead-lettering an intent: {} for key {}", invalid.code(), invalid.key());
-    long now = record.timestamp();
-    actions
-        .outputs()
-        .deadLetter(record.key(), record.value(), invalid.code(), invalid.message(), now);
-    if (invalid.key() != null) {
-      actions
-          .outputs()
-          .reply(
-              Replies.rejected(
-                  invalid.key(),
-                  invalid.tenant(),
-                  invalid.tool(),
-                  invalid.code().toError(invalid.message()),
-                  now),
-              invalid.replyTopic(),
-              now);
-      actions
-          .outputs()
-          .audit(
-              invalid.key(),
-              invalid.tenant(),
-              invalid.tool(),
-              AuditType.REJECTED,
-              null,
-              0,
-              invalid.code().name(),
-              now);
     }
   }
 }
