@@ -23,7 +23,6 @@ import java.util.Optional;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.utils.Utils;
-import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -59,9 +58,7 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
     bypass = new Bypass(config, actions, refusals);
     actions.intentRead(-1);
     actions.ledger().startRebuild();
-    context.schedule(
-        config.pendingCheckInterval(), PunctuationType.WALL_CLOCK_TIME, actions::onWallClock);
-    context.schedule(config.purgeInterval(), PunctuationType.STREAM_TIME, actions::onStreamTime);
+    actions.punctuations().schedule(context, config);
   }
 
   @Override

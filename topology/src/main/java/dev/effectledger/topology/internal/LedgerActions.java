@@ -3,7 +3,6 @@ package dev.effectledger.topology.internal;
 import dev.effectledger.policy.AppliedPolicy;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
-import dev.effectledger.schema.AuditEvent;
 import dev.effectledger.schema.AuditType;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.ErrorCode;
@@ -11,20 +10,16 @@ import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerState;
 import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.Outcome;
-import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.Replies;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.topology.LedgerConfig;
-import dev.effectledger.topology.LedgerObserver;
 import dev.effectledger.topology.LivePolicies;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.function.LongSupplier;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.processor.api.ProcessingContext;
@@ -33,8 +28,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
  * The ledger's state transitions, each with its outputs. Shared by the intent and outcome
- * processors of one task and by the task's punctuations, so every path through a transition emits
- * the same records.
+ * processors of one task and by the task's punctuations ({@link LedgerPunctuations}), so every path
+ * through a transition emits the same records.
  */
 final class LedgerActions {
 
@@ -45,10 +40,6 @@ final class LedgerActions {
   private final Outputs outputs;
   private final LivePolicies.Task policy;
   private final ProcessingContext context;
-  private final int batchSize;
-  private final long budgetNanos;
-  private final LongSupplier ticker;
-  private final LedgerObserver observer;
 
   /**
    * Under {@code exactly_once_v2} the restored entries say which intents were read before the task
@@ -57,6 +48,9 @@ final class LedgerActions {
    * nothing.
    */
   private final boolean exactlyOnce;
+
+  private final LedgerPunctuations punctuations;
+  private final Settlements settlements;
 
   LedgerActions(
       Ledger ledger,
@@ -68,13 +62,21 @@ final class LedgerActions {
     this.outputs = outputs;
     this.policy = policy;
     this.context = context;
-    this.batchSize = config.batchSize();
-    this.budgetNanos = config.punctuationBudget().toNanos();
-    this.ticker = config.ticker();
-    this.observer = config.observer();
     this.exactlyOnce =
         StreamsConfig.EXACTLY_ONCE_V2.equals(
             String.valueOf(context.appConfigs().get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG)));
+    this.punctuations = new LedgerPunctuations(this, ledger, policy, context, config, exactlyOnce);
+    this.settlements = new Settlements(this, ledger, outputs, config.observer());
+  }
+
+  /** The transitions an executor's (or reconciler's) definitive outcome makes. */
+  Settlements settlements() {
+    return settlements;
+  }
+
+  /** The task's punctuations: pending timeouts, the index's rebuild, and purging. */
+  LedgerPunctuations punctuations() {
+    return punctuations;
   }
 
   /**
@@ -285,109 +287,7 @@ final class LedgerActions {
 
   /** A read tool: straight to its lane, no entry, no dedup. */
   void passThrough(ToolIntent intent, ToolPolicy policy, String replyTopic, long now) {
-    outputs.dispatch(
-        Dispatch.newBuilder()
-            .setIdempotencyKey(intent.getIdempotencyKey())
-            .setEffectKey(intent.getIdempotencyKey())
-            .setTenant(intent.getTenant())
-            .setRunId(intent.getRunId())
-            .setStepId(intent.getStepId())
-            .setTool(intent.getTool())
-            .setLane(policy.lane())
-            .setArguments(intent.getArguments())
-            .setAttempt(1)
-            .setDispatchedAt(Instant.ofEpochMilli(wallClock()))
-            .setReplyTopic(replyTopic)
-            .setTraceId(intent.getTraceId())
-            .build(),
-        now);
-    outputs.audit(
-        intent.getIdempotencyKey(),
-        intent.getTenant(),
-        intent.getTool(),
-        AuditType.PASS_THROUGH,
-        null,
-        1,
-        null,
-        now);
-  }
-
-  /** SUCCEEDED or FAILED: store the answer, reply, and start the window. */
-  void complete(LedgerEntry entry, ToolPolicy policy, Outcome outcome, long now) {
-    String storeKey = storeKey(entry);
-    boolean succeeded = outcome.getStatus() == OutcomeStatus.SUCCEEDED;
-    LedgerState before = entry.getState();
-    entry.setState(succeeded ? LedgerState.SUCCEEDED : LedgerState.FAILED);
-    entry.setResultJson(Replies.storedResult(outcome.getResultJson()));
-    entry.setError(Replies.settledError(outcome));
-    entry.setEffectId(outcome.getEffectId());
-    entry.setCompletedAt(Instant.ofEpochMilli(now));
-    entry.setArguments("");
-    observer.settled(
-        entry.getTool(),
-        Duration.ofMillis(Math.max(0, wallClock() - entry.getLastDispatchedAt().toEpochMilli())));
-    storeAndAnswer(entry, outcome, now);
-    ledger.moved(storeKey, entry.getTool(), before, entry.getState());
-    ledger.index(Ledger.Deadline.EXPIRY, now + policy.window().toMillis(), storeKey);
-    audit(entry, succeeded ? AuditType.COMPLETED : AuditType.FAILED, null, outcome.getActor(), now);
-  }
-
-  /**
-   * A success of a life this ledger released (its entry is gone and no newer life has begun): the
-   * effect happened after all, so the entry comes back as SUCCEEDED with it, its window counted
-   * from now, and every later intent of the key gets that result replayed instead of running it
-   * again. Audited as {@code COMPLETED} with code {@code REINSTATED}. The released life's callers
-   * were answered by the release; nobody waits on this answer.
-   */
-  void reinstate(ToolPolicy policy, Outcome outcome, long now) {
-    LedgerEntry entry =
-        LedgerEntry.newBuilder()
-            .setIdempotencyKey(outcome.getIdempotencyKey())
-            .setTenant(outcome.getTenant())
-            .setRunId("")
-            .setStepId("")
-            .setTool(outcome.getTool())
-            .setEffectKey(
-                outcome.getEffectKey() == null
-                    ? outcome.getIdempotencyKey()
-                    : outcome.getEffectKey())
-            .setArgumentsHash(outcome.getArgumentsHash())
-            .setArguments("")
-            .setState(LedgerState.SUCCEEDED)
-            .setAttempts(outcome.getAttempt())
-            .setFirstSeenAt(Instant.ofEpochMilli(now))
-            .setLastDispatchedAt(Instant.ofEpochMilli(now))
-            .setCompletedAt(Instant.ofEpochMilli(now))
-            .setResultJson(Replies.storedResult(outcome.getResultJson()))
-            .setEffectId(outcome.getEffectId())
-            .setReplyTopic(outcome.getReplyTopic())
-            .setIncarnation(outcome.getIncarnation())
-            .build();
-    String storeKey = storeKey(entry);
-    ledger.put(entry);
-    ledger.moved(storeKey, entry.getTool(), null, LedgerState.SUCCEEDED);
-    ledger.index(Ledger.Deadline.EXPIRY, now + policy.window().toMillis(), storeKey);
-    audit(entry, AuditType.COMPLETED, "REINSTATED", outcome.getActor(), now);
-  }
-
-  /**
-   * Stores an entry an executor's outcome settled and answers it. The dispatch's own topics the
-   * executor did not answer get the original answer. Duplicates that arrived since the dispatch,
-   * which no executor knew of, get it as a replay: one may have been told IN_FLIGHT after the
-   * executor's answer was committed, and its client waits on; to a client that had the executor's
-   * answer already it is the replay a duplicate gets.
-   */
-  private void storeAndAnswer(LedgerEntry entry, Outcome outcome, long now) {
-    List<String> unanswered = unansweredDispatched(entry, outcome);
-    List<String> waiters = new ArrayList<>(entry.getWaiters());
-    waiters.removeAll(unanswered);
-    entry.setDispatchedTo(new ArrayList<>());
-    entry.setWaiters(new ArrayList<>());
-    ledger.put(entry);
-    ToolResult reply = Replies.of(entry, false);
-    unanswered.forEach(topic -> outputs.reply(reply, topic, now));
-    ToolResult replay = Replies.of(entry, true);
-    waiters.forEach(topic -> outputs.reply(replay, topic, now));
+    outputs.passThrough(intent, policy.lane(), replyTopic, wallClock(), now);
   }
 
   /** RETRYABLE after the executor's last try: no effect happened, so forget the key. */
@@ -422,23 +322,6 @@ final class LedgerActions {
     audit(entry, AuditType.HELD_UNKNOWN, code.name(), now);
   }
 
-  /**
-   * A multi-write tool's partial outcome: held as UNKNOWN for an operator, never re-dispatched or
-   * released by itself, the report of what happened kept as its result and replayed to duplicates
-   * (status UNKNOWN, error PARTIAL_SUCCESS with the tool's corrective action). Answered like a
-   * completion: the dispatch's topics the executor did not answer, and the duplicates since.
-   */
-  void holdPartial(LedgerEntry entry, Outcome outcome, long now) {
-    LedgerState before = entry.getState();
-    entry.setState(LedgerState.UNKNOWN);
-    entry.setResultJson(Replies.storedResult(outcome.getResultJson()));
-    entry.setError(Replies.settledError(outcome));
-    entry.setEffectId(outcome.getEffectId());
-    storeAndAnswer(entry, outcome, now);
-    ledger.moved(storeKey(entry), entry.getTool(), before, LedgerState.UNKNOWN);
-    audit(entry, AuditType.HELD_UNKNOWN, ErrorCode.PARTIAL_SUCCESS.name(), now);
-  }
-
   void expire(String storeKey, LedgerEntry entry, long now) {
     ledger.remove(storeKey);
     auditRemoved(entry, AuditType.EXPIRED, null, null, now);
@@ -447,20 +330,7 @@ final class LedgerActions {
   /** The audit event of an entry that leaves the store: no state after it, the life it ended. */
   private void auditRemoved(
       LedgerEntry entry, AuditType type, String code, String actor, long now) {
-    outputs.audit(
-        AuditEvent.newBuilder()
-            .setIdempotencyKey(entry.getIdempotencyKey())
-            .setTenant(entry.getTenant())
-            .setTool(entry.getTool())
-            .setType(type)
-            .setState(null)
-            .setAttempt(entry.getAttempts())
-            .setCode(code)
-            .setIncarnation(entry.getIncarnation())
-            .setActor(actor)
-            .setAt(Instant.ofEpochMilli(now))
-            .build(),
-        now);
+    outputs.auditEntry(entry, type, null, code, actor, now);
   }
 
   void audit(LedgerEntry entry, AuditType type, String code, long now) {
@@ -469,108 +339,7 @@ final class LedgerActions {
 
   /** As {@link #audit(LedgerEntry, AuditType, String, long)}, naming the person who decided. */
   void audit(LedgerEntry entry, AuditType type, String code, String actor, long now) {
-    outputs.audit(
-        AuditEvent.newBuilder()
-            .setIdempotencyKey(entry.getIdempotencyKey())
-            .setEffectKey(entry.getEffectKey())
-            .setEffectId(entry.getEffectId())
-            .setTenant(entry.getTenant())
-            .setTool(entry.getTool())
-            .setType(type)
-            .setState(entry.getState())
-            .setAttempt(entry.getAttempts())
-            .setCode(code)
-            .setIncarnation(entry.getIncarnation())
-            .setActor(actor)
-            .setAt(Instant.ofEpochMilli(now))
-            .build(),
-        now);
-  }
-
-  /**
-   * Wall-clock punctuation: go on with the index's rebuild if the task started recently,
-   * re-dispatch or hold the PENDING entries whose timeout passed, then purge the settled entries
-   * whose window passed in the task's stream time, within one budget. Purging here too, every
-   * second rather than once per stream-time interval, is what lets expiry keep pace with a
-   * sustained completion rate.
-   */
-  void onWallClock(long wallNow) {
-    long budgetEnd = ticker.getAsLong() + budgetNanos;
-    rebuildIndex(budgetEnd);
-    timeoutsDue(wallNow, budgetEnd);
-    purgeDue(context.currentStreamTimeMs(), budgetEnd);
-  }
-
-  /** Stream-time punctuation: purge what is due, within a budget, right after stream time moved. */
-  void onStreamTime(long streamTime) {
-    long budgetEnd = ticker.getAsLong() + budgetNanos;
-    rebuildIndex(budgetEnd);
-    purgeDue(streamTime, budgetEnd);
-  }
-
-  /** Goes on with the deadline index's rebuild after the task started, while the budget lasts. */
-  private void rebuildIndex(long budgetEnd) {
-    while (ledger.rebuildStep(
-                this::pendingDeadline,
-                this::expiresAt,
-                exactlyOnce ? policy::intentsReadAtLeast : offset -> {},
-                batchSize)
-            == batchSize
-        && ticker.getAsLong() < budgetEnd) {
-      // the next batch
-    }
-  }
-
-  private void timeoutsDue(long wallNow, long budgetEnd) {
-    List<Ledger.Due> batch;
-    do {
-      batch = ledger.takeDue(Ledger.Deadline.PENDING, wallNow, batchSize);
-      batch.forEach(due -> timeOut(due, wallNow));
-    } while (batch.size() == batchSize && ticker.getAsLong() < budgetEnd);
-  }
-
-  private void timeOut(Ledger.Due due, long wallNow) {
-    LedgerEntry entry = ledger.get(due.storeKey());
-    if (entry == null || entry.getState() != LedgerState.PENDING) {
-      return;
-    }
-    ToolPolicy policy = policyOf(entry.getTool());
-    long deadline = pendingDeadline(entry, policy);
-    if (deadline > wallNow) {
-      ledger.index(Ledger.Deadline.PENDING, deadline, due.storeKey());
-    } else if (policy.mayRedispatchAfter(entry.getAttempts())) {
-      redispatch(entry, policy, wallNow);
-    } else {
-      hold(
-          entry,
-          ErrorCode.PENDING_TIMEOUT,
-          "no outcome within " + policy.pendingTimeout() + " after attempt " + entry.getAttempts(),
-          wallNow);
-    }
-  }
-
-  private void purgeDue(long streamTime, long budgetEnd) {
-    if (streamTime < 0) {
-      return; // no record yet: no stream time
-    }
-    List<Ledger.Due> batch;
-    do {
-      batch = ledger.takeDue(Ledger.Deadline.EXPIRY, streamTime, batchSize);
-      batch.forEach(due -> purge(due, streamTime));
-    } while (batch.size() == batchSize && ticker.getAsLong() < budgetEnd);
-  }
-
-  private void purge(Ledger.Due due, long streamTime) {
-    LedgerEntry entry = ledger.get(due.storeKey());
-    if (entry == null || !Ledger.isFinal(entry)) {
-      return;
-    }
-    long expiresAt = expiresAt(entry);
-    if (expiresAt > streamTime) {
-      ledger.index(Ledger.Deadline.EXPIRY, expiresAt, due.storeKey());
-    } else {
-      expire(due.storeKey(), entry, streamTime);
-    }
+    outputs.auditEntry(entry, type, entry.getState(), code, actor, now);
   }
 
   /** Completion time plus the tool's current window. */
@@ -578,7 +347,8 @@ final class LedgerActions {
     return entry.getCompletedAt().toEpochMilli() + policyOf(entry.getTool()).window().toMillis();
   }
 
-  private static long pendingDeadline(LedgerEntry entry, ToolPolicy policy) {
+  /** When a PENDING entry's latest dispatch times out under {@code policy}. */
+  static long pendingDeadline(LedgerEntry entry, ToolPolicy policy) {
     return entry.getLastDispatchedAt().toEpochMilli() + policy.pendingTimeout().toMillis();
   }
 
@@ -591,7 +361,7 @@ final class LedgerActions {
     return LedgerStore.key(entry.getTenant(), entry.getIdempotencyKey());
   }
 
-  private long wallClock() {
+  long wallClock() {
     return context.currentSystemTimeMs();
   }
 }

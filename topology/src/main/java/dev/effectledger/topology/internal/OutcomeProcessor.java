@@ -69,7 +69,7 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
     if (isSuperseded(outcome)) {
       late(outcome, entry, now); // a fenced dispatch that did not run: evidence of nothing
     } else if (entry == null && isReinstatable(outcome)) {
-      actions.reinstate(policy, outcome, now);
+      actions.settlements().reinstate(policy, outcome, now);
     } else if (entry != null && entry.getState() == LedgerState.PENDING) {
       settle(entry, policy, outcome, now);
     } else if (entry != null && entry.getState() == LedgerState.UNKNOWN) {
@@ -82,9 +82,9 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
   private void settle(LedgerEntry entry, ToolPolicy policy, Outcome outcome, long now) {
     boolean current = isCurrent(outcome, entry);
     if (Replies.isPartial(outcome)) {
-      actions.holdPartial(entry, outcome, now);
+      actions.settlements().holdPartial(entry, outcome, now);
     } else if (isDefinitive(outcome)) {
-      actions.complete(entry, policy, outcome, now);
+      actions.settlements().complete(entry, policy, outcome, now);
     } else if (!current) {
       late(outcome, entry, now);
     } else if (outcome.getStatus() == OutcomeStatus.RETRYABLE) {
@@ -108,7 +108,7 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
     if (Replies.isPartial(outcome)) {
       late(outcome, entry, now); // held already; a partial report changes nothing
     } else if (isDefinitive(outcome)) {
-      actions.complete(entry, policy, outcome, now);
+      actions.settlements().complete(entry, policy, outcome, now);
     } else if (outcome.getStatus() == OutcomeStatus.RETRYABLE && isCurrent(outcome, entry)) {
       actions.release(entry, outcome, now);
     } else {

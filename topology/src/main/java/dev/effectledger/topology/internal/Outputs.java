@@ -5,7 +5,9 @@ import dev.effectledger.schema.AuditType;
 import dev.effectledger.schema.DeadLetters;
 import dev.effectledger.schema.Dispatch;
 import dev.effectledger.schema.ErrorCode;
+import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerState;
+import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.topology.LedgerObserver;
@@ -164,6 +166,60 @@ final class Outputs {
   }
 
   /** Publishes {@code event} to tool-audit at record time {@code timestamp}. */
+  /**
+   * The audit event of {@code entry}: its key, effect key and id, tool, attempt and life, in {@code
+   * state}, with the code and the person who decided. An entry that leaves the store is audited
+   * with state null and without its effect key and id.
+   */
+  void auditEntry(
+      LedgerEntry entry, AuditType type, LedgerState state, String code, String actor, long now) {
+    audit(
+        AuditEvent.newBuilder()
+            .setIdempotencyKey(entry.getIdempotencyKey())
+            .setEffectKey(state == null ? null : entry.getEffectKey())
+            .setEffectId(state == null ? null : entry.getEffectId())
+            .setTenant(entry.getTenant())
+            .setTool(entry.getTool())
+            .setType(type)
+            .setState(state)
+            .setAttempt(entry.getAttempts())
+            .setCode(code)
+            .setIncarnation(entry.getIncarnation())
+            .setActor(actor)
+            .setAt(Instant.ofEpochMilli(now))
+            .build(),
+        now);
+  }
+
+  /** A read tool's intent: straight to its lane, dispatched at {@code wallNow}, and audited. */
+  void passThrough(ToolIntent intent, String lane, String replyTopic, long wallNow, long now) {
+    dispatch(
+        Dispatch.newBuilder()
+            .setIdempotencyKey(intent.getIdempotencyKey())
+            .setEffectKey(intent.getIdempotencyKey())
+            .setTenant(intent.getTenant())
+            .setRunId(intent.getRunId())
+            .setStepId(intent.getStepId())
+            .setTool(intent.getTool())
+            .setLane(lane)
+            .setArguments(intent.getArguments())
+            .setAttempt(1)
+            .setDispatchedAt(Instant.ofEpochMilli(wallNow))
+            .setReplyTopic(replyTopic)
+            .setTraceId(intent.getTraceId())
+            .build(),
+        now);
+    audit(
+        intent.getIdempotencyKey(),
+        intent.getTenant(),
+        intent.getTool(),
+        AuditType.PASS_THROUGH,
+        null,
+        1,
+        null,
+        now);
+  }
+
   void audit(AuditEvent event, long timestamp) {
     observer.decided(event.getTool(), event.getType());
     context.forward(
