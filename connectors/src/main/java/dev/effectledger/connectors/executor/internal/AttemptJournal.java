@@ -1,15 +1,19 @@
 package dev.effectledger.connectors.executor.internal;
 
+import static dev.effectledger.connectors.executor.internal.JournalFormat.FENCED;
+import static dev.effectledger.connectors.executor.internal.JournalFormat.FENCE_SUFFIX;
+import static dev.effectledger.connectors.executor.internal.JournalFormat.fenceOfMarker;
+import static dev.effectledger.connectors.executor.internal.JournalFormat.ofLife;
+import static dev.effectledger.connectors.executor.internal.JournalFormat.parse;
+
+import dev.effectledger.connectors.executor.internal.JournalFormat.Marker;
 import dev.effectledger.schema.Topics;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -87,6 +91,9 @@ import org.apache.kafka.common.TopicPartition;
  * a start. Both sides read the same committed records in the same order, so exactly one of them
  * wins. A fence is tombstoned, like a marker, once the group's committed offset has passed its
  * offset. Used by the poll thread only.
+ *
+ * <p>Its parts: each partition's committed markers are a {@link PartitionMarkers}, the open
+ * transaction's changes a {@link StagedMarkers}, and the record values a {@link JournalFormat}.
  */
 public final class AttemptJournal {
 
@@ -100,74 +107,14 @@ public final class AttemptJournal {
     STARTED_BEFORE
   }
 
-  private static final long UNKNOWN_OFFSET = -1;
+  private final Map<TopicPartition, PartitionMarkers> partitions = new HashMap<>();
 
-  private static final String FENCE_SUFFIX = "!fence";
-  private static final String FENCED = "fenced";
-
-  /**
-   * A live marker: the highest offset it covers, and whether that dispatch's outcome is committed;
-   * or a fence of a life ({@code fence}), whose offset is the last dispatch offset of that life.
-   */
-  private record Marker(long offset, boolean answered, boolean noEffect, boolean fence) {
-
-    Marker(long offset, boolean answered, boolean noEffect) {
-      this(offset, answered, noEffect, false);
-    }
-
-    String value(String owner) {
-      if (fence) {
-        return FENCED + " " + offset + " " + owner;
-      }
-      return answered
-          ? "answered " + offset + (noEffect ? " none" : " effect")
-          : "started " + offset + " " + owner;
-    }
-  }
-
-  /**
-   * The committed markers and fences of one dispatch partition, by key and by offset (for
-   * tombstones), and the start markers a fence of their life preceded in the partition.
-   */
-  private static final class Markers {
-    final Map<String, Marker> byKey = new HashMap<>();
-    final TreeMap<Long, Set<String>> byOffset = new TreeMap<>();
-    final Set<String> beaten = new HashSet<>();
-
-    void put(String key, Marker marker) {
-      remove(key);
-      byKey.put(key, marker);
-      if (marker.offset() >= 0) {
-        byOffset.computeIfAbsent(marker.offset(), o -> new HashSet<>()).add(key);
-      }
-    }
-
-    void remove(String key) {
-      Marker old = byKey.remove(key);
-      beaten.remove(key);
-      if (old != null) {
-        Set<String> keys = byOffset.get(old.offset());
-        if (keys != null && keys.remove(key) && keys.isEmpty()) {
-          byOffset.remove(old.offset());
-        }
-      }
-    }
-  }
-
-  /** A dispatch whose outcome goes into the next transaction. */
-  private record Answer(TopicPartition dispatch, String key, long offset, boolean noEffect) {}
-
-  private final String owner;
-  private final Map<TopicPartition, Markers> partitions = new HashMap<>();
-
-  /** Changes in the open transaction, by partition and key; an empty value is a tombstone. */
-  private final Map<TopicPartition, Map<String, Optional<Marker>>> staged = new LinkedHashMap<>();
-
-  private final List<Answer> answers = new ArrayList<>();
+  /** What the open transaction changes. */
+  private final StagedMarkers staged;
 
   /** A journal whose start markers name {@code owner} (the executor's transactional id). */
   public AttemptJournal(String owner) {
-    this.owner = owner;
+    this.staged = new StagedMarkers(owner, partitions);
   }
 
   /** The marker of attempt {@code attempt} of a dispatch that names no life. */
@@ -198,38 +145,6 @@ public final class AttemptJournal {
   /** True when {@code value} (a journal record's) is a fence. */
   public static boolean isFence(String value) {
     return value != null && value.startsWith(FENCED + " ");
-  }
-
-  /**
-   * The fence key of the life a start marker {@code marker} belongs to, or null for a marker that
-   * names no life (written for a dispatch of a ledger before lives were named; no fence covers it).
-   */
-  static String fenceOfMarker(String marker) {
-    int hash = marker.lastIndexOf('#');
-    int at = marker.indexOf('@', hash + 1);
-    if (hash < 0 || at < 0) {
-      return null;
-    }
-    try {
-      return fenceKey(marker.substring(0, hash), Long.parseLong(marker.substring(at + 1)));
-    } catch (NumberFormatException e) {
-      return null;
-    }
-  }
-
-  /**
-   * True when {@code marker} is a start marker (any attempt) of the life {@code fenceKey} fences.
-   */
-  static boolean ofLife(String marker, String effectKey, long incarnation) {
-    int hash = marker.lastIndexOf('#');
-    if (hash < 0 || !marker.substring(0, hash).equals(effectKey)) {
-      return false;
-    }
-    int at = marker.indexOf('@', hash + 1);
-    if (at < 0) {
-      return true; // a marker naming no life: it may be this one's, read the safe way
-    }
-    return marker.substring(at + 1).equals(Long.toString(incarnation));
   }
 
   /** What a releaser found in the journal partition, read back up to its own fence. */
@@ -300,7 +215,7 @@ public final class AttemptJournal {
     if (incarnation == null) {
       return false;
     }
-    Markers markers = partitions.get(dispatch);
+    PartitionMarkers markers = partitions.get(dispatch);
     return markers != null && markers.byKey.containsKey(fenceKey(effectKey, incarnation));
   }
 
@@ -310,22 +225,18 @@ public final class AttemptJournal {
    * read the partition up to its fence, saw no start, and released the key).
    */
   public boolean beaten(TopicPartition dispatch, String marker) {
-    Markers markers = partitions.get(dispatch);
+    PartitionMarkers markers = partitions.get(dispatch);
     return markers != null && markers.beaten.contains(marker);
   }
 
   /** Stages a start marker; the effect may run once the transaction carrying it commits. */
   public void start(TopicPartition dispatch, String key, long offset) {
-    Marker current = current(dispatch, key);
-    stage(
-        dispatch,
-        key,
-        new Marker(current == null ? offset : Math.max(offset, current.offset()), false, false));
+    staged.start(dispatch, key, offset);
   }
 
   /** Records that the dispatch's outcome goes into the next transaction. */
   public void answer(TopicPartition dispatch, String key, long offset, boolean noEffect) {
-    answers.add(new Answer(dispatch, key, offset, noEffect));
+    staged.answer(dispatch, key, offset, noEffect);
   }
 
   /**
@@ -334,25 +245,12 @@ public final class AttemptJournal {
    * marker, its final state in the transaction.
    */
   public List<ProducerRecord<byte[], byte[]>> records() {
-    for (Answer a : answers) {
-      Marker current = current(a.dispatch(), a.key());
-      stage(
-          a.dispatch(),
-          a.key(),
-          current == null || current.offset() == a.offset()
-              ? new Marker(a.offset(), true, a.noEffect())
-              : new Marker(Math.max(a.offset(), current.offset()), false, false));
-    }
-    answers.clear();
-    List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
-    staged.forEach(
-        (tp, changes) -> changes.forEach((key, marker) -> records.add(record(tp, key, marker))));
-    return records;
+    return staged.records();
   }
 
   /** True when the next transaction has journal records to carry. */
   public boolean hasStaged() {
-    return !answers.isEmpty() || staged.values().stream().anyMatch(c -> !c.isEmpty());
+    return staged.hasStaged();
   }
 
   /**
@@ -377,21 +275,7 @@ public final class AttemptJournal {
    * sent.
    */
   public void confirmed(Map<TopicPartition, Long> committed) {
-    committed.forEach(
-        (tp, offset) -> {
-          Markers markers = partitions.get(tp);
-          if (markers == null) {
-            return;
-          }
-          List<String> below = new ArrayList<>();
-          markers.byOffset.headMap(offset).values().forEach(below::addAll);
-          for (String key : below) {
-            Marker current = current(tp, key);
-            if (current != null && current.offset() >= 0 && current.offset() < offset) {
-              staged.computeIfAbsent(tp, t -> new LinkedHashMap<>()).put(key, Optional.empty());
-            }
-          }
-        });
+    staged.confirmed(committed);
   }
 
   /**
@@ -402,48 +286,27 @@ public final class AttemptJournal {
    * records too. A marker with a change staged keeps that change.
    */
   public void reassertStarts(Collection<TopicPartition> dispatchPartitions) {
-    for (TopicPartition tp : dispatchPartitions) {
-      Markers markers = partitions.get(tp);
-      Map<String, Optional<Marker>> changes = staged.getOrDefault(tp, Map.of());
-      if (markers != null) {
-        markers.byKey.forEach(
-            (key, marker) -> {
-              if (!marker.answered() && !marker.fence() && !changes.containsKey(key)) {
-                stage(tp, key, marker);
-              }
-            });
-      }
-    }
+    staged.reassertStarts(dispatchPartitions);
   }
 
   /** The transaction carrying the staged records committed. */
   public void committed() {
-    staged.forEach(
-        (tp, changes) -> {
-          Markers markers = partitions.get(tp);
-          if (markers != null) {
-            changes.forEach(
-                (key, marker) ->
-                    marker.ifPresentOrElse(m -> markers.put(key, m), () -> markers.remove(key)));
-          }
-        });
-    staged.clear();
+    staged.committed();
   }
 
   /** The transaction aborted, or will not be: nothing staged or answered happened. */
   public void aborted() {
-    staged.clear();
-    answers.clear();
+    staged.aborted();
   }
 
   /** Starts tracking a newly assigned partition, empty until its committed records are applied. */
   public void assigned(TopicPartition dispatch) {
-    partitions.put(dispatch, new Markers());
+    partitions.put(dispatch, new PartitionMarkers());
   }
 
   /** Applies one committed record of the journal topic, read back from it. */
   public void apply(TopicPartition journal, byte[] key, byte[] value) {
-    Markers markers = partitions.get(dispatchPartition(journal));
+    PartitionMarkers markers = partitions.get(dispatchPartition(journal));
     if (markers == null) {
       return;
     }
@@ -475,28 +338,12 @@ public final class AttemptJournal {
    */
   public List<ProducerRecord<byte[], byte[]>> restarts(
       TopicPartition journal, List<ConsumerRecord<byte[], byte[]>> uncertain) {
-    TopicPartition dispatch = dispatchPartition(journal);
-    Map<String, Long> offsets = new LinkedHashMap<>();
-    for (ConsumerRecord<byte[], byte[]> record : uncertain) {
-      if (record.value() == null || isFence(new String(record.value(), StandardCharsets.UTF_8))) {
-        continue; // fences are written outside transactions: an uncertain record is none
-      }
-      String key = new String(record.key(), StandardCharsets.UTF_8);
-      long offset = parse(new String(record.value(), StandardCharsets.UTF_8)).offset();
-      Marker committed = current(dispatch, key);
-      offsets.merge(
-          key, committed == null ? offset : Math.max(offset, committed.offset()), Math::max);
-    }
-    List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
-    offsets.forEach(
-        (key, offset) ->
-            records.add(record(dispatch, key, Optional.of(new Marker(offset, false, false)))));
-    return records;
+    return staged.restarts(journal, uncertain);
   }
 
   /** Committed markers of the partition whose dispatch was started and not answered. */
   public int unanswered(TopicPartition dispatch) {
-    Markers markers = partitions.get(dispatch);
+    PartitionMarkers markers = partitions.get(dispatch);
     return markers == null
         ? 0
         : (int) markers.byKey.values().stream().filter(m -> !m.answered() && !m.fence()).count();
@@ -504,58 +351,17 @@ public final class AttemptJournal {
 
   /** Committed markers of the partition, answered or not. */
   public int live(TopicPartition dispatch) {
-    Markers markers = partitions.get(dispatch);
+    PartitionMarkers markers = partitions.get(dispatch);
     return markers == null ? 0 : markers.byKey.size();
   }
 
   public void forget(Collection<TopicPartition> dispatchPartitions) {
-    dispatchPartitions.forEach(
-        tp -> {
-          partitions.remove(tp);
-          staged.remove(tp);
-        });
-    answers.removeIf(a -> dispatchPartitions.contains(a.dispatch()));
+    dispatchPartitions.forEach(partitions::remove);
+    staged.forget(dispatchPartitions);
   }
 
   private Marker current(TopicPartition dispatch, String key) {
-    Map<String, Optional<Marker>> changes = staged.get(dispatch);
-    if (changes != null && changes.containsKey(key)) {
-      return changes.get(key).orElse(null);
-    }
-    Markers markers = partitions.get(dispatch);
-    return markers == null ? null : markers.byKey.get(key);
-  }
-
-  private void stage(TopicPartition dispatch, String key, Marker marker) {
-    staged.computeIfAbsent(dispatch, tp -> new LinkedHashMap<>()).put(key, Optional.of(marker));
-  }
-
-  private static Marker parse(String value) {
-    String[] parts = value.split(" ", 3);
-    try {
-      if (parts.length >= 2 && parts[0].equals("started")) {
-        return new Marker(Long.parseLong(parts[1]), false, false);
-      }
-      if (parts.length >= 2 && parts[0].equals(FENCED)) {
-        return new Marker(Long.parseLong(parts[1]), false, false, true);
-      }
-      if (parts.length == 3 && parts[0].equals("answered")) {
-        return new Marker(Long.parseLong(parts[1]), true, parts[2].equals("none"));
-      }
-    } catch (NumberFormatException e) {
-      // unreadable: read as started at an unknown offset, the safe reading
-    }
-    return new Marker(UNKNOWN_OFFSET, false, false);
-  }
-
-  private ProducerRecord<byte[], byte[]> record(
-      TopicPartition dispatch, String key, Optional<Marker> marker) {
-    TopicPartition journal = journalPartition(dispatch);
-    return new ProducerRecord<>(
-        journal.topic(),
-        journal.partition(),
-        key.getBytes(StandardCharsets.UTF_8),
-        marker.map(m -> m.value(owner).getBytes(StandardCharsets.UTF_8)).orElse(null));
+    return staged.current(dispatch, key);
   }
 
   /**
@@ -578,10 +384,7 @@ public final class AttemptJournal {
                     .append(" beaten=")
                     .append(new java.util.TreeSet<>(markers.beaten))
                     .append(';'));
-    staged.forEach(
-        (tp, changes) ->
-            out.append(" staged ").append(tp).append('=').append(new TreeMap<>(changes)));
-    answers.forEach(a -> out.append(" answer ").append(a));
+    staged.describe(out);
     return out.append('}').toString();
   }
 }
