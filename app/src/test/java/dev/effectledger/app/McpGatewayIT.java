@@ -17,6 +17,7 @@ import dev.effectledger.mcp.gateway.McpGatewayConfig;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
 import dev.effectledger.testkit.KafkaClusterExtension;
+import io.modelcontextprotocol.client.McpAsyncClient;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
@@ -349,45 +350,160 @@ class McpGatewayIT {
         .isEqualTo("Refund cus_1 within 30 days.");
   }
 
-  @Test
-  void shouldRelayTheUpstreamsProgressOnAPassThroughCall() {
-    List<McpSchema.ProgressNotification> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
-    URI uri = URI.create(gateway.url());
-    McpSyncClient agent =
-        McpClient.sync(
-                HttpClientStreamableHttpTransport.builder(
-                        uri.getScheme() + "://" + uri.getAuthority())
-                    .endpoint(uri.getPath())
-                    .jsonMapper(new JacksonMcpJsonMapper(JSON))
-                    .build())
-            .progressConsumer(seen::add)
+  /** How many concurrent calls, each reporting how many steps, for how many rounds. */
+  private static final int CALLS = 12;
+
+  private static final int STEPS = 5;
+  private static final int ROUNDS = 4;
+
+  /**
+   * An agent's view of its calls' progress: what it received under each of its tokens, in the order
+   * it received it, and what it had received when each call's result came. The SDK's async client
+   * runs a progress consumer that does not switch threads, and a call's result operators, on the
+   * thread that reads the transport, in turn (its sync client would hand progress to another
+   * thread): so this is what the gateway sent, in the order it sent it.
+   */
+  private static final class ProgressSeen {
+    final Map<String, List<Double>> received = new java.util.concurrent.ConcurrentHashMap<>();
+    final Map<String, List<Double>> atResult = new java.util.concurrent.ConcurrentHashMap<>();
+
+    McpClient.AsyncSpec consume(McpClient.AsyncSpec spec) {
+      return spec.progressConsumer(
+          n ->
+              reactor.core.publisher.Mono.fromRunnable(
+                  () ->
+                      received
+                          .computeIfAbsent(
+                              n.progressToken().toString(), t -> new CopyOnWriteArrayList<>())
+                          .add(n.progress())));
+    }
+
+    List<Double> of(String token) {
+      return List.copyOf(received.getOrDefault(token, List.of()));
+    }
+  }
+
+  /**
+   * {@code rounds} rounds of {@link #CALLS} concurrent calls of {@code tool}, each asking for
+   * {@link #STEPS} progress notifications; what each call saw that it should not have (none: all
+   * its steps in order before its result, none after it).
+   */
+  private static List<String> progressRounds(
+      McpAsyncClient agent, ProgressSeen seen, String tool, int rounds) {
+    List<String> wrong = new ArrayList<>();
+    List<Double> steps = new ArrayList<>();
+    for (int step = 1; step <= STEPS; step++) {
+      steps.add((double) step);
+    }
+    for (int round = 1; round <= rounds; round++) {
+      List<reactor.core.publisher.Mono<String>> calls = new ArrayList<>();
+      List<String> tokens = new ArrayList<>();
+      for (int call = 0; call < CALLS; call++) {
+        String token = tool + "-" + round + "-" + call;
+        tokens.add(token);
+        calls.add(
+            agent
+                .callTool(
+                    CallToolRequest.builder()
+                        .name(tool)
+                        .arguments(Map.of("steps", STEPS))
+                        .progressToken(token)
+                        .build())
+                .map(
+                    result -> {
+                      // on the thread reading the response, right as it came
+                      seen.atResult.put(token, seen.of(token));
+                      return result.isError() ? token + ": " + text(result) : "";
+                    }));
+      }
+      List<String> errors =
+          reactor.core.publisher.Flux.merge(calls).collectList().block(Duration.ofSeconds(60));
+      assertThat(errors).as("the calls' results").containsOnly("");
+      List<Integer> counts = new ArrayList<>();
+      for (String token : tokens) {
+        List<Double> before = seen.atResult.get(token);
+        counts.add(before.size());
+        if (!before.equals(steps)) {
+          wrong.add(token + " had " + before + " when its result came");
+        }
+      }
+      for (String token : tokens) { // one relayed after its result, by the time all are back
+        if (!seen.of(token).equals(seen.atResult.get(token))) {
+          wrong.add(token + " got " + seen.of(token) + " in all, after its result too");
+        }
+      }
+      System.out.println(
+          "progress through the gateway, "
+              + tool
+              + " round "
+              + round
+              + ": notifications before each result "
+              + counts);
+    }
+    return wrong;
+  }
+
+  private static McpAsyncClient asyncAgent(String url, ProgressSeen seen) {
+    URI uri = URI.create(url);
+    McpAsyncClient agent =
+        seen.consume(
+                McpClient.async(
+                    HttpClientStreamableHttpTransport.builder(
+                            uri.getScheme() + "://" + uri.getAuthority())
+                        .endpoint(uri.getPath())
+                        .jsonMapper(new JacksonMcpJsonMapper(JSON))
+                        .build()))
             .requestTimeout(Duration.ofSeconds(60))
             .build();
-    clients.add(agent);
-    agent.initialize();
+    agent.initialize().block(Duration.ofSeconds(60));
+    return agent;
+  }
 
-    CallToolResult balance =
-        agent.callTool(
-            CallToolRequest.builder()
-                .name("get_balance")
-                .arguments(Map.of())
-                .progressToken("agent-token-1")
-                .build());
+  @Test
+  void shouldRelayEveryProgressOfAPassThroughCallInOrderBeforeItsResult(@TempDir Path dir)
+      throws Exception {
+    // one upstream over Streamable HTTP (each call's notifications and result on the call's own
+    // event stream), one over stdio (all of them on one stream)
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    Map<String, Object> upstreams = new LinkedHashMap<>();
+    upstreams.put("payments", Map.of("url", pipeline.upstream.url()));
+    upstreams.put(
+        "files",
+        Map.of(
+            "command",
+            List.of(
+                java,
+                "-cp",
+                System.getProperty("java.class.path"),
+                CountingMcpServer.class.getName(),
+                "--effects",
+                dir.resolve("files-effects.txt").toString())));
+    Map<String, Object> config = new LinkedHashMap<>();
+    config.put("listen", Map.of("host", "127.0.0.1", "port", 0));
+    config.put("tenant", "acme");
+    config.put("kafka", Map.of("bootstrap.servers", kafka.bootstrapServers()));
+    config.put("schemaRegistryUrl", pipeline.registry);
+    config.put("upstreams", upstreams);
+    try (McpGateway two =
+        McpGateway.startHttp(
+            McpGatewayConfig.parse(JSON.valueToTree(config), dir), pipeline.policies)) {
+      ProgressSeen seen = new ProgressSeen();
+      McpAsyncClient agent = asyncAgent(two.url(), seen);
+      try {
+        List<String> wrong = new ArrayList<>();
+        wrong.addAll(progressRounds(agent, seen, "payments_get_balance", ROUNDS));
+        wrong.addAll(progressRounds(agent, seen, "files_get_balance", ROUNDS));
 
-    assertThat(balance.isError()).isFalse();
-    // relayed under the agent's token, up to the last the upstream sent. Not their order: the
-    // SDK's clients (the gateway's and the agent's) may each hand notifications over out of it;
-    // the gateway drops one that does not increase, as MCP requires, so the last always passes.
-    await("the upstream's last progress notification (2.0) at the agent")
-        .atMost(Duration.ofSeconds(10))
-        .untilAsserted(
-            () ->
-                assertThat(seen)
-                    .extracting(McpSchema.ProgressNotification::progress)
-                    .contains(2.0));
-    assertThat(seen)
-        .extracting(McpSchema.ProgressNotification::progressToken)
-        .containsOnly("agent-token-1");
+        assertThat(wrong)
+            .as(
+                "every call's %d progress notifications, in order, under its own token, before"
+                    + " its result and none after",
+                STEPS)
+            .isEmpty();
+      } finally {
+        agent.closeGracefully().block(Duration.ofSeconds(10));
+      }
+    }
   }
 
   private static List<String> names(List<Tool> tools) {

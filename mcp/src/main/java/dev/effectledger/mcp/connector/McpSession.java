@@ -15,6 +15,7 @@ import io.modelcontextprotocol.spec.McpClientTransport;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.net.URI;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,6 +33,7 @@ public final class McpSession implements AutoCloseable {
   private final String name;
   private final McpConnectorSettings settings;
   private final Consumer<McpClient.SyncSpec> customizer;
+  private final UnaryOperator<McpClientTransport> transports;
   private final Consumer<McpSyncClient> opened;
   private final Object lock = new Object();
   private McpSyncClient client; // guarded by lock
@@ -39,6 +41,8 @@ public final class McpSession implements AutoCloseable {
   /**
    * @param name what logs call the upstream
    * @param customizer adds to the client (notification consumers); called once per session
+   * @param transports wraps each session's transport (to see what arrives in the order it arrives,
+   *     before the SDK's client hands it on); called once per session
    * @param opened told of each session once it is initialized, on the thread that opened it and
    *     before that thread uses it: it must not block
    */
@@ -46,15 +50,17 @@ public final class McpSession implements AutoCloseable {
       String name,
       McpConnectorSettings settings,
       Consumer<McpClient.SyncSpec> customizer,
+      UnaryOperator<McpClientTransport> transports,
       Consumer<McpSyncClient> opened) {
     this.name = name;
     this.settings = settings;
     this.customizer = customizer;
+    this.transports = transports;
     this.opened = opened;
   }
 
   public McpSession(String name, McpConnectorSettings settings) {
-    this(name, settings, spec -> {}, client -> {});
+    this(name, settings, spec -> {}, UnaryOperator.identity(), client -> {});
   }
 
   /** The session, opened (connected and initialized) if there is none; throws when it cannot. */
@@ -62,7 +68,7 @@ public final class McpSession implements AutoCloseable {
     synchronized (lock) {
       if (client == null) {
         McpClient.SyncSpec spec =
-            McpClient.sync(transport())
+            McpClient.sync(transports.apply(transport()))
                 .clientInfo(new McpSchema.Implementation("effectledger", "1"))
                 .requestTimeout(settings.timeout())
                 .initializationTimeout(settings.connectTimeout());

@@ -52,7 +52,8 @@ import org.eclipse.jetty.server.ServerConnector;
  * Idempotency-Key} header) and answers {@code {id, amount, to}} as structured content; when it
  * honours keys, a key it has seen gets the first answer again. {@code find_charge} ({@code {key}};
  * read-only) answers {@code {found, id}}: the lookup tool for reconciliation. {@code get_balance}
- * (read-only) answers {@code {balance}}, logging a notice and, when asked, reporting progress.
+ * (read-only) answers {@code {balance}}, logging a notice and, when asked, reporting progress first
+ * ({@code steps} notifications, 2 unless its argument {@code steps} says otherwise).
  *
  * <p>For what passes through a gateway: a resource, {@value #SUMMARY}, whose subscribers are told
  * of each charge; a resource template, {@value #CHARGE} (the charge made for a key), whose {@code
@@ -276,22 +277,23 @@ public final class CountingMcpServer implements AutoCloseable {
                     Tool.builder()
                         .name("get_balance")
                         .description("The account's balance")
-                        .inputSchema(schema(Map.of(), List.of()))
+                        .inputSchema(schema(Map.of("steps", Map.of("type", "integer")), List.of()))
                         .annotations(ToolAnnotations.builder().readOnlyHint(true).build())
                         .build())
                 .callHandler(
                     (exchange, request) -> {
-                      // a caller that asks for progress gets two notifications first
+                      // a caller that asks for progress gets `steps` notifications (default 2)
+                      // first, the result right after the last
                       Object token = request.progressToken();
                       if (token != null) {
-                        for (int step = 1; step <= 2; step++) {
+                        Object asked =
+                            request.arguments() == null ? null : request.arguments().get("steps");
+                        int steps = asked instanceof Number n ? n.intValue() : 2;
+                        for (int step = 1; step <= steps; step++) {
                           exchange.progressNotification(
                               new McpSchema.ProgressNotification(
-                                  token, step, 2.0, "counting, step " + step));
+                                  token, (double) step, (double) steps, "counting, step " + step));
                         }
-                        // still working, as a tool that reports progress is: notifications that
-                        // come after the result are no use to anyone (and relays may drop them)
-                        sleep(Duration.ofMillis(300));
                       }
                       exchange.loggingNotification(
                           new McpSchema.LoggingMessageNotification(

@@ -160,5 +160,6 @@ public final class McpGateway implements AutoCloseable {
     }
     writes.close();
     upstreams.closeSessions();
+    reads.close();
   }
 }

@@ -71,7 +71,8 @@ final class PassThrough {
           "Call again: it only reads.");
     } finally {
       if (upstreamToken != null) {
-        progress.close(upstreamToken);
+        // before the answer goes back: the progress the upstream sent before its result
+        progress.finish(upstreamToken);
       }
     }
   }
@@ -102,9 +103,17 @@ final class PassThrough {
     }
   }
 
-  /** An upstream's progress, to the agent whose call it is. */
+  /**
+   * An upstream's progress, to the agent whose call it is: told in the order the upstream sent it,
+   * on the thread reading the upstream (see {@link ProgressRelay}).
+   */
   void relayProgress(McpSchema.ProgressNotification notification) {
     progress.relay(notification);
+  }
+
+  /** Stops relaying progress: the gateway is closing. */
+  void close() {
+    progress.close();
   }
 
   /** Serving: upstreams' log messages go to {@code agents} from now on. */

@@ -31,7 +31,11 @@ final class Upstreams {
 
   /** What the upstreams' sessions tell the gateway, on the SDK's threads or the refresher's. */
   interface Events {
-    /** An upstream's progress of a pass-through call. */
+    /**
+     * An upstream's progress of a pass-through call, in the order its session's transport received
+     * it, before that session hands on what came after it (the call's result); on the thread
+     * reading the upstream, so it must not block.
+     */
     void progress(McpSchema.ProgressNotification notification);
 
     /** Resources of {@code upstream} that changed, as its client read them again. */
@@ -103,13 +107,14 @@ final class Upstreams {
                       McpConnectorSettings.from(
                           "upstream " + name, McpGatewayConfig.withTool(node)),
                       spec ->
-                          spec.progressConsumer(events::progress)
-                              .toolsChangeConsumer(changed -> refreshLater(upstream))
+                          spec.toolsChangeConsumer(changed -> refreshLater(upstream))
                               .resourcesChangeConsumer(changed -> refreshLater(upstream))
                               .promptsChangeConsumer(changed -> refreshLater(upstream))
                               .resourcesUpdateConsumer(
                                   read -> events.resourcesUpdated(upstream, read))
                               .loggingConsumer(message -> events.log(upstream, message)),
+                      // progress from the transport, not the client's consumer: in its order
+                      transport -> new ProgressTap(transport, events::progress),
                       opened -> {
                         // a new session after a lost one: what it lists may have changed, and
                         // its subscriptions and log level are the old session's
