@@ -5,10 +5,8 @@ import dev.effectledger.connectors.Lookup;
 import dev.effectledger.schema.AuditEvent;
 import dev.effectledger.schema.AuditType;
 import dev.effectledger.schema.ErrorCode;
-import dev.effectledger.schema.ErrorInfo;
 import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.Outcome;
-import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.TopicReads;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
@@ -20,13 +18,11 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -82,16 +78,14 @@ public final class Reconciler implements AutoCloseable {
           AuditType.EXPIRED,
           AuditType.BYPASSED);
 
-  private static final com.fasterxml.jackson.databind.ObjectMapper FINDING_JSON =
-      new com.fasterxml.jackson.databind.ObjectMapper();
-
   private final Map<String, Connector> connectors;
   private final Map<String, String> lanes;
-  private final ReleaseFences fences;
+  private final LookupFences lookupFences;
   private final Duration minAge;
   private final Clock clock;
   private final KafkaConsumer<String, AuditEvent> audit;
-  private final KafkaProducer<String, Outcome> producer;
+  private final Resolutions resolver;
+  private final ReconcileFindings findings;
 
   /**
    * The latest event of each key that needs a look: held (to settle) or completed and not yet
@@ -113,18 +107,6 @@ public final class Reconciler implements AutoCloseable {
    * yet, and a second lookup then could find the effect of the key's next life in flight).
    */
   private final Map<String, AuditEvent> resolved = new HashMap<>();
-
-  /**
-   * The finding this reconciler last published to {@value Topics#FINDINGS} per held key (store
-   * key): published again only when it changes, tombstoned when the key leaves UNKNOWN.
-   */
-  private final Map<String, String> published = new HashMap<>();
-
-  /** Findings to publish at the end of the pass: store key to JSON, null for a tombstone. */
-  private final Map<String, String> findings = new HashMap<>();
-
-  private final KafkaProducer<String, String> findingsProducer;
-  private boolean findingsOn = true;
 
   private ScheduledExecutorService schedule;
   private boolean wholeAudit = true; // guarded by this
@@ -159,7 +141,7 @@ public final class Reconciler implements AutoCloseable {
     producerProps.putAll(kafka);
     producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
     producerProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-    this.producer =
+    var producer =
         new KafkaProducer<>(
             producerProps,
             new StringSerializer(),
@@ -167,15 +149,22 @@ public final class Reconciler implements AutoCloseable {
     Properties findingProps = new Properties();
     findingProps.putAll(producerProps);
     findingProps.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 5000);
-    this.findingsProducer =
-        new KafkaProducer<>(findingProps, new StringSerializer(), new StringSerializer());
+    this.findings =
+        new ReconcileFindings(
+            new KafkaProducer<>(findingProps, new StringSerializer(), new StringSerializer()),
+            clock);
+    this.resolver = new Resolutions(producer, findings, clock);
     List<TopicPartition> partitions = new ArrayList<>();
     for (PartitionInfo p : audit.partitionsFor(Topics.AUDIT)) {
       partitions.add(new TopicPartition(Topics.AUDIT, p.partition()));
     }
     audit.assign(partitions);
     audit.seekToBeginning(partitions);
-    this.fences = new ReleaseFences(kafka, "reconciler"); // last: nothing after it can throw
+    this.lookupFences =
+        new LookupFences(
+            this.connectors,
+            this.lanes,
+            new ReleaseFences(kafka, "reconciler")); // last: nothing after it can throw
   }
 
   /** Each tool's lane in {@code policies}: the {@code lanes} argument of the constructor. */
@@ -210,7 +199,7 @@ public final class Reconciler implements AutoCloseable {
     List<ProducerRecord<String, Outcome>> resolutions = new ArrayList<>();
     Map<String, AuditEvent> resolving = new HashMap<>();
     List<String> confirmedNow = new ArrayList<>();
-    Map<String, String> refused = fenceDue(cutoff);
+    Map<String, String> refused = lookupFences.fenceDue(latest, resolved, cutoff);
     for (Map.Entry<String, AuditEvent> e : latest.entrySet()) {
       AuditEvent event = e.getValue();
       Connector connector = connectors.get(event.getTool());
@@ -221,7 +210,7 @@ public final class Reconciler implements AutoCloseable {
       if (connector == null || !connector.capabilities().supportsLookup() || partial) {
         if (event.getType() == AuditType.HELD_UNKNOWN) {
           byTool.merge(event.getTool(), new ToolReport(0, 0, 0, 0, 1), ToolReport::plus);
-          found(
+          findings.found(
               e.getKey(),
               partial
                   ? "PARTIAL_SUCCESS: not looked up, an operator settles it"
@@ -236,20 +225,23 @@ public final class Reconciler implements AutoCloseable {
           && !event.getAt().isAfter(cutoff)
           && refused.containsKey(e.getKey())) {
         byTool.merge(event.getTool(), new ToolReport(0, 0, 0, 0, 1), ToolReport::plus);
-        found(e.getKey(), refused.get(e.getKey()));
+        findings.found(e.getKey(), refused.get(e.getKey()));
       } else if (event.getType() == AuditType.HELD_UNKNOWN && !event.getAt().isAfter(cutoff)) {
         int before = resolutions.size();
         byTool.merge(
-            event.getTool(), resolve(connector, event, resolutions, e.getKey()), ToolReport::plus);
+            event.getTool(),
+            resolver.resolve(connector, event, resolutions, e.getKey()),
+            ToolReport::plus);
         if (resolutions.size() > before) {
           resolving.put(e.getKey(), event);
         }
       } else if (event.getType() == AuditType.HELD_UNKNOWN) {
         // held for less than minAge: left alone this pass, and still held
         byTool.merge(event.getTool(), new ToolReport(0, 0, 0, 0, 1), ToolReport::plus);
-        found(e.getKey(), "NOT_YET: held for less than the minimum age, not looked up yet");
+        findings.found(
+            e.getKey(), "NOT_YET: held for less than the minimum age, not looked up yet");
       } else if (event.getType() == AuditType.COMPLETED) {
-        Lookup lookup = connector.lookup(effectKey(event));
+        Lookup lookup = connector.lookup(Resolutions.effectKey(event));
         if (lookup.status() == Lookup.Status.FOUND || lookup.status() == Lookup.Status.NOT_FOUND) {
           confirmedNow.add(e.getKey());
           boolean found = lookup.status() == Lookup.Status.FOUND;
@@ -266,72 +258,14 @@ public final class Reconciler implements AutoCloseable {
         }
       }
     }
-    publish(resolutions);
-    publishFindings();
+    resolver.publish(resolutions);
+    findings.publishFindings();
     resolved.putAll(resolving);
     confirmedNow.forEach(latest::remove); // confirmed once: looked at again only in a next life
     if (wholeAudit) {
       countEffectsWithoutEntry(byTool);
     }
     return new Report(byTool);
-  }
-
-  /**
-   * Fences the lives of the held keys this pass will look up on lanes whose downstream cannot take
-   * a repeat; answers the store keys that must stay held, with the finding that says why.
-   */
-  private Map<String, String> fenceDue(Instant cutoff) {
-    Map<String, String> refused = new HashMap<>();
-    Map<ReleaseFences.Life, String> due = new LinkedHashMap<>();
-    for (Map.Entry<String, AuditEvent> e : latest.entrySet()) {
-      AuditEvent event = e.getValue();
-      Connector connector = connectors.get(event.getTool());
-      if (event.getType() != AuditType.HELD_UNKNOWN
-          || event.getAt().isAfter(cutoff)
-          || connector == null
-          || !connector.capabilities().supportsLookup()
-          || connector.capabilities().safeToRepeat()
-          || ErrorCode.PARTIAL_SUCCESS.name().equals(event.getCode())
-          || event.equals(resolved.get(e.getKey()))) {
-        continue;
-      }
-      String lane = lanes.get(event.getTool());
-      if (lane == null || event.getIncarnation() == null) {
-        refused.put(
-            e.getKey(),
-            "NOT_FENCED: "
-                + (lane == null
-                    ? "the reconciler knows no lane for the tool"
-                    : "the held entry names no life (a ledger of an earlier release)")
-                + ", so a queued dispatch of it could still run; still held");
-        continue;
-      }
-      due.put(
-          new ReleaseFences.Life(
-              lane, event.getIdempotencyKey(), effectKey(event), event.getIncarnation()),
-          e.getKey());
-    }
-    if (!due.isEmpty()) {
-      fences
-          .fence(List.copyOf(due.keySet()))
-          .forEach(
-              (life, fence) -> {
-                if (fence == ReleaseFences.Fence.STARTED) {
-                  refused.put(
-                      due.get(life),
-                      "STARTED: an executor started this life's effect and has not answered it"
-                          + " (attempt journal), so it may be under way; looked up again once it"
-                          + " is answered");
-                } else if (fence != ReleaseFences.Fence.RELEASABLE) {
-                  refused.put(
-                      due.get(life),
-                      "NOT_FENCED: the attempt journal could not be written or read back in time,"
-                          + " so a queued dispatch of it could still run; looked up again next"
-                          + " pass");
-                }
-              });
-    }
-    return refused;
   }
 
   /**
@@ -355,129 +289,6 @@ public final class Reconciler implements AutoCloseable {
                     }));
   }
 
-  /** Notes what this pass found about the held key {@code storeKey}, to publish if it changed. */
-  private void found(String storeKey, String finding) {
-    String status = finding.substring(0, Math.max(0, finding.indexOf(':')));
-    String before = published.get(storeKey);
-    if (before != null && before.equals(status)) {
-      return;
-    }
-    findings.put(
-        storeKey,
-        FINDING_JSON
-            .createObjectNode()
-            .put("status", status)
-            .put("detail", finding.substring(finding.indexOf(':') + 1).trim())
-            .put("since", clock.instant().toString())
-            .put("by", "reconciler")
-            .toString());
-    published.put(storeKey, status);
-  }
-
-  /**
-   * Publishes this pass's findings to {@value Topics#FINDINGS}, for the console. Best effort: a
-   * deployment without the topic (made by {@code effectledger processor} with topics.create) loses
-   * only what operators see there, and is told once.
-   */
-  private void publishFindings() {
-    if (findings.isEmpty()) {
-      return;
-    }
-    if (findingsOn) {
-      try {
-        var sends =
-            findings.entrySet().stream()
-                .map(
-                    f ->
-                        findingsProducer.send(
-                            new ProducerRecord<>(Topics.FINDINGS, f.getKey(), f.getValue())))
-                .toList();
-        findingsProducer.flush();
-        for (var send : sends) {
-          send.get();
-        }
-      } catch (ExecutionException | RuntimeException e) {
-        findingsOn = false;
-        log.warn(
-            "Could not publish what the lookups found to {} ({}); the console will not show it."
-                + " Create the topic (compacted) or let effectledger processor create it.",
-            Topics.FINDINGS,
-            e.toString());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
-    findings.clear();
-  }
-
-  private ToolReport resolve(
-      Connector connector,
-      AuditEvent held,
-      List<ProducerRecord<String, Outcome>> out,
-      String storeKey) {
-    Lookup lookup = connector.lookup(effectKey(held));
-    found(
-        storeKey,
-        lookup.status()
-            + ": "
-            + switch (lookup.status()) {
-              case FOUND -> "the downstream has the effect; settled as applied";
-              case NOT_FOUND -> "the downstream has no effect; released";
-              default -> "the downstream could not tell; still held";
-            });
-    Outcome.Builder outcome =
-        Outcome.newBuilder()
-            .setIdempotencyKey(held.getIdempotencyKey())
-            .setTenant(held.getTenant())
-            .setTool(held.getTool())
-            .setAttempt(held.getAttempt())
-            .setEffectKey(effectKey(held))
-            .setIncarnation(held.getIncarnation())
-            .setCompletedAt(clock.instant());
-    switch (lookup.status()) {
-      case FOUND -> {
-        outcome
-            .setStatus(OutcomeStatus.SUCCEEDED)
-            .setResultJson(lookup.resultJson() == null ? "null" : lookup.resultJson())
-            .setEffectId(lookup.effectId());
-        out.add(new ProducerRecord<>(Topics.OUTCOMES, held.getIdempotencyKey(), outcome.build()));
-        return new ToolReport(0, 0, 1, 0, 0);
-      }
-      case NOT_FOUND -> {
-        outcome
-            .setStatus(OutcomeStatus.RETRYABLE)
-            .setError(
-                ErrorInfo.newBuilder()
-                    .setCode("RECONCILED_NO_EFFECT")
-                    .setMessage("the downstream has no effect for the key")
-                    .setRetriable(true)
-                    .setCorrectiveAction("Send the intent again; it will run once.")
-                    .build());
-        out.add(new ProducerRecord<>(Topics.OUTCOMES, held.getIdempotencyKey(), outcome.build()));
-        return new ToolReport(0, 0, 0, 1, 0);
-      }
-      default -> {
-        return new ToolReport(0, 0, 0, 0, 1);
-      }
-    }
-  }
-
-  private void publish(List<ProducerRecord<String, Outcome>> resolutions) {
-    var sends = resolutions.stream().map(producer::send).toList();
-    producer.flush();
-    for (var send : sends) {
-      try {
-        send.get();
-      } catch (ExecutionException e) {
-        throw new IllegalStateException(
-            "Could not publish a reconciliation outcome; run the reconciler again", e.getCause());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("Interrupted while publishing reconciliation outcomes", e);
-      }
-    }
-  }
-
   private void catchUp() {
     boolean caughtUp =
         TopicReads.toEnd(
@@ -498,13 +309,13 @@ public final class Reconciler implements AutoCloseable {
                 } else {
                   latest.remove(key);
                 }
-                if (event.getType() != AuditType.HELD_UNKNOWN && published.remove(key) != null) {
-                  findings.put(key, null); // no longer held: the finding goes
+                if (event.getType() != AuditType.HELD_UNKNOWN) {
+                  findings.noLongerHeld(key); // no longer held: the finding goes
                 }
                 resolved.remove(key);
                 if (connector != null && connector.listsEffects()) {
                   Set<String> named = known.computeIfAbsent(event.getTool(), t -> new HashSet<>());
-                  named.add(effectKey(event));
+                  named.add(Resolutions.effectKey(event));
                   named.add(event.getIdempotencyKey());
                 }
               }
@@ -514,10 +325,6 @@ public final class Reconciler implements AutoCloseable {
           "The audit topic was not read to its end within {}; this pass reconciles what was read",
           CATCH_UP_LIMIT);
     }
-  }
-
-  private static String effectKey(AuditEvent event) {
-    return event.getEffectKey() != null ? event.getEffectKey() : event.getIdempotencyKey();
   }
 
   /**
@@ -552,9 +359,9 @@ public final class Reconciler implements AutoCloseable {
     }
     synchronized (this) {
       audit.close();
-      producer.close();
-      findingsProducer.close();
-      fences.close();
+      resolver.close();
+      findings.close();
+      lookupFences.close();
     }
   }
 

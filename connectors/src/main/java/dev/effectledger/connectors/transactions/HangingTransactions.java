@@ -5,24 +5,15 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumSet;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.AbortTransactionSpec;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.DescribeProducersResult.PartitionProducerState;
-import org.apache.kafka.clients.admin.FinalizedVersionRange;
-import org.apache.kafka.clients.admin.ListTransactionsOptions;
 import org.apache.kafka.clients.admin.ProducerState;
 import org.apache.kafka.clients.admin.TransactionDescription;
-import org.apache.kafka.clients.admin.TransactionListing;
 import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
@@ -72,9 +63,6 @@ public final class HangingTransactions implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(HangingTransactions.class);
 
   static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
-
-  /** The cluster feature whose level 2 is transactions v2 (KIP-890). */
-  private static final String TRANSACTION_VERSION = "transaction.version";
 
   /** Coordinator states in which a transaction still ends by itself (or might: unknown). */
   private static final Set<TransactionState> ENDS_BY_ITSELF =
@@ -138,9 +126,7 @@ public final class HangingTransactions implements AutoCloseable {
   private final TransactionMarkers markers;
   private final AutoCloseable resources;
   private final Duration after;
-  private final Clock clock;
-
-  private volatile Boolean transactionsV2;
+  private final OpenTransactions cluster;
 
   /**
    * @param markers writes commit markers (the Admin API only aborts)
@@ -157,7 +143,7 @@ public final class HangingTransactions implements AutoCloseable {
     this.admin = admin;
     this.markers = markers;
     this.after = after;
-    this.clock = clock;
+    this.cluster = new OpenTransactions(admin, clock);
     this.resources = resources;
   }
 
@@ -194,8 +180,8 @@ public final class HangingTransactions implements AutoCloseable {
    */
   public List<Hanging> find(Collection<TopicPartition> partitions) {
     List<Hanging> hanging = new ArrayList<>();
-    for (Open open : open(partitions, after)) {
-      decide(open.partition(), open.producer(), open.coordinator().values(), v2())
+    for (OpenTransactions.Open open : cluster.open(partitions, after)) {
+      decide(open.partition(), open.producer(), open.coordinator().values(), cluster.v2())
           .ifPresent(d -> hanging.add(open.hanging(d)));
     }
     return hanging;
@@ -203,7 +189,7 @@ public final class HangingTransactions implements AutoCloseable {
 
   /** Every transaction open on {@code partitions}, hanging or not, described for an error. */
   public List<String> describeOpen(Collection<TopicPartition> partitions) {
-    return open(partitions, Duration.ZERO).stream()
+    return cluster.open(partitions, Duration.ZERO).stream()
         .map(o -> o.hanging(Decision.UNKNOWN).toString())
         .toList();
   }
@@ -228,7 +214,7 @@ public final class HangingTransactions implements AutoCloseable {
     if (!stillOpen(hanging)) {
       return false;
     }
-    await(
+    OpenTransactions.await(
         admin
             .abortTransaction(
                 new AbortTransactionSpec(
@@ -252,7 +238,8 @@ public final class HangingTransactions implements AutoCloseable {
     }
     String topic = hanging.partition().topic();
     Node leader =
-        await(admin.describeTopics(List.of(topic)).allTopicNames(), "describe " + topic)
+        OpenTransactions.await(
+                admin.describeTopics(List.of(topic)).allTopicNames(), "describe " + topic)
             .get(topic)
             .partitions()
             .get(hanging.partition().partition())
@@ -271,7 +258,8 @@ public final class HangingTransactions implements AutoCloseable {
   }
 
   private boolean stillOpen(Hanging hanging) {
-    return producers(List.of(hanging.partition()))
+    return cluster
+        .producers(List.of(hanging.partition()))
         .getOrDefault(hanging.partition(), List.of())
         .stream()
         .anyMatch(
@@ -290,16 +278,18 @@ public final class HangingTransactions implements AutoCloseable {
       String transactionalId,
       TransactionDescription predecessor,
       Collection<TopicPartition> partitions) {
-    boolean v2 = v2();
+    boolean v2 = cluster.v2();
     List<Hanging> hanging = new ArrayList<>();
-    for (Map.Entry<TopicPartition, List<ProducerState>> e : producers(partitions).entrySet()) {
+    for (Map.Entry<TopicPartition, List<ProducerState>> e :
+        cluster.producers(partitions).entrySet()) {
       for (ProducerState producer : e.getValue()) {
         if (producer.producerId() == predecessor.producerId()) {
           decide(e.getKey(), producer, List.of(predecessor), v2)
               .ifPresent(
                   d ->
                       hanging.add(
-                          new Open(e.getKey(), producer, Map.of(transactionalId, predecessor))
+                          new OpenTransactions.Open(
+                                  e.getKey(), producer, Map.of(transactionalId, predecessor))
                               .hanging(d)));
         }
       }
@@ -381,110 +371,5 @@ public final class HangingTransactions implements AutoCloseable {
       }
     }
     return Optional.of(Decision.UNKNOWN);
-  }
-
-  /** A transaction open on a partition, with what its coordinator says of its producer. */
-  private record Open(
-      TopicPartition partition,
-      ProducerState producer,
-      Map<String, TransactionDescription> coordinator) {
-
-    Hanging hanging(Decision decision) {
-      return new Hanging(
-          partition,
-          producer.producerId(),
-          (short) producer.producerEpoch(),
-          producer.coordinatorEpoch().orElse(0),
-          producer.currentTransactionStartOffset().getAsLong(),
-          producer.lastTimestamp(),
-          decision,
-          Set.copyOf(coordinator.keySet()),
-          coordinator.entrySet().stream()
-              .map(
-                  e ->
-                      e.getKey()
-                          + " ("
-                          + e.getValue().state()
-                          + " at epoch "
-                          + e.getValue().producerEpoch()
-                          + ")")
-              .collect(Collectors.joining(", ")));
-    }
-  }
-
-  /**
-   * The transactions open on {@code partitions} whose producer has been silent there for longer
-   * than {@code silentFor}, each with its coordinator's view. The coordinator is asked once per
-   * producer, and only about those: on a busy cluster most open transactions are young, and a sweep
-   * asks every 30 s.
-   */
-  private List<Open> open(Collection<TopicPartition> partitions, Duration silentFor) {
-    long now = clock.millis();
-    Map<Long, Map<String, TransactionDescription>> views = new HashMap<>();
-    List<Open> open = new ArrayList<>();
-    for (Map.Entry<TopicPartition, List<ProducerState>> e : producers(partitions).entrySet()) {
-      for (ProducerState producer : e.getValue()) {
-        if (producer.currentTransactionStartOffset().isPresent()
-            && (silentFor.isZero() || silent(producer, now, silentFor))) {
-          open.add(
-              new Open(
-                  e.getKey(),
-                  producer,
-                  views.computeIfAbsent(producer.producerId(), this::coordinatorView)));
-        }
-      }
-    }
-    return open;
-  }
-
-  /** Whether the cluster runs transactions v2 (its finalized {@code transaction.version}). */
-  private boolean v2() {
-    Boolean known = transactionsV2;
-    if (known == null) {
-      FinalizedVersionRange version =
-          await(admin.describeFeatures().featureMetadata(), "describe the cluster's features")
-              .finalizedFeatures()
-              .get(TRANSACTION_VERSION);
-      known = version != null && version.maxVersionLevel() >= 2;
-      transactionsV2 = known;
-    }
-    return known;
-  }
-
-  private Map<TopicPartition, List<ProducerState>> producers(
-      Collection<TopicPartition> partitions) {
-    Map<TopicPartition, PartitionProducerState> states =
-        await(admin.describeProducers(partitions).all(), "describe the producers of " + partitions);
-    return states.entrySet().stream()
-        .collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().activeProducers()));
-  }
-
-  private Map<String, TransactionDescription> coordinatorView(long producerId) {
-    List<String> ids =
-        await(
-                admin
-                    .listTransactions(
-                        new ListTransactionsOptions().filterProducerIds(Set.of(producerId)))
-                    .all(),
-                "list the transactions of producer " + producerId)
-            .stream()
-            .map(TransactionListing::transactionalId)
-            .toList();
-    if (ids.isEmpty()) {
-      return Map.of();
-    }
-    return await(admin.describeTransactions(ids).all(), "describe the transactions " + ids);
-  }
-
-  static <T> T await(org.apache.kafka.common.KafkaFuture<T> future, String what) {
-    try {
-      return future.get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-    } catch (ExecutionException | TimeoutException e) {
-      throw new IllegalStateException(
-          "Could not " + what + ": " + (e.getCause() == null ? e : e.getCause()), e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("Interrupted while trying to " + what, e);
-    }
   }
 }

@@ -150,7 +150,7 @@ public final class EffectPerformer {
       observer.finished(tool, outcomeClass(outcome), Duration.ofNanos(System.nanoTime() - start));
     }
     List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
-    outcome = boundResult(dispatch, outcome, records);
+    outcome = ResultBound.boundResult(dispatch, outcome, records);
     if (outcome instanceof EffectOutcome.Succeeded s) {
       for (EffectRecord r : s.records()) {
         records.add(new ProducerRecord<>(r.topic(), r.key(), r.value()));
@@ -219,7 +219,7 @@ public final class EffectPerformer {
                         + lookup.status()
                         + "); held for reconciliation instead of run again");
     List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
-    outcome = boundResult(dispatch, outcome, records);
+    outcome = ResultBound.boundResult(dispatch, outcome, records);
     records.addAll(outcomeRecords(dispatch, outcome));
     return new Answer(records, false);
   }
@@ -349,60 +349,7 @@ public final class EffectPerformer {
         .build();
   }
 
-  /**
-   * A result too large to publish (a producer refuses records above its {@code max.request.size},
-   * and an outcome that cannot be published would be retried for ever) is replaced in the outcome
-   * by a marker naming its size and SHA-256, and dead-lettered, cut, with the dispatch's key. The
-   * effect happened; the key still completes.
-   */
-  private static EffectOutcome boundResult(
-      Dispatch dispatch, EffectOutcome outcome, List<ProducerRecord<byte[], byte[]>> records) {
-    if (!(outcome instanceof EffectOutcome.Succeeded s)) {
-      return outcome;
-    }
-    byte[] result = s.resultJson().getBytes(StandardCharsets.UTF_8);
-    if (result.length <= MAX_RESULT_BYTES) {
-      return outcome;
-    }
-    String sha256 = DeadLetters.sha256(result);
-    log.warn(
-        "The result for key {} of tool {} is {} bytes, above {}: the outcome carries a marker, the result goes to {} cut",
-        dispatch.getIdempotencyKey(),
-        dispatch.getTool(),
-        result.length,
-        MAX_RESULT_BYTES,
-        Topics.DISPATCH_DLQ);
-    Headers headers =
-        DeadLetters.headers(
-            ErrorCode.RESULT_TOO_LARGE.name(),
-            "the downstream's result for key "
-                + dispatch.getIdempotencyKey()
-                + " is "
-                + result.length
-                + " bytes; outcomes carry at most "
-                + MAX_RESULT_BYTES,
-            null,
-            -1,
-            -1);
-    records.add(
-        new ProducerRecord<>(
-            Topics.DISPATCH_DLQ,
-            null,
-            utf8(dispatch.getIdempotencyKey()),
-            DeadLetters.bounded(result, headers),
-            headers));
-    String marker =
-        "{\"effectledger\":\""
-            + ErrorCode.RESULT_TOO_LARGE
-            + "\",\"bytes\":"
-            + result.length
-            + ",\"sha256\":\""
-            + sha256
-            + "\"}";
-    return new EffectOutcome.Succeeded(marker, s.effectId(), s.records());
-  }
-
-  private static byte[] utf8(String s) {
+  static byte[] utf8(String s) {
     return s.getBytes(StandardCharsets.UTF_8);
   }
 }

@@ -3,9 +3,7 @@ package dev.effectledger.connectors.executor.internal;
 import dev.effectledger.connectors.transactions.HangingTransactions;
 import dev.effectledger.schema.TopicReads;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -118,7 +116,7 @@ public final class JournalReader implements AutoCloseable {
 
   private final Consumer<byte[], byte[]> reader;
   private final Function<Collection<TopicPartition>, Map<TopicPartition, Long>> highWatermarks;
-  private final Repairs repairs;
+  private final JournalRepair repair;
 
   /** Where the next {@link #readNew} of each journal partition starts: past what was applied. */
   private final Map<TopicPartition, Long> positions = new java.util.HashMap<>();
@@ -156,7 +154,7 @@ public final class JournalReader implements AutoCloseable {
       AutoCloseable resources) {
     this.reader = reader;
     this.highWatermarks = highWatermarks;
-    this.repairs = repairs;
+    this.repair = new JournalRepair(repairs, limit);
     this.checkEvery = checkEvery;
     this.limit = limit;
     this.resources = resources;
@@ -253,14 +251,14 @@ public final class JournalReader implements AutoCloseable {
       Map<TopicPartition, Long> target = ends;
       List<TopicPartition> behind =
           partitions.stream().filter(tp -> reader.position(tp) < target.get(tp)).toList();
-      List<HangingTransactions.Hanging> hanging = findHanging(behind);
+      List<HangingTransactions.Hanging> hanging = repair.findHanging(behind);
       if (!hanging.isEmpty() && repaired < MAX_REPAIRS) {
         repaired++;
-        repair(journal, hanging, ends);
+        repair.repair(journal, hanging, ends);
         ends = readFromStart(journal, dispatchPartitions, partitions);
         deadline = System.nanoTime() + limit.toNanos();
       } else if (System.nanoTime() >= deadline) {
-        throw stalled(partitions);
+        throw repair.stalled(partitions);
       }
     }
     partitions.forEach(tp -> positions.put(tp, reader.position(tp)));
@@ -338,87 +336,5 @@ public final class JournalReader implements AutoCloseable {
   private static void apply(AttemptJournal journal, ConsumerRecord<byte[], byte[]> record) {
     journal.apply(
         new TopicPartition(record.topic(), record.partition()), record.key(), record.value());
-  }
-
-  private List<HangingTransactions.Hanging> findHanging(List<TopicPartition> behind) {
-    if (behind.isEmpty()) {
-      return List.of();
-    }
-    try {
-      return repairs.hanging(behind);
-    } catch (RuntimeException e) {
-      log.debug("Could not look for hanging transactions on {}: {}", behind, e.toString());
-      return List.of();
-    }
-  }
-
-  /**
-   * Commits the hanging transactions whose coordinator decided to commit them. For the others,
-   * commits again, as started, every marker from the first such offset of each partition to its
-   * end, and only then aborts them. If that commit fails nothing is aborted.
-   */
-  private void repair(
-      AttemptJournal journal,
-      List<HangingTransactions.Hanging> hanging,
-      Map<TopicPartition, Long> ends) {
-    Map<TopicPartition, Long> firstOpen = new LinkedHashMap<>();
-    for (HangingTransactions.Hanging h : hanging) {
-      if (h.decision() == HangingTransactions.Decision.COMMITTED) {
-        if (repairs.end(h)) {
-          log.warn(
-              "Committed a hanging transaction on the attempt journal ({}): its coordinator had"
-                  + " committed it, and the marker never reached the partition.",
-              h);
-        }
-      } else {
-        firstOpen.merge(h.partition(), h.startOffset(), Math::min);
-      }
-    }
-    List<ProducerRecord<byte[], byte[]>> restarts = new ArrayList<>();
-    firstOpen.forEach(
-        (tp, from) ->
-            restarts.addAll(journal.restarts(tp, repairs.readUncommitted(tp, from, ends.get(tp)))));
-    if (!restarts.isEmpty()) {
-      repairs.recommit(restarts);
-    }
-    for (HangingTransactions.Hanging h : hanging) {
-      if (h.decision() != HangingTransactions.Decision.COMMITTED && repairs.end(h)) {
-        log.warn(
-            "Aborted a hanging transaction on the attempt journal ({}), left open by a broker crash:"
-                + " no coordinator would ever end it. {} marker(s) from it on were committed again"
-                + " as started first; their dispatches are answered from a lookup or held.",
-            h,
-            restarts.size());
-      }
-    }
-  }
-
-  private IllegalStateException stalled(List<TopicPartition> partitions) {
-    List<String> open = describeOpen(partitions);
-    return new IllegalStateException(
-        "Could not read the attempt journal "
-            + partitions
-            + " to its end within "
-            + limit
-            + " (a transaction on it stayed open); is the cluster healthy? The executor stops rather than run effects it"
-            + " cannot tell apart from started ones; restart it."
-            + (open.isEmpty()
-                ? ""
-                : " Open transactions on it: "
-                    + String.join("; ", open)
-                    + ". One its coordinator no longer lists as ongoing is a hanging transaction left by"
-                    + " a broker crash; the executor aborts those it finds once they are older than"
-                    + " the hanging threshold. Read docs/operations.md (Honest limits)"
-                    + " before aborting one by hand: its start markers may belong to effects that ran."));
-  }
-
-  /** The open transactions on {@code partitions}, described; empty when they cannot be found. */
-  private List<String> describeOpen(Collection<TopicPartition> partitions) {
-    try {
-      return repairs.describeOpen(partitions);
-    } catch (RuntimeException e) {
-      log.debug("Could not describe the open transactions on {}: {}", partitions, e.toString());
-      return List.of();
-    }
   }
 }
