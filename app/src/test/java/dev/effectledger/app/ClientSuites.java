@@ -119,7 +119,19 @@ final class ClientSuites {
     return npm(script, List.of(), env);
   }
 
-  /** {@link #npm(String, Map)} with arguments for the script ({@code npm run script -- args}). */
+  /**
+   * {@code npm ci} and {@code npm run build} of the TypeScript client when its sources changed
+   * since the last ones, for a test that runs what the build makes (e.g. a server in {@code
+   * dist/}).
+   */
+  static Run build() throws IOException, InterruptedException {
+    return npm(null, List.of(), Map.of());
+  }
+
+  /**
+   * {@link #npm(String, Map)} with arguments for the script ({@code npm run script -- args}); a
+   * null script only builds.
+   */
   static synchronized Run npm(String script, List<String> args, Map<String, String> env)
       throws IOException, InterruptedException {
     Files.createDirectories(NPM_LOCK.getParent());
@@ -133,6 +145,9 @@ final class ClientSuites {
         FileLock shared = channel.lock(0, Long.MAX_VALUE, true); // waits while another JVM builds
         try {
           if (builtFromSources()) {
+            if (script == null) {
+              return new Run(0, "built from the sources as they are");
+            }
             List<String> command = new ArrayList<>(List.of("npm", "run", "--silent", script));
             if (!args.isEmpty()) {
               command.add("--");
