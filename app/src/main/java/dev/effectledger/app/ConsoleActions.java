@@ -8,43 +8,31 @@ import dev.effectledger.connectors.reconcile.ReleaseFences;
 import dev.effectledger.mcp.connector.McpConnectors;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
-import dev.effectledger.schema.AuditEvent;
 import dev.effectledger.schema.BypassApprovals;
 import dev.effectledger.schema.ErrorInfo;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
-import dev.effectledger.schema.TopicReads;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.schema.serde.SchemaRegistry;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.security.PrivateKey;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.PartitionInfo;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.apache.kafka.common.utils.Utils;
 
 /**
  * What the console's operators do, each written to Kafka: a held key settled as applied (a
@@ -56,17 +44,14 @@ import org.apache.kafka.common.utils.Utils;
  * signer key.
  *
  * <p>What the reconciler (and any console's "look up again") last found about each held key comes
- * from {@value Topics#FINDINGS}, which a thread of this class follows from its start.
+ * from {@value Topics#FINDINGS}, which {@link ConsoleFindings} follows from its start; a key's
+ * trail in tool-audit is read by {@link ConsoleAuditTrail}.
  */
 final class ConsoleActions implements AutoCloseable {
 
   /** The longest an approval minted in the console is valid. */
   static final Duration MAX_APPROVAL = Duration.ofHours(24);
 
-  /** How far back the console reads tool-audit for a key's trail, and how long it may take. */
-  private static final Duration AUDIT_READ_LIMIT = Duration.ofSeconds(10);
-
-  private static final int MAX_AUDIT_EVENTS = 200;
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** A finished action: what to tell the operator. */
@@ -80,19 +65,12 @@ final class ConsoleActions implements AutoCloseable {
   private final Supplier<ToolPolicies> policies;
   private final String signer;
   private final PrivateKey signingKey;
-  private final Duration auditLookback;
   private final Clock clock;
-  private final Map<String, String> findings = new ConcurrentHashMap<>();
+  private final ConsoleFindings findings;
+  private final ConsoleAuditTrail audit;
   private final Map<String, Connector> connectors = new ConcurrentHashMap<>();
   private KafkaProducer<String, Outcome> producer; // guarded by this
   private ReleaseFences fences; // guarded by this
-  private KafkaProducer<String, String> findingProducer; // guarded by this
-  private final Thread follower;
-  private volatile KafkaConsumer<String, String> following;
-  private volatile boolean closed;
-
-  /** Counted down by {@link #close()}: ends the follower's wait for the findings topic. */
-  private final CountDownLatch closing = new CountDownLatch(1);
 
   ConsoleActions(
       Properties kafka,
@@ -107,76 +85,14 @@ final class ConsoleActions implements AutoCloseable {
     this.policies = policies;
     this.signer = signer;
     this.signingKey = signingKey;
-    this.auditLookback = auditLookback;
     this.clock = clock;
-    this.follower = new Thread(this::followFindings, "console-findings");
-    follower.setDaemon(true);
-    follower.start();
-  }
-
-  /** Keeps {@link #findings} as {@value Topics#FINDINGS} says, until closed. */
-  private void followFindings() {
-    Properties props = new Properties();
-    props.putAll(kafka);
-    props.remove(ConsumerConfig.GROUP_ID_CONFIG);
-    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    props.put(ConsumerConfig.CLIENT_ID_CONFIG, "effectledger-console-findings");
-    try (KafkaConsumer<String, String> consumer =
-        new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer())) {
-      following = consumer;
-      List<TopicPartition> partitions = List.of();
-      while (!closed && partitions.isEmpty()) {
-        try {
-          partitions =
-              consumer.partitionsFor(Topics.FINDINGS, Duration.ofSeconds(5)).stream()
-                  .map(p -> new TopicPartition(p.topic(), p.partition()))
-                  .toList();
-        } catch (org.apache.kafka.common.errors.TimeoutException e) {
-          partitions = List.of();
-        }
-        if (partitions.isEmpty()) {
-          closing.await(5, TimeUnit.SECONDS); // the topic does not exist yet
-        }
-      }
-      consumer.assign(partitions);
-      consumer.seekToBeginning(partitions);
-      while (!closed) {
-        for (var record : consumer.poll(Duration.ofSeconds(1))) {
-          if (record.value() == null) {
-            findings.remove(record.key());
-          } else {
-            findings.put(record.key(), describeFinding(record.value()));
-          }
-        }
-      }
-    } catch (org.apache.kafka.common.errors.WakeupException | InterruptedException e) {
-      // closing
-    } catch (RuntimeException e) {
-      if (!closed) {
-        org.slf4j.LoggerFactory.getLogger(ConsoleActions.class)
-            .warn("The console stopped following {}: {}", Topics.FINDINGS, e.toString());
-      }
-    }
-  }
-
-  private static String describeFinding(String json) {
-    try {
-      JsonNode f = JSON.readTree(json);
-      return f.path("status").asText()
-          + " (since "
-          + f.path("since").asText()
-          + ", "
-          + f.path("by").asText()
-          + "): "
-          + f.path("detail").asText();
-    } catch (IOException e) {
-      return json;
-    }
+    this.audit = new ConsoleAuditTrail(kafka, registry, auditLookback, clock);
+    this.findings = new ConsoleFindings(kafka);
   }
 
   /** What the last look this console took at a held key found, or empty. */
   String finding(String tenant, String key) {
-    return findings.getOrDefault(tenant + "/" + key, "");
+    return findings.of(tenant + "/" + key);
   }
 
   Done markApplied(JsonNode held, String effectId, String result, String operator) {
@@ -313,7 +229,7 @@ final class ConsoleActions implements AutoCloseable {
     try {
       lookup = connector(tool).lookup(held.path("effectKey").asText(held.path("key").asText()));
     } catch (RuntimeException e) {
-      findings.put(storeKey, "lookup failed: " + e.getMessage());
+      findings.show(storeKey, "lookup failed: " + e.getMessage());
       return new Done(false, "The lookup failed: " + e.getMessage());
     }
     String detail =
@@ -329,8 +245,7 @@ final class ConsoleActions implements AutoCloseable {
             .put("since", clock.instant().toString())
             .put("by", operator)
             .toString();
-    findings.put(storeKey, describeFinding(finding));
-    publishFinding(storeKey, finding);
+    findings.record(storeKey, finding);
     return switch (lookup.status()) {
       case FOUND ->
           markApplied(
@@ -404,23 +319,6 @@ final class ConsoleActions implements AutoCloseable {
     }
   }
 
-  /** Best effort: the finding shows on this console already; others see it through the topic. */
-  private synchronized void publishFinding(String storeKey, String finding) {
-    try {
-      if (findingProducer == null) {
-        Properties props = new Properties();
-        props.putAll(kafka);
-        props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 5000);
-        props.put(ProducerConfig.CLIENT_ID_CONFIG, "effectledger-console-findings");
-        findingProducer =
-            new KafkaProducer<>(props, new StringSerializer(), new StringSerializer());
-      }
-      findingProducer.send(new ProducerRecord<>(Topics.FINDINGS, storeKey, finding));
-    } catch (RuntimeException e) {
-      // shown locally; the topic may be missing
-    }
-  }
-
   private synchronized KafkaProducer<String, Outcome> producer() {
     if (producer == null) {
       Properties props = new Properties();
@@ -441,79 +339,18 @@ final class ConsoleActions implements AutoCloseable {
    * reading and the latest 200 events.
    */
   List<Map<String, String>> auditTrail(String tenant, String key) {
-    Properties props = new Properties();
-    props.putAll(kafka);
-    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    props.remove(ConsumerConfig.GROUP_ID_CONFIG);
-    props.put(ConsumerConfig.CLIENT_ID_CONFIG, "effectledger-console-audit");
-    List<Map<String, String>> events = new ArrayList<>();
-    try (KafkaConsumer<String, AuditEvent> consumer =
-        new KafkaConsumer<>(
-            props, new StringDeserializer(), new RegistryAvroSerde<>(registry, AuditEvent.class))) {
-      List<PartitionInfo> partitions = consumer.partitionsFor(Topics.AUDIT);
-      int partition =
-          Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % partitions.size();
-      TopicPartition tp = new TopicPartition(Topics.AUDIT, partition);
-      consumer.assign(List.of(tp));
-      var from =
-          consumer.offsetsForTimes(Map.of(tp, clock.millis() - auditLookback.toMillis())).get(tp);
-      if (from == null) {
-        consumer.seekToEnd(List.of(tp));
-      } else {
-        consumer.seek(tp, from.offset());
-      }
-      TopicReads.toEnd(
-          consumer,
-          List.of(tp),
-          AUDIT_READ_LIMIT,
-          record -> {
-            AuditEvent event = record.value();
-            if (event != null
-                && key.equals(event.getIdempotencyKey())
-                && tenant.equals(event.getTenant())) {
-              Map<String, String> row = new LinkedHashMap<>();
-              row.put("at", event.getAt().toString());
-              row.put("type", event.getType().name());
-              row.put("state", event.getState() == null ? "" : event.getState().name());
-              row.put("attempt", String.valueOf(event.getAttempt()));
-              row.put("code", event.getCode() == null ? "" : event.getCode());
-              row.put("effectId", event.getEffectId() == null ? "" : event.getEffectId());
-              row.put("actor", event.getActor() == null ? "" : event.getActor());
-              events.add(row);
-              if (events.size() > MAX_AUDIT_EVENTS) {
-                events.remove(0);
-              }
-            }
-          });
-    }
-    return events;
+    return audit.read(tenant, key);
   }
 
   @Override
   public void close() {
-    closed = true;
-    closing.countDown();
-    // Woken, not interrupted: an interrupted thread cannot close its consumer cleanly (the
-    // consumer's close logged an ERROR with a stack trace at every processor's shutdown).
-    KafkaConsumer<String, String> consumer = following;
-    if (consumer != null) {
-      consumer.wakeup();
-    }
-    try {
-      follower.join(5000);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    findings.close();
     synchronized (this) {
       if (fences != null) {
         fences.close();
       }
       if (producer != null) {
         producer.close(Duration.ofSeconds(5));
-      }
-      if (findingProducer != null) {
-        findingProducer.close(Duration.ofSeconds(5));
       }
     }
     connectors.values().forEach(Connector::close);

@@ -1,15 +1,14 @@
 package dev.effectledger.client;
 
+import dev.effectledger.client.internal.IntentPublisher;
+import dev.effectledger.client.internal.LegacyReplies;
 import dev.effectledger.client.internal.ReplyListener;
-import dev.effectledger.schema.ErrorInfo;
-import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.schema.serde.SchemaRegistry;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
@@ -23,9 +22,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.apache.kafka.common.utils.Utils;
 
 /**
  * Publishes tool intents to Kafka and completes each call from the reply topic: the {@link
@@ -47,10 +44,8 @@ import org.apache.kafka.common.utils.Utils;
  */
 public final class ToolCallClient implements ToolCalls {
 
-  private final KafkaProducer<String, ToolIntent> producer;
+  private final IntentPublisher intents;
   private final ReplyListener replies;
-  private final String intentsTopic;
-  private final String replyTopic;
   private final Duration timeout;
   private final Map<String, KeyRules> keyRules;
   private final LiveKeyRules liveKeyRules;
@@ -65,8 +60,6 @@ public final class ToolCallClient implements ToolCalls {
   /** Calls still waiting, for close() to answer. */
   private final Set<CompletableFuture<Answer>> open = ConcurrentHashMap.newKeySet();
 
-  private volatile int replyPartitions = -1;
-
   private ToolCallClient(Builder b) {
     // The Kafka settings may carry the registry's credentials (basic.auth.*, bearer.auth.*).
     SchemaRegistry registry = SchemaRegistries.forUrl(b.schemaRegistryUrl, b.kafka);
@@ -75,19 +68,21 @@ public final class ToolCallClient implements ToolCalls {
     producerProps.putAll(b.producerOverrides);
     producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
     producerProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-    this.producer =
-        new KafkaProducer<>(
-            producerProps,
-            new StringSerializer(),
-            new RegistryAvroSerde<>(registry, ToolIntent.class));
+    this.intents =
+        new IntentPublisher(
+            new KafkaProducer<>(
+                producerProps,
+                new StringSerializer(),
+                new RegistryAvroSerde<>(registry, ToolIntent.class)),
+            b.intentsTopic,
+            b.replyTopic,
+            b.clock);
     Properties consumerProps = new Properties();
     consumerProps.putAll(b.kafka);
     consumerProps.putAll(b.consumerOverrides);
     this.replies =
         new ReplyListener(
             consumerProps, b.replyTopic, new RegistryAvroSerde<>(registry, ToolResult.class));
-    this.intentsTopic = b.intentsTopic;
-    this.replyTopic = b.replyTopic;
     this.timeout = b.timeout;
     this.keyRules = Map.copyOf(b.keyRules);
     this.liveKeyRules = b.liveKeyRules ? LiveKeyRules.start(consumerProps) : null;
@@ -185,13 +180,18 @@ public final class ToolCallClient implements ToolCalls {
                 answer.reply() != null
                     ? answer.reply()
                     : answer.notYet() == CallResult.StillRunning.Reason.TIMED_OUT
-                        ? notFinal(
-                            key.key(), call, "CLIENT_TIMEOUT", "no final result within " + timeout)
-                        : notFinal(
+                        ? LegacyReplies.notFinal(
+                            key.key(),
+                            call,
+                            "CLIENT_TIMEOUT",
+                            "no final result within " + timeout,
+                            clock.instant())
+                        : LegacyReplies.notFinal(
                             key.key(),
                             call,
                             "CLIENT_CLOSED",
-                            "the client was closed before the result arrived"));
+                            "the client was closed before the result arrived",
+                            clock.instant()));
   }
 
   /**
@@ -229,14 +229,14 @@ public final class ToolCallClient implements ToolCalls {
         });
     CompletableFuture<Void> watched;
     try {
-      watched = replies.watch(partitionOf(key.key()));
+      watched = replies.watch(intents.replyPartitionOf(key.key()));
     } catch (RuntimeException e) {
       // the reply topic's metadata did not come within max.block.ms: answered like a failed
       // publish, through the future, never thrown at the caller
       watched = CompletableFuture.failedFuture(e);
     }
     watched
-        .thenCompose(ready -> publish(call, key))
+        .thenCompose(ready -> intents.publish(call, key))
         // off the producer's I/O thread: it may complete the call, whose callers' code would run
         // there and hold up every send
         .thenAcceptAsync(reply::published)
@@ -254,65 +254,6 @@ public final class ToolCallClient implements ToolCalls {
     return answer;
   }
 
-  /** Publishes the call's intent; completes with its offset once the broker took it. */
-  private CompletableFuture<Long> publish(ToolCall call, DerivedKey key) {
-    ToolIntent intent =
-        ToolIntent.newBuilder()
-            .setIdempotencyKey(key.key())
-            .setTenant(call.step().tenant())
-            .setRunId(call.step().runId())
-            .setStepId(call.step().stepId())
-            .setTool(call.tool())
-            .setArguments(call.argumentsJson())
-            .setArgumentsHash(key.argumentsHash())
-            .setBusinessScope(call.step().businessScope())
-            .setRequestedAt(clock.instant())
-            .setReplyTopic(replyTopic)
-            .setBypassApproval(call.bypassApproval())
-            .setTraceId(call.traceId())
-            .build();
-    CompletableFuture<Long> sent = new CompletableFuture<>();
-    try {
-      producer.send(
-          new ProducerRecord<>(intentsTopic, key.key(), intent),
-          (metadata, error) -> {
-            if (error != null) {
-              sent.completeExceptionally(error);
-            } else {
-              sent.complete(metadata.offset());
-            }
-          });
-    } catch (RuntimeException e) { // a serializer or the producer refusing before sending
-      sent.completeExceptionally(e);
-    }
-    return sent;
-  }
-
-  private int partitionOf(String key) {
-    if (replyPartitions < 0) {
-      replyPartitions = producer.partitionsFor(replyTopic).size();
-    }
-    return Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % replyPartitions;
-  }
-
-  private ToolResult notFinal(String key, ToolCall call, String code, String why) {
-    return ToolResult.newBuilder()
-        .setIdempotencyKey(key)
-        .setTenant(call.step().tenant())
-        .setTool(call.tool())
-        .setStatus(ResultStatus.IN_FLIGHT)
-        .setError(
-            ErrorInfo.newBuilder()
-                .setCode(code)
-                .setMessage(why + "; the action may still happen")
-                .setRetriable(true)
-                .setCorrectiveAction(
-                    "Call again with the same step context: it yields the same key and the action's result, never a second effect.")
-                .build())
-        .setFirstSeenAt(clock.instant())
-        .build();
-  }
-
   /**
    * Stops; calls still waiting complete at once with {@link
    * CallResult.StillRunning.Reason#CLIENT_CLOSED}.
@@ -323,7 +264,7 @@ public final class ToolCallClient implements ToolCalls {
       liveKeyRules.close();
     }
     replies.close();
-    producer.close(Duration.ofSeconds(5));
+    intents.close(Duration.ofSeconds(5));
     open.forEach(
         answer -> answer.complete(new Answer(null, CallResult.StillRunning.Reason.CLIENT_CLOSED)));
   }

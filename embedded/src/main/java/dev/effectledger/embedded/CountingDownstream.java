@@ -1,7 +1,8 @@
 package dev.effectledger.embedded;
 
-import com.fasterxml.jackson.core.JsonPointer;
-import com.fasterxml.jackson.databind.JsonNode;
+import static dev.effectledger.embedded.Exchanges.answer;
+import static dev.effectledger.embedded.Exchanges.pause;
+
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
@@ -11,7 +12,6 @@ import java.net.InetSocketAddress;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -73,8 +73,7 @@ public final class CountingDownstream implements AutoCloseable {
             t.setDaemon(true);
             return t;
           });
-  private final Map<String, AtomicInteger> effects = new ConcurrentHashMap<>();
-  private final Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
+  private final EffectCounts counts = new EffectCounts();
   private final Map<String, Stored> stored = new ConcurrentHashMap<>();
   private final Map<String, String> lastResponse = new ConcurrentHashMap<>();
   private final Map<String, Boolean> inProgress = new ConcurrentHashMap<>();
@@ -86,11 +85,8 @@ public final class CountingDownstream implements AutoCloseable {
   private final AtomicInteger maxConcurrent = new AtomicInteger();
   private volatile boolean honoursKeys = true;
   private volatile Duration latency = Duration.ZERO;
-  private volatile long planSeed;
-  private volatile Map<Fault, Integer> plan = Map.of();
+  private volatile FaultPlan plan = FaultPlan.NONE;
   private volatile Duration slow = Duration.ofMillis(300);
-  private volatile JsonPointer countBy;
-  private final Map<String, AtomicInteger> effectsByField = new ConcurrentHashMap<>();
 
   private CountingDownstream(HttpServer server, Duration hang) {
     this.server = server;
@@ -149,21 +145,18 @@ public final class CountingDownstream implements AutoCloseable {
    * under {@code ""}.
    */
   public CountingDownstream countBy(String pointer) {
-    this.countBy = JsonPointer.compile(pointer);
+    counts.countBy(pointer);
     return this;
   }
 
   /** Effects whose body held {@code value} at the {@link #countBy} pointer. */
   public int effectsBy(String value) {
-    AtomicInteger n = effectsByField.get(value);
-    return n == null ? 0 : n.get();
+    return counts.effectsBy(value);
   }
 
   /** Effects by the value at the {@link #countBy} pointer. */
   public Map<String, Integer> effectsByField() {
-    Map<String, Integer> copy = new ConcurrentHashMap<>();
-    effectsByField.forEach((k, v) -> copy.put(k, v.get()));
-    return copy;
+    return counts.effectsByField();
   }
 
   /** Time every effect takes, to make concurrency observable. */
@@ -183,17 +176,8 @@ public final class CountingDownstream implements AutoCloseable {
    * before the effect, or the answer held, dropped or a 500 after it.
    */
   public CountingDownstream faultPlan(long seed, int percent) {
-    Fault[] faults = {
-      Fault.UNAVAILABLE_BEFORE_EFFECT,
-      Fault.HANG_AFTER_EFFECT,
-      Fault.DROP_AFTER_EFFECT,
-      Fault.ERROR_AFTER_EFFECT
-    };
-    Map<Fault, Integer> mix = new EnumMap<>(Fault.class);
-    for (int i = 0; i < faults.length; i++) {
-      mix.put(faults[i], percent / faults.length + (i < percent % faults.length ? 1 : 0));
-    }
-    return faultMix(seed, mix);
+    this.plan = FaultPlan.evenly(seed, percent);
+    return this;
   }
 
   /**
@@ -201,13 +185,7 @@ public final class CountingDownstream implements AutoCloseable {
    * request; keys are chosen by a hash of the key and {@code seed}, the same keys every run.
    */
   public CountingDownstream faultMix(long seed, Map<Fault, Integer> percents) {
-    int total = percents.values().stream().mapToInt(Integer::intValue).sum();
-    if (total > 100 || percents.values().stream().anyMatch(p -> p < 0)) {
-      throw new IllegalArgumentException(
-          "fault shares must be 0-100% and add up to at most 100%, were " + percents);
-    }
-    this.planSeed = seed;
-    this.plan = Map.copyOf(percents);
+    this.plan = new FaultPlan(seed, percents);
     return this;
   }
 
@@ -223,24 +201,6 @@ public final class CountingDownstream implements AutoCloseable {
   /** Requests being handled now. */
   public int inFlight() {
     return concurrent.get();
-  }
-
-  private Fault planned(String key) {
-    if (plan.isEmpty()) {
-      return null;
-    }
-    long h = (key.hashCode() * 0x9E3779B97F4A7C15L) ^ planSeed;
-    h ^= h >>> 29;
-    h *= 0xBF58476D1CE4E5B9L;
-    h ^= h >>> 32;
-    int draw = (int) Math.floorMod(h, 100);
-    for (Fault fault : Fault.values()) {
-      draw -= plan.getOrDefault(fault, 0);
-      if (draw < 0) {
-        return fault;
-      }
-    }
-    return null;
   }
 
   public void inject(String key, Fault fault) {
@@ -266,24 +226,20 @@ public final class CountingDownstream implements AutoCloseable {
 
   /** Effects performed for {@code key}. */
   public int effects(String key) {
-    AtomicInteger n = effects.get(key);
-    return n == null ? 0 : n.get();
+    return counts.effects(key);
   }
 
   /** Requests received for {@code key}, effects or not. */
   public int requests(String key) {
-    AtomicInteger n = requests.get(key);
-    return n == null ? 0 : n.get();
+    return counts.requests(key);
   }
 
   public Map<String, Integer> effectsByKey() {
-    Map<String, Integer> copy = new ConcurrentHashMap<>();
-    effects.forEach((k, v) -> copy.put(k, v.get()));
-    return copy;
+    return counts.effectsByKey();
   }
 
   public int totalEffects() {
-    return effects.values().stream().mapToInt(AtomicInteger::get).sum();
+    return counts.total();
   }
 
   private void handle(HttpExchange exchange) throws IOException {
@@ -299,10 +255,10 @@ public final class CountingDownstream implements AutoCloseable {
         return;
       }
       String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
-      int seen = requests.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+      int seen = counts.request(key);
       Fault fault = faults.remove(key);
       if (fault == null && seen == 1) {
-        fault = planned(key);
+        fault = plan.faultOf(key);
       }
       if (fault == Fault.SLOW_UNAVAILABLE) {
         pause(slow);
@@ -373,11 +329,7 @@ public final class CountingDownstream implements AutoCloseable {
     if (!latency.isZero()) {
       pause(latency);
     }
-    effects.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
-    JsonPointer by = countBy;
-    if (by != null) {
-      effectsByField.computeIfAbsent(fieldOf(body, by), k -> new AtomicInteger()).incrementAndGet();
-    }
+    counts.effect(key, body);
     String response =
         JSON.createObjectNode().put("id", "ch_" + ids.incrementAndGet()).put("key", key).toString();
     if (honoursKeys) {
@@ -385,15 +337,6 @@ public final class CountingDownstream implements AutoCloseable {
     }
     lastResponse.put(key, response);
     return response;
-  }
-
-  private static String fieldOf(String body, JsonPointer pointer) {
-    try {
-      JsonNode value = JSON.readTree(body).at(pointer);
-      return value.isMissingNode() || value.isNull() ? "" : value.asText();
-    } catch (IOException e) {
-      return "";
-    }
   }
 
   private void listEffects(HttpExchange exchange) throws IOException {
@@ -438,21 +381,6 @@ public final class CountingDownstream implements AutoCloseable {
     } catch (IOException e) {
       return body;
     }
-  }
-
-  private static void pause(Duration duration) {
-    try {
-      Thread.sleep(duration.toMillis()); // simulated downstream latency, not synchronisation
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  private static void answer(HttpExchange exchange, int status, String body) throws IOException {
-    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-    exchange.getResponseHeaders().add("Content-Type", "application/json");
-    exchange.sendResponseHeaders(status, bytes.length);
-    exchange.getResponseBody().write(bytes);
   }
 
   @Override

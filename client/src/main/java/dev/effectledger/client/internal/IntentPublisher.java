@@ -1,0 +1,95 @@
+package dev.effectledger.client.internal;
+
+import dev.effectledger.client.DerivedKey;
+import dev.effectledger.client.ToolCall;
+import dev.effectledger.schema.ToolIntent;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.utils.Utils;
+
+/**
+ * The intent side of a client: owns the Kafka producer, turns a call and its derived key into the
+ * {@link ToolIntent} it publishes, and knows which reply-topic partition a key's reply lands on.
+ */
+public final class IntentPublisher {
+
+  private final KafkaProducer<String, ToolIntent> producer;
+  private final String intentsTopic;
+  private final String replyTopic;
+  private final Clock clock;
+
+  private volatile int replyPartitions = -1;
+
+  public IntentPublisher(
+      KafkaProducer<String, ToolIntent> producer,
+      String intentsTopic,
+      String replyTopic,
+      Clock clock) {
+    this.producer = producer;
+    this.intentsTopic = intentsTopic;
+    this.replyTopic = replyTopic;
+    this.clock = clock;
+  }
+
+  /** The intent published for {@code call} under {@code key}, asking for replies on replyTopic. */
+  public static ToolIntent intentOf(
+      ToolCall call, DerivedKey key, String replyTopic, Instant requestedAt) {
+    return ToolIntent.newBuilder()
+        .setIdempotencyKey(key.key())
+        .setTenant(call.step().tenant())
+        .setRunId(call.step().runId())
+        .setStepId(call.step().stepId())
+        .setTool(call.tool())
+        .setArguments(call.argumentsJson())
+        .setArgumentsHash(key.argumentsHash())
+        .setBusinessScope(call.step().businessScope())
+        .setRequestedAt(requestedAt)
+        .setReplyTopic(replyTopic)
+        .setBypassApproval(call.bypassApproval())
+        .setTraceId(call.traceId())
+        .build();
+  }
+
+  /** Publishes the call's intent; completes with its offset once the broker took it. */
+  public CompletableFuture<Long> publish(ToolCall call, DerivedKey key) {
+    ToolIntent intent = intentOf(call, key, replyTopic, clock.instant());
+    CompletableFuture<Long> sent = new CompletableFuture<>();
+    try {
+      producer.send(
+          new ProducerRecord<>(intentsTopic, key.key(), intent),
+          (metadata, error) -> {
+            if (error != null) {
+              sent.completeExceptionally(error);
+            } else {
+              sent.complete(metadata.offset());
+            }
+          });
+    } catch (RuntimeException e) { // a serializer or the producer refusing before sending
+      sent.completeExceptionally(e);
+    }
+    return sent;
+  }
+
+  /** The reply-topic partition {@code key}'s reply lands on (fetches metadata the first time). */
+  public int replyPartitionOf(String key) {
+    if (replyPartitions < 0) {
+      replyPartitions = producer.partitionsFor(replyTopic).size();
+    }
+    return partitionOf(key, replyPartitions);
+  }
+
+  /** The partition Kafka's default partitioner gives {@code key} among {@code partitions}. */
+  public static int partitionOf(String key, int partitions) {
+    return Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % partitions;
+  }
+
+  /** Closes the producer, waiting up to {@code wait} for sends still under way. */
+  public void close(Duration wait) {
+    producer.close(wait);
+  }
+}
