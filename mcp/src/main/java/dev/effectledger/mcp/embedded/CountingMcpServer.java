@@ -7,34 +7,18 @@ import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
-import io.modelcontextprotocol.server.McpServerFeatures.SyncCompletionSpecification;
-import io.modelcontextprotocol.server.McpServerFeatures.SyncPromptSpecification;
-import io.modelcontextprotocol.server.McpServerFeatures.SyncResourceSpecification;
-import io.modelcontextprotocol.server.McpServerFeatures.SyncResourceTemplateSpecification;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.server.McpSyncServer;
-import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
 import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
-import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
-import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
 import io.modelcontextprotocol.spec.McpSchema.ToolAnnotations;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee11.servlet.ServletHolder;
 import org.eclipse.jetty.io.EndPoint;
@@ -82,9 +66,8 @@ public final class CountingMcpServer implements AutoCloseable {
     DROP_AFTER
   }
 
-  private static final ObjectMapper JSON = new ObjectMapper();
+  static final ObjectMapper JSON = new ObjectMapper();
   private static final McpJsonMapper MAPPER = new JacksonMcpJsonMapper(JSON);
-  private static final String HEADER_KEY = "idempotency-key-header";
 
   /** Its one resource: {@code {"charges": n}}. */
   public static final String SUMMARY = "charges://summary";
@@ -95,22 +78,18 @@ public final class CountingMcpServer implements AutoCloseable {
   /** The customers {@code refund_policy}'s argument completes from. */
   public static final List<String> CUSTOMERS = List.of("cus_1", "cus_2", "cus_3");
 
-  private final Map<String, AtomicInteger> effects = new ConcurrentHashMap<>();
-  private final Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
-  private final Map<String, AtomicInteger> keyHeaders = new ConcurrentHashMap<>();
-  private final Map<String, Fault> faults = new ConcurrentHashMap<>();
-  private final Map<String, Map<String, Object>> charges = new ConcurrentHashMap<>();
-  private final AtomicInteger ids = new AtomicInteger();
-  private volatile boolean honoursKeys;
+  private final ChargeLedger ledger;
+  private final ChargeTools tools;
+  private final CountingFeatures features;
   private boolean notifiesToolChanges = true;
-  private volatile Duration slow = Duration.ofSeconds(2);
-  private final Path effectsFile;
   private Server jetty;
   private ServerConnector connector;
   private McpSyncServer server;
 
   private CountingMcpServer(Path effectsFile) {
-    this.effectsFile = effectsFile;
+    this.ledger = new ChargeLedger(effectsFile);
+    this.tools = new ChargeTools(ledger, this);
+    this.features = new CountingFeatures(ledger);
   }
 
   /** Starts on 127.0.0.1 ({@code port} 0 picks one), the MCP endpoint at {@code /mcp}. */
@@ -133,7 +112,7 @@ public final class CountingMcpServer implements AutoCloseable {
                 request -> {
                   String key = request.getHeader(McpMeta.IDEMPOTENCY_KEY_HEADER);
                   return McpTransportContext.create(
-                      key == null ? Map.of() : Map.of(HEADER_KEY, key));
+                      key == null ? Map.of() : Map.of(ChargeTools.HEADER_KEY, key));
                 })
             .build();
     counting.server = counting.build(McpServer.sync(transport));
@@ -171,7 +150,7 @@ public final class CountingMcpServer implements AutoCloseable {
       }
     }
     CountingMcpServer counting = new CountingMcpServer(file);
-    counting.honoursKeys = honours;
+    counting.tools.honoursKeys(honours);
     EndOfInput in = new EndOfInput(System.in);
     counting.server =
         counting.build(McpServer.sync(new StdioServerTransportProvider(MAPPER, in, System.out)));
@@ -180,13 +159,6 @@ public final class CountingMcpServer implements AutoCloseable {
   }
 
   private McpSyncServer build(McpServer.SyncSpecification<?> spec) {
-    Map<String, Object> chargeSchema =
-        schema(
-            Map.of(
-                "amount", Map.of("type", "integer"),
-                "to", Map.of("type", "string"),
-                "fault", Map.of("type", "string")),
-            List.of("amount", "to"));
     return spec.serverInfo("counting-payments", "1.0.0")
         .instructions(INSTRUCTIONS)
         .capabilities(
@@ -197,256 +169,28 @@ public final class CountingMcpServer implements AutoCloseable {
                 .completions()
                 .logging()
                 .build())
-        .resourceTemplates(
-            new SyncResourceTemplateSpecification(
-                McpSchema.ResourceTemplate.builder()
-                    .uriTemplate(CHARGE)
-                    .name("charge")
-                    .description("The charge made for a key")
-                    .mimeType("application/json")
-                    .build(),
-                this::readCharge))
-        .completions(
-            new SyncCompletionSpecification(
-                new McpSchema.PromptReference("refund_policy"),
-                (exchange, request) -> completion(CUSTOMERS, request.argument().value())),
-            new SyncCompletionSpecification(
-                new McpSchema.ResourceReference(CHARGE),
-                (exchange, request) ->
-                    completion(List.copyOf(charges.keySet()), request.argument().value())))
-        .resources(
-            new SyncResourceSpecification(
-                McpSchema.Resource.builder()
-                    .uri(SUMMARY)
-                    .name("charges")
-                    .description("How many charges this server made")
-                    .mimeType("application/json")
-                    .build(),
-                (exchange, request) ->
-                    new McpSchema.ReadResourceResult(
-                        List.of(
-                            new McpSchema.TextResourceContents(
-                                SUMMARY,
-                                "application/json",
-                                "{\"charges\":" + effectCount() + "}")))))
-        .prompts(
-            new SyncPromptSpecification(
-                new McpSchema.Prompt(
-                    "refund_policy",
-                    "How to refund a customer",
-                    List.of(new McpSchema.PromptArgument("customer", "the customer", true))),
-                (exchange, request) ->
-                    new McpSchema.GetPromptResult(
-                        "refund policy",
-                        List.of(
-                            new McpSchema.PromptMessage(
-                                McpSchema.Role.USER,
-                                new McpSchema.TextContent(
-                                    "Refund "
-                                        + request.arguments().get("customer")
-                                        + " within 30 days."))))))
-        .tools(
-            SyncToolSpecification.builder()
-                .tool(
-                    Tool.builder()
-                        .name("create_charge")
-                        .description("Charges a card: once per key")
-                        .inputSchema(chargeSchema)
-                        .annotations(
-                            ToolAnnotations.builder()
-                                .destructiveHint(true)
-                                .idempotentHint(false)
-                                .readOnlyHint(false)
-                                .build())
-                        .build())
-                .callHandler(this::createCharge)
-                .build(),
-            SyncToolSpecification.builder()
-                .tool(
-                    Tool.builder()
-                        .name("find_charge")
-                        .description("Whether the charge for a key happened")
-                        .inputSchema(
-                            schema(Map.of("key", Map.of("type", "string")), List.of("key")))
-                        .annotations(ToolAnnotations.builder().readOnlyHint(true).build())
-                        .build())
-                .callHandler(this::findCharge)
-                .build(),
-            SyncToolSpecification.builder()
-                .tool(
-                    Tool.builder()
-                        .name("get_balance")
-                        .description("The account's balance")
-                        .inputSchema(schema(Map.of("steps", Map.of("type", "integer")), List.of()))
-                        .annotations(ToolAnnotations.builder().readOnlyHint(true).build())
-                        .build())
-                .callHandler(
-                    (exchange, request) -> {
-                      // a caller that asks for progress gets `steps` notifications (default 2)
-                      // first, the result right after the last
-                      Object token = request.progressToken();
-                      if (token != null) {
-                        Object asked =
-                            request.arguments() == null ? null : request.arguments().get("steps");
-                        int steps = asked instanceof Number n ? n.intValue() : 2;
-                        for (int step = 1; step <= steps; step++) {
-                          exchange.progressNotification(
-                              new McpSchema.ProgressNotification(
-                                  token, (double) step, (double) steps, "counting, step " + step));
-                        }
-                      }
-                      exchange.loggingNotification(
-                          new McpSchema.LoggingMessageNotification(
-                              McpSchema.LoggingLevel.NOTICE,
-                              "balance",
-                              "balance read: " + (100 - effectCount())));
-                      return CallToolResult.builder()
-                          .structuredContent(Map.of("balance", 100 - effectCount()))
-                          .addTextContent("balance " + (100 - effectCount()))
-                          .build();
-                    })
-                .build())
+        .resourceTemplates(features.chargeTemplate())
+        .completions(features.completions())
+        .resources(features.summary())
+        .prompts(CountingFeatures.refundPolicy())
+        .tools(tools.specifications())
         .build();
   }
 
-  private static Map<String, Object> schema(Map<String, Object> properties, List<String> required) {
-    Map<String, Object> schema = new LinkedHashMap<>();
-    schema.put("type", "object");
-    schema.put("properties", properties);
-    schema.put("required", required);
-    return schema;
-  }
-
-  private CallToolResult createCharge(McpSyncServerExchange exchange, CallToolRequest request) {
-    String key = keyOf(exchange, request);
-    requests.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
-    Object header =
-        exchange.transportContext() == null ? null : exchange.transportContext().get(HEADER_KEY);
-    if (header != null) {
-      keyHeaders.computeIfAbsent(header.toString(), k -> new AtomicInteger()).incrementAndGet();
-    }
-    Object asked = request.arguments() == null ? null : request.arguments().get("fault");
-    Fault fault =
-        asked != null
-            ? Fault.valueOf(asked.toString().toUpperCase(Locale.ROOT))
-            : faults.remove(key);
-    if (fault == Fault.ERROR_BEFORE) {
-      return CallToolResult.builder().isError(true).addTextContent("card declined").build();
-    }
-    if (fault == Fault.PROTOCOL_ERROR) {
-      throw McpError.builder(McpSchema.ErrorCodes.INVALID_PARAMS)
-          .message("amount must be positive")
-          .build();
-    }
-    if (honoursKeys && charges.containsKey(key)) {
-      return result(charges.get(key));
-    }
-    if (fault == Fault.SLOW) {
-      sleep(slow);
-    }
-    Map<String, Object> charge = new LinkedHashMap<>();
-    charge.put("id", "ch_" + ids.incrementAndGet());
-    charge.put("amount", request.arguments().get("amount"));
-    charge.put("to", request.arguments().get("to"));
-    effects.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
-    charges.putIfAbsent(key, charge);
-    record(key);
-    // subscribers are told after the answer, not before it: a charge does not wait on them
+  /** Tells subscribers of {@value #SUMMARY} that it changed, without waiting on them. */
+  void notifySummaryUpdated() {
     server
         .getAsyncServer()
         .notifyResourcesUpdated(new McpSchema.ResourcesUpdatedNotification(SUMMARY))
         .subscribe(done -> {}, e -> {});
-    if (fault == Fault.DROP_AFTER) {
-      drop();
-    }
-    return result(charge);
   }
 
-  private static CallToolResult result(Map<String, Object> charge) {
-    return CallToolResult.builder()
-        .addTextContent("charged " + charge.get("amount") + " to " + charge.get("to"))
-        .structuredContent(charge)
-        .build();
-  }
-
-  private CallToolResult findCharge(McpSyncServerExchange exchange, CallToolRequest request) {
-    Map<String, Object> charge = charges.get(String.valueOf(request.arguments().get("key")));
-    Map<String, Object> answer = new LinkedHashMap<>();
-    answer.put("found", charge != null);
-    if (charge != null) {
-      answer.put("id", charge.get("id"));
-    }
-    return CallToolResult.builder()
-        .structuredContent(answer)
-        .addTextContent(charge == null ? "no charge" : "charge " + charge.get("id"))
-        .build();
-  }
-
-  private McpSchema.ReadResourceResult readCharge(
-      McpSyncServerExchange exchange, McpSchema.ReadResourceRequest request) {
-    String prefix = CHARGE.substring(0, CHARGE.indexOf('{'));
-    String key = request.uri().startsWith(prefix) ? request.uri().substring(prefix.length()) : "";
-    Map<String, Object> charge = charges.get(key);
-    if (charge == null) {
-      throw McpError.builder(McpSchema.ErrorCodes.RESOURCE_NOT_FOUND)
-          .message("no charge for key " + key)
-          .build();
-    }
-    try {
-      return new McpSchema.ReadResourceResult(
-          List.of(
-              new McpSchema.TextResourceContents(
-                  request.uri(), "application/json", JSON.writeValueAsString(charge))));
-    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
-  private static McpSchema.CompleteResult completion(List<String> values, String typed) {
-    List<String> matching =
-        values.stream().filter(v -> v.startsWith(typed == null ? "" : typed)).sorted().toList();
-    return new McpSchema.CompleteResult(
-        new McpSchema.CompleteResult.CompleteCompletion(matching, matching.size(), false));
-  }
-
-  private static String keyOf(McpSyncServerExchange exchange, CallToolRequest request) {
-    Object key = request.meta() == null ? null : request.meta().get(McpMeta.IDEMPOTENCY_KEY);
-    if (key == null && exchange.transportContext() != null) {
-      key = exchange.transportContext().get(HEADER_KEY);
-    }
-    return key == null ? "" : key.toString();
-  }
-
-  private void record(String key) {
-    if (effectsFile == null) {
-      return;
-    }
-    try {
-      Files.writeString(
-          effectsFile,
-          key + "\n",
-          StandardCharsets.UTF_8,
-          StandardOpenOption.CREATE,
-          StandardOpenOption.APPEND,
-          StandardOpenOption.SYNC);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
-  private void drop() {
+  /** Drops every connection, so a caller never gets the answer to the call in flight. */
+  void drop() {
     if (connector == null) {
       Runtime.getRuntime().halt(3); // over stdio: the process dies after the effect
     }
     connector.getConnectedEndPoints().forEach(EndPoint::close);
-  }
-
-  private static void sleep(Duration duration) {
-    try {
-      Thread.sleep(duration.toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
   }
 
   /**
@@ -460,7 +204,7 @@ public final class CountingMcpServer implements AutoCloseable {
                 Tool.builder()
                     .name(name)
                     .description("Added while running")
-                    .inputSchema(schema(Map.of(), List.of()))
+                    .inputSchema(ChargeTools.schema(Map.of(), List.of()))
                     .annotations(ToolAnnotations.builder().readOnlyHint(true).build())
                     .build())
             .callHandler(
@@ -481,42 +225,39 @@ public final class CountingMcpServer implements AutoCloseable {
 
   /** Calls of {@code fault} for {@code key} from now on, once (the next call for it). */
   public CountingMcpServer inject(String key, Fault fault) {
-    faults.put(key, fault);
+    ledger.inject(key, fault);
     return this;
   }
 
   /** Whether a key seen before gets the first answer again (no second effect). */
   public CountingMcpServer honoursKeys(boolean honours) {
-    this.honoursKeys = honours;
+    tools.honoursKeys(honours);
     return this;
   }
 
   /** How long a {@link Fault#SLOW} call waits before its effect. */
   public CountingMcpServer slow(Duration delay) {
-    this.slow = delay;
+    tools.slow(delay);
     return this;
   }
 
   /** Effects performed for {@code key}. */
   public int effects(String key) {
-    AtomicInteger n = effects.get(key);
-    return n == null ? 0 : n.get();
+    return ledger.effects(key);
   }
 
   /** {@code create_charge} calls received for {@code key}. */
   public int requests(String key) {
-    AtomicInteger n = requests.get(key);
-    return n == null ? 0 : n.get();
+    return ledger.requests(key);
   }
 
   /** {@code create_charge} calls whose {@code Idempotency-Key} header was {@code key}. */
   public int keyHeaders(String key) {
-    AtomicInteger n = keyHeaders.get(key);
-    return n == null ? 0 : n.get();
+    return ledger.keyHeaders(key);
   }
 
   public int effectCount() {
-    return effects.values().stream().mapToInt(AtomicInteger::get).sum();
+    return ledger.effectCount();
   }
 
   /** The Streamable HTTP endpoint, e.g. {@code http://127.0.0.1:41234/mcp}. */
