@@ -1,5 +1,6 @@
 package dev.effectledger.bench;
 
+import dev.effectledger.bench.chaos.ChaosResult;
 import dev.effectledger.bench.chaos.ChaosRun;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -192,15 +193,14 @@ final class ChaosCommand implements Callable<Integer> {
             dir,
             minWorkload,
             new ChaosRun.Timing(pendingTimeout, reconcileMinAge, reconcileEvery, outage));
-    ChaosRun.Result result = new ChaosRun(options).run();
+    ChaosResult result = new ChaosRun(options).run();
     if (report) {
       write(options, result, BenchCommand.typed(spec));
     }
     return result.violations().isEmpty() ? 0 : 1;
   }
 
-  private static void write(ChaosRun.Options o, ChaosRun.Result r, String command)
-      throws IOException {
+  private static void write(ChaosRun.Options o, ChaosResult r, String command) throws IOException {
     Path file =
         Path.of(
             Bench.reportBase(

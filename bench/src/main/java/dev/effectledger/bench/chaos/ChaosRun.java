@@ -7,12 +7,7 @@ import dev.effectledger.connectors.reconcile.Reconciler;
 import dev.effectledger.connectors.reconcile.ToolReport;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
-import java.io.IOException;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -20,10 +15,8 @@ import java.time.LocalTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
 import java.util.Set;
@@ -123,73 +116,9 @@ public final class ChaosRun {
     }
   }
 
-  /**
-   * What the run saw. {@code brokerFaults}: broker stops (3 brokers) or kill -9s (one broker);
-   * {@code inFlightAtExecutorKills}: requests in progress at the payment API at each executor kill;
-   * {@code selfExits}: processors and executors that exited on their own and were restarted; {@code
-   * doubleEffects}: actions with more effects than meant; {@code doubleEffectAudits}: what the
-   * ledger flagged as DOUBLE_EFFECT.
-   */
-  public record Result(
-      int actions,
-      int steps,
-      int processKills,
-      int agentKills,
-      int brokerFaults,
-      List<Integer> inFlightAtExecutorKills,
-      int selfExits,
-      long effects,
-      int doubleEffects,
-      int answered,
-      long intents,
-      long replies,
-      int heldUnknown,
-      int heldAfterPendingTimeout,
-      long doubleEffectAudits,
-      ToolReport reconciliation,
-      int staleResolutionsReplayed,
-      long skippedMarkers,
-      int outages,
-      long superseded,
-      long seconds,
-      List<String> violations) {
-
-    public String summary() {
-      return String.format(
-          "chaos: %d actions (%d steps), %d process kills (executors killed with %s requests in flight),"
-              + " %d agent kills, %d broker faults, %d restarts after a process exited on its own, %d effects, %d actions with"
-              + " more effects than meant, %d of %d steps answered, %d intents and %d replies, %d keys held as UNKNOWN on the"
-              + " way (%d after their pending timeout), %d double effects audited by the ledger, reconciler %s, %d stale resolutions replayed, %d transaction markers skipped by a coordinator,"
-              + " %d lane outages, %d dispatches of released lives answered without running, %d s,"
-              + " %d violation(s)",
-          actions,
-          steps,
-          processKills,
-          inFlightAtExecutorKills,
-          agentKills,
-          brokerFaults,
-          selfExits,
-          effects,
-          doubleEffects,
-          answered,
-          steps,
-          intents,
-          replies,
-          heldUnknown,
-          heldAfterPendingTimeout,
-          doubleEffectAudits,
-          reconciliation,
-          staleResolutionsReplayed,
-          skippedMarkers,
-          outages,
-          superseded,
-          seconds,
-          violations.size());
-    }
-  }
-
   private final Options options;
   private final ChaosWorkload workload;
+  private final AgentAnswers answers;
   private final HttpClient http =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
   private int downstreamPort;
@@ -197,16 +126,17 @@ public final class ChaosRun {
   public ChaosRun(Options options) {
     this.options = options;
     this.workload = new ChaosWorkload(options.agents(), options.actionsPerAgent(), 50);
+    this.answers = new AgentAnswers(options.dir(), options.agents(), workload);
   }
 
-  public Result run() throws Exception {
+  public ChaosResult run() throws Exception {
     long started = System.nanoTime();
     try (Processes processes = new Processes(options.dir())) {
       return runAll(processes, started);
     }
   }
 
-  private Result runAll(Processes processes, long started) throws Exception {
+  private ChaosResult runAll(Processes processes, long started) throws Exception {
     ChaosDeployment deployment = ChaosDeployment.start(options, processes);
     downstreamPort = deployment.downstreamPort();
     List<Node> processors = deployment.processors();
@@ -294,29 +224,30 @@ public final class ChaosRun {
       AtomicInteger selfExits = new AtomicInteger();
       List<Integer> inFlightAtKills = new ArrayList<>();
       Random schedule = new Random(options.seed() + 1);
-      awaitFirstAnswers(50, Duration.ofMinutes(3)); // faults hit a flowing pipeline, not its start
+      answers.awaitFirst(50, Duration.ofMinutes(3)); // faults hit a flowing pipeline, not its start
 
       long nextFault = System.nanoTime() + gap(schedule);
       long nextReport = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
       Set<Node> finished = new HashSet<>();
       int outages = 0;
       if (!options.timing().outage().isZero()) {
-        laneOutage(deployment, selfExits, started);
+        LaneOutage.run(deployment, options.timing().outage(), selfExits, started, answers);
         outages++;
       }
       int faults = schedule.nextInt(4);
-      int lastAnswered = answered();
+      int lastAnswered = answers.answered();
       long lastMove = System.nanoTime();
       long nextLook = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
       while (finished.size() < agents.size()) {
         Thread.sleep(200); // polling the agents' exits and the fault schedule's clock
         if (System.nanoTime() >= nextLook) {
-          int now = answered();
+          int now = answers.answered();
           if (now != lastAnswered) {
             lastAnswered = now;
             lastMove = System.nanoTime();
           } else if (System.nanoTime() - lastMove > options.timing().stallLimit().toNanos()) {
-            throw stalled(deployment, kafka, agents, now, faults);
+            throw ChaosStall.stalled(
+                options, workload, http, answers, deployment, kafka, agents, now, faults);
           }
           nextLook = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         }
@@ -340,8 +271,8 @@ public final class ChaosRun {
               String.format(
                   "%d s: %d of %d steps answered, %d process kills, %d agent kills, %d broker faults, %d restarts after exits",
                   TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started),
-                  answered(),
-                  steps(),
+                  answers.answered(),
+                  answers.steps(),
                   processKills.get(),
                   agentKills.get(),
                   brokerFaults.get(),
@@ -372,7 +303,8 @@ public final class ChaosRun {
           victim.restart();
         } else if (pick == 1) {
           Node victim = executors.get(schedule.nextInt(executors.size()));
-          inFlightAtKills.add(awaitEffectsInFlight(8, Duration.ofSeconds(30)));
+          inFlightAtKills.add(
+              PaymentsInFlight.await(http, downstreamPort, 8, Duration.ofSeconds(30)));
           victim.kill();
           processKills.incrementAndGet();
           Thread.sleep(1500);
@@ -408,12 +340,12 @@ public final class ChaosRun {
       ToolReport report = ChaosChecks.sum(passes, last);
       say("reconciler, all passes: " + report);
       ChaosChecks.Findings found =
-          new ChaosChecks(workload, http, downstreamPort, this::answers, steps())
+          new ChaosChecks(workload, http, downstreamPort, answers::answers, answers.steps())
               .takeStock(kafka, registry, ports[0], report, violations);
-      Result result =
-          new Result(
+      ChaosResult result =
+          new ChaosResult(
               options.actions(),
-              steps(),
+              answers.steps(),
               processKills.get(),
               agentKills.get(),
               brokerFaults.get(),
@@ -421,7 +353,7 @@ public final class ChaosRun {
               selfExits.get(),
               found.effects(),
               found.doubled(),
-              answered(),
+              answers.answered(),
               found.intents(),
               found.replies(),
               found.heldUnknown(),
@@ -438,144 +370,6 @@ public final class ChaosRun {
       violations.stream().limit(50).forEach(v -> say("VIOLATION " + v));
       return result;
     }
-  }
-
-  /**
-   * Ends a run whose agents got no new answer for its stall limit ({@link Timing#stallLimit}): what
-   * the run showed goes to {@code stall.txt} in its directory, to the output and into the
-   * exception.
-   */
-  private IllegalStateException stalled(
-      ChaosDeployment deployment, Properties kafka, List<Node> agents, int answered, int faults)
-      throws IOException {
-    List<Node> parts = new ArrayList<>();
-    parts.add(deployment.cluster());
-    parts.addAll(deployment.processors());
-    parts.addAll(deployment.executors());
-    parts.addAll(agents);
-    String report =
-        String.format(
-            "stalled: no new answer for %d s at %d of %d steps (%d faults so far); what the run showed:%n%s",
-            options.timing().stallLimit().toSeconds(),
-            answered,
-            steps(),
-            faults,
-            new ChaosStall(workload, http, kafka, deployment.ports()[0], ChaosStall.SILENT)
-                .describe(answeredSteps(), parts));
-    Files.writeString(options.dir().resolve("stall.txt"), report);
-    say(report);
-    return new IllegalStateException(report);
-  }
-
-  /**
-   * Every executor killed with -9 and kept down for the run's outage, while the agents go on
-   * sending: their dispatches queue on the lane, their pending timeouts hold the keys, and the
-   * reconciler, past its min age, looks them up and finds nothing (issue 52). Then the executors
-   * start again and read what queued. Processors that exit meanwhile are restarted as usual.
-   */
-  private void laneOutage(ChaosDeployment deployment, AtomicInteger selfExits, long started)
-      throws Exception {
-    Duration outage = options.timing().outage();
-    say("lane outage: every executor killed with -9, down for " + outage.toSeconds() + " s");
-    for (Node executor : deployment.executors()) {
-      executor.kill();
-    }
-    long back = System.nanoTime() + outage.toNanos();
-    long nextReport = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-    while (System.nanoTime() < back) {
-      Thread.sleep(200); // polling the outage's clock and the processes' exits
-      deployment.superviseExits(selfExits);
-      if (System.nanoTime() >= nextReport) {
-        say(
-            String.format(
-                "%d s: lane outage, %d of %d steps answered",
-                TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started), answered(), steps()));
-        nextReport = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-      }
-    }
-    for (Node executor : deployment.executors()) {
-      executor.restart();
-    }
-    say("lane outage over: executors started again");
-  }
-
-  /** Waits until the agents have {@code wanted} final answers, or {@code limit}. */
-  private void awaitFirstAnswers(int wanted, Duration limit) throws InterruptedException {
-    long deadline = System.nanoTime() + limit.toNanos();
-    while (answered() < wanted && System.nanoTime() < deadline) {
-      Thread.sleep(200); // polling the agents' answer files
-    }
-    say(answered() + " steps answered; faults start");
-  }
-
-  /**
-   * Waits until the payment API has at least {@code wanted} requests in progress, or {@code limit};
-   * returns how many it had.
-   */
-  private int awaitEffectsInFlight(int wanted, Duration limit) throws InterruptedException {
-    long deadline = System.nanoTime() + limit.toNanos();
-    int seen = 0;
-    while (System.nanoTime() < deadline) {
-      try {
-        seen =
-            Integer.parseInt(
-                http.send(
-                        HttpRequest.newBuilder(
-                                URI.create("http://127.0.0.1:" + downstreamPort + "/inflight"))
-                            .timeout(Duration.ofSeconds(2))
-                            .build(),
-                        HttpResponse.BodyHandlers.ofString())
-                    .body()
-                    .trim());
-      } catch (IOException | NumberFormatException e) {
-        seen = 0;
-      }
-      if (seen >= wanted) {
-        return seen;
-      }
-      Thread.sleep(20); // polling the payment API's in-flight count
-    }
-    return seen;
-  }
-
-  private int steps() {
-    return workload.all().stream().mapToInt(a -> a.steps().size()).sum();
-  }
-
-  private int answered() {
-    return answers().size();
-  }
-
-  private Set<String> answeredSteps() {
-    return answers().keySet();
-  }
-
-  /**
-   * The final answers in the agents' answer files (SUCCEEDED, FAILED or REJECTED), each step named
-   * by its agent's run id and its step id ({@link ChaosStall#answerOf}): every agent numbers its
-   * steps from 0.
-   */
-  private Map<String, String> answers() {
-    Map<String, String> answers = new HashMap<>();
-    for (int a = 0; a < options.agents(); a++) {
-      Path file = options.dir().resolve("answers-" + a + ".txt");
-      int agent = a;
-      try {
-        if (Files.exists(file)) {
-          Files.readAllLines(file).stream()
-              .filter(l -> l.indexOf('\t') > 0)
-              .forEach(
-                  l ->
-                      answers.put(
-                          ChaosStall.answerOf(
-                              ChaosWorkload.runId(agent), l.substring(0, l.indexOf('\t'))),
-                          l.substring(l.indexOf('\t') + 1)));
-        }
-      } catch (IOException e) {
-        say("could not read " + file + ": " + e.getMessage());
-      }
-    }
-    return answers;
   }
 
   private long gap(Random schedule) {

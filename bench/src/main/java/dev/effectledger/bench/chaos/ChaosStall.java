@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -84,6 +85,41 @@ final class ChaosStall {
       }
     }
     return String.join("\n", lines);
+  }
+
+  /**
+   * Ends a run whose agents got no new answer for its stall limit ({@link
+   * ChaosRun.Timing#stallLimit}): what the run showed goes to {@code stall.txt} in its directory,
+   * to the output and into the exception.
+   */
+  static IllegalStateException stalled(
+      ChaosRun.Options options,
+      ChaosWorkload workload,
+      HttpClient http,
+      AgentAnswers answers,
+      ChaosDeployment deployment,
+      Properties kafka,
+      List<Node> agents,
+      int answered,
+      int faults)
+      throws IOException {
+    List<Node> parts = new ArrayList<>();
+    parts.add(deployment.cluster());
+    parts.addAll(deployment.processors());
+    parts.addAll(deployment.executors());
+    parts.addAll(agents);
+    String report =
+        String.format(
+            "stalled: no new answer for %d s at %d of %d steps (%d faults so far); what the run showed:%n%s",
+            options.timing().stallLimit().toSeconds(),
+            answered,
+            answers.steps(),
+            faults,
+            new ChaosStall(workload, http, kafka, deployment.ports()[0], ChaosStall.SILENT)
+                .describe(answers.answeredSteps(), parts));
+    Files.writeString(options.dir().resolve("stall.txt"), report);
+    ChaosRun.say(report);
+    return new IllegalStateException(report);
   }
 
   /** How a step with a final answer is named in the set {@link #describe} is given. */

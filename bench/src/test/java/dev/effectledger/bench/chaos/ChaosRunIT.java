@@ -111,7 +111,7 @@ class ChaosRunIT {
   @Test
   @Timeout(900)
   void shouldTakeEachActionEffectExactlyAsOftenAsMeantUnderKillsAndBrokerStops() throws Exception {
-    ChaosRun.Result result = new ChaosRun(options(false)).run();
+    ChaosResult result = new ChaosRun(options(false)).run();
 
     assertThat(result.violations()).isEmpty();
     assertFaultsHappened(result);
@@ -129,8 +129,7 @@ class ChaosRunIT {
   @Test
   @Timeout(900)
   void shouldNeverRepeatAnEffectOnAPaymentApiThatIgnoresKeys() throws Exception {
-    ChaosRun.Result result =
-        new ChaosRun(options(true, false, SUITE_TIMING.withOutage(OUTAGE))).run();
+    ChaosResult result = new ChaosRun(options(true, false, SUITE_TIMING.withOutage(OUTAGE))).run();
 
     assertNoEffectRepeated(result);
     assertThat(result.outages()).isEqualTo(1);
@@ -142,13 +141,13 @@ class ChaosRunIT {
   @Test
   @Timeout(900)
   void shouldNeverRepeatAnEffectWhenTheOnlyBrokerIsKilledWithSigkill() throws Exception {
-    ChaosRun.Result result = new ChaosRun(options(true, true)).run();
+    ChaosResult result = new ChaosRun(options(true, true)).run();
 
     assertNoEffectRepeated(result);
     assertThat(result.answered()).isEqualTo(result.steps());
   }
 
-  private static void assertNoEffectRepeated(ChaosRun.Result result) {
+  private static void assertNoEffectRepeated(ChaosResult result) {
     assertThat(result.violations()).isEmpty();
     assertFaultsHappened(result);
     assertThat(result.doubleEffects()).isZero();
@@ -170,7 +169,7 @@ class ChaosRunIT {
         .isPositive();
   }
 
-  private static void assertFaultsHappened(ChaosRun.Result result) {
+  private static void assertFaultsHappened(ChaosResult result) {
     assertThat(result.processKills() + result.agentKills() + result.brokerFaults())
         .as("the whole schedule, eight faults, before the agents were done")
         .isEqualTo(8);
