@@ -69,11 +69,9 @@ final class ExecutorCommand implements Callable<Integer> {
                 AppConfig.EXECUTOR_HTTP_PORT,
                 () -> executor.isRunning() ? null : "the executor stopped: " + executor.failure(),
                 metrics::scrape);
-    // After the health endpoint: reading tool-policy takes a moment, and /readyz answers meanwhile.
-    long policyVersion =
-        cfg.getBoolean(AppConfig.POLICY_LIVE, true)
-            ? executor.followPolicy(p -> McpConnectors.all().create(p, lanes, Clock.systemUTC()))
-            : 0;
+    // The shutdown hook before anything else that takes time: the executor runs effects and /readyz
+    // answers from here on, and a SIGTERM while tool-policy was read used to end the JVM without
+    // closing the executor (status 143; ProcessesIT, 2026-11-28).
     InstanceIdentity held = identity;
     AutoCloseable release =
         () -> {
@@ -85,6 +83,11 @@ final class ExecutorCommand implements Callable<Integer> {
         health == null
             ? new Lifecycle("executor", executor, release)
             : new Lifecycle("executor", executor, health, release);
+    // After the health endpoint: reading tool-policy takes a moment, and /readyz answers meanwhile.
+    long policyVersion =
+        cfg.getBoolean(AppConfig.POLICY_LIVE, true)
+            ? executor.followPolicy(p -> McpConnectors.all().create(p, lanes, Clock.systemUTC()))
+            : 0;
     System.out.println(
         "effectledger executor: lanes "
             + lanes
