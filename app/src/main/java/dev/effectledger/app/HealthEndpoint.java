@@ -2,6 +2,7 @@ package dev.effectledger.app;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.effectledger.embedded.JdkHttpServers;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
@@ -40,7 +41,7 @@ final class HealthEndpoint implements AutoCloseable {
       String host, int port, String setting, Supplier<String> notReady, Supplier<String> metrics) {
     HttpServer server;
     try {
-      server = HttpServer.create(new InetSocketAddress(host, port), 0);
+      server = JdkHttpServers.create(new InetSocketAddress(host, port), 0);
     } catch (IOException e) {
       throw new UncheckedIOException(
           "Cannot listen on " + host + ":" + port + " (" + setting + "): " + e.getMessage(), e);

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
+import dev.effectledger.embedded.JdkHttpServers;
 import dev.effectledger.policy.Durations;
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.topology.LivePolicies;
@@ -61,11 +62,8 @@ final class LedgerHttpServer implements AutoCloseable {
       HttpAuth auth,
       boolean metricsNeedAuth) {
     this.auth = auth;
-    // The JDK server writes headers and body separately; without TCP_NODELAY each keep-alive
-    // request waits ~40 ms on a delayed ACK.
-    System.setProperty("sun.net.httpserver.nodelay", "true");
     try {
-      this.server = HttpServer.create(new InetSocketAddress(host, port), 0);
+      this.server = JdkHttpServers.create(new InetSocketAddress(host, port), 0);
     } catch (IOException e) {
       throw new UncheckedIOException(
           "Cannot listen on " + host + ":" + port + " (http.host, http.port): " + e.getMessage(),

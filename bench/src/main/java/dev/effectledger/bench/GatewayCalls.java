@@ -6,6 +6,7 @@ import dev.effectledger.client.CallResult;
 import dev.effectledger.client.StepContext;
 import dev.effectledger.client.ToolCall;
 import dev.effectledger.client.ToolCallClient;
+import dev.effectledger.embedded.JdkHttpServers;
 import dev.effectledger.gateway.Gateway;
 import java.net.InetSocketAddress;
 import java.net.http.HttpClient;
@@ -41,7 +42,7 @@ final class GatewayCalls {
 
   /** What the gateway probes on the ledger: 200 while Kafka Streams runs. */
   static HttpServer readiness(KafkaStreams ledger) throws Exception {
-    HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    HttpServer server = JdkHttpServers.create(new InetSocketAddress("127.0.0.1", 0), 0);
     server.createContext(
         "/readyz",
         ex -> {

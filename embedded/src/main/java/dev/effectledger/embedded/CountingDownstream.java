@@ -108,11 +108,8 @@ public final class CountingDownstream implements AutoCloseable {
 
   /** Starts on {@code address}; for a container, bind 0.0.0.0. */
   public static CountingDownstream start(InetSocketAddress address, Duration hang) {
-    // Without TCP_NODELAY the JDK server's separate header and body writes meet delayed ACKs and
-    // every keep-alive request takes ~40 ms.
-    System.setProperty("sun.net.httpserver.nodelay", "true");
     try {
-      HttpServer http = HttpServer.create(address, 0);
+      HttpServer http = JdkHttpServers.create(address, 0);
       CountingDownstream downstream = new CountingDownstream(http, hang);
       http.setExecutor(downstream.threads);
       http.createContext("/charges", downstream::handle);

@@ -36,7 +36,7 @@ public final class SchemaRegistryServer implements AutoCloseable {
   /** Starts on 127.0.0.1:{@code port}; 0 picks a free port. */
   public static SchemaRegistryServer start(int port) {
     try {
-      HttpServer http = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 0);
+      HttpServer http = JdkHttpServers.create(new InetSocketAddress("127.0.0.1", port), 0);
       SchemaRegistryServer server = new SchemaRegistryServer(http);
       http.createContext("/subjects/", server::register);
       http.createContext("/schemas/ids/", server::fetch);
