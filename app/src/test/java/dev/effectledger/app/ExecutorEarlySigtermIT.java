@@ -1,0 +1,109 @@
+package dev.effectledger.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.effectledger.embedded.CountingDownstream;
+import dev.effectledger.embedded.SchemaRegistryServer;
+import dev.effectledger.schema.Topics;
+import dev.effectledger.testkit.KafkaClusterExtension;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * An executor stopped with SIGTERM in its first seconds, after {@code /readyz} answered 200 and
+ * while it still reads {@code tool-policy}, stops cleanly (status 0, "stopped cleanly"). It used to
+ * end with status 143 and nothing on its output, as a kill -9 would: its shutdown hook was
+ * registered only after that read (ProcessesIT failed so in two fresh-clone runs, 2026-11-28).
+ *
+ * <p>The read is held open on purpose: {@code tool-policy}'s only replica is on a broker that is
+ * stopped, so the executor waits for its end offset (up to 30 s) while its lanes, on the other two
+ * brokers, run. An executor started while a broker is down meets the same.
+ */
+class ExecutorEarlySigtermIT {
+
+  private static final int POLICY_BROKER = 2;
+
+  // Kafka's internal topics on two replicas: they are created on first use, after POLICY_BROKER
+  // is stopped, and three replicas cannot be placed on two brokers.
+  @RegisterExtension
+  static final KafkaClusterExtension kafka =
+      KafkaClusterExtension.withBrokers(
+          3,
+          Map.of(
+              "offsets.topic.replication.factor", "2",
+              "transaction.state.log.replication.factor", "2"));
+
+  @TempDir Path dir;
+  private JarFixture jar;
+
+  @BeforeEach
+  void fixture() {
+    jar = new JarFixture(dir, kafka.bootstrapServers());
+  }
+
+  @AfterEach
+  void killLeftovers() {
+    jar.close();
+  }
+
+  @Test
+  @Timeout(180)
+  void aSigtermWhileTheExecutorStillReadsToolPolicyStopsItCleanly() throws Exception {
+    Map<String, Integer> topics = new HashMap<>();
+    for (String topic : Topics.fixed()) {
+      if (!topic.equals(Topics.POLICY)) {
+        topics.put(topic, 1);
+      }
+    }
+    topics.put(Topics.dispatch("payments"), 1);
+    kafka.createTopics(topics);
+    kafka
+        .cluster()
+        .admin()
+        .createTopics(List.of(new NewTopic(Topics.POLICY, Map.of(0, List.of(POLICY_BROKER)))))
+        .all()
+        .get(60, TimeUnit.SECONDS);
+    kafka.cluster().stopBroker(POLICY_BROKER);
+
+    try (SchemaRegistryServer registry = SchemaRegistryServer.start();
+        CountingDownstream downstream = CountingDownstream.start(Duration.ofSeconds(1))) {
+      jar.writeConfigs(registry, downstream, "executor-early-sigterm-it");
+      JarFixture.Running executor =
+          jar.start("executor", "--config", "executor.properties", "--lanes", "payments");
+      await("the executor process's /readyz answers 200")
+          .atMost(Duration.ofSeconds(90))
+          .failFast(executor::assertAlive)
+          .ignoreExceptions()
+          .untilAsserted(
+              () ->
+                  assertThat(jar.get(jar.executorHealth() + "/readyz").statusCode())
+                      .as("GET %s/readyz", jar.executorHealth())
+                      .isEqualTo(200));
+      // The window this test is about: the startup line comes once tool-policy has been read.
+      assertThat(executor.output())
+          .as("the executor's output while it reads tool-policy (its startup line comes after)")
+          .noneMatch(line -> line.startsWith("effectledger executor: lanes"));
+
+      executor.process().destroy(); // SIGTERM
+      assertThat(executor.process().waitFor(60, TimeUnit.SECONDS))
+          .as("the executor ended within 60 s of SIGTERM")
+          .isTrue();
+      assertThat(executor.process().exitValue())
+          .as("executor output: %s", executor.output())
+          .isZero();
+      assertThat(executor.output()).contains("effectledger executor stopped cleanly");
+    }
+  }
+}
