@@ -8,8 +8,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -20,7 +22,9 @@ import org.slf4j.LoggerFactory;
  * Follows the applied tool policy on {@value Topics#POLICY} from a thread of its own and hands each
  * document to a reader: partition 0 (every partition holds the same documents), read_committed,
  * from its start (the topic is compacted: the latest version, then each new one). What clients,
- * gateways and executors read; the ledger's tasks read their own partitions in the topology.
+ * gateways and executors read; the ledger's tasks read their own partitions in the topology. A
+ * partition that cannot be reached for a while (its broker restarting) is waited for, not given up
+ * on: the feed reads on from where it was.
  */
 public final class PolicyFeed implements AutoCloseable {
 
@@ -65,7 +69,8 @@ public final class PolicyFeed implements AutoCloseable {
 
   /**
    * Waits until what tool-policy held when the feed started has been read (at once when the topic
-   * does not exist).
+   * does not exist, and as soon as a read fails when its partition cannot be reached: the feed
+   * reads on once it can).
    *
    * @return false when {@code wait} passed first
    */
@@ -75,26 +80,54 @@ public final class PolicyFeed implements AutoCloseable {
 
   private void run() {
     TopicPartition partition = new TopicPartition(Topics.POLICY, 0);
+    boolean assigned = false;
+    long end = -1;
+    boolean failing = false;
     try {
-      while (!closed && consumer.partitionsFor(Topics.POLICY, Duration.ofSeconds(10)).isEmpty()) {
-        // No policy applied to this cluster yet: look again later.
-        caughtUp.countDown();
-        pause(Duration.ofSeconds(30));
-      }
-      if (closed) {
-        return;
-      }
-      consumer.assign(List.of(partition));
-      consumer.seekToBeginning(List.of(partition));
-      long end = consumer.endOffsets(List.of(partition), Duration.ofSeconds(30)).get(partition);
       while (!closed) {
-        for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofSeconds(1))) {
-          if (record.value() != null) {
-            hand(record.value());
+        try {
+          if (!assigned) {
+            if (consumer.partitionsFor(Topics.POLICY, Duration.ofSeconds(10)).isEmpty()) {
+              // No policy applied to this cluster yet: look again later.
+              caughtUp.countDown();
+              pause(Duration.ofSeconds(30));
+              continue;
+            }
+            consumer.assign(List.of(partition));
+            consumer.seekToBeginning(List.of(partition));
+            assigned = true;
           }
-        }
-        if (caughtUp.getCount() > 0 && consumer.position(partition) >= end) {
+          if (caughtUp.getCount() > 0 && end < 0) {
+            end = consumer.endOffsets(List.of(partition), Duration.ofSeconds(10)).get(partition);
+          }
+          if (caughtUp.getCount() > 0 && consumer.position(partition) >= end) {
+            caughtUp.countDown();
+          }
+          ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofSeconds(1));
+          if (!records.isEmpty()) {
+            failing = false; // read again: the next failure is worth a warning of its own
+          }
+          for (ConsumerRecord<String, byte[]> record : records) {
+            if (record.value() != null) {
+              hand(record.value());
+            }
+          }
+        } catch (RetriableException e) {
+          // A broker or the partition's leader is away (a restart, an outage): the policy read so
+          // far stays in use, and the feed goes on from where it was once the partition is back.
+          if (closed) {
+            return;
+          }
+          if (!failing) {
+            failing = true;
+            log.warn(
+                "Cannot read {} for now ({}); the policy last read stays in use, and this process"
+                    + " reads on once the topic's partition is available again.",
+                Topics.POLICY,
+                e.toString());
+          }
           caughtUp.countDown();
+          pause(Duration.ofSeconds(5));
         }
       }
     } catch (WakeupException e) {
