@@ -28,7 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * registered only after that read (ProcessesIT failed so in two fresh-clone runs, 2026-11-28).
  *
  * <p>The read is held open on purpose: {@code tool-policy}'s only replica is on a broker that is
- * stopped, so the executor waits for its end offset (up to 30 s) while its lanes, on the other two
+ * stopped, so the executor waits for its end offset (10 s) while its lanes, on the other two
  * brokers, run. An executor started while a broker is down meets the same.
  */
 class ExecutorEarlySigtermIT {
