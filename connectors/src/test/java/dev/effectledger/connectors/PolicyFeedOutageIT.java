@@ -22,10 +22,11 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * A process following tool-policy (executor, gateways, clients) reads on after the topic's
- * partition was out of reach, instead of giving up until a restart. It used to stop at the first
- * failed read ("Stopped reading tool-policy ... restart it"): an executor started while a broker
- * was down never took a policy version again (found with ExecutorEarlySigtermIT's set-up).
+ * A process following tool-policy (executor, gateways, clients) that starts while the topic's
+ * partition is out of reach reads it once it is back, instead of giving up until a restart. Its
+ * first read used to fail for good ("Stopped reading tool-policy ... restart it"): an executor
+ * started while a broker was down never took a policy version (found with ExecutorEarlySigtermIT's
+ * set-up). Once past its first read, the old feed's polls rode out an outage too.
  */
 class PolicyFeedOutageIT {
 

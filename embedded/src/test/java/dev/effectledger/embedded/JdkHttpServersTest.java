@@ -51,7 +51,8 @@ class JdkHttpServersTest {
                 System.getProperty("java.class.path"),
                 JdkHttpServersTest.class.getName()));
     command.addAll(List.of(order));
-    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    // stderr apart: a JVM may say "Picked up JAVA_TOOL_OPTIONS" there
+    Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
     assertThat(p.waitFor(30, TimeUnit.SECONDS)).as("the probe JVM ended within 30 s").isTrue();
     return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
   }

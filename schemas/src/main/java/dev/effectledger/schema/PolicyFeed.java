@@ -11,6 +11,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -100,13 +101,17 @@ public final class PolicyFeed implements AutoCloseable {
           if (caughtUp.getCount() > 0 && end < 0) {
             end = consumer.endOffsets(List.of(partition), Duration.ofSeconds(10)).get(partition);
           }
-          if (caughtUp.getCount() > 0 && consumer.position(partition) >= end) {
+          if (caughtUp.getCount() > 0
+              && consumer.position(partition, Duration.ofSeconds(10)) >= end) {
             caughtUp.countDown();
           }
-          ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofSeconds(1));
-          if (!records.isEmpty()) {
-            failing = false; // read again: the next failure is worth a warning of its own
+          if (failing) {
+            // A poll does not fail while the partition is away; its leader answering does.
+            consumer.endOffsets(List.of(partition), Duration.ofSeconds(10));
+            failing = false;
+            log.info("Reading {} again", Topics.POLICY);
           }
+          ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofSeconds(1));
           for (ConsumerRecord<String, byte[]> record : records) {
             if (record.value() != null) {
               hand(record.value());
@@ -117,6 +122,9 @@ public final class PolicyFeed implements AutoCloseable {
           // far stays in use, and the feed goes on from where it was once the partition is back.
           if (closed) {
             return;
+          }
+          if (e instanceof CorruptRecordException) {
+            throw e; // retrying reads the same bytes again: stop, and say so (below)
           }
           if (!failing) {
             failing = true;
