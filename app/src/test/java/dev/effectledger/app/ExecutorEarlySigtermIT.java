@@ -15,7 +15,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -71,12 +70,7 @@ class ExecutorEarlySigtermIT {
     }
     topics.put(Topics.dispatch("payments"), 1);
     kafka.createTopics(topics);
-    kafka
-        .cluster()
-        .admin()
-        .createTopics(List.of(new NewTopic(Topics.POLICY, Map.of(0, List.of(POLICY_BROKER)))))
-        .all()
-        .get(60, TimeUnit.SECONDS);
+    kafka.cluster().createTopicOnBroker(Topics.POLICY, POLICY_BROKER);
     kafka.cluster().stopBroker(POLICY_BROKER);
 
     try (SchemaRegistryServer registry = SchemaRegistryServer.start();

@@ -9,10 +9,8 @@ import dev.effectledger.testkit.KafkaClusterExtension;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -39,12 +37,7 @@ class PolicyFeedOutageIT {
   @Timeout(180)
   void aFeedStartedWhileToolPolicyIsOutOfReachReadsItOnceItIsBack() throws Exception {
     // tool-policy's only replica on one broker, so stopping that broker takes the partition away
-    kafka
-        .cluster()
-        .admin()
-        .createTopics(List.of(new NewTopic(Topics.POLICY, Map.of(0, List.of(POLICY_BROKER)))))
-        .all()
-        .get(60, TimeUnit.SECONDS);
+    kafka.cluster().createTopicOnBroker(Topics.POLICY, POLICY_BROKER);
     try (KafkaProducer<String, byte[]> producer =
         new KafkaProducer<>(
             Fixtures.kafka(kafka.bootstrapServers()),

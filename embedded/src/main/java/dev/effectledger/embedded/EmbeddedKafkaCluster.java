@@ -118,6 +118,25 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
     return admin;
   }
 
+  /**
+   * Creates {@code topic} with one partition whose only replica is on broker {@code id}: stopping
+   * that broker ({@link #stopBroker}) takes the partition out of reach.
+   */
+  public void createTopicOnBroker(String topic, int id) {
+    try {
+      admin()
+          .createTopics(List.of(new NewTopic(topic, Map.of(0, List.of(id)))))
+          .all()
+          .get(60, TimeUnit.SECONDS);
+      TopicVisibility.await(admin(), List.of(topic), Duration.ofSeconds(60));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("Interrupted while creating topic " + topic, e);
+    } catch (ExecutionException | TimeoutException e) {
+      throw new IllegalStateException("Could not create topic " + topic + " on broker " + id, e);
+    }
+  }
+
   /** Creates each topic with its partition count, replicated to every broker (at most 3). */
   public void createTopics(Map<String, Integer> partitionsByTopic) {
     List<NewTopic> topics = new ArrayList<>();
