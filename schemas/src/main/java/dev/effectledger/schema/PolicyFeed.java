@@ -8,7 +8,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.CorruptRecordException;
@@ -111,8 +110,7 @@ public final class PolicyFeed implements AutoCloseable {
             failing = false;
             log.info("Reading {} again", Topics.POLICY);
           }
-          ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofSeconds(1));
-          for (ConsumerRecord<String, byte[]> record : records) {
+          for (ConsumerRecord<String, byte[]> record : consumer.poll(Duration.ofSeconds(1))) {
             if (record.value() != null) {
               hand(record.value());
             }
