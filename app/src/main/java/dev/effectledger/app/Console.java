@@ -3,6 +3,7 @@ package dev.effectledger.app;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import dev.effectledger.policy.ToolPolicies;
+import dev.effectledger.schema.QueryString;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
@@ -106,7 +107,7 @@ final class Console {
                 exchange,
                 200,
                 "key",
-                pages.key(caller, ConsoleForms.query(exchange.getRequestURI().getRawQuery())));
+                pages.key(caller, QueryString.parse(exchange.getRequestURI().getRawQuery())));
         default -> ConsoleResponses.text(exchange, 404, "no such console page\n");
       }
     } catch (RuntimeException e) {

@@ -2,12 +2,11 @@ package dev.effectledger.app;
 
 import com.sun.net.httpserver.HttpExchange;
 import dev.effectledger.policy.Durations;
+import dev.effectledger.schema.QueryString;
 import java.io.IOException;
-import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 
@@ -26,27 +25,7 @@ final class ConsoleForms {
   /** A form post's fields (application/x-www-form-urlencoded), at most 64 KiB of them. */
   static Map<String, String> form(HttpExchange exchange) throws IOException {
     byte[] body = exchange.getRequestBody().readNBytes(MAX_FORM);
-    return query(new String(body, StandardCharsets.UTF_8));
-  }
-
-  /**
-   * The fields of a raw (still encoded) query string or form body, in order; a name given twice
-   * keeps its first value, a name without {@code =} has the empty value.
-   */
-  static Map<String, String> query(String raw) {
-    Map<String, String> out = new LinkedHashMap<>();
-    if (raw == null || raw.isEmpty()) {
-      return out;
-    }
-    for (String pair : raw.split("&")) {
-      int eq = pair.indexOf('=');
-      String name =
-          URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
-      String value =
-          eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
-      out.putIfAbsent(name, value);
-    }
-    return out;
+    return QueryString.parse(new String(body, StandardCharsets.UTF_8));
   }
 
   /** The console's page of {@code tenant}'s {@code key}. */

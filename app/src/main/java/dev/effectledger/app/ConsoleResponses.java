@@ -5,10 +5,10 @@ import com.github.mustachejava.DefaultMustacheFactory;
 import com.github.mustachejava.Mustache;
 import com.github.mustachejava.MustacheFactory;
 import com.sun.net.httpserver.HttpExchange;
+import dev.effectledger.embedded.JdkHttpServers;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.StringWriter;
-import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
 /**
@@ -44,10 +44,7 @@ final class ConsoleResponses {
 
   private static void answer(HttpExchange exchange, int status, String type, String body)
       throws IOException {
-    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-    exchange.getResponseHeaders().set("Content-Type", type);
-    exchange.sendResponseHeaders(status, bytes.length);
-    exchange.getResponseBody().write(bytes);
+    JdkHttpServers.answer(exchange, status, type, body);
   }
 
   /** The console's own script and style, and uPlot's from its WebJar. */

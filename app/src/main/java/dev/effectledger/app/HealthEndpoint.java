@@ -4,10 +4,8 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.effectledger.embedded.JdkHttpServers;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.util.function.Supplier;
 
 /**
@@ -74,14 +72,7 @@ final class HealthEndpoint implements AutoCloseable {
 
   private static void answer(HttpExchange exchange, int status, String body, String type)
       throws IOException {
-    try (exchange) {
-      byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-      exchange.getResponseHeaders().set("Content-Type", type);
-      exchange.sendResponseHeaders(status, bytes.length);
-      try (OutputStream out = exchange.getResponseBody()) {
-        out.write(bytes);
-      }
-    }
+    JdkHttpServers.answer(exchange, status, type, body);
   }
 
   @Override

@@ -8,6 +8,8 @@ import com.sun.net.httpserver.HttpServer;
 import dev.effectledger.embedded.JdkHttpServers;
 import dev.effectledger.policy.Durations;
 import dev.effectledger.schema.LedgerEntry;
+import dev.effectledger.schema.Problem;
+import dev.effectledger.schema.QueryString;
 import dev.effectledger.topology.LivePolicies;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -124,11 +126,13 @@ final class LedgerHttpServer implements AutoCloseable {
   private void policy(HttpExchange exchange) throws IOException {
     ObjectNode body = queries.policy();
     if (body == null) {
-      answer(
+      JdkHttpServers.answer(
           exchange,
-          404,
-          "application/json",
-          "{\"error\":\"this processor does not read tool-policy (policy.live=false)\"}");
+          Problem.of(
+              404,
+              "policy-not-read",
+              "Tool policy not read",
+              "this processor does not read tool-policy (policy.live=false)"));
       return;
     }
     answer(exchange, 200, "application/json", body.toString());
@@ -144,11 +148,13 @@ final class LedgerHttpServer implements AutoCloseable {
       return true;
     }
     exchange.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"effectledger\"");
-    answer(
+    JdkHttpServers.answer(
         exchange,
-        401,
-        "application/json",
-        "{\"error\":\"send Authorization: Bearer <token> with a token of http.auth.<name>\"}");
+        Problem.of(
+            401,
+            "unauthorized",
+            "Unauthorized",
+            "send Authorization: Bearer <token> with a token of http.auth.<name>"));
     return false;
   }
 
@@ -229,7 +235,9 @@ final class LedgerHttpServer implements AutoCloseable {
   private void key(HttpExchange exchange, String route, boolean asReply) throws IOException {
     String[] parts = exchange.getRequestURI().getRawPath().substring(route.length()).split("/", -1);
     if (parts.length != 2 || parts[0].isEmpty() || parts[1].isEmpty()) {
-      answer(exchange, 400, "application/json", "{\"error\":\"use " + route + "{tenant}/{key}\"}");
+      JdkHttpServers.answer(
+          exchange,
+          Problem.of(400, "invalid-path", "Invalid path", "use " + route + "{tenant}/{key}"));
       return;
     }
     String tenant = URLDecoder.decode(parts[0], StandardCharsets.UTF_8);
@@ -244,7 +252,9 @@ final class LedgerHttpServer implements AutoCloseable {
     }
     LedgerEntry entry = queries.local(tenant, key);
     if (entry == null) {
-      answer(exchange, 404, "application/json", "{\"error\":\"no ledger entry for this key\"}");
+      JdkHttpServers.answer(
+          exchange,
+          Problem.of(404, "unknown-key", "Unknown key", "no ledger entry for this key").key(key));
     } else {
       answer(
           exchange,
@@ -253,7 +263,11 @@ final class LedgerHttpServer implements AutoCloseable {
           (asReply
                   ? LedgerEntryJson.asReply(entry)
                   : LedgerEntryJson.describe(
-                      entry, "result=1".equals(exchange.getRequestURI().getRawQuery())))
+                      entry,
+                      "1"
+                          .equals(
+                              QueryString.parse(exchange.getRequestURI().getRawQuery())
+                                  .get("result"))))
               .toString());
     }
   }
@@ -271,11 +285,13 @@ final class LedgerHttpServer implements AutoCloseable {
     String query = exchange.getRequestURI().getRawQuery();
     Duration window = window(query);
     if (parts.length != 2 || parts[0].isEmpty() || !parts[1].equals("expiry") || window == null) {
-      answer(
+      JdkHttpServers.answer(
           exchange,
-          400,
-          "application/json",
-          "{\"error\":\"use /v1/tools/{tool}/expiry?window=<duration, e.g. 7d>\"}");
+          Problem.of(
+              400,
+              "invalid-query",
+              "Invalid query",
+              "use /v1/tools/{tool}/expiry?window=<duration, e.g. 7d>"));
       return;
     }
     String tool = URLDecoder.decode(parts[0], StandardCharsets.UTF_8);
@@ -294,14 +310,7 @@ final class LedgerHttpServer implements AutoCloseable {
 
   /** The duration a raw query's {@code window} names; null when it names none or no duration. */
   static Duration window(String rawQuery) {
-    String windowText = null;
-    if (rawQuery != null) {
-      for (String pair : rawQuery.split("&")) {
-        if (pair.startsWith("window=")) {
-          windowText = URLDecoder.decode(pair.substring(7), StandardCharsets.UTF_8);
-        }
-      }
-    }
+    String windowText = QueryString.parse(rawQuery).get("window");
     return windowText == null ? null : Durations.parse(windowText).orElse(null);
   }
 
@@ -311,7 +320,13 @@ final class LedgerHttpServer implements AutoCloseable {
     if (state == KafkaStreams.State.RUNNING) {
       return false;
     }
-    answer(exchange, 503, "application/json", "{\"error\":\"not ready: " + state + "\"}");
+    JdkHttpServers.answer(
+        exchange,
+        Problem.of(
+            503,
+            "unavailable",
+            "Not ready",
+            "the ledger is " + state + ", not RUNNING; ask again"));
     return true;
   }
 
@@ -331,16 +346,28 @@ final class LedgerHttpServer implements AutoCloseable {
                       ? ""
                       : "?" + exchange.getRequestURI().getRawQuery(),
                   authorization(exchange));
-      answer(exchange, response.statusCode(), "application/json", response.body());
-    } catch (IOException e) {
       answer(
           exchange,
-          502,
-          "application/json",
-          "{\"error\":\"owner " + InstanceFanOut.address(owner) + " unreachable\"}");
+          response.statusCode(),
+          response.headers().firstValue("Content-Type").orElse("application/json"),
+          response.body());
+    } catch (IOException e) {
+      JdkHttpServers.answer(
+          exchange,
+          Problem.of(
+                  502,
+                  "owner-unreachable",
+                  "Owner unreachable",
+                  "the instance owning this key, "
+                      + InstanceFanOut.address(owner)
+                      + ", did not answer: "
+                      + e.getMessage())
+              .key(key));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      answer(exchange, 503, "application/json", "{\"error\":\"interrupted\"}");
+      JdkHttpServers.answer(
+          exchange,
+          Problem.of(503, "unavailable", "Not ready", "interrupted while asking the owner"));
     }
   }
 
@@ -355,12 +382,7 @@ final class LedgerHttpServer implements AutoCloseable {
 
   private static void answer(HttpExchange exchange, int status, String type, String body)
       throws IOException {
-    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-    exchange.getResponseHeaders().set("Content-Type", type);
-    exchange.sendResponseHeaders(status, bytes.length);
-    try (var out = exchange.getResponseBody()) {
-      out.write(bytes);
-    }
+    JdkHttpServers.answer(exchange, status, type, body);
   }
 
   @Override

@@ -2,35 +2,17 @@ package dev.effectledger.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.effectledger.schema.QueryString;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 class ConsoleFormsTest {
 
   @Test
-  void shouldDecodeAFormAndKeepTheFirstValueOfANameGivenTwice() {
-    assertThat(
-            ConsoleForms.query(
-                "tenant=acme&key=order+42%2F7&csrf=abc&key=other&failed&result=%7B%22a%22%3A1%7D"))
-        .containsExactly(
-            entry("tenant", "acme"),
-            entry("key", "order 42/7"),
-            entry("csrf", "abc"),
-            entry("failed", ""),
-            entry("result", "{\"a\":1}"));
-  }
-
-  @Test
-  void shouldReadNoFieldsFromAnEmptyOrMissingQuery() {
-    assertThat(ConsoleForms.query(null)).isEmpty();
-    assertThat(ConsoleForms.query("")).isEmpty();
-  }
-
-  @Test
   void shouldLinkToAKeysPageWithTenantAndKeyEncoded() {
     assertThat(ConsoleForms.keyHref("acme corp", "a&b=c/d"))
         .isEqualTo("/console/keys?tenant=acme+corp&key=a%26b%3Dc%2Fd");
-    assertThat(ConsoleForms.query("tenant=acme+corp&key=a%26b%3Dc%2Fd"))
+    assertThat(QueryString.parse("tenant=acme+corp&key=a%26b%3Dc%2Fd"))
         .containsEntry("tenant", "acme corp")
         .containsEntry("key", "a&b=c/d");
   }

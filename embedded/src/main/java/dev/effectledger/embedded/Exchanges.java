@@ -2,7 +2,6 @@ package dev.effectledger.embedded;
 
 import com.sun.net.httpserver.HttpExchange;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
 /** How {@link CountingDownstream} answers an exchange, and how it waits when simulating latency. */
@@ -12,10 +11,7 @@ final class Exchanges {
 
   /** Answers {@code body} as JSON with {@code status}. */
   static void answer(HttpExchange exchange, int status, String body) throws IOException {
-    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-    exchange.getResponseHeaders().add("Content-Type", "application/json");
-    exchange.sendResponseHeaders(status, bytes.length);
-    exchange.getResponseBody().write(bytes);
+    JdkHttpServers.answer(exchange, status, "application/json", body);
   }
 
   static void pause(Duration duration) {

@@ -1,12 +1,24 @@
 package dev.effectledger.embedded;
 
+import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.effectledger.schema.Problem;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 
 /**
- * The one way this project creates a JDK {@link HttpServer}: with {@code TCP_NODELAY} on its
- * connections.
+ * The one way this project creates a JDK {@link HttpServer}, with {@code TCP_NODELAY} on its
+ * connections, and answers on it.
+ *
+ * <p>Two HTTP toolkits, for a stated reason: the processor's query API and console, the executor's
+ * health endpoint and the development servers (downstream, Schema Registry) run on the JDK's
+ * server, because they are a few read-mostly routes inside processes that must start with nothing
+ * more than the JDK and Kafka; the gateways, which callers reach over networks with HTTP/2, TLS and
+ * thousands of waiting calls, run on Jetty ({@code gateway.GatewayServer}). What the two share is
+ * not the server but the wire: every error is a {@link Problem} and every query is read by {@code
+ * QueryString}.
  *
  * <p>The JDK server writes a response's headers and its body in two writes. Without {@code
  * TCP_NODELAY}, Nagle's algorithm holds the second until the client acknowledges the first, and the
@@ -34,5 +46,21 @@ public final class JdkHttpServers {
   public static HttpServer create(InetSocketAddress address, int backlog) throws IOException {
     System.setProperty(NODELAY, "true");
     return HttpServer.create(address, backlog);
+  }
+
+  /** Answers {@code body} with {@code status} and {@code contentType}, and ends the exchange. */
+  public static void answer(HttpExchange exchange, int status, String contentType, String body)
+      throws IOException {
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    exchange.getResponseHeaders().set("Content-Type", contentType);
+    exchange.sendResponseHeaders(status, bytes.length == 0 ? -1 : bytes.length);
+    try (OutputStream out = exchange.getResponseBody()) {
+      out.write(bytes);
+    }
+  }
+
+  /** Answers {@code problem} as {@code application/problem+json} with its status. */
+  public static void answer(HttpExchange exchange, Problem problem) throws IOException {
+    answer(exchange, problem.status(), Problem.MEDIA_TYPE, problem.json());
   }
 }

@@ -9,7 +9,6 @@ import dev.effectledger.schema.serde.SchemaRegistryException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.util.Set;
 import org.apache.avro.Schema;
 
@@ -113,11 +112,7 @@ public final class SchemaRegistryServer implements AutoCloseable {
   }
 
   private static void answer(HttpExchange exchange, int status, String body) throws IOException {
-    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-    exchange.getResponseHeaders().add("Content-Type", "application/vnd.schemaregistry.v1+json");
-    exchange.sendResponseHeaders(status, bytes.length);
-    exchange.getResponseBody().write(bytes);
-    exchange.close();
+    JdkHttpServers.answer(exchange, status, "application/vnd.schemaregistry.v1+json", body);
   }
 
   @Override

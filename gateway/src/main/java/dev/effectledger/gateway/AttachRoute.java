@@ -2,6 +2,8 @@ package dev.effectledger.gateway;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.effectledger.client.PendingReply;
+import dev.effectledger.schema.Problem;
+import dev.effectledger.schema.QueryString;
 import dev.effectledger.schema.ReplyJson;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolResult;
@@ -100,24 +102,18 @@ final class AttachRoute {
    * call's intent; -1 when absent, {@link #INVALID_INTENT} when not a whole number.
    */
   static long intentOf(String query) {
-    if (query == null || query.isEmpty()) {
+    String value = QueryString.parse(query).get("intent");
+    if (value == null) {
       return -1;
     }
-    long intent = -1;
-    for (String pair : query.split("&")) {
-      if (pair.startsWith("intent=")) {
-        String value = pair.substring("intent=".length());
-        if (value.isEmpty() || value.length() > 19 || !value.chars().allMatch(Character::isDigit)) {
-          return INVALID_INTENT;
-        }
-        try {
-          intent = Long.parseLong(value);
-        } catch (NumberFormatException e) {
-          return INVALID_INTENT;
-        }
-      }
+    if (value.isEmpty() || value.length() > 19 || !value.chars().allMatch(Character::isDigit)) {
+      return INVALID_INTENT;
     }
-    return intent;
+    try {
+      return Long.parseLong(value);
+    } catch (NumberFormatException e) {
+      return INVALID_INTENT;
+    }
   }
 
   /**

@@ -11,6 +11,7 @@ import dev.effectledger.client.StepContext;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.ErrorCode;
+import dev.effectledger.schema.Problem;
 import dev.effectledger.schema.ReplyJson;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolIntent;

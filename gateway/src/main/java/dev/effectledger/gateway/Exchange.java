@@ -1,6 +1,7 @@
 package dev.effectledger.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.effectledger.schema.Problem;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -163,8 +164,8 @@ final class Exchange {
   }
 
   void problem(Problem p, Map<String, String> extra) {
-    count(String.valueOf(p.status));
-    send(p.status, Problem.MEDIA_TYPE, p.json().getBytes(StandardCharsets.UTF_8), extra);
+    count(String.valueOf(p.status()));
+    send(p.status(), Problem.MEDIA_TYPE, p.json().getBytes(StandardCharsets.UTF_8), extra);
   }
 
   void methodNotAllowed(String allowed) {

@@ -1,6 +1,7 @@
 package dev.effectledger.gateway;
 
 import dev.effectledger.policy.FollowedPolicy;
+import dev.effectledger.schema.Problem;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;

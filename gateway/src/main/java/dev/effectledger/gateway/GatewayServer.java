@@ -1,5 +1,6 @@
 package dev.effectledger.gateway;
 
+import dev.effectledger.schema.Problem;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import org.eclipse.jetty.alpn.server.ALPNServerConnectionFactory;

@@ -1,6 +1,7 @@
 package dev.effectledger.gateway;
 
 import dev.effectledger.schema.ErrorCode;
+import dev.effectledger.schema.Problem;
 import dev.effectledger.schema.ReplyJson;
 import dev.effectledger.schema.ToolResult;
 import java.net.URLEncoder;

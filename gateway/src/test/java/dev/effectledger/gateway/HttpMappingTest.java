@@ -3,6 +3,7 @@ package dev.effectledger.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.effectledger.schema.ErrorCode;
+import dev.effectledger.schema.Problem;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolResult;
 import java.time.Instant;
@@ -38,7 +39,7 @@ class HttpMappingTest {
   void shouldMapEachRefusalToItsStatusAndProblemType(String code, int status, String slug) {
     Problem problem = HttpMapping.rejected(refused(code));
 
-    assertThat(problem.status).isEqualTo(status);
+    assertThat(problem.status()).isEqualTo(status);
     assertThat(problem.json()).contains("\"type\":\"urn:effectledger:problem:" + slug + "\"");
   }
 
