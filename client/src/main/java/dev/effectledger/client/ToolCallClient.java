@@ -2,7 +2,8 @@ package dev.effectledger.client;
 
 import dev.effectledger.client.internal.IntentPublisher;
 import dev.effectledger.client.internal.LegacyReplies;
-import dev.effectledger.client.internal.ReplyListener;
+import dev.effectledger.schema.ErrorCode;
+import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Topics;
@@ -45,7 +46,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 public final class ToolCallClient implements ToolCalls {
 
   private final IntentPublisher intents;
-  private final ReplyListener replies;
+  private final ReplyRouter replies;
   private final Duration timeout;
   private final Map<String, KeyRules> keyRules;
   private final LiveKeyRules liveKeyRules;
@@ -81,8 +82,11 @@ public final class ToolCallClient implements ToolCalls {
     consumerProps.putAll(b.kafka);
     consumerProps.putAll(b.consumerOverrides);
     this.replies =
-        new ReplyListener(
-            consumerProps, b.replyTopic, new RegistryAvroSerde<>(registry, ToolResult.class));
+        ReplyRouter.onDemand(
+            consumerProps,
+            b.replyTopic,
+            new RegistryAvroSerde<>(registry, ToolResult.class),
+            "tool-call-replies");
     this.timeout = b.timeout;
     this.keyRules = Map.copyOf(b.keyRules);
     this.liveKeyRules = b.liveKeyRules ? LiveKeyRules.start(consumerProps) : null;
@@ -212,7 +216,17 @@ public final class ToolCallClient implements ToolCalls {
   }
 
   private CompletableFuture<Answer> await(ToolCall call, DerivedKey key, Duration wait) {
-    PendingReply reply = replies.await(key.key());
+    PendingReply reply = new PendingReply();
+    // In-flight notices (IN_FLIGHT, DUPLICATE_IN_FLIGHT) answer nothing; a release's reply only the
+    // calls whose intent the ledger had read before it (PendingReply).
+    Runnable stopListening =
+        replies.listen(
+            key.key(),
+            (r, requestId, through) -> {
+              if (!isInFlightNotice(r)) {
+                reply.offer(r, through);
+              }
+            });
     CompletableFuture<Answer> answer = new CompletableFuture<>();
     reply.result().thenAccept(r -> answer.complete(new Answer(r, null)));
     // completeOnTimeout cancels its timer when the answer comes first: a timer that merely ran
@@ -224,7 +238,7 @@ public final class ToolCallClient implements ToolCalls {
     open.add(answer);
     answer.whenComplete(
         (r, e) -> {
-          replies.forget(key.key(), reply);
+          stopListening.run();
           open.remove(answer);
         });
     CompletableFuture<Void> watched;
@@ -252,6 +266,13 @@ public final class ToolCallClient implements ToolCalls {
               }
             });
     return answer;
+  }
+
+  private static boolean isInFlightNotice(ToolResult result) {
+    return result.getStatus() == ResultStatus.IN_FLIGHT
+        || result.getStatus() == ResultStatus.REJECTED
+            && result.getError() != null
+            && ErrorCode.DUPLICATE_IN_FLIGHT.name().equals(result.getError().getCode());
   }
 
   /**

@@ -2,6 +2,7 @@ package dev.effectledger.gateway;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.effectledger.client.PendingReply;
+import dev.effectledger.client.ReplyRouter;
 import dev.effectledger.schema.Problem;
 import dev.effectledger.schema.QueryString;
 import dev.effectledger.schema.ReplyJson;
@@ -41,14 +42,14 @@ final class AttachRoute {
 
   private final GatewayConfig config;
   private final Readiness readiness;
-  private final ReplyHub replies;
+  private final ReplyRouter replies;
   private final HttpClient ledger;
   private final ScheduledExecutorService timers;
 
   AttachRoute(
       GatewayConfig config,
       Readiness readiness,
-      ReplyHub replies,
+      ReplyRouter replies,
       HttpClient ledger,
       ScheduledExecutorService timers) {
     this.config = config;
@@ -123,7 +124,7 @@ final class AttachRoute {
    * directly: an attached call knows its offset from the start); without, any final reply of the
    * key does.
    */
-  private final class Attach implements ReplyHub.Listener {
+  private final class Attach implements ReplyRouter.Listener {
     final Exchange ex;
     final Credentials.Caller caller;
     final String key;

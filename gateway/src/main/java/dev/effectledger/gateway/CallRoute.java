@@ -7,6 +7,7 @@ import dev.effectledger.client.IdempotencyKeys;
 import dev.effectledger.client.KeyDerivationException;
 import dev.effectledger.client.KeyRules;
 import dev.effectledger.client.PendingReply;
+import dev.effectledger.client.ReplyRouter;
 import dev.effectledger.client.StepContext;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
@@ -47,7 +48,7 @@ final class CallRoute {
   private final Supplier<ToolPolicies> policies;
   private final Readiness readiness;
   private final IntentPublisher intents;
-  private final ReplyHub replies;
+  private final ReplyRouter replies;
   private final ScheduledExecutorService timers;
   private final Clock clock;
 
@@ -56,7 +57,7 @@ final class CallRoute {
       Supplier<ToolPolicies> policies,
       Readiness readiness,
       IntentPublisher intents,
-      ReplyHub replies,
+      ReplyRouter replies,
       ScheduledExecutorService timers,
       Clock clock) {
     this.config = config;
@@ -235,7 +236,7 @@ final class CallRoute {
   }
 
   /** A published call waiting for its answer on the reply topic, up to its wait. */
-  private final class PendingCall implements ReplyHub.Listener, IntentPublisher.Published {
+  private final class PendingCall implements ReplyRouter.Listener, IntentPublisher.Published {
     final Exchange ex;
     final String key;
     final ToolPolicy policy;

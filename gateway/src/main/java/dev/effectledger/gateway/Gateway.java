@@ -1,5 +1,6 @@
 package dev.effectledger.gateway;
 
+import dev.effectledger.client.ReplyRouter;
 import dev.effectledger.policy.FollowedPolicy;
 import dev.effectledger.schema.Problem;
 import dev.effectledger.schema.ToolResult;
@@ -41,7 +42,7 @@ public final class Gateway implements AutoCloseable {
   private final GatewayConfig config;
   private final GatewayServer http;
   private final IntentPublisher intents;
-  private final ReplyHub replies;
+  private final ReplyRouter replies;
   private final FollowedPolicy policy;
   private final Admin admin;
   private final ScheduledExecutorService timers;
@@ -61,11 +62,12 @@ public final class Gateway implements AutoCloseable {
     IntentPublisher.createReplyTopic(admin, config);
     this.intents = new IntentPublisher(kafka, registry);
     this.replies =
-        new ReplyHub(
+        ReplyRouter.everyPartition(
             kafka,
             config.replyTopic(),
             () -> new RegistryAvroSerde<>(registry, ToolResult.class),
-            config.replyThreads());
+            config.replyThreads(),
+            "gateway-replies");
     // Tools and key rules from the applied policy (tool-policy) as it changes.
     this.policy =
         FollowedPolicy.start(kafka, config.policies(), "Gateway", "effectledger-gateway-policy");
@@ -73,7 +75,7 @@ public final class Gateway implements AutoCloseable {
     this.timers = Timers.create();
     this.metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     this.meters = Exchange.Meters.on(metrics);
-    metrics.gauge("gateway.calls.waiting", replies, ReplyHub::waiting);
+    metrics.gauge("gateway.calls.waiting", replies, ReplyRouter::waiting);
     this.readiness = new Readiness(config, admin, ledger, replies);
     this.calls =
         new CallRoute(

@@ -1,5 +1,6 @@
 package dev.effectledger.gateway;
 
+import dev.effectledger.client.ReplyRouter;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -27,7 +28,7 @@ final class Readiness {
   private final GatewayConfig config;
   private final Admin admin;
   private final HttpClient ledger;
-  private final ReplyHub replies;
+  private final ReplyRouter replies;
   private final long startedAt = System.nanoTime();
   private volatile boolean brokerUp;
   private volatile boolean ledgerUp;
@@ -35,7 +36,7 @@ final class Readiness {
   private boolean everReady; // the probe's thread only
   private String warned; // the probe's thread only
 
-  Readiness(GatewayConfig config, Admin admin, HttpClient ledger, ReplyHub replies) {
+  Readiness(GatewayConfig config, Admin admin, HttpClient ledger, ReplyRouter replies) {
     this.config = config;
     this.admin = admin;
     this.ledger = ledger;

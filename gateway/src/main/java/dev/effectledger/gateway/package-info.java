@@ -9,10 +9,10 @@
  *
  * <p>The server is Jetty 12's core API (no servlets): its handlers complete a request's callback
  * whenever they like, so a call waiting for its reply holds no thread, only an entry in the reply
- * consumer's map ({@link dev.effectledger.gateway.ReplyHub}), and Jetty is a well-kept server made
- * for many concurrent long requests on Java 17. The JDK's {@code HttpServer} would need a thread
- * per waiting call. Jetty also speaks HTTP/2 (h2c on the plain port, h2 by ALPN with TLS), where a
- * waiting call is a stream rather than a connection of its own.
+ * consumer's map ({@link dev.effectledger.client.ReplyRouter}), and Jetty is a well-kept server
+ * made for many concurrent long requests on Java 17. The JDK's {@code HttpServer} would need a
+ * thread per waiting call. Jetty also speaks HTTP/2 (h2c on the plain port, h2 by ALPN with TLS),
+ * where a waiting call is a stream rather than a connection of its own.
  *
  * <p>Each instance reads its own reply topic, {@code tool-results.<instance>}, which the intents it
  * publishes name. Intents carry a request id header ({@code effectledger.request.id}) that the
