@@ -1,5 +1,6 @@
 package dev.effectledger.app;
 
+import dev.effectledger.app.console.HttpAuth;
 import dev.effectledger.policy.Durations;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
@@ -79,7 +80,10 @@ public final class AppConfig {
    */
   public static final String BYPASS_SIGNER_PREFIX = "ledger.bypass.signer.";
 
-  /** Settings under this prefix are the operator console's ({@link Console}), not Kafka's. */
+  /**
+   * Settings under this prefix are the operator console's ({@link
+   * dev.effectledger.app.console.Console}), not Kafka's.
+   */
   public static final String CONSOLE_PREFIX = "console.";
 
   /** {@code console.enabled=false}: the processor serves no console. */

@@ -5,6 +5,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
+import dev.effectledger.app.console.Console;
+import dev.effectledger.app.console.HttpAuth;
+import dev.effectledger.app.console.LedgerReads;
 import dev.effectledger.embedded.JdkHttpServers;
 import dev.effectledger.policy.Durations;
 import dev.effectledger.schema.LedgerEntry;
@@ -38,7 +41,7 @@ import org.apache.kafka.streams.state.HostInfo;
  * asking the other instances is {@link InstanceFanOut}'s and an entry's JSON {@link
  * LedgerEntryJson}'s.
  */
-final class LedgerHttpServer implements AutoCloseable {
+public final class LedgerHttpServer implements AutoCloseable, LedgerReads {
 
   private final HttpServer server;
   private final ExecutorService handlers;
@@ -49,7 +52,7 @@ final class LedgerHttpServer implements AutoCloseable {
    * Binds now, so the port is known for {@code application.server}; serves once {@link #serve} is
    * called.
    */
-  LedgerHttpServer(String host, int port, PrometheusMeterRegistry metrics) {
+  public LedgerHttpServer(String host, int port, PrometheusMeterRegistry metrics) {
     this(host, port, metrics, HttpAuth.OPEN, false);
   }
 
@@ -57,7 +60,7 @@ final class LedgerHttpServer implements AutoCloseable {
    * With {@code auth} on the {@code /v1/} routes (and on {@code /metrics} when {@code
    * metricsNeedAuth}); {@code /healthz} and {@code /readyz} stay open for probes.
    */
-  LedgerHttpServer(
+  public LedgerHttpServer(
       String host,
       int port,
       PrometheusMeterRegistry metrics,
@@ -159,7 +162,7 @@ final class LedgerHttpServer implements AutoCloseable {
   }
 
   /** Serves the operator's console at {@code /console} (see {@link Console}). */
-  void console(Console console) {
+  public void console(Console console) {
     server.createContext("/console", console::handle);
   }
 
@@ -167,12 +170,14 @@ final class LedgerHttpServer implements AutoCloseable {
    * {@code GET /v1/held} ({@link LedgerQueries#held}): the held entries on this instance and,
    * unless {@code localOnly}, every other one it can reach.
    */
-  ObjectNode held(String authorization, boolean localOnly) {
+  @Override
+  public ObjectNode held(String authorization, boolean localOnly) {
     return queries.held(authorization, localOnly);
   }
 
   /** {@code GET /v1/overview} ({@link LedgerQueries#overview}): per tool, summed over instances. */
-  ObjectNode overview(String authorization, boolean localOnly) {
+  @Override
+  public ObjectNode overview(String authorization, boolean localOnly) {
     return queries.overview(authorization, localOnly);
   }
 
@@ -182,7 +187,8 @@ final class LedgerHttpServer implements AutoCloseable {
    *
    * @throws IllegalStateException when the owner cannot be asked or the ledger is not running
    */
-  ObjectNode entry(String tenant, String key, String authorization) {
+  @Override
+  public ObjectNode entry(String tenant, String key, String authorization) {
     return queries.entry(tenant, key, authorization);
   }
 
@@ -195,12 +201,12 @@ final class LedgerHttpServer implements AutoCloseable {
     answer(exchange, 200, "application/json", body.toString());
   }
 
-  void serve(KafkaStreams ledger) {
+  public void serve(KafkaStreams ledger) {
     serve(ledger, null);
   }
 
   /** Serves {@code ledger}, and on /v1/policy what {@code policies} (null: not read live) holds. */
-  void serve(KafkaStreams ledger, LivePolicies policies) {
+  public void serve(KafkaStreams ledger, LivePolicies policies) {
     queries.serve(ledger, policies);
     server.start();
   }
@@ -223,7 +229,7 @@ final class LedgerHttpServer implements AutoCloseable {
     queries.advertisedAs(HostInfo.buildFromEndpoint(applicationServer));
   }
 
-  int port() {
+  public int port() {
     return server.getAddress().getPort();
   }
 

@@ -1,5 +1,6 @@
 package dev.effectledger.app;
 
+import dev.effectledger.app.demo.DemoCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 

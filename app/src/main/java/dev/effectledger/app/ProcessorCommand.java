@@ -1,5 +1,7 @@
 package dev.effectledger.app;
 
+import dev.effectledger.app.console.Console;
+import dev.effectledger.app.console.ConsoleActions;
 import dev.effectledger.policy.AppliedPolicy;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;

@@ -55,8 +55,7 @@ final class StatusCommand implements Callable<Integer> {
       HttpResponse<String> response =
           HttpClient.newHttpClient()
               .send(
-                  HttpAuth.bearer(
-                          HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)), token)
+                  bearer(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)), token)
                       .GET()
                       .build(),
                   HttpResponse.BodyHandlers.ofString());
@@ -87,5 +86,18 @@ final class StatusCommand implements Callable<Integer> {
               + "); is a processor running? Pass --url.");
       return 2;
     }
+  }
+
+  /**
+   * Adds {@code Authorization: Bearer} with {@code token}, or with {@code EFFECTLEDGER_TOKEN} when
+   * {@code token} is null; nothing when neither is set. For the commands that call a processor.
+   */
+  static java.net.http.HttpRequest.Builder bearer(
+      java.net.http.HttpRequest.Builder request, String token) {
+    String value = token != null ? token : System.getenv("EFFECTLEDGER_TOKEN");
+    if (value != null && !value.isBlank()) {
+      request.header("Authorization", "Bearer " + value);
+    }
+    return request;
   }
 }

@@ -157,7 +157,7 @@ final class ToolsCommand implements Runnable {
         HttpResponse<String> response =
             HttpClient.newHttpClient()
                 .send(
-                    HttpAuth.bearer(
+                    StatusCommand.bearer(
                             HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(60)), token)
                         .GET()
                         .build(),

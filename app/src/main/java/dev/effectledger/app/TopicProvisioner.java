@@ -28,7 +28,7 @@ import org.apache.kafka.common.errors.TopicExistsException;
  * tool-intents and tool-outcomes are co-partitioned, and that the ledger store's changelog (when
  * Kafka Streams has created it) is compacted.
  */
-final class TopicProvisioner {
+public final class TopicProvisioner {
 
   private final Admin admin;
 
@@ -37,7 +37,7 @@ final class TopicProvisioner {
   }
 
   /** Every topic the ledger reads or writes for these policies. */
-  static List<String> topics(ToolPolicies policies) {
+  public static List<String> topics(ToolPolicies policies) {
     Set<String> topics = new LinkedHashSet<>(Topics.fixed());
     for (ToolPolicy policy : policies.tools().values()) {
       topics.add(Topics.dispatch(policy.lane()));

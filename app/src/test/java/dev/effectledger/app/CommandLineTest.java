@@ -3,6 +3,7 @@ package dev.effectledger.app;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.effectledger.app.console.HttpAuth;
 import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.gateway.Credentials;
 import dev.effectledger.gateway.GatewayConfig;

@@ -1,5 +1,6 @@
 package dev.effectledger.app;
 
+import dev.effectledger.app.console.HttpAuth;
 import dev.effectledger.connectors.Connectors;
 import dev.effectledger.connectors.executor.EffectExecutor;
 import dev.effectledger.connectors.executor.ExecutorConfig;

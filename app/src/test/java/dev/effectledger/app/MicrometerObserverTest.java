@@ -2,6 +2,7 @@ package dev.effectledger.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.effectledger.app.console.HttpAuth;
 import dev.effectledger.schema.AuditType;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.effectledger.app.console.HttpAuth;
 import dev.effectledger.policy.AmbiguityPolicy;
 import dev.effectledger.policy.AppliedPolicy;
 import dev.effectledger.policy.InFlightPolicy;

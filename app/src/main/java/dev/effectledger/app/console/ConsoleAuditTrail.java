@@ -1,4 +1,4 @@
-package dev.effectledger.app;
+package dev.effectledger.app.console;
 
 import dev.effectledger.schema.AuditEvent;
 import dev.effectledger.schema.TopicReads;

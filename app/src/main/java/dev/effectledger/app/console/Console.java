@@ -1,4 +1,4 @@
-package dev.effectledger.app;
+package dev.effectledger.app.console;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
@@ -31,16 +31,16 @@ import java.util.function.Supplier;
  * <p>This class routes; {@link ConsoleGuard} keeps the doors, {@link ConsolePages} builds the
  * pages' models, {@link ConsoleForms} reads forms and queries and {@link ConsoleResponses} answers.
  */
-final class Console {
+public final class Console {
 
-  private final LedgerHttpServer server;
+  private final LedgerReads server;
   private final ConsoleActions actions;
   private final ConsoleGuard guard;
   private final ConsolePages pages;
   private final ConsoleResponses responses = new ConsoleResponses();
 
-  Console(
-      LedgerHttpServer server,
+  public Console(
+      LedgerReads server,
       HttpAuth auth,
       String host,
       ConsoleActions actions,
@@ -54,7 +54,7 @@ final class Console {
     this.pages = new ConsolePages(server, actions, executors, policies, clock);
   }
 
-  void handle(HttpExchange exchange) throws IOException {
+  public void handle(HttpExchange exchange) throws IOException {
     try (exchange) {
       String path = exchange.getRequestURI().getRawPath();
       String method = exchange.getRequestMethod();

@@ -1,4 +1,4 @@
-package dev.effectledger.app;
+package dev.effectledger.app.console;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package dev.effectledger.app;
+package dev.effectledger.app.demo;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

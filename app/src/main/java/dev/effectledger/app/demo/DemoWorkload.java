@@ -1,5 +1,6 @@
-package dev.effectledger.app;
+package dev.effectledger.app.demo;
 
+import dev.effectledger.app.TopicProvisioner;
 import dev.effectledger.client.CallResult;
 import dev.effectledger.client.DerivedKey;
 import dev.effectledger.client.StepContext;

@@ -1,8 +1,8 @@
-package dev.effectledger.app;
+package dev.effectledger.app.demo;
 
-import dev.effectledger.app.DemoWorkload.Action;
-import dev.effectledger.app.DemoWorkload.Report;
-import dev.effectledger.app.DemoWorkload.Result;
+import dev.effectledger.app.demo.DemoWorkload.Action;
+import dev.effectledger.app.demo.DemoWorkload.Report;
+import dev.effectledger.app.demo.DemoWorkload.Result;
 import dev.effectledger.client.CallResult;
 import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.schema.AuditEvent;

@@ -1,4 +1,4 @@
-package dev.effectledger.app;
+package dev.effectledger.app.console;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -47,7 +47,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * from {@value Topics#FINDINGS}, which {@link ConsoleFindings} follows from its start; a key's
  * trail in tool-audit is read by {@link ConsoleAuditTrail}.
  */
-final class ConsoleActions implements AutoCloseable {
+public final class ConsoleActions implements AutoCloseable {
 
   /** The longest an approval minted in the console is valid. */
   static final Duration MAX_APPROVAL = Duration.ofHours(24);
@@ -72,7 +72,7 @@ final class ConsoleActions implements AutoCloseable {
   private KafkaProducer<String, Outcome> producer; // guarded by this
   private ReleaseFences fences; // guarded by this
 
-  ConsoleActions(
+  public ConsoleActions(
       Properties kafka,
       String registryUrl,
       Supplier<ToolPolicies> policies,

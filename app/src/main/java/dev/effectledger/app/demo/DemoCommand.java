@@ -1,5 +1,6 @@
-package dev.effectledger.app;
+package dev.effectledger.app.demo;
 
+import dev.effectledger.app.LedgerHttpServer;
 import dev.effectledger.client.KeyRules;
 import dev.effectledger.client.ToolCallClient;
 import dev.effectledger.client.ToolCalls;
@@ -46,7 +47,7 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     description =
         "Run broker, ledger, executors, downstreams and a simulated agent workload in-process; print what took effect.")
-final class DemoCommand implements Callable<Integer> {
+public final class DemoCommand implements Callable<Integer> {
 
   @Option(
       names = "--actions",

@@ -1,4 +1,4 @@
-package dev.effectledger.app;
+package dev.effectledger.app.console;
 
 import dev.effectledger.gateway.Credentials;
 import java.util.HashMap;
@@ -15,26 +15,30 @@ import java.util.regex.Pattern;
  * http.auth.<name>.sha256}, e.g. {@code printf %s "$TOKEN" | sha256sum}) with a role ({@code
  * http.auth.<name>.role}: {@code viewer} reads keys and results, {@code operator} also acts on
  * them). None configured: the API is open, as it was, on the loopback address it binds by default.
+ *
+ * <p>Not the HTTP gateway's {@code Credentials}, for a reason: both hash and read bearer tokens the
+ * same way (with {@code Credentials.bearerToken} and {@code sha256Hex}), but a token here names a
+ * role, there a tenant and the tools it may call.
  */
-final class HttpAuth {
+public final class HttpAuth {
 
   /** What a caller may do; each role may do what the ones before it may. */
-  enum Role {
+  public enum Role {
     VIEWER,
     OPERATOR
   }
 
-  static final String PREFIX = "http.auth.";
+  public static final String PREFIX = "http.auth.";
   private static final Pattern HEX = Pattern.compile("[0-9a-f]{64}");
 
   /** Who a credential names: its {@code http.auth.<name>} and role. */
-  record Identity(String name, Role role) {
-    boolean may(Role needed) {
+  public record Identity(String name, Role role) {
+    public boolean may(Role needed) {
       return role.compareTo(needed) >= 0;
     }
   }
 
-  static final HttpAuth OPEN = new HttpAuth(Map.of());
+  public static final HttpAuth OPEN = new HttpAuth(Map.of());
 
   private final Map<String, Identity> bySha256;
 
@@ -45,7 +49,7 @@ final class HttpAuth {
   /**
    * @throws IllegalArgumentException naming a setting that is missing or malformed
    */
-  static HttpAuth fromProperties(Properties settings) {
+  public static HttpAuth fromProperties(Properties settings) {
     Set<String> names = new TreeSet<>();
     for (String key : settings.stringPropertyNames()) {
       if (key.startsWith(PREFIX)) {
@@ -81,37 +85,24 @@ final class HttpAuth {
     return new HttpAuth(roles);
   }
 
-  boolean open() {
+  public boolean open() {
     return bySha256.isEmpty();
   }
 
   /** The role an {@code Authorization: Bearer <token>} header carries; empty when none. */
-  Optional<Role> roleOf(String authorization) {
+  public Optional<Role> roleOf(String authorization) {
     return Credentials.bearerToken(authorization).flatMap(this::identify).map(Identity::role);
   }
 
   /** Whom the bearer token {@code token} names; empty when no configured token matches. */
-  Optional<Identity> identify(String token) {
+  public Optional<Identity> identify(String token) {
     return token == null || token.isEmpty()
         ? Optional.empty()
         : Optional.ofNullable(bySha256.get(Credentials.sha256Hex(token)));
   }
 
   /** Whether {@code authorization} may do what {@code needed} may (always, when open). */
-  boolean allows(String authorization, Role needed) {
+  public boolean allows(String authorization, Role needed) {
     return open() || roleOf(authorization).map(r -> r.compareTo(needed) >= 0).orElse(false);
-  }
-
-  /**
-   * Adds {@code Authorization: Bearer} with {@code token}, or with {@code EFFECTLEDGER_TOKEN} when
-   * {@code token} is null; nothing when neither is set. For the commands that call a processor.
-   */
-  static java.net.http.HttpRequest.Builder bearer(
-      java.net.http.HttpRequest.Builder request, String token) {
-    String value = token != null ? token : System.getenv("EFFECTLEDGER_TOKEN");
-    if (value != null && !value.isBlank()) {
-      request.header("Authorization", "Bearer " + value);
-    }
-    return request;
   }
 }

@@ -1,4 +1,4 @@
-package dev.effectledger.app;
+package dev.effectledger.app.console;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -26,13 +26,13 @@ import java.util.function.Supplier;
  * The models the console's templates render: the overview (per tool figures, executors, double
  * effects), the queue of held keys, a key's page (its entry, findings and audit trail, or the key a
  * step derives) and a bypass approval's. Read from the query API's answers over every instance
- * ({@link LedgerHttpServer}) and from {@link ConsoleActions}.
+ * ({@link LedgerReads}) and from {@link ConsoleActions}.
  */
 final class ConsolePages {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  private final LedgerHttpServer server;
+  private final LedgerReads server;
   private final ConsoleActions actions;
   private final List<String> executors;
   private final Supplier<ToolPolicies> policies;
@@ -40,7 +40,7 @@ final class ConsolePages {
   private final ExecutorProbe executorProbe = new ExecutorProbe();
 
   ConsolePages(
-      LedgerHttpServer server,
+      LedgerReads server,
       ConsoleActions actions,
       List<String> executors,
       Supplier<ToolPolicies> policies,

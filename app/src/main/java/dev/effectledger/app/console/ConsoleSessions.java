@@ -1,4 +1,4 @@
-package dev.effectledger.app;
+package dev.effectledger.app.console;
 
 import java.security.MessageDigest;
 import java.security.SecureRandom;
