@@ -13,6 +13,7 @@ import dev.effectledger.client.ToolCalls;
 import dev.effectledger.embedded.CountingDownstream.Fault;
 import dev.effectledger.gateway.Gateway;
 import dev.effectledger.policy.AppliedPolicy;
+import dev.effectledger.testkit.ClientSuites;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.time.Duration;

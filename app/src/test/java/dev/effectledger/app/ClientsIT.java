@@ -13,6 +13,7 @@ import dev.effectledger.client.ToolCallClient;
 import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.embedded.SchemaRegistryServer;
 import dev.effectledger.gateway.Gateway;
+import dev.effectledger.testkit.ClientSuites;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

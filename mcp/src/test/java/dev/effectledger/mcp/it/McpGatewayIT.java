@@ -1,4 +1,4 @@
-package dev.effectledger.app;
+package dev.effectledger.mcp.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -16,13 +16,12 @@ import dev.effectledger.mcp.gateway.McpGateway;
 import dev.effectledger.mcp.gateway.McpGatewayConfig;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
+import dev.effectledger.testkit.ClientSuites;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import io.modelcontextprotocol.client.McpAsyncClient;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
-import io.modelcontextprotocol.client.transport.ServerParameters;
-import io.modelcontextprotocol.client.transport.StdioClientTransport;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
@@ -30,7 +29,6 @@ import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.TextContent;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
 import java.net.URI;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -244,72 +242,6 @@ class McpGatewayIT {
     assertThat(structured(held).path("code").asText()).isEqualTo("EFFECT_HELD");
     assertThat(structured(held).path("correctiveAction").asText()).contains("same arguments");
     assertThat(pipeline.upstream.effects(key)).isEqualTo(1);
-  }
-
-  @Test
-  void shouldSettleAHeldEffectWithTheReconcileCommand(@TempDir Path dir) throws Exception {
-    String run = "run-mcp-reconcile";
-    String key = key(run, "mcp:create_charge", Map.of("amount", 45, "to", "cus_45"));
-    pipeline.upstream.inject(key, Fault.DROP_AFTER);
-    CallToolResult held = charge(agent(gateway.url(), run), 45, "cus_45");
-    assertThat(structured(held).path("code").asText()).isEqualTo("EFFECT_HELD");
-    Files.writeString(dir.resolve("tools.yaml"), pipeline.toolsYaml);
-    Path config = dir.resolve("reconcile.properties");
-    Files.writeString(
-        config,
-        "bootstrap.servers="
-            + kafka.bootstrapServers()
-            + "\nschema.registry.url="
-            + pipeline.registry
-            + "\ntools.file="
-            + dir.resolve("tools.yaml")
-            + "\n");
-
-    // held for less than --min-age: left alone, and the exit status says keys are still held
-    CommandRun young =
-        CommandRun.of(
-            "reconcile",
-            "--config",
-            config.toString(),
-            "--tool",
-            "create_charge",
-            "--min-age",
-            "1h");
-    assertThat(young.status()).as(young.out() + young.err()).isEqualTo(ReconcileCommand.STILL_HELD);
-    assertThat(young.out()).contains("still held").doesNotContain("payments_create_charge");
-
-    // old enough: the lookup tool finds the charge, the key settles as applied
-    CommandRun settled =
-        CommandRun.of("reconcile", "--config", config.toString(), "--min-age", "0s");
-    assertThat(settled.status()).as(settled.out() + settled.err()).isZero();
-    String row =
-        settled.out().lines().filter(l -> l.startsWith("create_charge ")).findFirst().orElseThrow();
-    List<Integer> figures =
-        java.util.Arrays.stream(row.trim().split("\\s+")).skip(1).map(Integer::valueOf).toList();
-    assertThat(figures.get(2)).as(row).isPositive(); // held:applied
-    assertThat(figures.get(5)).as(row).isZero(); // held
-    assertThat(figures.get(1)).as(row).isZero(); // missing
-
-    // the agent's retry gets the charge that happened, and it happened once
-    await("the repeated charge answered as a replay")
-        .atMost(Duration.ofSeconds(20))
-        .untilAsserted(
-            () -> {
-              CallToolResult again = charge(agent(gateway.url(), run), 45, "cus_45");
-              assertThat(again.isError()).as(text(again)).isFalse();
-              assertThat(again.meta()).containsEntry(McpMeta.REPLAYED, true);
-            });
-    assertThat(pipeline.upstream.effects(key)).isEqualTo(1);
-
-    // only what changed lately; a duration it cannot read is refused, naming the option
-    CommandRun recent =
-        CommandRun.of(
-            "reconcile", "--config", config.toString(), "--since", "10m", "--min-age", "0s");
-    assertThat(recent.status()).as(recent.out() + recent.err()).isZero();
-    assertThat(recent.out()).contains("create_charge ");
-    CommandRun bad = CommandRun.of("reconcile", "--config", config.toString(), "--since", "soon");
-    assertThat(bad.status()).isEqualTo(2);
-    assertThat(bad.err()).contains("--since 'soon' is not a duration");
   }
 
   @Test
@@ -643,107 +575,6 @@ class McpGatewayIT {
   }
 
   @Test
-  void shouldServeOverStdioInFrontOfAnHttpAndAStdioUpstream(@TempDir Path dir) throws Exception {
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    String classpath = System.getProperty("java.class.path");
-    Files.writeString(dir.resolve("tools.yaml"), pipeline.toolsYaml);
-    Files.writeString(
-        dir.resolve("mcp.yaml"),
-        JSON.writeValueAsString(
-            Map.of(
-                "tenant",
-                "acme",
-                "tools",
-                "tools.yaml",
-                "schemaRegistryUrl",
-                pipeline.registry,
-                // nothing listens there: only KAFKA_BOOTSTRAP_SERVERS (below) reaches Kafka
-                "kafka",
-                Map.of("bootstrap.servers", "127.0.0.1:1"),
-                "upstreams",
-                Map.of(
-                    "payments", Map.of("url", pipeline.upstream.url()),
-                    "files",
-                        Map.of(
-                            "command",
-                            List.of(
-                                java,
-                                "-cp",
-                                classpath,
-                                CountingMcpServer.class.getName(),
-                                "--effects",
-                                dir.resolve("files-effects.txt").toString()))))));
-    StdioClientTransport gateway =
-        new StdioClientTransport(
-            ServerParameters.builder(java)
-                .args(
-                    "-cp",
-                    classpath,
-                    Main.class.getName(),
-                    "mcp",
-                    "--stdio",
-                    "--config",
-                    dir.resolve("mcp.yaml").toString())
-                .env(Map.of("KAFKA_BOOTSTRAP_SERVERS", kafka.bootstrapServers()))
-                .build(),
-            new JacksonMcpJsonMapper(JSON));
-    // what the gateway says on its stderr, for a failure to show (a CI run on a busy machine saw
-    // only the SDK's "MCP server process failed with code 2", its reason gone: issue 53)
-    List<String> gatewayErr = new java.util.concurrent.CopyOnWriteArrayList<>();
-    gateway.setStdErrorHandler(gatewayErr::add);
-    McpSyncClient agent =
-        McpClient.sync(gateway)
-            .requestTimeout(Duration.ofSeconds(60))
-            .initializationTimeout(Duration.ofSeconds(60))
-            .build();
-    clients.add(agent);
-    try {
-      agent.initialize();
-    } catch (RuntimeException e) {
-      throw new AssertionError(
-          "the gateway over stdio did not initialize; its stderr:\n  "
-              + String.join("\n  ", gatewayErr),
-          e);
-    }
-    String run = "run-mcp-gw-stdio";
-    String key =
-        IdempotencyKeys.derive(
-                new StepContext("acme", run, "mcp:payments_create_charge", ""),
-                "payments_create_charge",
-                JSON.writeValueAsString(Map.of("amount", 77, "to", "cus_77")),
-                KeyRules.NONE)
-            .key();
-
-    List<String> tools = agent.listTools().tools().stream().map(Tool::name).toList();
-    CallToolRequest call =
-        new CallToolRequest(
-            "payments_create_charge",
-            Map.of("amount", 77, "to", "cus_77"),
-            Map.of(McpMeta.RUN_ID, run));
-    CallToolResult charged = agent.callTool(call);
-    CallToolResult again = agent.callTool(call);
-    CallToolResult balance = agent.callTool(new CallToolRequest("files_get_balance", Map.of()));
-    List<String> prompts =
-        agent.listPrompts().prompts().stream().map(McpSchema.Prompt::name).toList();
-
-    // both upstreams have every tool and prompt: all prefixed
-    assertThat(tools)
-        .containsExactlyInAnyOrder(
-            "payments_create_charge",
-            "payments_find_charge",
-            "payments_get_balance",
-            "files_create_charge",
-            "files_find_charge",
-            "files_get_balance");
-    assertThat(prompts).containsExactlyInAnyOrder("payments_refund_policy", "files_refund_policy");
-    assertThat(charged.isError()).as(text(charged)).isFalse();
-    assertThat(again.meta()).containsEntry(McpMeta.REPLAYED, true);
-    assertThat(pipeline.upstream.effects(key)).isEqualTo(1);
-    assertThat(structured(balance).path("balance").asInt()).isEqualTo(100); // the stdio upstream's
-    assertThat(dir.resolve("files-effects.txt")).doesNotExist();
-  }
-
-  @Test
   void shouldAnswerLedgerUnavailableWhenKafkaDoesNotAnswer() throws Exception {
     int port;
     try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
@@ -820,7 +651,7 @@ class McpGatewayIT {
       dev.effectledger.policy.AppliedPolicy applied =
           dev.effectledger.policy.AppliedPolicy.seed(pipeline.policies, pipeline.toolsYaml)
               .next(pipeline.policies, pipeline.toolsYaml, java.time.Instant.now(), "it");
-      PolicyTopic.publish(pipeline.kafka(), applied, 2);
+      pipeline.publishPolicy(applied);
       org.awaitility.Awaitility.await("the gateway without tools.yaml on policy version 1")
           .atMost(java.time.Duration.ofSeconds(30))
           .untilAsserted(() -> assertThat(bare.policyVersion()).isEqualTo(1));

@@ -1,4 +1,4 @@
-package dev.effectledger.app;
+package dev.effectledger.mcp.it;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
@@ -8,8 +8,10 @@ import dev.effectledger.embedded.SchemaRegistryServer;
 import dev.effectledger.mcp.connector.McpConnectors;
 import dev.effectledger.mcp.embedded.CountingMcpServer;
 import dev.effectledger.mcp.gateway.McpGatewayConfig;
+import dev.effectledger.policy.AppliedPolicy;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopology;
 import java.io.IOException;
@@ -18,10 +20,18 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
@@ -31,19 +41,19 @@ import org.apache.kafka.streams.StreamsConfig;
  * Streamable HTTP, whose {@code create_charge} tools.yaml names (irreversible, ambiguous outcomes
  * held, {@code find_charge} the lookup tool), the ledger and an executor for lane {@code mcp}.
  */
-final class McpPipeline implements AutoCloseable {
+public final class McpPipeline implements AutoCloseable {
 
-  final CountingMcpServer upstream;
-  final ToolPolicies policies;
-  final String toolsYaml;
-  final String registry;
+  public final CountingMcpServer upstream;
+  public final ToolPolicies policies;
+  public final String toolsYaml;
+  public final String registry;
   private final SchemaRegistryServer registryServer;
   private final String bootstrap;
   private final KafkaStreams ledger;
   private final EffectExecutor executor;
   private final Path state;
 
-  McpPipeline(String bootstrap, String name) throws Exception {
+  public McpPipeline(String bootstrap, String name) throws Exception {
     this.bootstrap = bootstrap;
     // a registry over HTTP, not mock://, so that a gateway in another process shares it
     this.registryServer = SchemaRegistryServer.start();
@@ -70,9 +80,7 @@ final class McpPipeline implements AutoCloseable {
         """
             .formatted(upstream.url());
     policies = new ToolPolicyLoader().parse(toolsYaml, name + ".yaml");
-    try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
-      new TopicProvisioner(admin).create(TopicProvisioner.topics(policies), 2, (short) 1, 0);
-    }
+    createTopics(bootstrap, policies);
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, name);
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -88,19 +96,60 @@ final class McpPipeline implements AutoCloseable {
             policies);
   }
 
-  Properties kafka() {
+  /**
+   * Every topic the ledger reads or writes for {@code policies}, two partitions each, as {@code
+   * effectledger processor} creates them (its TopicProvisioner, in app, which this module cannot
+   * use).
+   */
+  public static void createTopics(String bootstrap, ToolPolicies policies) throws Exception {
+    Set<String> topics = new LinkedHashSet<>(Topics.fixed());
+    policies.tools().values().forEach(p -> topics.add(Topics.dispatch(p.lane())));
+    policies.unknownTool().ifPresent(p -> topics.add(Topics.dispatch(p.lane())));
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+      Set<String> existing = admin.listTopics().names().get();
+      admin
+          .createTopics(
+              topics.stream()
+                  .filter(t -> !existing.contains(t))
+                  .map(t -> new NewTopic(t, 2, (short) 1))
+                  .toList())
+          .all()
+          .get();
+    }
+  }
+
+  /**
+   * Publishes {@code applied} to every partition of tool-policy in one transaction, as {@code
+   * effectledger tools apply} does (its PolicyTopic, in app).
+   */
+  public void publishPolicy(AppliedPolicy applied) {
+    Properties props = kafka();
+    props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "mcp-pipeline-policy");
+    try (KafkaProducer<String, byte[]> producer =
+        new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())) {
+      producer.initTransactions();
+      producer.beginTransaction();
+      for (int p = 0; p < 2; p++) {
+        producer.send(new ProducerRecord<>(Topics.POLICY, p, "policy", applied.toJson()));
+      }
+      producer.commitTransaction();
+    }
+  }
+
+  public Properties kafka() {
     Properties p = new Properties();
     p.put("bootstrap.servers", bootstrap);
     return p;
   }
 
   /** An MCP gateway's configuration in front of the upstream, on a free port. */
-  McpGatewayConfig gatewayConfig(String extraYaml) throws Exception {
+  public McpGatewayConfig gatewayConfig(String extraYaml) throws Exception {
     return gatewayConfig(extraYaml, Map.of("payments", upstream.url()));
   }
 
   /** An MCP gateway's configuration in front of {@code upstreams} (name to URL, in order). */
-  McpGatewayConfig gatewayConfig(String extraYaml, Map<String, String> upstreams) throws Exception {
+  public McpGatewayConfig gatewayConfig(String extraYaml, Map<String, String> upstreams)
+      throws Exception {
     StringBuilder listed = new StringBuilder();
     upstreams.forEach(
         (name, url) ->

@@ -1,4 +1,4 @@
-package dev.effectledger.app;
+package dev.effectledger.testkit;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -23,18 +23,19 @@ import java.util.stream.Stream;
  * from the lockfile (the npm registry is the only network it needs).
  *
  * <p>The TypeScript suites install into, and build into, the one client directory, which the unit
- * tests' JVM and both integration-test JVMs of this module share. {@link #npm} installs and builds
- * under an exclusive file lock under {@code target/}, and only when the client's sources or
- * lockfile differ from what the last install and build were made from (a stamp beside the lock); it
- * then runs the suite under a shared lock, so suites of two JVMs run at once and none runs while
- * another JVM rewrites {@code node_modules} or {@code dist}.
+ * tests' JVM and the integration-test JVMs of a module share (modules build one after another).
+ * {@link #npm} installs and builds under an exclusive file lock under the project's {@code
+ * target/}, and only when the client's sources or lockfile differ from what the last install and
+ * build were made from (a stamp beside the lock); it then runs the suite under a shared lock, so
+ * suites of two JVMs run at once and none runs while another JVM rewrites {@code node_modules} or
+ * {@code dist}.
  */
-final class ClientSuites {
+public final class ClientSuites {
 
-  static final Path PYTHON = Path.of("..", "clients", "python");
-  static final Path TYPESCRIPT = Path.of("..", "clients", "typescript");
+  public static final Path PYTHON = Path.of("..", "clients", "python");
+  public static final Path TYPESCRIPT = Path.of("..", "clients", "typescript");
 
-  record Run(int exit, String output) {}
+  public record Run(int exit, String output) {}
 
   private ClientSuites() {}
 
@@ -42,10 +43,10 @@ final class ClientSuites {
    * Debian's Python, which has Debian's python3-confluent-kafka and python3-avro for the native
    * Kafka mode (the {@code python3} first on a PATH may be another installation without them).
    */
-  static final String DEBIAN_PYTHON = "/usr/bin/python3";
+  public static final String DEBIAN_PYTHON = "/usr/bin/python3";
 
   /** {@code python3 -m unittest} over one suite directory of the Python client. */
-  static Run python(String suite, Map<String, String> env)
+  public static Run python(String suite, Map<String, String> env)
       throws IOException, InterruptedException {
     return python("python3", suite, env);
   }
@@ -55,7 +56,7 @@ final class ClientSuites {
    * python3-confluent-kafka and python3-avro: the build installs them before the integration tests
    * (the client's scripts/install-native-deps, from app's pom), never this class.
    */
-  static Run pythonNative(String suite, Map<String, String> env)
+  public static Run pythonNative(String suite, Map<String, String> env)
       throws IOException, InterruptedException {
     Run present =
         run(
@@ -75,7 +76,7 @@ final class ClientSuites {
   }
 
   /** {@code <interpreter> -m unittest} over one suite directory of the Python client. */
-  static Run python(String interpreter, String suite, Map<String, String> env)
+  public static Run python(String interpreter, String suite, Map<String, String> env)
       throws IOException, InterruptedException {
     return run(
         PYTHON,
@@ -84,13 +85,17 @@ final class ClientSuites {
         env);
   }
 
-  /** Held exclusively to install and build, shared to run a suite; see the class doc. */
-  private static final Path NPM_LOCK = Path.of("target", "typescript-client.lock");
+  /**
+   * Held exclusively to install and build, shared to run a suite; see the class doc. In the
+   * project's own {@code target/}, beside the modules': every module whose tests run the client
+   * (app, mcp) shares one install and build.
+   */
+  private static final Path NPM_LOCK = Path.of("..", "target", "typescript-client.lock");
 
   /**
    * The digest of the sources and lockfile that {@code node_modules} and {@code dist} come from.
    */
-  private static final Path BUILT_FROM = Path.of("target", "typescript-client.built-from");
+  private static final Path BUILT_FROM = Path.of("..", "target", "typescript-client.built-from");
 
   /**
    * What the install and build read: everything in the client but its outputs, and the intent's
@@ -115,7 +120,8 @@ final class ClientSuites {
    * building ({@code test:dist}, {@code test:integration:dist}, {@code test:mcp:dist}), after
    * {@code npm ci} and {@code npm run build} when the sources changed since the last ones.
    */
-  static Run npm(String script, Map<String, String> env) throws IOException, InterruptedException {
+  public static Run npm(String script, Map<String, String> env)
+      throws IOException, InterruptedException {
     return npm(script, List.of(), env);
   }
 
@@ -124,7 +130,7 @@ final class ClientSuites {
    * since the last ones, for a test that runs what the build makes (e.g. a server in {@code
    * dist/}).
    */
-  static Run build() throws IOException, InterruptedException {
+  public static Run build() throws IOException, InterruptedException {
     return npm(null, List.of(), Map.of());
   }
 
@@ -132,7 +138,7 @@ final class ClientSuites {
    * {@link #npm(String, Map)} with arguments for the script ({@code npm run script -- args}); a
    * null script only builds.
    */
-  static synchronized Run npm(String script, List<String> args, Map<String, String> env)
+  public static synchronized Run npm(String script, List<String> args, Map<String, String> env)
       throws IOException, InterruptedException {
     Files.createDirectories(NPM_LOCK.getParent());
     try (FileChannel channel =

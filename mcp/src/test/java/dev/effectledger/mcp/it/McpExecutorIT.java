@@ -1,4 +1,4 @@
-package dev.effectledger.app;
+package dev.effectledger.mcp.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

@@ -1,4 +1,4 @@
-package dev.effectledger.app;
+package dev.effectledger.mcp.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -18,6 +18,7 @@ import dev.effectledger.mcp.gateway.McpGateway;
 import dev.effectledger.mcp.gateway.McpGatewayConfig;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
+import dev.effectledger.testkit.ClientSuites;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopology;
@@ -44,7 +45,6 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
@@ -177,9 +177,7 @@ class McpTypeScriptUpstreamIT {
                         EFFECTS_ENV,
                         JSON.writeValueAsString(effects.toString())),
                 "ts-upstream.yaml");
-    try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
-      new TopicProvisioner(admin).create(TopicProvisioner.topics(policies), 2, (short) 1, 0);
-    }
+    McpPipeline.createTopics(kafka.bootstrapServers(), policies);
     Properties streams = new Properties();
     streams.put(StreamsConfig.APPLICATION_ID_CONFIG, "mcp-ts-upstream-it");
     streams.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
