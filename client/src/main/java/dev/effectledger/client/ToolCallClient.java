@@ -1,6 +1,5 @@
 package dev.effectledger.client;
 
-import dev.effectledger.client.internal.IntentPublisher;
 import dev.effectledger.client.internal.LegacyReplies;
 import dev.effectledger.schema.ErrorCode;
 import dev.effectledger.schema.ResultStatus;

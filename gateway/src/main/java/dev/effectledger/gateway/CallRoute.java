@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.effectledger.client.DerivedKey;
 import dev.effectledger.client.IdempotencyKeys;
+import dev.effectledger.client.IntentPublisher;
 import dev.effectledger.client.KeyDerivationException;
 import dev.effectledger.client.KeyRules;
 import dev.effectledger.client.PendingReply;
@@ -213,7 +214,16 @@ final class CallRoute {
             .setBypassApproval(body.bypassApproval())
             .setTraceId(ex.shortHeader("traceparent"))
             .build();
-    intents.publish(intent, requestId, pending);
+    intents
+        .publish(intent, requestId)
+        .whenComplete(
+            (offset, error) -> {
+              if (error != null) {
+                pending.notPublished(error);
+              } else {
+                pending.published(offset);
+              }
+            });
   }
 
   static boolean isJson(String contentType) {
@@ -236,7 +246,7 @@ final class CallRoute {
   }
 
   /** A published call waiting for its answer on the reply topic, up to its wait. */
-  private final class PendingCall implements ReplyRouter.Listener, IntentPublisher.Published {
+  private final class PendingCall implements ReplyRouter.Listener {
     final Exchange ex;
     final String key;
     final ToolPolicy policy;
@@ -272,8 +282,8 @@ final class CallRoute {
      * 202 says the call runs, and an intent the broker then refuses never runs (found by
      * RegistryAuthIT: with wait=0 the bound answered 202 before the serializer failed).
      */
-    @Override
-    public void published(long offset) {
+    /** The broker took the intent at {@code offset} (on the producer's I/O thread). */
+    void published(long offset) {
       // On the producer's I/O thread: a release kept aside is answered from a timer thread.
       ToolResult kept = answer.publish(offset);
       if (kept != null) {
@@ -317,8 +327,8 @@ final class CallRoute {
       ex.json(202, body, HttpMapping.stillRunning(key, answer.intentOffset()));
     }
 
-    @Override
-    public void notPublished(Exception error) {
+    /** The intent was not published: the call is answered 503. */
+    void notPublished(Throwable error) {
       stop();
       log.warn("Could not publish an intent for key {}: {}", key, error.getMessage());
       HttpMapping.unavailable(

@@ -1,5 +1,6 @@
 package dev.effectledger.gateway;
 
+import dev.effectledger.client.IntentPublisher;
 import dev.effectledger.client.ReplyRouter;
 import dev.effectledger.policy.FollowedPolicy;
 import dev.effectledger.schema.Problem;
@@ -59,8 +60,8 @@ public final class Gateway implements AutoCloseable {
     // The Kafka settings may carry the registry's credentials (basic.auth.*, bearer.auth.*).
     SchemaRegistry registry = SchemaRegistries.forUrl(config.schemaRegistryUrl(), kafka);
     this.admin = Admin.create(adminSettings(kafka));
-    IntentPublisher.createReplyTopic(admin, config);
-    this.intents = new IntentPublisher(kafka, registry);
+    GatewayKafka.createReplyTopic(admin, config);
+    this.intents = GatewayKafka.intents(kafka, registry, config);
     this.replies =
         ReplyRouter.everyPartition(
             kafka,
@@ -206,7 +207,7 @@ public final class Gateway implements AutoCloseable {
     timers.shutdownNow();
     policy.close();
     replies.close();
-    intents.close();
+    intents.close(Duration.ofSeconds(5));
     admin.close(Duration.ofSeconds(5));
     metrics.close();
   }

@@ -1,11 +1,12 @@
 package dev.effectledger.gateway;
 
+import dev.effectledger.client.IntentPublisher;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.TopicVisibility;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistry;
-import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -16,29 +17,21 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.errors.TopicExistsException;
-import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
- * Publishes the gateway's intents to {@code tool-intents}, each with the request id the ledger
- * copies onto the replies that answer that intent itself, and owns the instance's reply topic
- * ({@code tool-results.<instance>}), which it creates when missing. The producer fails closed and
- * fast: an intent the broker did not take within 10 s is reported, and its call answered 503.
+ * What the gateway sets up in Kafka: the intent publisher (the client's {@link IntentPublisher}, on
+ * a producer that fails closed and fast: an intent the broker did not take within 10 s is reported,
+ * and its call answered 503) and the instance's reply topic ({@code tool-results.<instance>}),
+ * created when missing.
  */
-final class IntentPublisher implements AutoCloseable {
+final class GatewayKafka {
 
-  /** What became of one intent: the broker took it at an offset, or it was not published. */
-  interface Published {
-    void published(long offset);
+  private GatewayKafka() {}
 
-    void notPublished(Exception error);
-  }
-
-  private final KafkaProducer<String, ToolIntent> producer;
-
-  IntentPublisher(Properties kafka, SchemaRegistry registry) {
+  /** Publishes to {@code tool-intents}, asking for replies on the instance's reply topic. */
+  static IntentPublisher intents(Properties kafka, SchemaRegistry registry, GatewayConfig config) {
     Properties props = new Properties();
     props.putAll(kafka);
     props.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -47,28 +40,12 @@ final class IntentPublisher implements AutoCloseable {
     props.putIfAbsent(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
     props.putIfAbsent(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 10_000);
     props.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 1);
-    this.producer =
+    return new IntentPublisher(
         new KafkaProducer<>(
-            props, new StringSerializer(), new RegistryAvroSerde<>(registry, ToolIntent.class));
-  }
-
-  /** Sends {@code intent} keyed by its idempotency key; {@code then} hears what became of it. */
-  void publish(ToolIntent intent, String requestId, Published then) {
-    RecordHeaders headers = new RecordHeaders();
-    headers.add(Topics.REQUEST_ID_HEADER, requestId.getBytes(StandardCharsets.UTF_8));
-    try {
-      producer.send(
-          new ProducerRecord<>(Topics.INTENTS, null, intent.getIdempotencyKey(), intent, headers),
-          (metadata, error) -> {
-            if (error != null) {
-              then.notPublished(error);
-            } else {
-              then.published(metadata.offset());
-            }
-          });
-    } catch (RuntimeException e) {
-      then.notPublished(e);
-    }
+            props, new StringSerializer(), new RegistryAvroSerde<>(registry, ToolIntent.class)),
+        Topics.INTENTS,
+        config.replyTopic(),
+        Clock.systemUTC());
   }
 
   /**
@@ -99,10 +76,5 @@ final class IntentPublisher implements AutoCloseable {
             e.getCause());
       }
     }
-  }
-
-  @Override
-  public void close() {
-    producer.close(Duration.ofSeconds(5));
   }
 }

@@ -1,8 +1,7 @@
-package dev.effectledger.client.internal;
+package dev.effectledger.client;
 
-import dev.effectledger.client.DerivedKey;
-import dev.effectledger.client.ToolCall;
 import dev.effectledger.schema.ToolIntent;
+import dev.effectledger.schema.Topics;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -10,11 +9,14 @@ import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.utils.Utils;
 
 /**
- * The intent side of a client: owns the Kafka producer, turns a call and its derived key into the
- * {@link ToolIntent} it publishes, and knows which reply-topic partition a key's reply lands on.
+ * The one publisher of intents, the client's ({@link ToolCallClient}) and the HTTP gateway's: owns
+ * the Kafka producer it is given (the caller sets its timeouts: the gateway fails fast, the client
+ * waits as long as Kafka's defaults), turns a call and its derived key into the {@link ToolIntent}
+ * it publishes, and knows which reply-topic partition a key's reply lands on.
  */
 public final class IntentPublisher {
 
@@ -57,11 +59,24 @@ public final class IntentPublisher {
 
   /** Publishes the call's intent; completes with its offset once the broker took it. */
   public CompletableFuture<Long> publish(ToolCall call, DerivedKey key) {
-    ToolIntent intent = intentOf(call, key, replyTopic, clock.instant());
+    return publish(intentOf(call, key, replyTopic, clock.instant()), null);
+  }
+
+  /**
+   * Publishes {@code intent} keyed by its idempotency key, with {@code requestId} (when not null)
+   * in the {@value Topics#REQUEST_ID_HEADER} header, which the ledger copies onto the replies that
+   * answer this intent itself; completes with its offset once the broker took it, exceptionally
+   * with the producer's error (on the producer's I/O thread: hand long work to another).
+   */
+  public CompletableFuture<Long> publish(ToolIntent intent, String requestId) {
+    RecordHeaders headers = new RecordHeaders();
+    if (requestId != null) {
+      headers.add(Topics.REQUEST_ID_HEADER, requestId.getBytes(StandardCharsets.UTF_8));
+    }
     CompletableFuture<Long> sent = new CompletableFuture<>();
     try {
       producer.send(
-          new ProducerRecord<>(intentsTopic, key.key(), intent),
+          new ProducerRecord<>(intentsTopic, null, intent.getIdempotencyKey(), intent, headers),
           (metadata, error) -> {
             if (error != null) {
               sent.completeExceptionally(error);

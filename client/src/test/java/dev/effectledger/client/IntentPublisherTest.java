@@ -1,10 +1,7 @@
-package dev.effectledger.client.internal;
+package dev.effectledger.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.effectledger.client.DerivedKey;
-import dev.effectledger.client.StepContext;
-import dev.effectledger.client.ToolCall;
 import dev.effectledger.schema.ToolIntent;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
