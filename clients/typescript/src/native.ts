@@ -58,7 +58,14 @@ const POLICY_TOPIC = 'tool-policy';
 
 type Middlewares = NonNullable<ConstructorParameters<typeof SchemaRegistry>[0]['middlewares']>;
 
-type Waiter = { tenant: string; reply: PendingReply<CallResult> };
+/** `requestId` rides on the call's intent (header `effectledger.request.id`). */
+type Waiter = { tenant: string; reply: PendingReply<CallResult>; requestId: string };
+
+/**
+ * A call's own id on its intent. A final answer names the id of the intent that started the key's
+ * life, so a call whose id it is not joined that action in flight: for it, the answer is a replay.
+ */
+const REQUEST_ID_HEADER = 'effectledger.request.id';
 
 interface ReplyRecord {
   idempotencyKey: string;
@@ -133,7 +140,7 @@ export class NativeToolCallClient {
     await this.consumer.subscribe({ topic: this.options.replyTopic, fromBeginning: false });
     await this.consumer.run({
       autoCommit: false,
-      eachMessage: async ({ message }) => this.onReply(message.value, throughOf(message.headers)),
+      eachMessage: async ({ message }) => this.onReply(message.value, message.headers),
     });
     await joined;
     // Every partition from its end now, before any intent is published: no reply can precede it.
@@ -200,7 +207,7 @@ export class NativeToolCallClient {
     }
   }
 
-  private async onReply(value: Buffer | null, through: number | undefined): Promise<void> {
+  private async onReply(value: Buffer | null, headers: Record<string, unknown> | undefined): Promise<void> {
     if (!value) return;
     let reply: ReplyRecord;
     try {
@@ -210,8 +217,12 @@ export class NativeToolCallClient {
     }
     const waiting = this.waiters.get(reply.idempotencyKey);
     if (!waiting || isInFlightNotice(reply)) return; // in flight: wait on for the result
+    const through = throughOf(headers);
+    const raw = headers?.[REQUEST_ID_HEADER];
+    const last = Array.isArray(raw) ? raw[raw.length - 1] : raw;
+    const forRequest = last == null ? undefined : Buffer.isBuffer(last) ? last.toString('utf8') : String(last);
     for (const w of waiting) {
-      if (w.tenant === reply.tenant) w.reply.offer(toResult(reply), through);
+      if (w.tenant === reply.tenant) w.reply.offer(toResult(reply, joined(reply, forRequest, w.requestId)), through);
     }
   }
 
@@ -224,7 +235,7 @@ export class NativeToolCallClient {
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
     let settle!: (r: CallResult) => void;
     const answered = new Promise<CallResult>((resolve) => (settle = resolve));
-    const waiter: Waiter = { tenant: s.tenant, reply: new PendingReply<CallResult>((r) => settle(r)) };
+    const waiter: Waiter = { tenant: s.tenant, reply: new PendingReply<CallResult>((r) => settle(r)), requestId: randomUUID() };
     const set = this.waiters.get(derived.key) ?? new Set<Waiter>();
     set.add(waiter);
     this.waiters.set(derived.key, set);
@@ -244,7 +255,7 @@ export class NativeToolCallClient {
         bypassApproval: null,
         traceId: null,
       });
-      const [sent] = await this.producer.send({ topic: this.options.intentsTopic, acks: -1, messages: [{ key: derived.key, value }] });
+      const [sent] = await this.producer.send({ topic: this.options.intentsTopic, acks: -1, messages: [{ key: derived.key, value, headers: { [REQUEST_ID_HEADER]: waiter.requestId } }] });
       waiter.reply.published(Number(sent?.baseOffset ?? sent?.offset ?? -1));
       return await answered;
     } catch (e) {
@@ -285,8 +296,18 @@ function isInFlightNotice(r: Pick<ReplyRecord, 'status' | 'error'>): boolean {
   return r.status === 'IN_FLIGHT' || (r.status === 'REJECTED' && r.error?.code === 'DUPLICATE_IN_FLIGHT');
 }
 
-function toResult(r: ReplyRecord): CallResult {
+/**
+ * Whether a settled answer names another call's request id: the call joined the action in flight,
+ * and the answer is, for it, a replay (as the Java client's `PendingReply.asSeenBy`).
+ */
+function joined(r: Pick<ReplyRecord, 'status'>, forRequest: string | undefined, mine: string): boolean {
+  return (r.status === 'SUCCEEDED' || r.status === 'FAILED') && forRequest !== undefined && forRequest !== mine;
+}
+
+/** `joined`: the call came while the same action was in flight, so its answer is a replay. */
+function toResult(r: ReplyRecord, joinedAction = false): CallResult {
   const error: CallError | undefined = r.error ?? undefined;
+  const replayed = r.replayed || joinedAction;
   switch (r.status) {
     case 'SUCCEEDED':
       return {
@@ -294,13 +315,13 @@ function toResult(r: ReplyRecord): CallResult {
         key: r.idempotencyKey,
         result: r.resultJson == null ? null : JSON.parse(r.resultJson),
         effectId: r.effectId ?? undefined,
-        replayed: r.replayed,
+        replayed,
         attempts: r.attempts,
       };
     case 'FAILED':
-      return { kind: 'failed', key: r.idempotencyKey, error, replayed: r.replayed };
+      return { kind: 'failed', key: r.idempotencyKey, error, replayed };
     case 'UNKNOWN':
-      return { kind: 'held', key: r.idempotencyKey, error, replayed: r.replayed };
+      return { kind: 'held', key: r.idempotencyKey, error, replayed };
     default:
       return { kind: 'rejected', key: r.idempotencyKey, error };
   }

@@ -137,6 +137,9 @@ class _Registry:
 
 
 INTENTS_THROUGH_HEADER = "effectledger.intents.through"
+# a call's own id on its intent; a final answer names the id of the intent that started the key's
+# life, so a call whose id it is not joined that action in flight: for it, the answer is a replay
+REQUEST_ID_HEADER = "effectledger.request.id"
 
 
 class _Waiter:
@@ -151,6 +154,7 @@ class _Waiter:
 
     def __init__(self, tenant: str) -> None:
         self.tenant = tenant
+        self.request_id = str(uuid.uuid4())
         self.result: Optional[CallResult] = None
         self.done = threading.Event()
         self._lock = threading.Lock()
@@ -328,7 +332,7 @@ class NativeToolCallClient:
                     "traceId": None,
                 }
             )
-            waiter.published(self._publish(derived.key, value))
+            waiter.published(self._publish(derived.key, value, waiter.request_id))
             if not waiter.done.wait(self._timeout if timeout is None else timeout):
                 return StillRunning(derived.key, "")
             return waiter.result  # type: ignore[return-value]
@@ -443,7 +447,7 @@ class NativeToolCallClient:
         self._intent_writer.write(intent, self._avro.io.BinaryEncoder(out))
         return out.getvalue()
 
-    def _publish(self, key: str, value: bytes) -> int:
+    def _publish(self, key: str, value: bytes, request_id: str) -> int:
         """Publishes an intent; its offset once the broker took it."""
         outcome: Dict[str, Any] = {}
         acked = threading.Event()
@@ -454,7 +458,13 @@ class NativeToolCallClient:
             acked.set()
 
         try:
-            self._producer.produce(self._intents_topic, key=key.encode("utf-8"), value=value, on_delivery=on_delivery)
+            self._producer.produce(
+                self._intents_topic,
+                key=key.encode("utf-8"),
+                value=value,
+                headers=[(REQUEST_ID_HEADER, request_id.encode("utf-8"))],
+                on_delivery=on_delivery,
+            )
         except BufferError as e:
             raise Unavailable(f"could not publish the intent for key {key} ({e}); call again with the same step") from None
         deadline = time.monotonic() + 30
@@ -478,8 +488,9 @@ class NativeToolCallClient:
             with self._lock:
                 waiting = [w for w in self._waiters.get(reply.get("idempotencyKey", ""), ()) if w.tenant == reply.get("tenant")]
             through = _through(message.headers())
+            for_request = _header(message.headers(), REQUEST_ID_HEADER)
             for waiter in waiting:
-                waiter.offer(_result(reply), through)
+                waiter.offer(_result(reply, _joined(reply, for_request, waiter.request_id)), through)
         self._consumer.close()
 
     def _decode(self, value: bytes) -> Optional[Mapping[str, Any]]:
@@ -504,11 +515,30 @@ def _in_flight_notice(reply: Mapping[str, Any]) -> bool:
     return reply.get("status") == "REJECTED" and error.get("code") == "DUPLICATE_IN_FLIGHT"
 
 
-def _result(reply: Mapping[str, Any]) -> CallResult:
+def _header(headers: Any, name: str) -> Optional[str]:
+    """A header's last value as text; None when absent or unreadable."""
+    found: Optional[str] = None
+    for key, value in headers or ():
+        if key == name:
+            try:
+                found = value.decode("utf-8") if isinstance(value, (bytes, bytearray)) else str(value)
+            except UnicodeDecodeError:
+                found = None
+    return found
+
+
+def _joined(reply: Mapping[str, Any], for_request: Optional[str], mine: str) -> bool:
+    """Whether a settled answer names another call's request id: this call joined the action in
+    flight, and the answer is, for it, a replay (as the Java client's ``PendingReply.asSeenBy``)."""
+    return reply.get("status") in ("SUCCEEDED", "FAILED") and for_request is not None and for_request != mine
+
+
+def _result(reply: Mapping[str, Any], joined: bool = False) -> CallResult:
+    """``joined``: the call came while the same action was in flight, so its answer is a replay."""
     key = reply["idempotencyKey"]
     error = reply.get("error")
     call_error = CallError.of(error) if error else None
-    replayed = bool(reply.get("replayed"))
+    replayed = bool(reply.get("replayed")) or joined
     status = reply.get("status")
     if status == "SUCCEEDED":
         result_json = reply.get("resultJson")

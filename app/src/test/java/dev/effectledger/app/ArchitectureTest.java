@@ -24,6 +24,8 @@ class ArchitectureTest {
     classes =
         new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            // another module's test jar (mcp's McpPipeline, for McpCommandsIT) is test code too
+            .withImportOption(location -> !location.contains("-tests.jar"))
             .importPackages("dev.effectledger");
   }
 

@@ -311,6 +311,12 @@ class GatewayIT {
     assertThat(a.get().statusCode()).isEqualTo(200);
     assertThat(b.get().statusCode()).isEqualTo(200);
     assertThat(json(b.get()).get("effectId")).isEqualTo(original.get("effectId"));
+    assertThat(
+            List.of(
+                a.get().headers().firstValue("Idempotent-Replayed").orElse("false"),
+                b.get().headers().firstValue("Idempotent-Replayed").orElse("false")))
+        .as("one of the two sent at once caused the effect; the other joined it or came after it")
+        .containsExactlyInAnyOrder("false", "true");
     // Layer 1, the HTTP client: the same request again.
     assertThat(post(gatewayA, "charge_card", body).statusCode()).isEqualTo(200);
     // Layer 3, the model re-emits the call: arguments reordered, reformatted, reason reworded.

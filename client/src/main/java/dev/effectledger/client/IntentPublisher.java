@@ -57,9 +57,12 @@ public final class IntentPublisher {
         .build();
   }
 
-  /** Publishes the call's intent; completes with its offset once the broker took it. */
-  public CompletableFuture<Long> publish(ToolCall call, DerivedKey key) {
-    return publish(intentOf(call, key, replyTopic, clock.instant()), null);
+  /**
+   * Publishes the call's intent with {@code requestId} (see {@link #publish(ToolIntent, String)});
+   * completes with its offset once the broker took it.
+   */
+  public CompletableFuture<Long> publish(ToolCall call, DerivedKey key, String requestId) {
+    return publish(intentOf(call, key, replyTopic, clock.instant()), requestId);
   }
 
   /**

@@ -1,5 +1,6 @@
 package dev.effectledger.client;
 
+import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Topics;
 import java.nio.charset.StandardCharsets;
@@ -40,6 +41,26 @@ public final class PendingReply {
     } catch (NumberFormatException e) {
       return -1L;
     }
+  }
+
+  /**
+   * {@code reply} as the call whose intent had {@code myRequestId} reads it. A settled answer
+   * (SUCCEEDED or FAILED) that names another intent's request id ({@code forRequestId}: the one
+   * that started the key's life, {@link Topics#REQUEST_ID_HEADER}) answers a call that joined the
+   * action in flight: for it, the answer is a replay, and says so. Anything else, or without both
+   * ids (a ledger or executor of an earlier release, a client sending none), is as it came.
+   */
+  public static ToolResult asSeenBy(ToolResult reply, String forRequestId, String myRequestId) {
+    boolean settled =
+        reply.getStatus() == ResultStatus.SUCCEEDED || reply.getStatus() == ResultStatus.FAILED;
+    if (!settled
+        || reply.getReplayed()
+        || forRequestId == null
+        || myRequestId == null
+        || forRequestId.equals(myRequestId)) {
+      return reply;
+    }
+    return ToolResult.newBuilder(reply).setReplayed(true).build();
   }
 
   /** The offset the broker gave the call's intent; -1 until it did, or when it did not say. */

@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -216,14 +217,17 @@ public final class ToolCallClient implements ToolCalls {
 
   private CompletableFuture<Answer> await(ToolCall call, DerivedKey key, Duration wait) {
     PendingReply reply = new PendingReply();
+    // This call's own id on its intent: an answer naming another call's id is, for this one, a
+    // replay (it joined the action in flight; PendingReply.asSeenBy).
+    String requestId = UUID.randomUUID().toString();
     // In-flight notices (IN_FLIGHT, DUPLICATE_IN_FLIGHT) answer nothing; a release's reply only the
     // calls whose intent the ledger had read before it (PendingReply).
     Runnable stopListening =
         replies.listen(
             key.key(),
-            (r, requestId, through) -> {
+            (r, forRequest, through) -> {
               if (!isInFlightNotice(r)) {
-                reply.offer(r, through);
+                reply.offer(PendingReply.asSeenBy(r, forRequest, requestId), through);
               }
             });
     CompletableFuture<Answer> answer = new CompletableFuture<>();
@@ -249,7 +253,7 @@ public final class ToolCallClient implements ToolCalls {
       watched = CompletableFuture.failedFuture(e);
     }
     watched
-        .thenCompose(ready -> intents.publish(call, key))
+        .thenCompose(ready -> intents.publish(call, key, requestId))
         // off the producer's I/O thread: it may complete the call, whose callers' code would run
         // there and hold up every send
         .thenAcceptAsync(reply::published)

@@ -104,4 +104,28 @@ class PendingReplyTest {
     assertThat(unpublished.offer(reply(ResultStatus.UNKNOWN), null)).isTrue();
     assertThat(unpublished.result().join().getStatus()).isEqualTo(ResultStatus.UNKNOWN);
   }
+
+  @Test
+  void shouldReadASettledAnswerOfAnotherCallsIntentAsAReplay() {
+    ToolResult own = reply(ResultStatus.SUCCEEDED);
+    ToolResult failed = reply(ResultStatus.FAILED);
+    ToolResult held = reply(ResultStatus.UNKNOWN);
+
+    assertThat(PendingReply.asSeenBy(own, "call-1", "call-1").getReplayed())
+        .as("the answer to the call that started the action")
+        .isFalse();
+    assertThat(PendingReply.asSeenBy(own, "call-1", "call-2").getReplayed())
+        .as("a call that joined it")
+        .isTrue();
+    assertThat(PendingReply.asSeenBy(failed, "call-1", "call-2").getReplayed()).isTrue();
+    assertThat(PendingReply.asSeenBy(held, "call-1", "call-2").getReplayed())
+        .as("held: not settled, as it came")
+        .isFalse();
+    assertThat(PendingReply.asSeenBy(own, null, "call-2").getReplayed())
+        .as("no id on the answer (a ledger of an earlier release)")
+        .isFalse();
+    assertThat(PendingReply.asSeenBy(own, "call-1", null).getReplayed())
+        .as("a call that sent none")
+        .isFalse();
+  }
 }

@@ -29,6 +29,7 @@ import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.AfterAll;
@@ -151,7 +152,13 @@ class RetryLayersIT {
     CompletableFuture<CallResult> a = first.invoke(call);
     CompletableFuture<CallResult> b = first.invoke(call);
     CallResult.Succeeded original = succeeded(a.get());
-    assertThat(succeeded(b.get()).effectId()).isEqualTo(original.effectId());
+    CallResult.Succeeded twin = succeeded(b.get());
+    assertThat(twin.effectId()).isEqualTo(original.effectId());
+    // One of the two caused the effect; the other joined it in flight (or came after it) and says
+    // so: the sender of the twin can tell which answer is the effect's own.
+    assertThat(List.of(original.replayed(), twin.replayed()))
+        .as("replayed of the two calls sent at once")
+        .containsExactlyInAnyOrder(false, true);
 
     // Layer 3: the model emits the same call again, formatted differently, with another reason.
     CallResult.Succeeded reemitted =
@@ -314,6 +321,20 @@ class RetryLayersIT {
       List<CallResult.Succeeded> results = calls.stream().map(c -> succeeded(c.join())).toList();
       assertThat(results.stream().map(CallResult::key).distinct()).hasSize(300);
       assertThat(results).allSatisfy(r -> assertThat(downstream.effects(r.key())).isEqualTo(1));
+      // Of each step's two calls, exactly one caused the effect (replayed false): the other joined
+      // it in flight or was answered from the stored result.
+      Map<String, List<Boolean>> replayedByKey =
+          results.stream()
+              .collect(
+                  Collectors.groupingBy(
+                      CallResult::key,
+                      Collectors.mapping(CallResult.Succeeded::replayed, Collectors.toList())));
+      assertThat(replayedByKey)
+          .allSatisfy(
+              (k, replayed) ->
+                  assertThat(replayed)
+                      .as("replayed of %s's two calls", k)
+                      .containsExactlyInAnyOrder(false, true));
     }
   }
 

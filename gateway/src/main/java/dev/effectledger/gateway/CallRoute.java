@@ -311,7 +311,8 @@ final class CallRoute {
         latest = reply; // attached (coalesce): wait on for the result
         return;
       }
-      answer.offer(reply, through); // answered through answer.result()
+      // a settled answer naming another call's request id: this call joined the action, a replay
+      answer.offer(PendingReply.asSeenBy(reply, forRequest, requestId), through);
     }
 
     void waited() {

@@ -191,11 +191,15 @@ abstract class LedgerStateMachineContract {
   }
 
   @Test
-  void shouldCopyAnIntentsRequestIdOntoTheRepliesThatAnswerItAndOntoNoOther() {
+  void shouldCopyAnIntentsRequestIdOntoItsRepliesAndTheLifesFirstOntoItsFinalAnswers() {
     // A gateway waits on many calls of one key; the request id tells which call a refusal,
-    // notice or replay answers. A final result answers every call, and carries none.
+    // notice or replay answers. A final result answers every call, and names the call whose intent
+    // started the key's life: every other call waiting reads it as a replay (it joined the action).
     ledger.intents.pipeInput(withRequestId(intent("e1", EMAIL, ARGS).build(), "call-1", T0));
     Dispatch dispatch = ledger.dispatches("messaging").readValue();
+    assertThat(dispatch.getRequestId())
+        .as("the dispatch names the intent that started the life, for the executor's answers")
+        .isEqualTo("call-1");
     ledger.intents.pipeInput(
         withRequestId(intent("e1", EMAIL, ARGS).build(), "call-2", at(Duration.ofSeconds(1))));
     ledger.intents.pipeInput(
@@ -216,7 +220,7 @@ abstract class LedgerStateMachineContract {
         .allSatisfy(
             r -> {
               assertThat(r.value().getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
-              assertThat(requestId(r.headers())).isNull();
+              assertThat(requestId(r.headers())).isEqualTo("call-1");
             });
 
     ledger.intents.pipeInput(
@@ -224,6 +228,21 @@ abstract class LedgerStateMachineContract {
     var replay = ledger.results.readRecord();
     assertThat(replay.value().getReplayed()).isTrue();
     assertThat(requestId(replay.headers())).isEqualTo("call-4");
+  }
+
+  @Test
+  void shouldNameTheRequestThatStartedEachLifeOnItsDispatch() {
+    ledger.intents.pipeInput(withRequestId(intent("k1", CHARGE, ARGS).build(), "life-1", T0));
+    Dispatch first = payments.readValue();
+    ledger.outcome(first, OutcomeStatus.RETRYABLE, null, at(Duration.ofSeconds(2))); // released
+    ledger.intents.pipeInput(
+        withRequestId(intent("k1", CHARGE, ARGS).build(), "life-2", at(Duration.ofSeconds(3))));
+    Dispatch next = payments.readValue();
+
+    assertThat(first.getRequestId()).isEqualTo("life-1");
+    assertThat(next.getIncarnation()).isNotEqualTo(first.getIncarnation());
+    assertThat(next.getRequestId()).as("a new life, started by another call").isEqualTo("life-2");
+    assertThat(ledger.entry("acme", "k1").getRequestId()).isEqualTo("life-2");
   }
 
   private static TestRecord<String, dev.effectledger.schema.ToolIntent> withRequestId(

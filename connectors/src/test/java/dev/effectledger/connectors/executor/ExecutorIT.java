@@ -23,10 +23,12 @@ import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.Replies;
 import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import dev.effectledger.testkit.TopicCollector;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -237,6 +239,7 @@ class ExecutorIT {
                   Dispatch d = Fixtures.dispatch(k, "charge", lane, "{\"amount\":100}");
                   d.setReplyTopics(List.of(replies));
                   d.setFirstSeenAt(d.getDispatchedAt());
+                  d.setRequestId("call-" + k);
                   return d;
                 })
             .toList();
@@ -270,6 +273,14 @@ class ExecutorIT {
             .singleElement()
             .isEqualTo(Replies.settled(d, outcome));
       }
+      // each answer names the call whose intent started the key's life: every other call waiting
+      // on the key reads it as a replay
+      assertThat(answers.records)
+          .allSatisfy(
+              r ->
+                  assertThat(r.headers().lastHeader(Topics.REQUEST_ID_HEADER))
+                      .extracting(h -> new String(h.value(), StandardCharsets.UTF_8))
+                      .isEqualTo("call-" + r.key()));
     }
   }
 

@@ -174,6 +174,39 @@ class McpGatewayIT {
         .isEqualTo(1);
   }
 
+  /**
+   * Six agents send the same write at once: one effect, and exactly one of the six answers says it
+   * was not a replay (the call whose intent started the action); the five that joined it in flight,
+   * or came after it, say replayed.
+   */
+  @Test
+  void shouldMarkEveryCallButTheEffectsOwnAsReplayedWhenSixComeAtOnce() throws Exception {
+    String run = "run-mcp-gw-six";
+    String key = key(run, "mcp:create_charge", Map.of("amount", 606, "to", "cus_6"));
+    List<McpSyncClient> agents = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      agents.add(agent(gateway.url(), run));
+    }
+
+    List<java.util.concurrent.CompletableFuture<CallToolResult>> calls =
+        agents.stream()
+            .map(
+                a ->
+                    java.util.concurrent.CompletableFuture.supplyAsync(
+                        () -> charge(a, 606, "cus_6")))
+            .toList();
+    List<CallToolResult> answers = calls.stream().map(c -> c.join()).toList();
+
+    assertThat(answers).allSatisfy(r -> assertThat(r.isError()).as(text(r)).isFalse());
+    assertThat(answers.stream().map(r -> structured(r).path("id").asText()).distinct())
+        .as("one effect id for all six")
+        .hasSize(1);
+    assertThat(answers.stream().map(r -> r.meta().get(McpMeta.REPLAYED)).toList())
+        .as("replayed of the six calls sent at once")
+        .containsExactlyInAnyOrder(false, true, true, true, true, true);
+    assertThat(pipeline.upstream.effects(key)).isEqualTo(1);
+  }
+
   @Test
   void shouldTreatAnExplicitStepAsTheActionAndRefuseItsKeyWithOtherArguments() throws Exception {
     McpSyncClient agent = agent(gateway.url(), null);

@@ -179,6 +179,7 @@ final class LedgerActions {
             .setReplyTopic(replyTopic)
             .setTraceId(intent.getTraceId())
             .setIncarnation(intentOffset())
+            .setRequestId(outputs.answeringId())
             .build();
     if (previous != null) {
       List<String> used = new ArrayList<>(previous.getBypassesUsed());
@@ -237,6 +238,7 @@ final class LedgerActions {
             .setFirstSeenAt(entry.getFirstSeenAt())
             .setIncarnation(entry.getIncarnation())
             .setArgumentsHash(entry.getArgumentsHash())
+            .setRequestId(entry.getRequestId())
             .build(),
         now);
     audit(entry, audit, null, now);

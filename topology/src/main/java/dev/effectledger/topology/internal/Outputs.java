@@ -85,10 +85,30 @@ final class Outputs {
     this.answering = null;
   }
 
+  /** The request id of the intent being answered, as text; null when none. */
+  String answeringId() {
+    return answering == null ? null : new String(answering, StandardCharsets.UTF_8);
+  }
+
   void reply(ToolResult result, String replyTopic, long timestamp) {
     context.forward(
         new Record<>(result.getIdempotencyKey(), result, timestamp, replyHeaders(replyTopic)),
         RESULTS_SINK);
+  }
+
+  /**
+   * A final answer of a key's life, sent while no intent is being answered (an outcome settling
+   * it): it carries the request id of the intent that started the life ({@code
+   * LedgerEntry.requestId}, null: none), as the executor's answers do, so the calls that joined the
+   * action read it as a replay.
+   */
+  void lifeAnswer(ToolResult result, String replyTopic, long timestamp, String lifeRequestId) {
+    Headers headers = replyHeaders(replyTopic);
+    if (answering == null && lifeRequestId != null) {
+      headers.add(Topics.REQUEST_ID_HEADER, lifeRequestId.getBytes(StandardCharsets.UTF_8));
+    }
+    context.forward(
+        new Record<>(result.getIdempotencyKey(), result, timestamp, headers), RESULTS_SINK);
   }
 
   /**

@@ -110,7 +110,7 @@ final class Settlements {
     entry.setWaiters(new ArrayList<>());
     ledger.put(entry);
     ToolResult reply = Replies.of(entry, false);
-    unanswered.forEach(topic -> outputs.reply(reply, topic, now));
+    unanswered.forEach(topic -> outputs.lifeAnswer(reply, topic, now, entry.getRequestId()));
     ToolResult replay = Replies.of(entry, true);
     waiters.forEach(topic -> outputs.reply(replay, topic, now));
   }

@@ -28,6 +28,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.Serializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -275,8 +276,16 @@ public final class EffectPerformer {
     if (!replyTopics.isEmpty()) {
       ToolResult reply = Replies.settled(dispatch, outcome);
       for (String topic : replyTopics) {
+        // the request id of the intent that started the life: every other call waiting on the key
+        // reads this answer as a replay (it joined the action in flight)
+        RecordHeaders headers = new RecordHeaders();
+        if (dispatch.getRequestId() != null) {
+          headers.add(
+              Topics.REQUEST_ID_HEADER, dispatch.getRequestId().getBytes(StandardCharsets.UTF_8));
+        }
         records.add(
-            new ProducerRecord<>(topic, null, completedAt, key, replies.serialize(topic, reply)));
+            new ProducerRecord<>(
+                topic, null, completedAt, key, replies.serialize(topic, reply), headers));
       }
     }
     return records;
