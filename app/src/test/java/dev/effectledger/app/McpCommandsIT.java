@@ -243,6 +243,65 @@ class McpCommandsIT {
     assertThat(dir.resolve("files-effects.txt")).doesNotExist();
   }
 
+  /**
+   * {@code effectledger mcp policies} in front of an HTTP and a stdio upstream, with a tools.yaml
+   * naming none of their tools: a policy for each write tool on stdout, a clean exit, and nothing
+   * on stderr but its own advice (a user once saw an InterruptedException warning on a successful
+   * exit).
+   */
+  @Test
+  void shouldPrintPoliciesForTheWriteToolsTheLedgerLacksAndExitCleanly(@TempDir Path dir)
+      throws Exception {
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    Files.writeString(dir.resolve("tools.yaml"), "tools: {}\n");
+    Files.writeString(
+        dir.resolve("mcp.yaml"),
+        JSON.writeValueAsString(
+            Map.of(
+                "tenant",
+                "acme",
+                "tools",
+                "tools.yaml",
+                "schemaRegistryUrl",
+                pipeline.registry,
+                "kafka",
+                Map.of("bootstrap.servers", kafka.bootstrapServers()),
+                "upstreams",
+                Map.of(
+                    "payments",
+                    Map.of("url", pipeline.upstream.url()),
+                    "files",
+                    Map.of(
+                        "command",
+                        List.of(
+                            java,
+                            "-cp",
+                            System.getProperty("java.class.path"),
+                            CountingMcpServer.class.getName(),
+                            "--effects",
+                            dir.resolve("files-effects.txt").toString()))))));
+
+    for (int run = 0; run < 3; run++) {
+      CommandRun policies =
+          CommandRun.of("mcp", "policies", "--config", dir.resolve("mcp.yaml").toString());
+
+      assertThat(policies.status()).as(policies.out() + policies.err()).isZero();
+      assertThat(policies.out())
+          .contains("payments_create_charge:")
+          .contains("files_create_charge:")
+          .contains("class: irreversible");
+      assertThat(policies.err())
+          .as("stderr of a successful run")
+          .contains("are irreversible")
+          .doesNotContain("Exception");
+      assertThat(policies.err().lines().filter(l -> l.contains("WARN")))
+          .as(
+              "warnings of a successful run: only that the two upstreams (one server) share a"
+                  + " resource")
+          .allMatch(l -> l.contains("both have resource"));
+    }
+  }
+
   /** A new MCP session with the gateway, sending {@code run} in the run header. */
   private McpSyncClient agent(String url, String run) {
     McpSyncClient client =

@@ -9,7 +9,6 @@ import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
-import io.modelcontextprotocol.spec.McpServerTransportProviderBase;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.List;
@@ -113,7 +112,7 @@ public final class McpGateway implements AutoCloseable {
     return gateway;
   }
 
-  private void serve(McpServer.SyncSpecification<?> spec, McpServerTransportProviderBase agents) {
+  private void serve(McpServer.SyncSpecification<?> spec, AgentSessions agents) {
     served.build(spec);
     reads.relayLogsTo(agents);
   }

@@ -7,7 +7,6 @@ import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
 import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
-import io.modelcontextprotocol.spec.McpServerTransportProviderBase;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.Map;
@@ -27,7 +26,7 @@ final class McpTransports {
 
   /** Builds the gateway's MCP server on a transport's {@code spec}, serving {@code agents}. */
   interface Serve {
-    void on(McpServer.SyncSpecification<?> spec, McpServerTransportProviderBase agents);
+    void on(McpServer.SyncSpecification<?> spec, AgentSessions agents);
   }
 
   // the gateway's parts log under its name: one logger to configure for the whole gateway
@@ -58,7 +57,8 @@ final class McpTransports {
                       run == null || run.isBlank() ? Map.of() : Map.of(WriteCalls.RUN_HEADER, run));
                 })
             .build();
-    serve.on(McpServer.sync(transport), transport);
+    AgentSessions agents = new AgentSessions();
+    serve.on(McpServer.sync(agents.watch(transport)), agents);
     Server jetty = new Server();
     ServerConnector connector = new ServerConnector(jetty);
     connector.setHost(config.host());
@@ -77,7 +77,8 @@ final class McpTransports {
    */
   static void stdio(InputStream in, OutputStream out, Serve serve) {
     StdioServerTransportProvider transport = new StdioServerTransportProvider(MAPPER, in, out);
-    serve.on(McpServer.sync(transport), transport);
+    AgentSessions agents = new AgentSessions();
+    serve.on(McpServer.sync(agents.watch(transport)), agents);
   }
 
   /** The Streamable HTTP endpoint, e.g. {@code http://127.0.0.1:8097/mcp}. */

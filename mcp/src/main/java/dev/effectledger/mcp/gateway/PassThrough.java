@@ -7,7 +7,6 @@ import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
-import io.modelcontextprotocol.spec.McpServerTransportProviderBase;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Function;
@@ -28,8 +27,8 @@ final class PassThrough {
   private final Upstreams upstreams;
   private final ProgressRelay progress = new ProgressRelay();
 
-  /** The agents' transport, once serving: where upstreams' log messages go. */
-  private volatile McpServerTransportProviderBase agents;
+  /** The agents' sessions, once serving: where upstreams' log messages go. */
+  private volatile AgentSessions agents;
 
   PassThrough(McpGatewayConfig config, Upstreams upstreams) {
     this.config = config;
@@ -117,24 +116,22 @@ final class PassThrough {
   }
 
   /** Serving: upstreams' log messages go to {@code agents} from now on. */
-  void relayLogsTo(McpServerTransportProviderBase agents) {
+  void relayLogsTo(AgentSessions agents) {
     this.agents = agents;
   }
 
   /**
-   * An upstream's log message, to every agent connected to the gateway, if it is at least the
-   * configured level; its logger names the upstream ({@code <upstream>} or {@code
-   * <upstream>/<logger>}). An agent's own {@code logging/setLevel} does not filter these: the SDK's
-   * server keeps that level for messages it sends itself.
+   * An upstream's log message, if it is at least the configured level, to every agent connected to
+   * the gateway whose own level ({@code logging/setLevel}) it reaches; its logger names the
+   * upstream ({@code <upstream>} or {@code <upstream>/<logger>}).
    */
   void relayLog(String upstream, McpSchema.LoggingMessageNotification message) {
-    McpServerTransportProviderBase to = agents;
+    AgentSessions to = agents;
     McpSchema.LoggingMessageNotification relayed = relayed(upstream, message, config.logging());
     if (to == null || relayed == null) {
       return;
     }
-    to.notifyClients(McpSchema.METHOD_NOTIFICATION_MESSAGE, relayed)
-        .subscribe(done -> {}, e -> log.debug("Could not relay a log message to agents", e));
+    to.log(relayed);
   }
 
   /**

@@ -524,6 +524,17 @@ class McpGatewayIT {
             .doesNotContain("get_refunds")
             .contains("payments_create_charge", "live_get_balance"); // the others keep their names
 
+        // an agent that asked for warnings and worse gets no notice (logging/setLevel)
+        List<McpSchema.LoggingMessageNotification> quietLogs = new CopyOnWriteArrayList<>();
+        McpSyncClient quiet =
+            McpHttpClients.open(
+                two.url(),
+                Map.of("X-Agent-Run", "run-mcp-quiet"),
+                Duration.ofSeconds(60),
+                spec -> spec.loggingConsumer(quietLogs::add));
+        clients.add(quiet);
+        quiet.setLoggingLevel(McpSchema.LoggingLevel.WARNING);
+
         // the upstream's log messages reach the agent, the logger naming the upstream
         agent.callTool(new CallToolRequest("live_get_balance", Map.of()));
         await("the upstream's log message at the agent, its logger live/balance")
@@ -537,6 +548,13 @@ class McpGatewayIT {
                               assertThat(m.level()).isEqualTo(McpSchema.LoggingLevel.NOTICE);
                               assertThat(m.data()).startsWith("balance read: ");
                             }));
+        // relayed to every session in one pass, so by now the quiet agent would have it coming;
+        // held over a second for its delivery
+        await("no notice at the agent that set its level to warning, for 1 s")
+            .during(Duration.ofSeconds(1))
+            .atMost(Duration.ofSeconds(3))
+            .untilAsserted(
+                () -> assertThat(quietLogs).noneMatch(m -> "live/balance".equals(m.logger())));
 
         // a subscribed resource: the agent is told when a charge through the ledger changes it
         agent.subscribeResource(new McpSchema.SubscribeRequest(CountingMcpServer.SUMMARY));

@@ -1,0 +1,142 @@
+package dev.effectledger.mcp.gateway;
+
+import io.modelcontextprotocol.spec.McpLoggableSession;
+import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.spec.McpServerSession;
+import io.modelcontextprotocol.spec.McpServerTransportProvider;
+import io.modelcontextprotocol.spec.McpStreamableServerSession;
+import io.modelcontextprotocol.spec.McpStreamableServerTransportProvider;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Set;
+import java.util.WeakHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Mono;
+
+/**
+ * The agents' sessions with the gateway, each with the logging level its agent set ({@code
+ * logging/setLevel}): an upstream's log message goes to each session whose level it reaches.
+ *
+ * <p>Why this class: the MCP Java SDK's server (2.1.0) keeps each session's level and honours it
+ * only for messages sent through that session's request exchange; sending to every agent ({@code
+ * notifyClients}) ignores it, and the server lists no sessions. So the gateway hands the SDK its
+ * transport wrapped ({@link #watch}): every session the SDK starts is seen here, and held weakly,
+ * so a session the transport dropped is forgotten with it.
+ */
+final class AgentSessions {
+
+  // the gateway's parts log under its name: one logger to configure for the whole gateway
+  private static final Logger log = LoggerFactory.getLogger(McpGateway.class);
+
+  private final Set<McpLoggableSession> sessions =
+      Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
+
+  /** {@code transport} (Streamable HTTP) as the SDK's server is given it: sessions seen here. */
+  McpStreamableServerTransportProvider watch(McpStreamableServerTransportProvider transport) {
+    return new McpStreamableServerTransportProvider() {
+      @Override
+      public void setSessionFactory(McpStreamableServerSession.Factory factory) {
+        transport.setSessionFactory(
+            initialize -> {
+              McpStreamableServerSession.McpStreamableServerSessionInit init =
+                  factory.startSession(initialize);
+              sessions.add(init.session());
+              return init;
+            });
+      }
+
+      @Override
+      public Mono<Void> notifyClients(String method, Object params) {
+        return transport.notifyClients(method, params);
+      }
+
+      @Override
+      public Mono<Void> notifyClient(String sessionId, String method, Object params) {
+        return transport.notifyClient(sessionId, method, params);
+      }
+
+      @Override
+      public Mono<Void> closeGracefully() {
+        return transport.closeGracefully();
+      }
+
+      @Override
+      public void close() {
+        transport.close();
+      }
+
+      @Override
+      public List<String> protocolVersions() {
+        return transport.protocolVersions();
+      }
+    };
+  }
+
+  /** {@code transport} (stdio: one session) as the SDK's server is given it. */
+  McpServerTransportProvider watch(McpServerTransportProvider transport) {
+    return new McpServerTransportProvider() {
+      @Override
+      public void setSessionFactory(McpServerSession.Factory factory) {
+        transport.setSessionFactory(
+            channel -> {
+              McpServerSession session = factory.create(channel);
+              sessions.add(session);
+              return session;
+            });
+      }
+
+      @Override
+      public Mono<Void> notifyClients(String method, Object params) {
+        return transport.notifyClients(method, params);
+      }
+
+      @Override
+      public Mono<Void> notifyClient(String sessionId, String method, Object params) {
+        return transport.notifyClient(sessionId, method, params);
+      }
+
+      @Override
+      public Mono<Void> closeGracefully() {
+        return transport.closeGracefully();
+      }
+
+      @Override
+      public void close() {
+        transport.close();
+      }
+
+      @Override
+      public List<String> protocolVersions() {
+        return transport.protocolVersions();
+      }
+    };
+  }
+
+  /**
+   * Sends {@code message} to every session whose agent's level it reaches (the SDK's default for a
+   * session that set none: info); a session that cannot take it now (no stream open to it) misses
+   * it, as an MCP log message is not kept for later.
+   */
+  void log(McpSchema.LoggingMessageNotification message) {
+    List<McpLoggableSession> now;
+    synchronized (sessions) {
+      now = new ArrayList<>(sessions);
+    }
+    for (McpLoggableSession session : now) {
+      if (session.isNotificationForLevelAllowed(message.level())) {
+        session
+            .sendNotification(McpSchema.METHOD_NOTIFICATION_MESSAGE, message)
+            .subscribe(done -> {}, e -> log.debug("Could not relay a log message to an agent", e));
+      }
+    }
+  }
+
+  /** How many sessions are known (and not yet collected). */
+  int size() {
+    synchronized (sessions) {
+      return sessions.size();
+    }
+  }
+}
