@@ -68,11 +68,11 @@ class DeadlineRestoreIT {
   @Test
   @Timeout(300)
   void shouldStillTimeOutAndPurgeAfterARestoreOnAnEmptyStateDirectory() throws Exception {
-    kafka.createTopics(ItFixtures.topics(PARTITIONS));
+    kafka.createTopics(Fixtures.topics(PARTITIONS));
     try (SchemaRegistryServer registry = SchemaRegistryServer.start()) {
       String bootstrap = kafka.bootstrapServers();
       try (EchoExecutor executor = new EchoExecutor(bootstrap, registry.url());
-          var results = ItFixtures.results(bootstrap, registry.url());
+          var results = Fixtures.results(bootstrap, registry.url());
           var audit =
               new TopicCollector<>(
                   bootstrap,
@@ -80,15 +80,15 @@ class DeadlineRestoreIT {
                   new RegistryAvroSerde<>(
                       SchemaRegistries.forUrl(registry.url()), AuditEvent.class));
           KafkaProducer<String, ToolIntent> producer =
-              ItFixtures.intentProducer(bootstrap, registry.url())) {
+              Fixtures.intentProducer(bootstrap, registry.url())) {
         Process ledger = start(bootstrap, registry.url(), "d1");
         producer.send(
-            new ProducerRecord<>(Topics.INTENTS, "settled", ItFixtures.intent("settled", 1)));
-        ToolIntent ticket = ItFixtures.intent("waiting", 2);
-        ticket.setTool(ItFixtures.STALLED_TOOL);
+            new ProducerRecord<>(Topics.INTENTS, "settled", Fixtures.intent("settled", 1)));
+        ToolIntent ticket = Fixtures.intent("waiting", 2);
+        ticket.setTool(Fixtures.STALLED_TOOL);
         producer.send(new ProducerRecord<>(Topics.INTENTS, "waiting", ticket));
-        ToolIntent released = ItFixtures.intent("released", 4);
-        released.setTool(ItFixtures.STALLED_TOOL);
+        ToolIntent released = Fixtures.intent("released", 4);
+        released.setTool(Fixtures.STALLED_TOOL);
         long releasedAt =
             producer
                 .send(new ProducerRecord<>(Topics.INTENTS, "released", released))
@@ -167,7 +167,7 @@ class DeadlineRestoreIT {
                 () -> {
                   String tick = nextKeyOn(partition, ticks);
                   producer
-                      .send(new ProducerRecord<>(Topics.INTENTS, tick, ItFixtures.intent(tick, 3)))
+                      .send(new ProducerRecord<>(Topics.INTENTS, tick, Fixtures.intent(tick, 3)))
                       .get();
                   assertThat(audit.byKey.getOrDefault("settled", List.of()))
                       .extracting(AuditEvent::getType)
@@ -194,7 +194,7 @@ class DeadlineRestoreIT {
   private static void retryableOutcome(
       String bootstrap, String registryUrl, ToolIntent intent, long incarnation) throws Exception {
     try (KafkaProducer<String, Outcome> outcomes =
-        ItFixtures.outcomeProducer(bootstrap, registryUrl)) {
+        Fixtures.outcomeProducer(bootstrap, registryUrl)) {
       outcomes
           .send(
               new ProducerRecord<>(

@@ -29,10 +29,10 @@ final class EchoExecutor implements AutoCloseable {
   EchoExecutor(String bootstrap, String registryUrl) {
     var registry = SchemaRegistries.forUrl(registryUrl);
     KafkaConsumer<String, Dispatch> consumer =
-        ItFixtures.committedReader(
+        Fixtures.committedReader(
             bootstrap, "echo-executor", new RegistryAvroSerde<>(registry, Dispatch.class));
-    KafkaProducer<String, Outcome> producer = ItFixtures.outcomeProducer(bootstrap, registryUrl);
-    consumer.subscribe(List.of(Topics.dispatch(ItFixtures.LANE)));
+    KafkaProducer<String, Outcome> producer = Fixtures.outcomeProducer(bootstrap, registryUrl);
+    consumer.subscribe(List.of(Topics.dispatch(Fixtures.LANE)));
     thread =
         new Thread(
             () -> {

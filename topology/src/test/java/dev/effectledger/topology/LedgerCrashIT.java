@@ -52,7 +52,7 @@ class LedgerCrashIT {
   @Test
   @Timeout(480)
   void shouldKeepOneDispatchPerKeyAcrossKillsAndRestoreFromChangelog() throws Exception {
-    kafka.createTopics(ItFixtures.topics(4));
+    kafka.createTopics(Fixtures.topics(4));
     try (SchemaRegistryServer registry = SchemaRegistryServer.start()) {
       String bootstrap = kafka.bootstrapServers();
       Path firstState = Files.createDirectory(work.resolve("state-a"));
@@ -61,10 +61,10 @@ class LedgerCrashIT {
       AtomicInteger sends = new AtomicInteger();
 
       try (EchoExecutor executor = new EchoExecutor(bootstrap, registry.url());
-          var results = ItFixtures.results(bootstrap, registry.url());
-          var dispatches = ItFixtures.dispatches(bootstrap, registry.url());
+          var results = Fixtures.results(bootstrap, registry.url());
+          var dispatches = Fixtures.dispatches(bootstrap, registry.url());
           KafkaProducer<String, ToolIntent> producer =
-              ItFixtures.intentProducer(bootstrap, registry.url())) {
+              Fixtures.intentProducer(bootstrap, registry.url())) {
         Process ledger = startLedger(bootstrap, registry.url(), firstState, "a1");
         CompletableFuture<Void> load =
             CompletableFuture.runAsync(() -> sendPaced(producer, sent, sends));
@@ -153,7 +153,7 @@ class LedgerCrashIT {
       String key,
       int amount,
       Map<String, AtomicInteger> sent) {
-    producer.send(new ProducerRecord<>(Topics.INTENTS, key, ItFixtures.intent(key, amount)));
+    producer.send(new ProducerRecord<>(Topics.INTENTS, key, Fixtures.intent(key, amount)));
     sent.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
   }
 

@@ -58,21 +58,21 @@ class LedgerDedupIT {
   @Timeout(300)
   void shouldDispatchEachDistinctKeyOnceAndReplyToEveryIntent() throws Exception {
     String registry = "mock://dedup-it";
-    kafka.createTopics(ItFixtures.topics(4));
+    kafka.createTopics(Fixtures.topics(4));
     Map<String, AtomicInteger> sent = new ConcurrentHashMap<>();
     Map<String, AtomicInteger> maybe = new ConcurrentHashMap<>();
 
     try (KafkaStreams streams =
             LedgerTopology.streams(
-                LedgerConfig.of(ItFixtures.policies(), registry),
-                ItFixtures.streamsProperties(kafka.bootstrapServers(), "dedup-it", stateDir));
+                LedgerConfig.of(Fixtures.policies(), registry),
+                Fixtures.streamsProperties(kafka.bootstrapServers(), "dedup-it", stateDir));
         EchoExecutor executor = new EchoExecutor(kafka.bootstrapServers(), registry);
-        var results = ItFixtures.results(kafka.bootstrapServers(), registry);
-        var dispatches = ItFixtures.dispatches(kafka.bootstrapServers(), registry);
+        var results = Fixtures.results(kafka.bootstrapServers(), registry);
+        var dispatches = Fixtures.dispatches(kafka.bootstrapServers(), registry);
         KafkaProducer<String, ToolIntent> originals =
-            ItFixtures.intentProducer(kafka.bootstrapServers(), registry, PROMPT);
+            Fixtures.intentProducer(kafka.bootstrapServers(), registry, PROMPT);
         KafkaProducer<String, ToolIntent> duplicates =
-            ItFixtures.intentProducer(kafka.bootstrapServers(), registry, PROMPT)) {
+            Fixtures.intentProducer(kafka.bootstrapServers(), registry, PROMPT)) {
       streams.start();
 
       CompletableFuture<Void> first =
@@ -178,7 +178,7 @@ class LedgerDedupIT {
       for (String key : keys) {
         int amount = 100 + Integer.parseInt(key.substring(1));
         producer.send(
-            new ProducerRecord<>(Topics.INTENTS, key, ItFixtures.intent(key, amount)),
+            new ProducerRecord<>(Topics.INTENTS, key, Fixtures.intent(key, amount)),
             (metadata, error) -> {
               if (error != null) {
                 failed.put(key, error);

@@ -11,7 +11,7 @@ import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 /**
  * The ledger topology alone in a JVM, for tests that kill it: {@code LedgerProcessMain <bootstrap>
  * <registryUrl> <applicationId> <stateDir> [short-deadlines]}, the last for {@link
- * ItFixtures#shortDeadlinePolicies}. Prints {@code RUNNING} once the Streams client runs.
+ * Fixtures#shortDeadlinePolicies}. Prints {@code RUNNING} once the Streams client runs.
  */
 public final class LedgerProcessMain {
 
@@ -27,10 +27,10 @@ public final class LedgerProcessMain {
         LedgerTopology.streams(
             LedgerConfig.of(
                 args.length > 4 && args[4].equals("short-deadlines")
-                    ? ItFixtures.shortDeadlinePolicies()
-                    : ItFixtures.policies(),
+                    ? Fixtures.shortDeadlinePolicies()
+                    : Fixtures.policies(),
                 args[1]),
-            ItFixtures.streamsProperties(bootstrap, args[2], Path.of(args[3])));
+            Fixtures.streamsProperties(bootstrap, args[2], Path.of(args[3])));
     streams.setUncaughtExceptionHandler(
         e -> StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD);
     streams.setStateListener(

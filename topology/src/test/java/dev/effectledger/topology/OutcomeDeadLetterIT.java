@@ -42,29 +42,28 @@ class OutcomeDeadLetterIT {
   @Timeout(120)
   void shouldDeadLetterUndecodableOutcomeAndKeepRunning() throws Exception {
     String registry = "mock://outcome-dlq-it";
-    kafka.createTopics(ItFixtures.topics(1));
+    kafka.createTopics(Fixtures.topics(1));
     Properties producerProps = new Properties();
     producerProps.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     try (KafkaStreams streams =
             LedgerTopology.streams(
-                LedgerConfig.of(ItFixtures.policies(), registry),
-                ItFixtures.streamsProperties(
-                    kafka.bootstrapServers(), "outcome-dlq-it", stateDir));
+                LedgerConfig.of(Fixtures.policies(), registry),
+                Fixtures.streamsProperties(kafka.bootstrapServers(), "outcome-dlq-it", stateDir));
         KafkaProducer<byte[], byte[]> raw =
             new KafkaProducer<>(
                 producerProps, new ByteArraySerializer(), new ByteArraySerializer());
         KafkaProducer<String, ToolIntent> intents =
-            ItFixtures.intentProducer(kafka.bootstrapServers(), registry);
-        var dispatches = ItFixtures.dispatches(kafka.bootstrapServers(), registry);
+            Fixtures.intentProducer(kafka.bootstrapServers(), registry);
+        var dispatches = Fixtures.dispatches(kafka.bootstrapServers(), registry);
         KafkaConsumer<String, byte[]> dlq =
-            ItFixtures.committedReader(
+            Fixtures.committedReader(
                 kafka.bootstrapServers(), "dlq-reader", new ByteArrayDeserializer())) {
-      ItFixtures.Health health = ItFixtures.Health.watch(streams);
+      Fixtures.Health health = Fixtures.Health.watch(streams);
       streams.start();
 
       raw.send(new ProducerRecord<>(Topics.OUTCOMES, "k1".getBytes(), new byte[] {9, 9})).get();
       intents
-          .send(new ProducerRecord<>(Topics.INTENTS, "after", ItFixtures.intent("after", 1)))
+          .send(new ProducerRecord<>(Topics.INTENTS, "after", Fixtures.intent("after", 1)))
           .get();
 
       dlq.subscribe(List.of(Topics.OUTCOMES_DLQ));

@@ -54,7 +54,7 @@ class OversizedIntentIT {
   @Timeout(120)
   void shouldDeadLetterAnIntentTooLargeToCopyAndKeepServingThePartition() throws Exception {
     String registry = "mock://oversized-it";
-    kafka.createTopics(ItFixtures.topics(1));
+    kafka.createTopics(Fixtures.topics(1));
     ConfigResource intentsTopic = new ConfigResource(ConfigResource.Type.TOPIC, Topics.INTENTS);
     kafka
         .cluster()
@@ -75,25 +75,25 @@ class OversizedIntentIT {
     String huge = "{\"blob\":\"" + "x".repeat(2_000_000) + "\"}";
     try (KafkaStreams streams =
             LedgerTopology.streams(
-                LedgerConfig.of(ItFixtures.policies(), registry),
-                ItFixtures.streamsProperties(kafka.bootstrapServers(), "oversized-it", stateDir));
+                LedgerConfig.of(Fixtures.policies(), registry),
+                Fixtures.streamsProperties(kafka.bootstrapServers(), "oversized-it", stateDir));
         KafkaProducer<String, ToolIntent> intents =
             new KafkaProducer<>(
                 bigProducer,
                 new StringSerializer(),
                 new RegistryAvroSerde<>(SchemaRegistries.forUrl(registry), ToolIntent.class));
-        var dispatches = ItFixtures.dispatches(kafka.bootstrapServers(), registry);
-        var results = ItFixtures.results(kafka.bootstrapServers(), registry);
+        var dispatches = Fixtures.dispatches(kafka.bootstrapServers(), registry);
+        var results = Fixtures.results(kafka.bootstrapServers(), registry);
         KafkaConsumer<String, byte[]> dlq =
-            ItFixtures.committedReader(
+            Fixtures.committedReader(
                 kafka.bootstrapServers(), "dlq-reader", new ByteArrayDeserializer())) {
-      ItFixtures.Health health = ItFixtures.Health.watch(streams);
+      Fixtures.Health health = Fixtures.Health.watch(streams);
       streams.start();
-      ToolIntent big = ItFixtures.intent("big", 1);
+      ToolIntent big = Fixtures.intent("big", 1);
       big.setArguments(huge);
       intents.send(new ProducerRecord<>(Topics.INTENTS, "big", big)).get();
       intents
-          .send(new ProducerRecord<>(Topics.INTENTS, "after", ItFixtures.intent("after", 1)))
+          .send(new ProducerRecord<>(Topics.INTENTS, "after", Fixtures.intent("after", 1)))
           .get();
 
       await("the dispatch of after (the ledger went on past the oversized intent)")

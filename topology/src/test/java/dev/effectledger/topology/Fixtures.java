@@ -35,7 +35,7 @@ import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 
 /** Shared set-up of the real-broker tests: topics, policy, Streams settings, readers, producers. */
-final class ItFixtures {
+final class Fixtures {
 
   static final String TOOL = "charge_card";
   static final String LANE = "payments";
@@ -45,7 +45,7 @@ final class ItFixtures {
 
   static final String STALLED_LANE = "stalled";
 
-  private ItFixtures() {}
+  private Fixtures() {}
 
   /** A policy whose pending timeout never fires during a test, so every dispatch is a first one. */
   static ToolPolicies policies() {
