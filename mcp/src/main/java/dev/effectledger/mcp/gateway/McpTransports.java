@@ -7,9 +7,12 @@ import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
 import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
+import jakarta.servlet.DispatcherType;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.util.EnumSet;
 import java.util.Map;
+import org.eclipse.jetty.ee11.servlet.FilterHolder;
 import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee11.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
@@ -66,6 +69,10 @@ final class McpTransports {
     jetty.addConnector(connector);
     ServletContextHandler context = new ServletContextHandler();
     context.addServlet(new ServletHolder(transport), config.path());
+    context.addFilter(
+        new FilterHolder(TaskRefusal.servletFilter()),
+        config.path(),
+        EnumSet.of(DispatcherType.REQUEST));
     jetty.setHandler(context);
     jetty.start();
     return new McpTransports(config, jetty, connector);
@@ -76,7 +83,9 @@ final class McpTransports {
    * {@code out}).
    */
   static void stdio(InputStream in, OutputStream out, Serve serve) {
-    StdioServerTransportProvider transport = new StdioServerTransportProvider(MAPPER, in, out);
+    TaskRefusal.Stdio agent = new TaskRefusal.Stdio(in, out);
+    StdioServerTransportProvider transport =
+        new StdioServerTransportProvider(MAPPER, agent.in, agent.out);
     AgentSessions agents = new AgentSessions();
     serve.on(McpServer.sync(agents.watch(transport)), agents);
   }

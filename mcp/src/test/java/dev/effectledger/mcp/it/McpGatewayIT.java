@@ -293,6 +293,36 @@ class McpGatewayIT {
     assertThat(pipeline.upstream.effects(key)).isEqualTo(1);
   }
 
+  /**
+   * A task-augmented call (MCP 2025-11-25 tasks, which the gateway does not declare) is refused
+   * with an error that says so, not answered as a plain call a task-waiting client cannot read.
+   */
+  @Test
+  void shouldRefuseATaskAugmentedCallNamingWhy() throws Exception {
+    String call =
+        "{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":\"tools/call\",\"params\":{\"name\":"
+            + "\"create_charge\",\"arguments\":{\"amount\":41,\"to\":\"cus_41\"},"
+            + "\"task\":{\"ttl\":60000}}}";
+    java.net.http.HttpResponse<String> answer =
+        java.net.http.HttpClient.newHttpClient()
+            .send(
+                java.net.http.HttpRequest.newBuilder(URI.create(gateway.url()))
+                    .header("Content-Type", "application/json")
+                    .header("Accept", "application/json, text/event-stream")
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString(call))
+                    .build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+
+    assertThat(answer.statusCode()).isEqualTo(200);
+    JsonNode body = JSON.readTree(answer.body());
+    assertThat(body.path("id").asInt()).isEqualTo(41);
+    assertThat(body.at("/error/code").asInt()).isEqualTo(-32602);
+    assertThat(body.at("/error/message").asText()).contains("tasks capability");
+    assertThat(agent(gateway.url(), null).listTools().tools())
+        .as("the calls after it pass as before")
+        .isNotEmpty();
+  }
+
   @Test
   void shouldPassResourcesAndPromptsThroughUntouched() {
     McpSyncClient agent = agent(gateway.url(), null);
