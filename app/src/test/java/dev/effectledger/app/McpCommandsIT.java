@@ -1,9 +1,12 @@
 package dev.effectledger.app;
 
+import static dev.effectledger.mcp.it.McpPipeline.charge;
+import static dev.effectledger.mcp.it.McpPipeline.key;
+import static dev.effectledger.mcp.it.McpPipeline.structured;
+import static dev.effectledger.mcp.it.McpPipeline.text;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.effectledger.client.IdempotencyKeys;
 import dev.effectledger.client.KeyRules;
@@ -23,7 +26,6 @@ import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
-import io.modelcontextprotocol.spec.McpSchema.TextContent;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -147,32 +149,8 @@ class McpCommandsIT {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     String classpath = System.getProperty("java.class.path");
     Files.writeString(dir.resolve("tools.yaml"), pipeline.toolsYaml);
-    Files.writeString(
-        dir.resolve("mcp.yaml"),
-        JSON.writeValueAsString(
-            Map.of(
-                "tenant",
-                "acme",
-                "tools",
-                "tools.yaml",
-                "schemaRegistryUrl",
-                pipeline.registry,
-                // nothing listens there: only KAFKA_BOOTSTRAP_SERVERS (below) reaches Kafka
-                "kafka",
-                Map.of("bootstrap.servers", "127.0.0.1:1"),
-                "upstreams",
-                Map.of(
-                    "payments", Map.of("url", pipeline.upstream.url()),
-                    "files",
-                        Map.of(
-                            "command",
-                            List.of(
-                                java,
-                                "-cp",
-                                classpath,
-                                CountingMcpServer.class.getName(),
-                                "--effects",
-                                dir.resolve("files-effects.txt").toString()))))));
+    // nothing listens at 127.0.0.1:1: only KAFKA_BOOTSTRAP_SERVERS (below) reaches Kafka
+    writeMcpYaml(dir, "127.0.0.1:1");
     StdioClientTransport gateway =
         new StdioClientTransport(
             ServerParameters.builder(java)
@@ -252,34 +230,8 @@ class McpCommandsIT {
   @Test
   void shouldPrintPoliciesForTheWriteToolsTheLedgerLacksAndExitCleanly(@TempDir Path dir)
       throws Exception {
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     Files.writeString(dir.resolve("tools.yaml"), "tools: {}\n");
-    Files.writeString(
-        dir.resolve("mcp.yaml"),
-        JSON.writeValueAsString(
-            Map.of(
-                "tenant",
-                "acme",
-                "tools",
-                "tools.yaml",
-                "schemaRegistryUrl",
-                pipeline.registry,
-                "kafka",
-                Map.of("bootstrap.servers", kafka.bootstrapServers()),
-                "upstreams",
-                Map.of(
-                    "payments",
-                    Map.of("url", pipeline.upstream.url()),
-                    "files",
-                    Map.of(
-                        "command",
-                        List.of(
-                            java,
-                            "-cp",
-                            System.getProperty("java.class.path"),
-                            CountingMcpServer.class.getName(),
-                            "--effects",
-                            dir.resolve("files-effects.txt").toString()))))));
+    writeMcpYaml(dir, kafka.bootstrapServers());
 
     for (int run = 0; run < 3; run++) {
       CommandRun policies =
@@ -302,33 +254,46 @@ class McpCommandsIT {
     }
   }
 
+  /**
+   * {@code dir}/mcp.yaml: tenant acme, {@code dir}/tools.yaml, Kafka at {@code bootstrap}, and two
+   * upstreams: the pipeline's counting server over HTTP ({@code payments}) and another over stdio
+   * ({@code files}, a process of this JVM's class path, its effects in files-effects.txt).
+   */
+  private static void writeMcpYaml(Path dir, String bootstrap) throws Exception {
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    Files.writeString(
+        dir.resolve("mcp.yaml"),
+        JSON.writeValueAsString(
+            Map.of(
+                "tenant",
+                "acme",
+                "tools",
+                "tools.yaml",
+                "schemaRegistryUrl",
+                pipeline.registry,
+                "kafka",
+                Map.of("bootstrap.servers", bootstrap),
+                "upstreams",
+                Map.of(
+                    "payments",
+                    Map.of("url", pipeline.upstream.url()),
+                    "files",
+                    Map.of(
+                        "command",
+                        List.of(
+                            java,
+                            "-cp",
+                            System.getProperty("java.class.path"),
+                            CountingMcpServer.class.getName(),
+                            "--effects",
+                            dir.resolve("files-effects.txt").toString()))))));
+  }
+
   /** A new MCP session with the gateway, sending {@code run} in the run header. */
   private McpSyncClient agent(String url, String run) {
     McpSyncClient client =
         McpHttpClients.open(url, Map.of("X-Agent-Run", run), Duration.ofSeconds(60));
     clients.add(client);
     return client;
-  }
-
-  private static CallToolResult charge(McpSyncClient agent, int amount, String to) {
-    return agent.callTool(new CallToolRequest("create_charge", Map.of("amount", amount, "to", to)));
-  }
-
-  private static String key(String run, String step, Map<String, Object> arguments)
-      throws Exception {
-    return IdempotencyKeys.derive(
-            new StepContext("acme", run, step, ""),
-            "create_charge",
-            JSON.writeValueAsString(arguments),
-            KeyRules.NONE)
-        .key();
-  }
-
-  private static JsonNode structured(CallToolResult result) {
-    return JSON.valueToTree(result.structuredContent());
-  }
-
-  private static String text(CallToolResult result) {
-    return ((TextContent) result.content().get(0)).text();
   }
 }

@@ -1,13 +1,14 @@
 package dev.effectledger.mcp.it;
 
+import static dev.effectledger.mcp.it.McpPipeline.charge;
+import static dev.effectledger.mcp.it.McpPipeline.key;
+import static dev.effectledger.mcp.it.McpPipeline.structured;
+import static dev.effectledger.mcp.it.McpPipeline.text;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.effectledger.client.IdempotencyKeys;
-import dev.effectledger.client.KeyRules;
-import dev.effectledger.client.StepContext;
 import dev.effectledger.mcp.McpHttpClients;
 import dev.effectledger.mcp.McpMeta;
 import dev.effectledger.mcp.embedded.CountingMcpServer;
@@ -89,33 +90,6 @@ class McpGatewayIT {
             url, run == null ? Map.of() : Map.of("X-Agent-Run", run), Duration.ofSeconds(60));
     clients.add(client);
     return client;
-  }
-
-  private static CallToolResult charge(McpSyncClient agent, int amount, String to) {
-    return agent.callTool(new CallToolRequest("create_charge", Map.of("amount", amount, "to", to)));
-  }
-
-  private static CallToolResult charge(
-      McpSyncClient agent, Map<String, Object> arguments, Map<String, Object> meta) {
-    return agent.callTool(new CallToolRequest("create_charge", arguments, meta));
-  }
-
-  private static String key(String run, String step, Map<String, Object> arguments)
-      throws Exception {
-    return IdempotencyKeys.derive(
-            new StepContext("acme", run, step, ""),
-            "create_charge",
-            JSON.writeValueAsString(arguments),
-            KeyRules.NONE)
-        .key();
-  }
-
-  private static JsonNode structured(CallToolResult result) {
-    return JSON.valueToTree(result.structuredContent());
-  }
-
-  private static String text(CallToolResult result) {
-    return ((TextContent) result.content().get(0)).text();
   }
 
   @Test

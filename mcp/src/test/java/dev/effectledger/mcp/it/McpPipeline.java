@@ -1,7 +1,12 @@
 package dev.effectledger.mcp.it;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.effectledger.client.IdempotencyKeys;
+import dev.effectledger.client.KeyRules;
+import dev.effectledger.client.StepContext;
 import dev.effectledger.connectors.executor.EffectExecutor;
 import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.embedded.SchemaRegistryServer;
@@ -14,6 +19,10 @@ import dev.effectledger.policy.ToolPolicyLoader;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopology;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import io.modelcontextprotocol.spec.McpSchema.TextContent;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -42,6 +51,8 @@ import org.apache.kafka.streams.StreamsConfig;
  * held, {@code find_charge} the lookup tool), the ledger and an executor for lane {@code mcp}.
  */
 public final class McpPipeline implements AutoCloseable {
+
+  private static final ObjectMapper JSON_MAPPER = new ObjectMapper();
 
   public final CountingMcpServer upstream;
   public final ToolPolicies policies;
@@ -94,6 +105,37 @@ public final class McpPipeline implements AutoCloseable {
             ExecutorConfig.of(kafka(), List.of("mcp"), registry),
             McpConnectors.all().create(policies, List.of("mcp"), Clock.systemUTC()),
             policies);
+  }
+
+  /** The counting server's {@code create_charge} of {@code amount} to {@code to}. */
+  public static CallToolResult charge(McpSyncClient agent, int amount, String to) {
+    return agent.callTool(new CallToolRequest("create_charge", Map.of("amount", amount, "to", to)));
+  }
+
+  /** {@code create_charge} with {@code arguments} and {@code _meta}. */
+  public static CallToolResult charge(
+      McpSyncClient agent, Map<String, Object> arguments, Map<String, Object> meta) {
+    return agent.callTool(new CallToolRequest("create_charge", arguments, meta));
+  }
+
+  /** The key of tenant acme's {@code create_charge} with {@code arguments} at {@code step}. */
+  public static String key(String run, String step, Map<String, Object> arguments)
+      throws Exception {
+    return IdempotencyKeys.derive(
+            new StepContext("acme", run, step, ""),
+            "create_charge",
+            JSON_MAPPER.writeValueAsString(arguments),
+            KeyRules.NONE)
+        .key();
+  }
+
+  public static JsonNode structured(CallToolResult result) {
+    return JSON_MAPPER.valueToTree(result.structuredContent());
+  }
+
+  /** The text of a result's first content. */
+  public static String text(CallToolResult result) {
+    return ((TextContent) result.content().get(0)).text();
   }
 
   /**
