@@ -85,7 +85,8 @@ public final class McpGateway implements AutoCloseable {
     McpGateway gateway = new McpGateway(config, policies);
     try {
       gateway.writes.connectLedger(gateway.served.catalog().entries());
-      gateway.http = McpTransports.http(config, gateway::serve);
+      gateway.http =
+          McpTransports.http(config, gateway::serve, new CallRefusals(gateway.served::serves));
       return gateway;
     } catch (Exception e) {
       gateway.close();
@@ -104,7 +105,7 @@ public final class McpGateway implements AutoCloseable {
     McpGateway gateway = new McpGateway(config, policies);
     try {
       gateway.writes.connectLedger(gateway.served.catalog().entries());
-      McpTransports.stdio(in, out, gateway::serve);
+      McpTransports.stdio(in, out, gateway::serve, new CallRefusals(gateway.served::serves));
     } catch (RuntimeException e) {
       gateway.close();
       throw e;

@@ -47,7 +47,8 @@ final class McpTransports {
   }
 
   /** Serves over Streamable HTTP at the configured address; the server is started. */
-  static McpTransports http(McpGatewayConfig config, Serve serve) throws Exception {
+  static McpTransports http(McpGatewayConfig config, Serve serve, CallRefusals refusals)
+      throws Exception {
     HttpServletStreamableServerTransportProvider transport =
         HttpServletStreamableServerTransportProvider.builder()
             .jsonMapper(MAPPER)
@@ -70,7 +71,7 @@ final class McpTransports {
     ServletContextHandler context = new ServletContextHandler();
     context.addServlet(new ServletHolder(transport), config.path());
     context.addFilter(
-        new FilterHolder(TaskRefusal.servletFilter()),
+        new FilterHolder(refusals.servletFilter()),
         config.path(),
         EnumSet.of(DispatcherType.REQUEST));
     jetty.setHandler(context);
@@ -82,8 +83,8 @@ final class McpTransports {
    * Serves over {@code in} and {@code out} (a process's stdin and stdout: nothing else may write to
    * {@code out}).
    */
-  static void stdio(InputStream in, OutputStream out, Serve serve) {
-    TaskRefusal.Stdio agent = new TaskRefusal.Stdio(in, out);
+  static void stdio(InputStream in, OutputStream out, Serve serve, CallRefusals refusals) {
+    CallRefusals.Stdio agent = refusals.stdio(in, out);
     StdioServerTransportProvider transport =
         new StdioServerTransportProvider(MAPPER, agent.in, agent.out);
     AgentSessions agents = new AgentSessions();

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -51,6 +52,10 @@ final class ServedCatalog {
   // What the gateway serves. Replaced whole (never changed in place) under the upstreams' lock by
   // apply(); read by request handlers without it.
   private volatile ToolCatalog catalog = ToolCatalog.of(Map.of());
+
+  /** The names of the tools an {@link #apply} is adding to the server, until it is done. */
+  private volatile Set<String> adding = Set.of();
+
   private volatile Map<String, Listed<McpSchema.Resource>> resources = Map.of();
   private volatile Map<String, Listed<McpSchema.ResourceTemplate>> templates = Map.of();
   private volatile Map<String, StableNames.Owned<McpSchema.Prompt>> prompts = Map.of();
@@ -76,6 +81,14 @@ final class ServedCatalog {
   /** The tools served now. */
   ToolCatalog catalog() {
     return catalog;
+  }
+
+  /**
+   * Whether an agent may call a tool of this name now: the tools served, and while the served list
+   * changes, those being added too (the server may list one before this catalog does).
+   */
+  boolean serves(String name) {
+    return catalog.byName().containsKey(name) || adding.contains(name);
   }
 
   /**
@@ -116,6 +129,7 @@ final class ServedCatalog {
       McpSyncServer serving = server;
       if (serving != null) {
         Map<String, ToolCatalog.Entry> before = catalog.byName();
+        adding = Set.copyOf(nextCatalog.byName().keySet());
         sync(
             before,
             nextCatalog.byName(),
@@ -140,6 +154,7 @@ final class ServedCatalog {
             nextCatalog.entries().stream().filter(e -> !before.containsKey(e.name())).toList());
       }
       catalog = nextCatalog;
+      adding = Set.of();
       resources = Map.copyOf(nextResources);
       templates = Map.copyOf(nextTemplates);
       prompts = nextPrompts;

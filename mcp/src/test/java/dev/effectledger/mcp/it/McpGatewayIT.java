@@ -267,6 +267,18 @@ class McpGatewayIT {
     assertThat(pipeline.upstream.effects(key)).isEqualTo(1);
   }
 
+  @Test
+  void shouldAnswerACallOfAToolItDoesNotServeNamingTheTool() {
+    McpSyncClient agent = agent(gateway.url(), null);
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> agent.callTool(new CallToolRequest("no_such_tool", Map.of())))
+        .hasMessageContaining("Unknown tool: no_such_tool");
+    assertThat(agent.callTool(new CallToolRequest("get_balance", Map.of())).isError())
+        .as("a tool it serves, on the same session")
+        .isFalse();
+  }
+
   /**
    * A task-augmented call (MCP 2025-11-25 tasks, which the gateway does not declare) is refused
    * with an error that says so, not answered as a plain call a task-waiting client cannot read.

@@ -9,7 +9,9 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
-class TaskRefusalTest {
+class CallRefusalsTest {
+
+  private static final CallRefusals REFUSALS = new CallRefusals("create_charge"::equals);
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String TASK_CALL =
@@ -21,25 +23,36 @@ class TaskRefusalTest {
 
   @Test
   void shouldRefuseATaskAugmentedCallNamingWhyAndPassEverythingElse() throws Exception {
-    JsonNode refused = JSON.readTree(TaskRefusal.refusal(utf8(TASK_CALL)));
+    JsonNode refused = JSON.readTree(REFUSALS.refusal(utf8(TASK_CALL)));
 
     assertThat(refused.path("id").asInt()).isEqualTo(7);
     assertThat(refused.at("/error/code").asInt()).isEqualTo(-32602);
     assertThat(refused.at("/error/message").asText()).contains("tasks capability");
     assertThat(refused.at("/error/data/tool").asText()).isEqualTo("create_charge");
-    assertThat(TaskRefusal.refusal(utf8(PLAIN_CALL))).isNull();
-    assertThat(TaskRefusal.refusal(utf8("{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\"}")))
+    assertThat(REFUSALS.refusal(utf8(PLAIN_CALL))).isNull();
+    assertThat(REFUSALS.refusal(utf8("{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\"}")))
         .as("a notification")
         .isNull();
-    assertThat(TaskRefusal.refusal(utf8("not json"))).as("the SDK answers that").isNull();
-    assertThat(TaskRefusal.refusal(utf8("[" + TASK_CALL + "]"))).as("a batch").isNull();
+    assertThat(REFUSALS.refusal(utf8("not json"))).as("the SDK answers that").isNull();
+    assertThat(REFUSALS.refusal(utf8("[" + TASK_CALL + "]"))).as("a batch").isNull();
+  }
+
+  @Test
+  void shouldRefuseACallOfAToolNotServedNamingIt() throws Exception {
+    JsonNode refused =
+        JSON.readTree(REFUSALS.refusal(utf8(PLAIN_CALL.replace("create_charge", "no_such_tool"))));
+
+    assertThat(refused.path("id").asInt()).isEqualTo(8);
+    assertThat(refused.at("/error/code").asInt()).isEqualTo(-32602);
+    assertThat(refused.at("/error/message").asText()).startsWith("Unknown tool: no_such_tool");
+    assertThat(refused.at("/error/data/tool").asText()).isEqualTo("no_such_tool");
   }
 
   @Test
   void shouldAnswerARefusedLineOnStdioAndPassTheOthersOnWhole() throws Exception {
     ByteArrayOutputStream agentSees = new ByteArrayOutputStream();
-    TaskRefusal.Stdio stdio =
-        new TaskRefusal.Stdio(
+    CallRefusals.Stdio stdio =
+        REFUSALS.stdio(
             new ByteArrayInputStream(utf8(PLAIN_CALL + "\n" + TASK_CALL + "\n" + PLAIN_CALL)),
             agentSees);
 

@@ -21,10 +21,14 @@ import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.function.Predicate;
 
 /**
- * Refuses a task-augmented tool call (MCP 2025-11-25 tasks: {@code tools/call} with {@code
- * params.task}) with a JSON-RPC error that says why, before the MCP Java SDK's server sees it.
+ * Refuses, before the MCP Java SDK's server sees it, a tool call the gateway cannot answer as
+ * asked, with a JSON-RPC error ({@code -32602}) that says why: a task-augmented call (MCP
+ * 2025-11-25 tasks: {@code tools/call} with {@code params.task}), and a call of a tool the gateway
+ * does not serve, named (the SDK's server answers that with a fixed "Unknown tool:
+ * invalid_tool_name").
  *
  * <p>Why here: the SDK (2.1.0) has no tasks. Its server reads a call's params into a {@code
  * CallToolRequest} that has no {@code task}, so the gateway never learns a task was asked for and
@@ -34,22 +38,27 @@ import java.nio.charset.StandardCharsets;
  * -32602} naming the reason. Over Streamable HTTP a servlet filter answers the POST; over stdio the
  * request's line is answered on the output and not passed on.
  */
-final class TaskRefusal {
+final class CallRefusals {
 
   static final int INVALID_PARAMS = -32602;
-  static final String MESSAGE =
+  static final String TASKS =
       "task-augmented tool calls are not supported: this gateway does not declare the tasks"
           + " capability (MCP 2025-11-25); call the tool without params.task";
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  private TaskRefusal() {}
+  private final Predicate<String> served;
+
+  /** {@code served}: whether the gateway serves a tool of that name now. */
+  CallRefusals(Predicate<String> served) {
+    this.served = served;
+  }
 
   /**
-   * The JSON-RPC error answering {@code message} when it is a task-augmented {@code tools/call}
-   * request; null for anything else (and for what is not JSON: the SDK answers that).
+   * The JSON-RPC error answering {@code message} when it is a {@code tools/call} request to refuse;
+   * null for anything else (and for what is not JSON: the SDK answers that).
    */
-  static String refusal(byte[] message) {
+  String refusal(byte[] message) {
     JsonNode request;
     try {
       request = JSON.readTree(message);
@@ -59,8 +68,20 @@ final class TaskRefusal {
     if (request == null
         || !request.isObject()
         || !"tools/call".equals(request.path("method").asText())
-        || !request.has("id")
-        || !request.path("params").has("task")) {
+        || !request.has("id")) {
+      return null;
+    }
+    JsonNode params = request.path("params");
+    String tool = params.path("name").asText();
+    String why;
+    if (params.has("task")) {
+      why = TASKS;
+    } else if (params.path("name").isTextual() && !served.test(tool)) {
+      why =
+          "Unknown tool: "
+              + tool
+              + " (this gateway serves no tool of that name; tools/list lists those it serves)";
+    } else {
       return null;
     }
     ObjectNode error = JSON.createObjectNode().put("jsonrpc", "2.0");
@@ -68,14 +89,14 @@ final class TaskRefusal {
     error
         .putObject("error")
         .put("code", INVALID_PARAMS)
-        .put("message", MESSAGE)
+        .put("message", why)
         .putObject("data")
-        .put("tool", request.path("params").path("name").asText());
+        .put("tool", tool);
     return error.toString();
   }
 
   /** The filter for the Streamable HTTP endpoint: answers a refused POST, passes the rest on. */
-  static Filter servletFilter() {
+  Filter servletFilter() {
     return new Filter() {
       @Override
       public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
@@ -148,19 +169,23 @@ final class TaskRefusal {
   }
 
   /**
-   * Stdio: what the SDK's server reads ({@link #in}) and writes ({@link #out}). A refused request's
+   * Stdio: what the SDK's server reads ({@code in}) and writes ({@code out}). A refused request's
    * line is not passed on; its answer is written to the output as a whole line, never inside a line
    * the server is writing.
    */
+  Stdio stdio(InputStream agentIn, OutputStream agentOut) {
+    return new Stdio(agentIn, agentOut, this);
+  }
+
+  /** See {@link #stdio}. */
   static final class Stdio {
-    private final LineOutput output;
     final InputStream in;
     final OutputStream out;
 
-    Stdio(InputStream agentIn, OutputStream agentOut) {
-      this.output = new LineOutput(agentOut);
+    private Stdio(InputStream agentIn, OutputStream agentOut, CallRefusals refusals) {
+      LineOutput output = new LineOutput(agentOut);
       this.out = output;
-      this.in = new FilteredInput(agentIn, output);
+      this.in = new FilteredInput(agentIn, output, refusals);
     }
   }
 
@@ -168,12 +193,14 @@ final class TaskRefusal {
   private static final class FilteredInput extends InputStream {
     private final InputStream from;
     private final LineOutput answers;
+    private final CallRefusals refusals;
     private byte[] line = new byte[0];
     private int at;
 
-    FilteredInput(InputStream from, LineOutput answers) {
+    FilteredInput(InputStream from, LineOutput answers, CallRefusals refusals) {
       this.from = from;
       this.answers = answers;
+      this.refusals = refusals;
     }
 
     /** Reads the next line to pass on; false at the end of input. */
@@ -188,7 +215,7 @@ final class TaskRefusal {
           return false;
         }
         byte[] content = read.toByteArray();
-        String refused = refusal(content);
+        String refused = refusals.refusal(content);
         if (refused != null) {
           answers.line(refused.getBytes(StandardCharsets.UTF_8));
           continue;
