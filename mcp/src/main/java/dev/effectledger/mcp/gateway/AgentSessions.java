@@ -4,6 +4,7 @@ import io.modelcontextprotocol.spec.McpLoggableSession;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpServerSession;
 import io.modelcontextprotocol.spec.McpServerTransportProvider;
+import io.modelcontextprotocol.spec.McpServerTransportProviderBase;
 import io.modelcontextprotocol.spec.McpStreamableServerSession;
 import io.modelcontextprotocol.spec.McpStreamableServerTransportProvider;
 import java.util.ArrayList;
@@ -35,7 +36,11 @@ final class AgentSessions {
 
   /** {@code transport} (Streamable HTTP) as the SDK's server is given it: sessions seen here. */
   McpStreamableServerTransportProvider watch(McpStreamableServerTransportProvider transport) {
-    return new McpStreamableServerTransportProvider() {
+    final class Streamable extends Delegating implements McpStreamableServerTransportProvider {
+      Streamable() {
+        super(transport);
+      }
+
       @Override
       public void setSessionFactory(McpStreamableServerSession.Factory factory) {
         transport.setSessionFactory(
@@ -46,37 +51,17 @@ final class AgentSessions {
               return init;
             });
       }
-
-      @Override
-      public Mono<Void> notifyClients(String method, Object params) {
-        return transport.notifyClients(method, params);
-      }
-
-      @Override
-      public Mono<Void> notifyClient(String sessionId, String method, Object params) {
-        return transport.notifyClient(sessionId, method, params);
-      }
-
-      @Override
-      public Mono<Void> closeGracefully() {
-        return transport.closeGracefully();
-      }
-
-      @Override
-      public void close() {
-        transport.close();
-      }
-
-      @Override
-      public List<String> protocolVersions() {
-        return transport.protocolVersions();
-      }
-    };
+    }
+    return new Streamable();
   }
 
   /** {@code transport} (stdio: one session) as the SDK's server is given it. */
   McpServerTransportProvider watch(McpServerTransportProvider transport) {
-    return new McpServerTransportProvider() {
+    final class Single extends Delegating implements McpServerTransportProvider {
+      Single() {
+        super(transport);
+      }
+
       @Override
       public void setSessionFactory(McpServerSession.Factory factory) {
         transport.setSessionFactory(
@@ -86,32 +71,42 @@ final class AgentSessions {
               return session;
             });
       }
+    }
+    return new Single();
+  }
 
-      @Override
-      public Mono<Void> notifyClients(String method, Object params) {
-        return transport.notifyClients(method, params);
-      }
+  /** Everything but the session factory, as the wrapped transport does it. */
+  private abstract static class Delegating implements McpServerTransportProviderBase {
+    private final McpServerTransportProviderBase to;
 
-      @Override
-      public Mono<Void> notifyClient(String sessionId, String method, Object params) {
-        return transport.notifyClient(sessionId, method, params);
-      }
+    Delegating(McpServerTransportProviderBase to) {
+      this.to = to;
+    }
 
-      @Override
-      public Mono<Void> closeGracefully() {
-        return transport.closeGracefully();
-      }
+    @Override
+    public Mono<Void> notifyClients(String method, Object params) {
+      return to.notifyClients(method, params);
+    }
 
-      @Override
-      public void close() {
-        transport.close();
-      }
+    @Override
+    public Mono<Void> notifyClient(String sessionId, String method, Object params) {
+      return to.notifyClient(sessionId, method, params);
+    }
 
-      @Override
-      public List<String> protocolVersions() {
-        return transport.protocolVersions();
-      }
-    };
+    @Override
+    public Mono<Void> closeGracefully() {
+      return to.closeGracefully();
+    }
+
+    @Override
+    public void close() {
+      to.close();
+    }
+
+    @Override
+    public List<String> protocolVersions() {
+      return to.protocolVersions();
+    }
   }
 
   /**
