@@ -13,6 +13,7 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
+import java.io.BufferedInputStream;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -46,6 +47,7 @@ final class CallRefusals {
           + " capability (MCP 2025-11-25); call the tool without params.task";
 
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static final byte[] TOOLS_CALL = "tools/call".getBytes(StandardCharsets.UTF_8);
 
   private final Predicate<String> served;
 
@@ -59,6 +61,9 @@ final class CallRefusals {
    * null for anything else (and for what is not JSON: the SDK answers that).
    */
   String refusal(byte[] message) {
+    if (!mentions(message, TOOLS_CALL)) {
+      return null; // no tools/call: not parsed here, only by the SDK's server
+    }
     JsonNode request;
     try {
       request = JSON.readTree(message);
@@ -93,6 +98,20 @@ final class CallRefusals {
         .putObject("data")
         .put("tool", tool);
     return error.toString();
+  }
+
+  /** Whether {@code bytes} hold {@code word} anywhere. */
+  static boolean mentions(byte[] bytes, byte[] word) {
+    outer:
+    for (int i = 0; i + word.length <= bytes.length; i++) {
+      for (int j = 0; j < word.length; j++) {
+        if (bytes[i + j] != word[j]) {
+          continue outer;
+        }
+      }
+      return true;
+    }
+    return false;
   }
 
   /** The filter for the Streamable HTTP endpoint: answers a refused POST, passes the rest on. */
@@ -185,7 +204,7 @@ final class CallRefusals {
     private Stdio(InputStream agentIn, OutputStream agentOut, CallRefusals refusals) {
       LineOutput output = new LineOutput(agentOut);
       this.out = output;
-      this.in = new FilteredInput(agentIn, output, refusals);
+      this.in = new FilteredInput(new BufferedInputStream(agentIn), output, refusals);
     }
   }
 
@@ -281,9 +300,16 @@ final class CallRefusals {
 
     @Override
     public synchronized void write(byte[] b, int off, int len) throws IOException {
+      int from = off;
       for (int i = off; i < off + len; i++) {
-        write(b[i]);
+        if (b[i] == '\n') { // a line ends: out with what came before it, whole
+          pending.write(b, from, i + 1 - from);
+          pending.writeTo(to);
+          pending.reset();
+          from = i + 1;
+        }
       }
+      pending.write(b, from, off + len - from);
     }
 
     @Override

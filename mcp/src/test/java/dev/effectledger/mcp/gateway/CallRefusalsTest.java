@@ -35,6 +35,11 @@ class CallRefusalsTest {
         .isNull();
     assertThat(REFUSALS.refusal(utf8("not json"))).as("the SDK answers that").isNull();
     assertThat(REFUSALS.refusal(utf8("[" + TASK_CALL + "]"))).as("a batch").isNull();
+    assertThat(
+            REFUSALS.refusal(
+                utf8("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/list\",\"params\":{}}")))
+        .as("another request")
+        .isNull();
   }
 
   @Test
