@@ -282,7 +282,6 @@ final class CallRoute {
      * 202 says the call runs, and an intent the broker then refuses never runs (found by
      * RegistryAuthIT: with wait=0 the bound answered 202 before the serializer failed).
      */
-    /** The broker took the intent at {@code offset} (on the producer's I/O thread). */
     void published(long offset) {
       // On the producer's I/O thread: a release kept aside is answered from a timer thread.
       ToolResult kept = answer.publish(offset);

@@ -222,6 +222,9 @@ abstract class LedgerStateMachineContract {
               assertThat(r.value().getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
               assertThat(requestId(r.headers())).isEqualTo("call-1");
             });
+    assertThat(ledger.entry("acme", "e1").getRequestId())
+        .as("a settled entry keeps no request id: every later answer is a replay")
+        .isNull();
 
     ledger.intents.pipeInput(
         withRequestId(intent("e1", EMAIL, ARGS).build(), "call-4", at(Duration.ofSeconds(3))));

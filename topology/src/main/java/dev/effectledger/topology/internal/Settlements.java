@@ -108,9 +108,13 @@ final class Settlements {
     waiters.removeAll(unanswered);
     entry.setDispatchedTo(new ArrayList<>());
     entry.setWaiters(new ArrayList<>());
+    // the life's request id names its final answers, these; every later answer is a replay, so a
+    // settled entry keeps no id (some 40 bytes of each stored entry)
+    String lifeRequestId = entry.getRequestId();
+    entry.setRequestId(null);
     ledger.put(entry);
     ToolResult reply = Replies.of(entry, false);
-    unanswered.forEach(topic -> outputs.lifeAnswer(reply, topic, now, entry.getRequestId()));
+    unanswered.forEach(topic -> outputs.lifeAnswer(reply, topic, now, lifeRequestId));
     ToolResult replay = Replies.of(entry, true);
     waiters.forEach(topic -> outputs.reply(replay, topic, now));
   }
