@@ -87,6 +87,13 @@ public final class McpSession implements AutoCloseable {
     }
   }
 
+  /** The session if one is open now, else null (none is opened). */
+  public McpSyncClient current() {
+    synchronized (lock) {
+      return client;
+    }
+  }
+
   /**
    * Drops {@code broken} (if it is still the session): the next {@link #client} opens a new one.
    */

@@ -1,5 +1,8 @@
 package dev.effectledger.mcp.gateway;
 
+import io.modelcontextprotocol.common.McpTransportContext;
+import io.modelcontextprotocol.server.McpAsyncServerExchange;
+import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpLoggableSession;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpServerSession;
@@ -126,6 +129,50 @@ final class AgentSessions {
             .subscribe(done -> {}, e -> log.debug("Could not relay a log message to an agent", e));
       }
     }
+  }
+
+  /**
+   * Sends {@code message} to the agent of session {@code id} if its level reaches it (an upstream's
+   * log message on that agent's own session with it).
+   */
+  void logTo(String id, McpSchema.LoggingMessageNotification message) {
+    McpLoggableSession session = byId(id);
+    if (session != null && session.isNotificationForLevelAllowed(message.level())) {
+      session
+          .sendNotification(McpSchema.METHOD_NOTIFICATION_MESSAGE, message)
+          .subscribe(done -> {}, e -> log.debug("Could not relay a log message to an agent", e));
+    }
+  }
+
+  /**
+   * An exchange with the agent of session {@code id} outside its requests (over Streamable HTTP on
+   * the stream the agent keeps open for what the server sends on its own); null when the session is
+   * not known.
+   */
+  McpSyncServerExchange exchange(
+      String id, McpSchema.ClientCapabilities capabilities, McpSchema.Implementation clientInfo) {
+    McpLoggableSession session = byId(id);
+    if (session == null) {
+      return null;
+    }
+    return new McpSyncServerExchange(
+        new McpAsyncServerExchange(
+            id, session, capabilities, clientInfo, McpTransportContext.EMPTY));
+  }
+
+  private McpLoggableSession byId(String id) {
+    synchronized (sessions) {
+      for (McpLoggableSession session : sessions) {
+        String sessionId =
+            session instanceof McpStreamableServerSession streamable
+                ? streamable.getId()
+                : session instanceof McpServerSession single ? single.getId() : null;
+        if (id.equals(sessionId)) {
+          return session;
+        }
+      }
+    }
+    return null;
   }
 
   /** How many sessions are known (and not yet collected). */

@@ -25,16 +25,17 @@ import java.util.Map;
  * from {@code _meta}, the configured header or the configured run id, and the step {@code
  * mcp:<tool>}: the same tool with the same canonical arguments in the same run is one action.
  *
- * <p>Its parts: {@link Upstreams} (the upstreams' sessions and what they list), {@link
- * ServedCatalog} (what is served, mirrored from them), {@link WriteCalls} (write calls through the
- * ledger), {@link PassThrough} (what goes straight upstream and back) and {@link McpTransports}
- * (how agents reach it).
+ * <p>Its parts: {@link Upstreams} (the gateway's sessions with the upstreams and what they list),
+ * {@link AgentLinks} (each agent's own sessions with them), {@link ServedCatalog} (what is served,
+ * mirrored from them), {@link WriteCalls} (write calls through the ledger), {@link PassThrough}
+ * (what goes straight upstream and back) and {@link McpTransports} (how agents reach it).
  */
 public final class McpGateway implements AutoCloseable {
 
   private final McpGatewayConfig config;
   private final WriteCalls writes;
   private final Upstreams upstreams;
+  private final AgentLinks links;
   private final PassThrough reads;
   private final ServedCatalog served;
   private McpTransports http; // null unless serving over Streamable HTTP
@@ -70,7 +71,8 @@ public final class McpGateway implements AutoCloseable {
                 served.apply();
               }
             });
-    this.reads = new PassThrough(config, upstreams);
+    this.links = new AgentLinks(config, this::relayProgress);
+    this.reads = new PassThrough(config, upstreams, links);
     this.served = new ServedCatalog(upstreams, reads, this::call, writes::warnOfMissingPolicies);
     upstreams.start();
   }
@@ -86,7 +88,11 @@ public final class McpGateway implements AutoCloseable {
     try {
       gateway.writes.connectLedger(gateway.served.catalog().entries());
       gateway.http =
-          McpTransports.http(config, gateway::serve, new CallRefusals(gateway.served::serves));
+          McpTransports.http(
+              config,
+              gateway::serve,
+              new CallRefusals(gateway.served::serves),
+              gateway.links::ended);
       return gateway;
     } catch (Exception e) {
       gateway.close();
@@ -113,15 +119,39 @@ public final class McpGateway implements AutoCloseable {
     return gateway;
   }
 
+  private void relayProgress(McpSchema.ProgressNotification notification) {
+    reads.relayProgress(notification);
+  }
+
   private void serve(McpServer.SyncSpecification<?> spec, AgentSessions agents) {
+    // an upstream's request relayed to an agent may wait as long as the call that caused it
+    spec.requestTimeout(AgentLinks.requestTimeout(upstreams.all()))
+        .rootsChangeHandler((exchange, roots) -> links.rootsChanged(exchange.sessionId(), roots));
     served.build(spec);
     reads.relayLogsTo(agents);
+    links.serving(agents);
   }
 
   private CallToolResult call(
       ToolCatalog.Entry entry, McpSyncServerExchange exchange, CallToolRequest request) {
     if (writes.classOf(entry) == ToolClass.READ) {
       return reads.call(entry, exchange, request);
+    }
+    McpGatewayConfig.Interactive interactive = config.interactive().get(entry.name());
+    if (interactive == McpGatewayConfig.Interactive.REFUSE) {
+      return Answers.refused(
+          "AGENT_REQUESTS_UNAVAILABLE",
+          "tool "
+              + entry.name()
+              + " asks its agent (sampling or elicitation) while it runs, and a write through the"
+              + " ledger runs later in an executor, where no agent is on the line",
+          "Call it directly, or have the operator set interactive: {"
+              + entry.name()
+              + ": pass-through} in the gateway's configuration. Nothing was done.");
+    }
+    if (interactive == McpGatewayConfig.Interactive.PASS_THROUGH) {
+      return writes.passThrough(
+          entry, exchange, request, meta -> reads.call(entry, exchange, request, meta));
     }
     return writes.call(entry, exchange, request);
   }
@@ -159,6 +189,7 @@ public final class McpGateway implements AutoCloseable {
       http.stop();
     }
     writes.close();
+    links.close();
     upstreams.closeSessions();
     reads.close();
   }

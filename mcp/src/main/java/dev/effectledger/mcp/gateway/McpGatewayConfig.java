@@ -44,6 +44,11 @@ import java.util.Properties;
  *   files: {command: [npx, -y, some-mcp-server], env: {}}
  * logging: info                    # upstreams' log messages relayed to agents from this level (off: none)
  * refresh: 5m                      # list the upstreams again this often, besides on their notifications (0s: never)
+ * agents:
+ *   sessions: own                  # each agent its own session with each upstream (own), or one for all (shared)
+ *   idle: 10m                      # an agent's own upstream sessions close after this long unused
+ * interactive:                     # write tools that ask the agent (sampling, elicitation) while they run
+ *   confirm_transfer: refuse       # refused, nothing done; or pass-through: performed in the agent's session
  * </pre>
  */
 public record McpGatewayConfig(
@@ -62,7 +67,37 @@ public record McpGatewayConfig(
     JsonNode defaults,
     Map<String, JsonNode> upstreams,
     McpSchema.LoggingLevel logging,
-    Duration refresh) {
+    Duration refresh,
+    AgentSessionMode agentSessions,
+    Duration agentIdle,
+    Map<String, Interactive> interactive) {
+
+  /** Whose sessions with the upstreams an agent's pass-through requests go on. */
+  public enum AgentSessionMode {
+    /**
+     * Each agent its own session with each upstream it uses, with the agent's own capabilities: an
+     * upstream's requests (sampling, elicitation, roots) reach the agent, and its log messages
+     * reach only that agent. The default.
+     */
+    OWN,
+    /**
+     * One session with each upstream for every agent: fewer sessions (one process per stdio
+     * upstream), no server-to-client requests, and log messages to every agent.
+     */
+    SHARED
+  }
+
+  /** What the gateway does with a call of a write tool that asks the agent while it runs. */
+  public enum Interactive {
+    /** Refused with {@code AGENT_REQUESTS_UNAVAILABLE}, nothing done. */
+    REFUSE,
+    /**
+     * Performed by the gateway in the agent's own upstream session, its requests relayed to the
+     * agent, carrying the key the ledger would give it ({@code _meta} and {@code Idempotency-Key});
+     * the ledger does not record it: at most once only if the upstream honours the key.
+     */
+    PASS_THROUGH
+  }
 
   /** What a write call without a run id does. */
   public enum RunFallback {
@@ -124,7 +159,9 @@ public record McpGatewayConfig(
             "defaults",
             "upstreams",
             "logging",
-            "refresh"));
+            "refresh",
+            "agents",
+            "interactive"));
     String host = "127.0.0.1";
     int port = 8097;
     String path = "/mcp";
@@ -228,6 +265,39 @@ public record McpGatewayConfig(
                 + " critical, alert or emergency");
       }
     }
+    AgentSessionMode agentSessions = AgentSessionMode.OWN;
+    Duration agentIdle = Duration.ofMinutes(10);
+    FieldReader agents = s.mapping("agents", "").orElse(null);
+    if (agents != null) {
+      agents.allowOnly(List.of("sessions", "idle"));
+      agentSessions = agents.choice("sessions", AgentSessionMode.class, AgentSessionMode.OWN);
+      agentIdle = agents.duration("idle", agentIdle);
+    }
+    Map<String, Interactive> interactive = new LinkedHashMap<>();
+    JsonNode interactiveNode = s.object("interactive");
+    if (interactiveNode != null) {
+      interactiveNode
+          .properties()
+          .forEach(
+              e -> {
+                String value = e.getValue().asText("").toLowerCase(Locale.ROOT);
+                switch (value) {
+                  case "refuse" -> interactive.put(e.getKey(), Interactive.REFUSE);
+                  case "pass-through" -> interactive.put(e.getKey(), Interactive.PASS_THROUGH);
+                  default ->
+                      s.problem(
+                          "interactive." + e.getKey(),
+                          "'"
+                              + e.getValue().asText()
+                              + "' is not a choice; give refuse or pass-through");
+                }
+              });
+    }
+    if (!interactive.isEmpty() && agentSessions == AgentSessionMode.SHARED) {
+      s.problem(
+          "interactive",
+          "needs agents.sessions: own (a shared upstream session relays no requests to agents)");
+    }
     McpGatewayConfig config =
         new McpGatewayConfig(
             host,
@@ -245,7 +315,10 @@ public record McpGatewayConfig(
             defaults == null ? YAMLMapper.builder().build().createObjectNode() : defaults,
             upstreams,
             logging,
-            s.duration("refresh", Duration.ofMinutes(5)));
+            s.duration("refresh", Duration.ofMinutes(5)),
+            agentSessions,
+            agentIdle,
+            Map.copyOf(interactive));
     s.check();
     return config;
   }

@@ -7,11 +7,15 @@ import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
 import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
+import io.modelcontextprotocol.spec.HttpHeaders;
 import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
+import jakarta.servlet.http.HttpServletRequest;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.EnumSet;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.eclipse.jetty.ee11.servlet.FilterHolder;
 import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee11.servlet.ServletHolder;
@@ -47,7 +51,8 @@ final class McpTransports {
   }
 
   /** Serves over Streamable HTTP at the configured address; the server is started. */
-  static McpTransports http(McpGatewayConfig config, Serve serve, CallRefusals refusals)
+  static McpTransports http(
+      McpGatewayConfig config, Serve serve, CallRefusals refusals, Consumer<String> ended)
       throws Exception {
     HttpServletStreamableServerTransportProvider transport =
         HttpServletStreamableServerTransportProvider.builder()
@@ -74,9 +79,27 @@ final class McpTransports {
         new FilterHolder(refusals.servletFilter()),
         config.path(),
         EnumSet.of(DispatcherType.REQUEST));
+    context.addFilter(
+        new FilterHolder(sessionsEnding(ended)), config.path(), EnumSet.of(DispatcherType.REQUEST));
     jetty.setHandler(context);
     jetty.start();
     return new McpTransports(config, jetty, connector);
+  }
+
+  /**
+   * Tells {@code ended} of each session an agent ends ({@code DELETE} with its {@code
+   * Mcp-Session-Id}), once the SDK's servlet has ended it.
+   */
+  private static Filter sessionsEnding(Consumer<String> ended) {
+    return (request, response, chain) -> {
+      chain.doFilter(request, response);
+      if (request instanceof HttpServletRequest http && "DELETE".equals(http.getMethod())) {
+        String session = http.getHeader(HttpHeaders.MCP_SESSION_ID);
+        if (session != null) {
+          ended.accept(session);
+        }
+      }
+    };
   }
 
   /**

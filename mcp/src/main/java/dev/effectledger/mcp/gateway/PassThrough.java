@@ -14,9 +14,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What goes straight to an upstream, not through the ledger: a read tool's call (its progress
- * relayed back by a {@link ProgressRelay}), a resource read, a prompt and a completion; and what
- * comes straight back from one: its log messages, relayed to the agents.
+ * What goes straight to an upstream, not through the ledger, on the agent's own session with it
+ * ({@link AgentLinks}): a read tool's call (its progress relayed back by a {@link ProgressRelay}),
+ * a resource read, a prompt and a completion; and what comes straight back from one: the log
+ * messages of the gateway's own sessions, relayed to every agent.
  */
 final class PassThrough {
 
@@ -25,20 +26,44 @@ final class PassThrough {
 
   private final McpGatewayConfig config;
   private final Upstreams upstreams;
+  private final AgentLinks links;
   private final ProgressRelay progress = new ProgressRelay();
 
   /** The agents' sessions, once serving: where upstreams' log messages go. */
   private volatile AgentSessions agents;
 
-  PassThrough(McpGatewayConfig config, Upstreams upstreams) {
+  PassThrough(McpGatewayConfig config, Upstreams upstreams, AgentLinks links) {
     this.config = config;
     this.upstreams = upstreams;
+    this.links = links;
   }
 
-  /** A read tool's call, on its upstream. */
+  /** A read tool's call, on the agent's session with its upstream. */
   CallToolResult call(
       ToolCatalog.Entry entry, McpSyncServerExchange exchange, CallToolRequest request) {
-    McpSession session = upstreams.get(entry.upstream()).session;
+    return call(entry, exchange, request, request.meta());
+  }
+
+  /**
+   * A tool's call on the agent's session with its upstream, sent with {@code meta} (the agent's, or
+   * with a key added): its result, or its JSON-RPC error as the upstream answered it.
+   */
+  CallToolResult call(
+      ToolCatalog.Entry entry,
+      McpSyncServerExchange exchange,
+      CallToolRequest request,
+      Map<String, Object> meta) {
+    try (AgentLinks.Use use = links.use(upstreams.get(entry.upstream()), exchange)) {
+      return call(entry, use.session(), exchange, request, meta);
+    }
+  }
+
+  private CallToolResult call(
+      ToolCatalog.Entry entry,
+      McpSession session,
+      McpSyncServerExchange exchange,
+      CallToolRequest request,
+      Map<String, Object> meta) {
     McpSyncClient client;
     try {
       client = session.client();
@@ -52,7 +77,6 @@ final class PassThrough {
     // tokens are unique per session only), and the upstream's progress relayed back under it.
     Object agentToken = request.progressToken();
     String upstreamToken = null;
-    Map<String, Object> meta = request.meta();
     if (agentToken != null) {
       upstreamToken = progress.open(exchange::progressNotification, agentToken);
       meta = new LinkedHashMap<>(meta);
@@ -77,11 +101,18 @@ final class PassThrough {
   }
 
   /**
-   * A resource read or a prompt, on its upstream: its answer, or its JSON-RPC error as it gave it;
-   * an unreachable upstream is an internal error naming it.
+   * A resource read, a prompt or a completion, on the agent's session with its upstream: its
+   * answer, or its JSON-RPC error as it gave it; an unreachable upstream is an internal error
+   * naming it.
    */
-  <T> T forward(String upstream, Function<McpSyncClient, T> call) {
-    McpSession session = upstreams.get(upstream).session;
+  <T> T forward(String upstream, McpSyncServerExchange exchange, Function<McpSyncClient, T> call) {
+    try (AgentLinks.Use use = links.use(upstreams.get(upstream), exchange)) {
+      return forward(upstream, use.session(), call);
+    }
+  }
+
+  private static <T> T forward(
+      String upstream, McpSession session, Function<McpSyncClient, T> call) {
     McpSyncClient client;
     try {
       client = session.client();

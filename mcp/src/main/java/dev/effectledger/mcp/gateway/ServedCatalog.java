@@ -192,7 +192,7 @@ final class ServedCatalog {
     return new SyncResourceSpecification(
         listed.item(),
         (exchange, request) ->
-            reads.forward(listed.upstream(), client -> client.readResource(request)));
+            reads.forward(listed.upstream(), exchange, client -> client.readResource(request)));
   }
 
   private SyncResourceTemplateSpecification templateSpec(
@@ -200,7 +200,7 @@ final class ServedCatalog {
     return new SyncResourceTemplateSpecification(
         listed.item(),
         (exchange, request) ->
-            reads.forward(listed.upstream(), client -> client.readResource(request)));
+            reads.forward(listed.upstream(), exchange, client -> client.readResource(request)));
   }
 
   private SyncPromptSpecification promptSpec(
@@ -219,6 +219,7 @@ final class ServedCatalog {
         (exchange, request) ->
             reads.forward(
                 owned.upstream(),
+                exchange,
                 client ->
                     client.getPrompt(
                         new McpSchema.GetPromptRequest(
@@ -247,6 +248,7 @@ final class ServedCatalog {
                       }
                       return reads.forward(
                           now.upstream(),
+                          exchange,
                           client ->
                               client.completeCompletion(
                                   new McpSchema.CompleteRequest(
@@ -271,7 +273,7 @@ final class ServedCatalog {
                             .build();
                       }
                       return reads.forward(
-                          now.upstream(), client -> client.completeCompletion(request));
+                          now.upstream(), exchange, client -> client.completeCompletion(request));
                     }));
           }
         });

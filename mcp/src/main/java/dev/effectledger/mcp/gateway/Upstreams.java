@@ -53,6 +53,7 @@ final class Upstreams {
   /** One upstream: its session and what it lists (guarded by the {@link Upstreams}). */
   static final class Upstream {
     final String name;
+    McpConnectorSettings settings;
     McpSession session;
     final AtomicInteger opens = new AtomicInteger();
     McpSchema.ServerCapabilities capabilities;
@@ -101,13 +102,15 @@ final class Upstreams {
         .forEach(
             (name, node) -> {
               Upstream upstream = new Upstream(name);
+              upstream.settings =
+                  McpConnectorSettings.from("upstream " + name, McpGatewayConfig.withTool(node));
               upstream.session =
                   new McpSession(
                       name,
-                      McpConnectorSettings.from(
-                          "upstream " + name, McpGatewayConfig.withTool(node)),
+                      upstream.settings,
                       spec ->
-                          spec.toolsChangeConsumer(changed -> refreshLater(upstream))
+                          AgentLinks.declareForListing(config, spec)
+                              .toolsChangeConsumer(changed -> refreshLater(upstream))
                               .resourcesChangeConsumer(changed -> refreshLater(upstream))
                               .promptsChangeConsumer(changed -> refreshLater(upstream))
                               .resourcesUpdateConsumer(

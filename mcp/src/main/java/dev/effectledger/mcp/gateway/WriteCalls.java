@@ -20,11 +20,13 @@ import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,6 +45,11 @@ final class WriteCalls implements AutoCloseable {
 
   /** Where the HTTP transport puts the run id header's value in a call's transport context. */
   static final String RUN_HEADER = "effectledger-run-header";
+
+  /**
+   * In an interactive write's answer {@code _meta}: how it was performed ({@code pass-through}).
+   */
+  static final String PERFORMED = "effectledger.dev/performed";
 
   /** The run recorded with a write call whose {@code _meta} gives its key and no run. */
   static final String KEY_ONLY_RUN = "mcp-idempotency-key";
@@ -114,63 +121,17 @@ final class WriteCalls implements AutoCloseable {
         .orElse(ToolCatalog.classOf(entry, config.annotations()));
   }
 
+  /** A write call as the ledger takes it, or why it is refused (nothing done). */
+  private record Prepared(ToolCall call, CallToolResult refused) {}
+
   /** A write tool's call: published to the ledger, and answered with the ledger's answer. */
   CallToolResult call(
       ToolCatalog.Entry entry, McpSyncServerExchange exchange, CallToolRequest request) {
-    if (policy.policies().forTool(entry.name()).isEmpty()) {
-      return Answers.refused(
-          "POLICY_MISSING",
-          "tool " + entry.name() + " writes, and the ledger has no policy for it",
-          "An operator adds it: `effectledger mcp policies --config <mcp.yaml>`, then"
-              + " `effectledger tools apply` with it in tools.yaml. Nothing was done.");
+    Prepared prepared = prepare(entry, exchange, request);
+    if (prepared.refused() != null) {
+      return prepared.refused();
     }
-    Map<String, Object> meta = request.meta() == null ? Map.of() : request.meta();
-    String run =
-        runOf(
-            meta,
-            exchange.transportContext() == null
-                ? null
-                : exchange.transportContext().get(RUN_HEADER),
-            config,
-            exchange::sessionId);
-    if (run == null) {
-      return Answers.refused(
-          "RUN_ID_REQUIRED",
-          "a write call needs the agent run it belongs to, and this one names none",
-          "Send the run id in _meta \""
-              + McpMeta.RUN_ID
-              + "\""
-              + (config.runHeader() == null ? "" : " or the " + config.runHeader() + " header")
-              + ", or configure run.id or run.fallback: session in the gateway. Nothing was done.");
-    }
-    String ownKey = text(meta.get(McpMeta.IDEMPOTENCY_KEY));
-    String step = text(meta.get(McpMeta.STEP_ID));
-    String scope = text(meta.get(McpMeta.SCOPE));
-    String arguments;
-    try {
-      arguments =
-          JSON.writeValueAsString(request.arguments() == null ? Map.of() : request.arguments());
-    } catch (JsonProcessingException e) {
-      return Answers.refused("ARGUMENTS_NOT_JSON", JsonSyntax.describe(e), "Send JSON arguments.");
-    }
-    ToolCall derived =
-        ToolCall.of(
-            new StepContext(
-                config.tenant(),
-                run,
-                step == null ? "mcp:" + entry.name() : step,
-                scope == null ? "" : scope),
-            entry.name(),
-            arguments);
-    ToolCall call;
-    try {
-      call = ownKey == null ? derived : derived.withIdempotencyKey(ownKey);
-    } catch (IllegalArgumentException e) {
-      return Answers.refused(
-          "INVALID_IDEMPOTENCY_KEY",
-          "_meta \"" + McpMeta.IDEMPOTENCY_KEY + "\": " + e.getMessage(),
-          "Send a valid key, or none to have one derived. Nothing was done.");
-    }
+    ToolCall call = prepared.call();
     try {
       CallResult result =
           ledger.invoke(call).get(config.callWait().toMillis() + 10_000, TimeUnit.MILLISECONDS);
@@ -192,6 +153,101 @@ final class WriteCalls implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw McpError.builder(McpSchema.ErrorCodes.INTERNAL_ERROR).message("interrupted").build();
     }
+  }
+
+  /**
+   * An interactive write tool's call performed as pass-through ({@code interactive: pass-through}):
+   * by {@code perform} in the agent's own session with the upstream, sent with the key the ledger
+   * would give it in {@code _meta} (and so in an {@code Idempotency-Key} header over HTTP), which
+   * the answer's {@code _meta} names too. The ledger does not record it.
+   */
+  CallToolResult passThrough(
+      ToolCatalog.Entry entry,
+      McpSyncServerExchange exchange,
+      CallToolRequest request,
+      Function<Map<String, Object>, CallToolResult> perform) {
+    Prepared prepared = prepare(entry, exchange, request);
+    if (prepared.refused() != null) {
+      return prepared.refused();
+    }
+    String key;
+    try {
+      key = ledger.keyOf(prepared.call()).key();
+    } catch (KeyDerivationException k) {
+      return Answers.refused(k.code(), k.getMessage(), "Fix the arguments. Nothing was done.");
+    }
+    Map<String, Object> meta =
+        new LinkedHashMap<>(request.meta() == null ? Map.of() : request.meta());
+    meta.put(McpMeta.IDEMPOTENCY_KEY, key);
+    CallToolResult result = perform.apply(meta);
+    Map<String, Object> answered =
+        new LinkedHashMap<>(result.meta() == null ? Map.of() : result.meta());
+    answered.put(McpMeta.IDEMPOTENCY_KEY, key);
+    answered.put(PERFORMED, "pass-through");
+    return new CallToolResult(
+        result.content(), result.isError(), result.structuredContent(), answered);
+  }
+
+  /** The policy, the run and the key of a write call, or why it is refused. */
+  private Prepared prepare(
+      ToolCatalog.Entry entry, McpSyncServerExchange exchange, CallToolRequest request) {
+    if (policy.policies().forTool(entry.name()).isEmpty()) {
+      return refused(
+          "POLICY_MISSING",
+          "tool " + entry.name() + " writes, and the ledger has no policy for it",
+          "An operator adds it: `effectledger mcp policies --config <mcp.yaml>`, then"
+              + " `effectledger tools apply` with it in tools.yaml. Nothing was done.");
+    }
+    Map<String, Object> meta = request.meta() == null ? Map.of() : request.meta();
+    String run =
+        runOf(
+            meta,
+            exchange.transportContext() == null
+                ? null
+                : exchange.transportContext().get(RUN_HEADER),
+            config,
+            exchange::sessionId);
+    if (run == null) {
+      return refused(
+          "RUN_ID_REQUIRED",
+          "a write call needs the agent run it belongs to, and this one names none",
+          "Send the run id in _meta \""
+              + McpMeta.RUN_ID
+              + "\""
+              + (config.runHeader() == null ? "" : " or the " + config.runHeader() + " header")
+              + ", or configure run.id or run.fallback: session in the gateway. Nothing was done.");
+    }
+    String ownKey = text(meta.get(McpMeta.IDEMPOTENCY_KEY));
+    String step = text(meta.get(McpMeta.STEP_ID));
+    String scope = text(meta.get(McpMeta.SCOPE));
+    String arguments;
+    try {
+      arguments =
+          JSON.writeValueAsString(request.arguments() == null ? Map.of() : request.arguments());
+    } catch (JsonProcessingException e) {
+      return refused("ARGUMENTS_NOT_JSON", JsonSyntax.describe(e), "Send JSON arguments.");
+    }
+    ToolCall derived =
+        ToolCall.of(
+            new StepContext(
+                config.tenant(),
+                run,
+                step == null ? "mcp:" + entry.name() : step,
+                scope == null ? "" : scope),
+            entry.name(),
+            arguments);
+    try {
+      return new Prepared(ownKey == null ? derived : derived.withIdempotencyKey(ownKey), null);
+    } catch (IllegalArgumentException e) {
+      return refused(
+          "INVALID_IDEMPOTENCY_KEY",
+          "_meta \"" + McpMeta.IDEMPOTENCY_KEY + "\": " + e.getMessage(),
+          "Send a valid key, or none to have one derived. Nothing was done.");
+    }
+  }
+
+  private static Prepared refused(String code, String what, String next) {
+    return new Prepared(null, Answers.refused(code, what, next));
   }
 
   /**

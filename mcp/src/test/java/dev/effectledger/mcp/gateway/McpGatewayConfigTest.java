@@ -42,6 +42,38 @@ class McpGatewayConfigTest {
     assertThat(config.kafka().getProperty("max.block.ms")).isEqualTo("10000");
     assertThat(config.logging()).isEqualTo(McpSchema.LoggingLevel.INFO);
     assertThat(config.refresh()).isEqualTo(Duration.ofMinutes(5));
+    assertThat(config.agentSessions()).isEqualTo(McpGatewayConfig.AgentSessionMode.OWN);
+    assertThat(config.agentIdle()).isEqualTo(Duration.ofMinutes(10));
+    assertThat(config.interactive()).isEmpty();
+  }
+
+  @Test
+  void shouldReadTheAgentsSessionsAndTheInteractiveWriteChoices() throws Exception {
+    String base =
+        """
+        tenant: acme
+        kafka: {bootstrap.servers: "b:9092"}
+        upstreams: {payments: {url: http://127.0.0.1:8095/mcp}}
+        """;
+
+    McpGatewayConfig config =
+        parse(
+            base
+                + "agents: {sessions: own, idle: 30s}\n"
+                + "interactive: {confirm: pass-through, approve: refuse}");
+    assertThat(config.agentIdle()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(config.interactive())
+        .containsEntry("confirm", McpGatewayConfig.Interactive.PASS_THROUGH)
+        .containsEntry("approve", McpGatewayConfig.Interactive.REFUSE);
+    assertThat(parse(base + "agents: {sessions: shared}").agentSessions())
+        .isEqualTo(McpGatewayConfig.AgentSessionMode.SHARED);
+    assertThatThrownBy(() -> parse(base + "interactive: {confirm: ask}"))
+        .hasMessageContaining("'ask' is not a choice; give refuse or pass-through");
+    assertThatThrownBy(
+            () -> parse(base + "agents: {sessions: shared}\ninteractive: {confirm: refuse}"))
+        .hasMessageContaining("needs agents.sessions: own");
+    assertThatThrownBy(() -> parse(base + "agents: {idle: 0s}"))
+        .hasMessageContaining("idle: '0s' is not a positive duration");
   }
 
   @Test
