@@ -30,6 +30,7 @@ import java.util.Properties;
  *   id: ""                         # a fixed run id (a stdio gateway launched per agent run)
  *   fallback: refuse               # no run id: refuse write calls (refuse), or use the MCP session (session)
  * wait: 30s                        # how long a write call waits for the ledger's answer
+ * progress: 5s                     # while it waits, a progress notification this often (if the agent asked)
  * tools: tools.yaml                # the ledger's policy file (relative to this file)
  * kafka: {bootstrap.servers: 127.0.0.1:9092}   # Kafka client settings (KAFKA_BOOTSTRAP_SERVERS wins)
  * schemaRegistryUrl: http://127.0.0.1:8081
@@ -60,6 +61,7 @@ public record McpGatewayConfig(
     String runId,
     RunFallback runFallback,
     Duration callWait,
+    Duration writeProgress,
     Path tools,
     Properties kafka,
     String schemaRegistryUrl,
@@ -152,6 +154,7 @@ public record McpGatewayConfig(
             "tenant",
             "run",
             "wait",
+            "progress",
             "tools",
             "kafka",
             "schemaRegistryUrl",
@@ -308,6 +311,7 @@ public record McpGatewayConfig(
             runId,
             fallback,
             s.duration("wait", Duration.ofSeconds(30)),
+            s.duration("progress", Duration.ofSeconds(5)),
             base.resolve(s.text("tools", "tools.yaml")),
             kafka,
             s.text("schemaRegistryUrl", "http://127.0.0.1:8081"),

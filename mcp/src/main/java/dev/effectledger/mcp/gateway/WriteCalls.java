@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -121,6 +122,54 @@ final class WriteCalls implements AutoCloseable {
         .orElse(ToolCatalog.classOf(entry, config.annotations()));
   }
 
+  /**
+   * The ledger's answer to a published call: within the gateway's {@code wait} (the client answers
+   * {@code STILL_RUNNING} then), and 10 s more for the reply to arrive. While it waits, an agent
+   * that asked for progress ({@code progressToken}) is sent a notification every {@code progress},
+   * so that it knows the call is alive and a client that resets its timeout on progress keeps
+   * waiting.
+   */
+  private CallResult answer(
+      CompletableFuture<CallResult> pending, McpSyncServerExchange exchange, Object token)
+      throws ExecutionException, TimeoutException, InterruptedException {
+    long started = System.nanoTime();
+    long deadline = started + config.callWait().toNanos() + TimeUnit.SECONDS.toNanos(10);
+    if (token == null) {
+      return pending.get(deadline - started, TimeUnit.NANOSECONDS);
+    }
+    long every = config.writeProgress().toNanos();
+    int sent = 0;
+    while (true) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        throw new TimeoutException();
+      }
+      try {
+        return pending.get(Math.min(every, left), TimeUnit.NANOSECONDS);
+      } catch (TimeoutException stillWaiting) {
+        if (deadline - System.nanoTime() <= 0) {
+          throw stillWaiting;
+        }
+        long waited = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started);
+        sent++;
+        try {
+          exchange.progressNotification(
+              new McpSchema.ProgressNotification(
+                  token,
+                  sent,
+                  null,
+                  "in the ledger, waiting for its effect ("
+                      + waited
+                      + " s; answered within "
+                      + config.callWait().toSeconds()
+                      + " s)"));
+        } catch (RuntimeException e) {
+          log.debug("Could not send a waiting write call's progress", e);
+        }
+      }
+    }
+  }
+
   /** A write call as the ledger takes it, or why it is refused (nothing done). */
   private record Prepared(ToolCall call, CallToolResult refused) {}
 
@@ -133,9 +182,7 @@ final class WriteCalls implements AutoCloseable {
     }
     ToolCall call = prepared.call();
     try {
-      CallResult result =
-          ledger.invoke(call).get(config.callWait().toMillis() + 10_000, TimeUnit.MILLISECONDS);
-      return Answers.of(result);
+      return Answers.of(answer(ledger.invoke(call), exchange, request.progressToken()));
     } catch (ExecutionException e) {
       if (e.getCause() instanceof KeyDerivationException k) {
         return Answers.refused(k.code(), k.getMessage(), "Fix the arguments. Nothing was done.");

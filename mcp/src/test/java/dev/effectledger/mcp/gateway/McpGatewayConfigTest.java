@@ -33,6 +33,7 @@ class McpGatewayConfigTest {
     assertThat(config.host()).isEqualTo("127.0.0.1"); // loopback unless told otherwise
     assertThat(config.path()).isEqualTo("/mcp");
     assertThat(config.callWait()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(config.writeProgress()).isEqualTo(Duration.ofSeconds(5));
     assertThat(config.runFallback()).isEqualTo(McpGatewayConfig.RunFallback.REFUSE);
     assertThat(config.tools()).isEqualTo(Path.of("/etc/el/tools.yaml"));
     assertThat(config.annotations())

@@ -672,6 +672,45 @@ class McpGatewayIT {
   }
 
   @Test
+  void shouldTellAnAgentThatAskedForProgressThatItsWriteIsStillWaiting() throws Exception {
+    pipeline.upstream.slow(Duration.ofSeconds(3));
+    // progress every 1 s (shipped: 5 s), so that a 3 s effect shows it without a long test
+    try (McpGateway patient =
+        McpGateway.startHttp(pipeline.gatewayConfig("progress: 1s"), pipeline.policies)) {
+      List<McpSchema.ProgressNotification> seen = new CopyOnWriteArrayList<>();
+      McpSyncClient agent =
+          McpHttpClients.open(
+              patient.url(),
+              Map.of("X-Agent-Run", "run-mcp-write-progress"),
+              Duration.ofSeconds(60),
+              spec -> spec.progressConsumer(seen::add));
+      clients.add(agent);
+      CallToolResult charged =
+          agent.callTool(
+              CallToolRequest.builder()
+                  .name("create_charge")
+                  .arguments(Map.of("amount", 321, "to", "cus_p", "fault", "SLOW"))
+                  .progressToken("write-1")
+                  .build());
+      assertThat(charged.isError()).as(text(charged)).isFalse();
+      await("progress notifications sent while the write waited for its effect")
+          .atMost(Duration.ofSeconds(5))
+          .untilAsserted(
+              () ->
+                  assertThat(seen)
+                      .hasSizeGreaterThanOrEqualTo(2)
+                      .allSatisfy(
+                          n -> {
+                            assertThat(n.progressToken()).isEqualTo("write-1");
+                            assertThat(n.message())
+                                .startsWith("in the ledger, waiting for its effect");
+                          }));
+      assertThat(seen.stream().map(McpSchema.ProgressNotification::progress).sorted().distinct())
+          .hasSize(seen.size()); // each one further than the one before
+    }
+  }
+
+  @Test
   void shouldAnswerAToolsErrorWithItsOwnContentAndReplayIt() throws Exception {
     String run = "run-mcp-gw-declined";
     String key = key(run, "mcp:create_charge", Map.of("amount", 13, "to", "cus_13"));
