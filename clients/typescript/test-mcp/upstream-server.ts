@@ -3,18 +3,24 @@
 // gateway in front of, to compare what an agent sees through the gateway with what it sees talking
 // to this server directly. Started as `node dist/test-mcp/upstream-server.js` by the gateway, by
 // the executor's mcp connector and by the test itself, each a process of its own; its name is no
-// test file's, so `node --test dist/test-mcp/` does not run it.
+// test file's, and the npm scripts name the test files they run.
 //
 //   EFFECTLEDGER_TS_UPSTREAM_EFFECTS   the file record_payment appends one line to per effect, so
 //                                      that the test counts effects across processes
 //
 // What it serves: instructions, a read tool (get_quote: structured content, and PROGRESS_STEPS
-// progress notifications when the caller gives a progress token), a write tool (record_payment:
-// destructive, not idempotent), one resource and one prompt. Every answer depends only on the
+// progress notifications when the caller gives a progress token), a read tool that asks its caller
+// (ask_agent: sampling, then elicitation, then roots, each request related to the call), a write
+// tool (record_payment: destructive, not idempotent), one resource and one prompt. Every answer depends only on the
 // request (and, for record_payment, on the effects file), so two processes answer alike.
 import { appendFileSync, readFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import {
+  CreateMessageResultSchema,
+  ElicitResultSchema,
+  ListRootsResultSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 const EFFECTS = 'EFFECTLEDGER_TS_UPSTREAM_EFFECTS';
@@ -53,6 +59,41 @@ server.registerTool(
     const unitCents = 100 + [...sku].reduce((sum, c) => sum + c.charCodeAt(0), 0);
     const quote = { sku, quantity, unitCents, totalCents: unitCents * quantity };
     return { content: [{ type: 'text', text: `${quantity} x ${sku}: ${quote.totalCents} cents` }], structuredContent: quote };
+  },
+);
+
+server.registerTool(
+  'ask_agent',
+  {
+    title: 'Ask the agent',
+    description: "Asks the caller's model, then its user, then its roots; answers what each said.",
+    inputSchema: { question: z.string().min(1) },
+    annotations: { readOnlyHint: true, openWorldHint: false },
+  },
+  async ({ question }, extra) => {
+    const sampled = await extra.sendRequest(
+      {
+        method: 'sampling/createMessage',
+        params: { messages: [{ role: 'user', content: { type: 'text', text: question } }], maxTokens: 20 },
+      },
+      CreateMessageResultSchema,
+    );
+    const elicited = await extra.sendRequest(
+      {
+        method: 'elicitation/create',
+        params: {
+          message: `confirm: ${question}`,
+          requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+        },
+      },
+      ElicitResultSchema,
+    );
+    const roots = await extra.sendRequest({ method: 'roots/list' }, ListRootsResultSchema);
+    const said = sampled.content.type === 'text' ? sampled.content.text : sampled.content.type;
+    const text =
+      `model ${sampled.model}: ${said}; user: ${elicited.action} ${JSON.stringify(elicited.content ?? {})};` +
+      ` roots: ${roots.roots.map((r) => r.uri).join(',')}`;
+    return { content: [{ type: 'text', text }] };
   },
 );
 

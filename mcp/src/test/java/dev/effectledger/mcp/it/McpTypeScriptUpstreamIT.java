@@ -92,11 +92,16 @@ class McpTypeScriptUpstreamIT {
   private static Agent direct;
   private static Agent through;
 
-  /** An agent's async session with an MCP server, and the progress it was sent, by token. */
-  private record Agent(McpAsyncClient client, Map<String, List<ProgressNotification>> progress) {
+  /**
+   * An agent's async session with an MCP server, the progress it was sent, by token, and what the
+   * server asked it (it samples, elicits and has a root, answering each alike).
+   */
+  private record Agent(
+      McpAsyncClient client, Map<String, List<ProgressNotification>> progress, List<String> asked) {
 
     static Agent open(McpClientTransport transport) {
       Map<String, List<ProgressNotification>> progress = new ConcurrentHashMap<>();
+      List<String> asked = new CopyOnWriteArrayList<>();
       // a consumer that does not switch threads: the async client runs it on the thread reading
       // the transport, in turn with results (the sync client would hand it to another thread)
       McpAsyncClient client =
@@ -112,8 +117,34 @@ class McpTypeScriptUpstreamIT {
                                       n.progressToken().toString(),
                                       t -> new CopyOnWriteArrayList<>())
                                   .add(n)))
+              .capabilities(
+                  McpSchema.ClientCapabilities.builder()
+                      .sampling()
+                      .elicitation()
+                      .roots(true)
+                      .build())
+              .roots(new McpSchema.Root("file:///shop/orders", "orders"))
+              .sampling(
+                  request -> {
+                    asked.add(
+                        "sampling: "
+                            + ((McpSchema.TextContent) request.messages().get(0).content()).text());
+                    return Mono.just(
+                        McpSchema.CreateMessageResult.builder()
+                            .role(McpSchema.Role.ASSISTANT)
+                            .content(new McpSchema.TextContent("twelve"))
+                            .model("test-model")
+                            .build());
+                  })
+              .elicitation(
+                  request -> {
+                    asked.add("elicitation: " + request.message());
+                    return Mono.just(
+                        new McpSchema.ElicitResult(
+                            McpSchema.ElicitResult.Action.ACCEPT, Map.of("ok", true)));
+                  })
               .build();
-      Agent agent = new Agent(client, progress);
+      Agent agent = new Agent(client, progress, asked);
       agent.await(client.initialize(), "initialize");
       return agent;
     }
@@ -280,7 +311,7 @@ class McpTypeScriptUpstreamIT {
 
     assertThat(directly)
         .extracting(McpSchema.Tool::name)
-        .containsExactlyInAnyOrder("get_quote", "record_payment");
+        .containsExactlyInAnyOrder("get_quote", "ask_agent", "record_payment");
     // every field the Java SDK reads: name, title, description, input and output schemas,
     // annotations, _meta, icons
     assertThat(gatewayed).containsExactlyInAnyOrderElementsOf(directly);
@@ -351,6 +382,32 @@ class McpTypeScriptUpstreamIT {
     assertThat(through.progressOf(token))
         .as("the progress through the gateway, in all")
         .isEqualTo(expected);
+  }
+
+  @Test
+  void shouldRelayTheServersRequestsDuringACallToTheAgentAsTheServerAsksThem() {
+    CallToolRequest ask = new CallToolRequest("ask_agent", Map.of("question", "how many?"));
+    CallToolResult directly = direct.await(direct.client().callTool(ask), "ask_agent, directly");
+    CallToolResult gatewayed =
+        through.await(through.client().callTool(ask), "ask_agent, through the gateway");
+
+    assertThat(directly.isError()).as(String.valueOf(directly)).isNotEqualTo(true);
+    assertThat(((McpSchema.TextContent) directly.content().get(0)).text())
+        .isEqualTo(
+            "model test-model: twelve; user: accept {\"ok\":true}; roots: file:///shop/orders");
+    assertThat(gatewayed).isEqualTo(directly);
+    assertThat(through.asked()).isEqualTo(direct.asked());
+    assertThat(direct.asked())
+        .containsExactly("sampling: how many?", "elicitation: confirm: how many?");
+  }
+
+  @Test
+  void shouldRelayTheServersRequestsToTheOfficialTypeScriptSdksClient() throws Exception {
+    ClientSuites.Run suite =
+        ClientSuites.npm("test:mcp-requests:dist", Map.of("EFFECTLEDGER_MCP_URL", gateway.url()));
+
+    assertThat(suite.exit()).as(suite.output()).isZero();
+    assertThat(suite.output()).contains("# pass 1").contains("# fail 0");
   }
 
   @Test
