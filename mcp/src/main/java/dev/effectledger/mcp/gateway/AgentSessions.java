@@ -13,8 +13,10 @@ import io.modelcontextprotocol.spec.McpStreamableServerTransportProvider;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.WeakHashMap;
+import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
@@ -37,6 +39,12 @@ final class AgentSessions {
   private final Set<McpLoggableSession> sessions =
       Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
 
+  /** What each agent said on initialize (its capabilities and name), by session id. */
+  private final Map<String, McpSchema.InitializeRequest> initialized = new ConcurrentHashMap<>();
+
+  /** What the agent said on initialize over stdio (one session). */
+  private volatile McpSchema.InitializeRequest stdio;
+
   /** {@code transport} (Streamable HTTP) as the SDK's server is given it: sessions seen here. */
   McpStreamableServerTransportProvider watch(McpStreamableServerTransportProvider transport) {
     final class Streamable extends Delegating implements McpStreamableServerTransportProvider {
@@ -50,6 +58,7 @@ final class AgentSessions {
             initialize -> {
               McpStreamableServerSession.McpStreamableServerSessionInit init =
                   factory.startSession(initialize);
+              initialized.put(init.session().getId(), initialize);
               sessions.add(init.session());
               return init;
             });
@@ -158,6 +167,46 @@ final class AgentSessions {
     return new McpSyncServerExchange(
         new McpAsyncServerExchange(
             id, session, capabilities, clientInfo, McpTransportContext.EMPTY));
+  }
+
+  /** Over stdio: what the agent said on initialize, read off the line before the SDK reads it. */
+  void initializedStdio(McpSchema.InitializeRequest request) {
+    stdio = request;
+  }
+
+  /** The agent of session {@code id} ended it: forget what it said. */
+  void ended(String id) {
+    initialized.remove(id);
+  }
+
+  /**
+   * An exchange with the agent of session {@code id} (null: the stdio session) outside its
+   * requests, with the capabilities it declared on initialize and {@code context} (what the request
+   * that asked for it told); null when the session is not known.
+   */
+  McpSyncServerExchange exchange(String id, McpTransportContext context) {
+    McpSchema.InitializeRequest said = id == null ? stdio : initialized.get(id);
+    String sessionId = id;
+    if (id == null) {
+      synchronized (sessions) {
+        sessionId =
+            sessions.stream()
+                .filter(McpServerSession.class::isInstance)
+                .map(s -> ((McpServerSession) s).getId())
+                .findFirst()
+                .orElse(null);
+      }
+    }
+    if (said == null || sessionId == null) {
+      return null;
+    }
+    McpLoggableSession session = byId(sessionId);
+    if (session == null) {
+      return null;
+    }
+    return new McpSyncServerExchange(
+        new McpAsyncServerExchange(
+            sessionId, session, said.capabilities(), said.clientInfo(), context));
   }
 
   private McpLoggableSession byId(String id) {

@@ -3,6 +3,11 @@ package dev.effectledger.mcp.gateway;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.modelcontextprotocol.common.McpTransportContext;
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
+import io.modelcontextprotocol.spec.HttpHeaders;
+import io.modelcontextprotocol.spec.McpSchema;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ReadListener;
@@ -22,66 +27,97 @@ import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.Function;
 import java.util.function.Predicate;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Refuses, before the MCP Java SDK's server sees it, a tool call the gateway cannot answer as
- * asked, with a JSON-RPC error ({@code -32602}) that says why: a task-augmented call (MCP
- * 2025-11-25 tasks: {@code tools/call} with {@code params.task}), and a call of a tool the gateway
- * does not serve, named (the SDK's server answers that with a fixed "Unknown tool:
- * invalid_tool_name").
+ * Answers, before the MCP Java SDK's server sees them, the requests the gateway answers itself: a
+ * call of a tool the gateway does not serve, refused with a JSON-RPC error ({@code -32602}) naming
+ * it (the SDK's server answers that with a fixed "Unknown tool: invalid_tool_name"), and tasks (MCP
+ * 2025-11-25: {@code tools/call} with {@code params.task}, {@code tasks/*}), answered by {@link
+ * AgentTasks}. Over stdio it also reads what the agent says on {@code initialize} (its
+ * capabilities, for the exchanges of its tasks) before passing it on.
  *
  * <p>Why here: the SDK (2.1.0) has no tasks. Its server reads a call's params into a {@code
- * CallToolRequest} that has no {@code task}, so the gateway never learns a task was asked for and
- * answers a plain result, which a client waiting for a task cannot read (the TypeScript SDK's
- * client fails with "expected object, received undefined" at {@code task}). The gateway does not
- * declare the {@code tasks} capability, so a client should not ask; one that does gets {@code
- * -32602} naming the reason. Over Streamable HTTP a servlet filter answers the POST; over stdio the
- * request's line is answered on the output and not passed on.
+ * CallToolRequest} that has no {@code task}, so it would answer a plain result, which a client
+ * waiting for a task cannot read (the TypeScript SDK's client fails with "expected object, received
+ * undefined" at {@code task}). Over Streamable HTTP a servlet filter answers the POST; over stdio
+ * the request's line is answered on the output and not passed on.
  */
 final class CallRefusals {
 
+  // the gateway's parts log under its name: one logger to configure for the whole gateway
+  private static final Logger log = LoggerFactory.getLogger(McpGateway.class);
+
   static final int INVALID_PARAMS = -32602;
-  static final String TASKS =
-      "task-augmented tool calls are not supported: this gateway does not declare the tasks"
-          + " capability (MCP 2025-11-25); call the tool without params.task";
 
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final byte[] TOOLS_CALL = "tools/call".getBytes(StandardCharsets.UTF_8);
+  private static final McpJsonMapper SDK_JSON = new JacksonMcpJsonMapper(JSON);
+  private static final List<byte[]> OURS =
+      Stream.of("tools/call", "tasks/", "initialize")
+          .map(w -> w.getBytes(StandardCharsets.UTF_8))
+          .toList();
 
   private final Predicate<String> served;
+  private final AgentTasks tasks;
+  private final AgentSessions agents;
 
-  /** {@code served}: whether the gateway serves a tool of that name now. */
-  CallRefusals(Predicate<String> served) {
+  /**
+   * @param served whether the gateway serves a tool of that name now
+   * @param tasks what answers tasks
+   * @param agents told what the agent says on initialize over stdio
+   */
+  CallRefusals(Predicate<String> served, AgentTasks tasks, AgentSessions agents) {
     this.served = served;
+    this.tasks = tasks;
+    this.agents = agents;
   }
 
   /**
-   * The JSON-RPC error answering {@code message} when it is a {@code tools/call} request to refuse;
-   * null for anything else (and for what is not JSON: the SDK answers that).
+   * {@code message} read as a JSON-RPC request if it may be one answered here (it names a method of
+   * those), else null: the rest is parsed by the SDK's server only (and what is not JSON is
+   * answered there).
    */
-  String refusal(byte[] message) {
-    if (!mentions(message, TOOLS_CALL)) {
-      return null; // no tools/call: not parsed here, only by the SDK's server
+  static JsonNode request(byte[] message) {
+    if (OURS.stream().noneMatch(word -> mentions(message, word))) {
+      return null;
     }
-    JsonNode request;
     try {
-      request = JSON.readTree(message);
+      JsonNode request = JSON.readTree(message);
+      return request != null && request.isObject() && request.has("id") ? request : null;
     } catch (IOException e) {
       return null;
     }
-    if (request == null
-        || !request.isObject()
-        || !"tools/call".equals(request.path("method").asText())
-        || !request.has("id")) {
+  }
+
+  /**
+   * The answer to {@code request} (see {@link #request}) when the gateway gives it here, of the
+   * agent of {@code session} (null: stdio's); null when the SDK's server answers it. A task's
+   * {@code tasks/result} waits for the task to end.
+   */
+  String answer(JsonNode request, String session, McpTransportContext context) {
+    String refused = refusal(request);
+    if (refused != null) {
+      return refused;
+    }
+    return AgentTasks.handles(request) ? tasks.answer(request, session, context) : null;
+  }
+
+  /** The JSON-RPC error answering {@code request} when it is a tool call to refuse, else null. */
+  String refusal(JsonNode request) {
+    if (request == null || !"tools/call".equals(request.path("method").asText())) {
       return null;
     }
     JsonNode params = request.path("params");
     String tool = params.path("name").asText();
     String why;
-    if (params.has("task")) {
-      why = TASKS;
-    } else if (params.path("name").isTextual() && !served.test(tool)) {
+    if (params.path("name").isTextual() && !served.test(tool)) {
       why =
           "Unknown tool: "
               + tool
@@ -114,8 +150,11 @@ final class CallRefusals {
     return false;
   }
 
-  /** The filter for the Streamable HTTP endpoint: answers a refused POST, passes the rest on. */
-  Filter servletFilter() {
+  /**
+   * The filter for the Streamable HTTP endpoint: answers the POSTs it answers, passes the rest on;
+   * {@code context}: what a request tells a call (as the SDK's server is told it).
+   */
+  Filter servletFilter(Function<HttpServletRequest, McpTransportContext> context) {
     return new Filter() {
       @Override
       public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
@@ -127,12 +166,16 @@ final class CallRefusals {
           return;
         }
         byte[] body = http.getInputStream().readAllBytes();
-        String refused = refusal(body);
-        if (refused != null) {
+        JsonNode parsed = request(body);
+        String answered =
+            parsed == null
+                ? null
+                : answer(parsed, http.getHeader(HttpHeaders.MCP_SESSION_ID), context.apply(http));
+        if (answered != null) {
           out.setStatus(200);
           out.setContentType("application/json");
           out.setCharacterEncoding("UTF-8");
-          out.getOutputStream().write(refused.getBytes(StandardCharsets.UTF_8));
+          out.getOutputStream().write(answered.getBytes(StandardCharsets.UTF_8));
           return;
         }
         chain.doFilter(new Replayed(http, body), response);
@@ -208,8 +251,15 @@ final class CallRefusals {
     }
   }
 
-  /** Lines from the agent, the refused ones answered and left out. */
+  /** Lines from the agent, those answered here answered and left out. */
   private static final class FilteredInput extends InputStream {
+    private final ExecutorService answering =
+        Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "mcp-gateway-stdio-tasks");
+              t.setDaemon(true);
+              return t;
+            });
     private final InputStream from;
     private final LineOutput answers;
     private final CallRefusals refusals;
@@ -234,9 +284,31 @@ final class CallRefusals {
           return false;
         }
         byte[] content = read.toByteArray();
-        String refused = refusals.refusal(content);
-        if (refused != null) {
-          answers.line(refused.getBytes(StandardCharsets.UTF_8));
+        JsonNode request = request(content);
+        if (request != null && "initialize".equals(request.path("method").asText())) {
+          try {
+            refusals.agents.initializedStdio(
+                SDK_JSON.convertValue(request.get("params"), McpSchema.InitializeRequest.class));
+          } catch (RuntimeException e) { // the SDK's server answers what it cannot read
+            log.debug("Could not read an agent's initialize", e);
+          }
+        } else if (request != null && refusals.refusal(request) != null) {
+          answers.line(refusals.refusal(request).getBytes(StandardCharsets.UTF_8));
+          continue;
+        } else if (request != null && AgentTasks.handles(request)) {
+          // answered off the reading thread: tasks/result waits for its task
+          answering.execute(
+              () -> {
+                try {
+                  answers.line(
+                      refusals
+                          .tasks
+                          .answer(request, null, McpTransportContext.EMPTY)
+                          .getBytes(StandardCharsets.UTF_8));
+                } catch (IOException e) {
+                  log.debug("Could not answer the agent over stdio", e);
+                }
+              });
           continue;
         }
         read.write('\n');

@@ -6,11 +6,13 @@ import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
+import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -36,6 +38,8 @@ public final class McpGateway implements AutoCloseable {
   private final WriteCalls writes;
   private final Upstreams upstreams;
   private final AgentLinks links;
+  private final AgentSessions agents = new AgentSessions();
+  private final AgentTasks tasks;
   private final PassThrough reads;
   private final ServedCatalog served;
   private McpTransports http; // null unless serving over Streamable HTTP
@@ -74,6 +78,31 @@ public final class McpGateway implements AutoCloseable {
     this.links = new AgentLinks(config, this::relayProgress);
     this.reads = new PassThrough(config, upstreams, links);
     this.served = new ServedCatalog(upstreams, reads, this::call, writes::warnOfMissingPolicies);
+    this.tasks =
+        new AgentTasks(
+            agents,
+            new AgentTasks.Calls() {
+              @Override
+              public CallToolResult call(
+                  String tool,
+                  McpSyncServerExchange exchange,
+                  CallToolRequest request,
+                  Duration wait) {
+                ToolCatalog.Entry entry = served.catalog().byName().get(tool);
+                if (entry == null) {
+                  throw McpError.builder(McpSchema.ErrorCodes.INVALID_PARAMS)
+                      .message("Unknown tool: " + tool + " (no longer served)")
+                      .build();
+                }
+                return McpGateway.this.call(entry, exchange, request, wait);
+              }
+
+              @Override
+              public boolean writes(String tool) {
+                ToolCatalog.Entry entry = served.catalog().byName().get(tool);
+                return entry != null && writes.classOf(entry) != ToolClass.READ;
+              }
+            });
     upstreams.start();
   }
 
@@ -91,8 +120,12 @@ public final class McpGateway implements AutoCloseable {
           McpTransports.http(
               config,
               gateway::serve,
-              new CallRefusals(gateway.served::serves),
-              gateway.links::ended);
+              gateway.agents,
+              gateway.refusals(),
+              session -> {
+                gateway.links.ended(session);
+                gateway.agents.ended(session);
+              });
       return gateway;
     } catch (Exception e) {
       gateway.close();
@@ -111,7 +144,7 @@ public final class McpGateway implements AutoCloseable {
     McpGateway gateway = new McpGateway(config, policies);
     try {
       gateway.writes.connectLedger(gateway.served.catalog().entries());
-      McpTransports.stdio(in, out, gateway::serve, new CallRefusals(gateway.served::serves));
+      McpTransports.stdio(in, out, gateway::serve, gateway.agents, gateway.refusals());
     } catch (RuntimeException e) {
       gateway.close();
       throw e;
@@ -132,8 +165,21 @@ public final class McpGateway implements AutoCloseable {
     links.serving(agents);
   }
 
+  private CallRefusals refusals() {
+    return new CallRefusals(served::serves, tasks, agents);
+  }
+
   private CallToolResult call(
       ToolCatalog.Entry entry, McpSyncServerExchange exchange, CallToolRequest request) {
+    return call(entry, exchange, request, config.callWait());
+  }
+
+  /** A call of a served tool; a write's answer waited for as long as {@code wait}. */
+  private CallToolResult call(
+      ToolCatalog.Entry entry,
+      McpSyncServerExchange exchange,
+      CallToolRequest request,
+      Duration wait) {
     if (writes.classOf(entry) == ToolClass.READ) {
       return reads.call(entry, exchange, request);
     }
@@ -153,7 +199,7 @@ public final class McpGateway implements AutoCloseable {
       return writes.passThrough(
           entry, exchange, request, meta -> reads.call(entry, exchange, request, meta));
     }
-    return writes.call(entry, exchange, request);
+    return writes.call(entry, exchange, request, wait);
   }
 
   /** The applied policy version this gateway decides by; 0: its own tools.yaml. */
@@ -188,6 +234,7 @@ public final class McpGateway implements AutoCloseable {
     if (http != null) {
       http.stop();
     }
+    tasks.close();
     writes.close();
     links.close();
     upstreams.closeSessions();

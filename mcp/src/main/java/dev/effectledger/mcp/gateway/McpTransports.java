@@ -1,6 +1,5 @@
 package dev.effectledger.mcp.gateway;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
@@ -38,7 +37,8 @@ final class McpTransports {
 
   // the gateway's parts log under its name: one logger to configure for the whole gateway
   private static final Logger log = LoggerFactory.getLogger(McpGateway.class);
-  private static final McpJsonMapper MAPPER = new JacksonMcpJsonMapper(new ObjectMapper());
+  // the SDK's records as it writes them, with what it has no field for (tasks: TaskWire)
+  private static final McpJsonMapper MAPPER = new JacksonMcpJsonMapper(TaskWire.mapper());
 
   private final McpGatewayConfig config;
   private final Server jetty;
@@ -52,21 +52,18 @@ final class McpTransports {
 
   /** Serves over Streamable HTTP at the configured address; the server is started. */
   static McpTransports http(
-      McpGatewayConfig config, Serve serve, CallRefusals refusals, Consumer<String> ended)
+      McpGatewayConfig config,
+      Serve serve,
+      AgentSessions agents,
+      CallRefusals refusals,
+      Consumer<String> ended)
       throws Exception {
     HttpServletStreamableServerTransportProvider transport =
         HttpServletStreamableServerTransportProvider.builder()
             .jsonMapper(MAPPER)
             .mcpEndpoint(config.path())
-            .contextExtractor(
-                request -> {
-                  String run =
-                      config.runHeader() == null ? null : request.getHeader(config.runHeader());
-                  return McpTransportContext.create(
-                      run == null || run.isBlank() ? Map.of() : Map.of(WriteCalls.RUN_HEADER, run));
-                })
+            .contextExtractor(request -> context(config, request))
             .build();
-    AgentSessions agents = new AgentSessions();
     serve.on(McpServer.sync(agents.watch(transport)), agents);
     Server jetty = new Server();
     ServerConnector connector = new ServerConnector(jetty);
@@ -76,7 +73,7 @@ final class McpTransports {
     ServletContextHandler context = new ServletContextHandler();
     context.addServlet(new ServletHolder(transport), config.path());
     context.addFilter(
-        new FilterHolder(refusals.servletFilter()),
+        new FilterHolder(refusals.servletFilter(request -> context(config, request))),
         config.path(),
         EnumSet.of(DispatcherType.REQUEST));
     context.addFilter(
@@ -84,6 +81,13 @@ final class McpTransports {
     jetty.setHandler(context);
     jetty.start();
     return new McpTransports(config, jetty, connector);
+  }
+
+  /** What a call's HTTP request tells the gateway: its run id header. */
+  private static McpTransportContext context(McpGatewayConfig config, HttpServletRequest request) {
+    String run = config.runHeader() == null ? null : request.getHeader(config.runHeader());
+    return McpTransportContext.create(
+        run == null || run.isBlank() ? Map.of() : Map.of(WriteCalls.RUN_HEADER, run));
   }
 
   /**
@@ -106,11 +110,11 @@ final class McpTransports {
    * Serves over {@code in} and {@code out} (a process's stdin and stdout: nothing else may write to
    * {@code out}).
    */
-  static void stdio(InputStream in, OutputStream out, Serve serve, CallRefusals refusals) {
+  static void stdio(
+      InputStream in, OutputStream out, Serve serve, AgentSessions agents, CallRefusals refusals) {
     CallRefusals.Stdio agent = refusals.stdio(in, out);
     StdioServerTransportProvider transport =
         new StdioServerTransportProvider(MAPPER, agent.in, agent.out);
-    AgentSessions agents = new AgentSessions();
     serve.on(McpServer.sync(agents.watch(transport)), agents);
   }
 

@@ -2,6 +2,7 @@ package dev.effectledger.mcp.gateway;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.effectledger.client.CallOptions;
 import dev.effectledger.client.CallResult;
 import dev.effectledger.client.KeyDerivationException;
 import dev.effectledger.client.KeyRules;
@@ -19,6 +20,7 @@ import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -123,17 +125,19 @@ final class WriteCalls implements AutoCloseable {
   }
 
   /**
-   * The ledger's answer to a published call: within the gateway's {@code wait} (the client answers
-   * {@code STILL_RUNNING} then), and 10 s more for the reply to arrive. While it waits, an agent
-   * that asked for progress ({@code progressToken}) is sent a notification every {@code progress},
-   * so that it knows the call is alive and a client that resets its timeout on progress keeps
-   * waiting.
+   * The ledger's answer to a published call: within {@code wait} (the client answers {@code
+   * STILL_RUNNING} then), and 10 s more for the reply to arrive. While it waits, an agent that
+   * asked for progress ({@code progressToken}) is sent a notification every {@code progress}, so
+   * that it knows the call is alive and a client that resets its timeout on progress keeps waiting.
    */
   private CallResult answer(
-      CompletableFuture<CallResult> pending, McpSyncServerExchange exchange, Object token)
+      CompletableFuture<CallResult> pending,
+      McpSyncServerExchange exchange,
+      Object token,
+      Duration wait)
       throws ExecutionException, TimeoutException, InterruptedException {
     long started = System.nanoTime();
-    long deadline = started + config.callWait().toNanos() + TimeUnit.SECONDS.toNanos(10);
+    long deadline = started + wait.toNanos() + TimeUnit.SECONDS.toNanos(10);
     if (token == null) {
       return pending.get(deadline - started, TimeUnit.NANOSECONDS);
     }
@@ -161,7 +165,7 @@ final class WriteCalls implements AutoCloseable {
                   "in the ledger, waiting for its effect ("
                       + waited
                       + " s; answered within "
-                      + config.callWait().toSeconds()
+                      + wait.toSeconds()
                       + " s)"));
         } catch (RuntimeException e) {
           log.debug("Could not send a waiting write call's progress", e);
@@ -176,13 +180,30 @@ final class WriteCalls implements AutoCloseable {
   /** A write tool's call: published to the ledger, and answered with the ledger's answer. */
   CallToolResult call(
       ToolCatalog.Entry entry, McpSyncServerExchange exchange, CallToolRequest request) {
+    return call(entry, exchange, request, config.callWait());
+  }
+
+  /**
+   * A write tool's call, its answer waited for as long as {@code wait} ({@code STILL_RUNNING}
+   * then): the gateway's {@code wait}, or a task's life.
+   */
+  CallToolResult call(
+      ToolCatalog.Entry entry,
+      McpSyncServerExchange exchange,
+      CallToolRequest request,
+      Duration wait) {
     Prepared prepared = prepare(entry, exchange, request);
     if (prepared.refused() != null) {
       return prepared.refused();
     }
     ToolCall call = prepared.call();
     try {
-      return Answers.of(answer(ledger.invoke(call), exchange, request.progressToken()));
+      return Answers.of(
+          answer(
+              ledger.invoke(call, CallOptions.timeout(wait)),
+              exchange,
+              request.progressToken(),
+              wait));
     } catch (ExecutionException e) {
       if (e.getCause() instanceof KeyDerivationException k) {
         return Answers.refused(k.code(), k.getMessage(), "Fix the arguments. Nothing was done.");

@@ -279,34 +279,136 @@ class McpGatewayIT {
         .isFalse();
   }
 
+  /** A raw Streamable HTTP session with the gateway: what tasks need that the Java SDK lacks. */
+  private static final class RawSession {
+    private final java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+    private final String url;
+    private final String run;
+    final String id;
+    final JsonNode initialized;
+
+    RawSession(String url, String run) throws Exception {
+      this.url = url;
+      this.run = run;
+      java.net.http.HttpResponse<String> answer =
+          send(
+              null,
+              "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+                  + "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+                  + "\"clientInfo\":{\"name\":\"raw\",\"version\":\"1\"}}}");
+      id = answer.headers().firstValue("Mcp-Session-Id").orElseThrow();
+      initialized = body(answer.body());
+      send(id, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    }
+
+    /** The answer to request {@code method} with {@code params} (JSON or one server event). */
+    JsonNode request(int requestId, String method, String params) throws Exception {
+      return body(
+          send(
+                  id,
+                  "{\"jsonrpc\":\"2.0\",\"id\":"
+                      + requestId
+                      + ",\"method\":\""
+                      + method
+                      + "\",\"params\":"
+                      + params
+                      + "}")
+              .body());
+    }
+
+    private java.net.http.HttpResponse<String> send(String session, String body) throws Exception {
+      java.net.http.HttpRequest.Builder request =
+          java.net.http.HttpRequest.newBuilder(URI.create(url))
+              .header("Content-Type", "application/json")
+              .header("Accept", "application/json, text/event-stream")
+              .header("X-Agent-Run", run)
+              .timeout(Duration.ofSeconds(60))
+              .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body));
+      if (session != null) {
+        request.header("Mcp-Session-Id", session);
+      }
+      return http.send(request.build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** A JSON body, or the last data line of a server event stream. */
+    private static JsonNode body(String body) throws Exception {
+      if (body.startsWith("{")) {
+        return JSON.readTree(body);
+      }
+      String data = null;
+      for (String line : body.split("\n")) {
+        if (line.startsWith("data:")) {
+          data = line.substring(5).trim();
+        }
+      }
+      return JSON.readTree(data);
+    }
+  }
+
   /**
-   * A task-augmented call (MCP 2025-11-25 tasks, which the gateway does not declare) is refused
-   * with an error that says so, not answered as a plain call a task-waiting client cannot read.
+   * Tasks (MCP 2025-11-25), which the MCP Java SDK has none of: the gateway declares them, lists
+   * every tool as taskable, and runs a write as a task that ends with the ledger's answer; the
+   * agent polls it, lists it, cannot cancel it once done, and no other agent sees it.
    */
   @Test
-  void shouldRefuseATaskAugmentedCallNamingWhy() throws Exception {
-    String call =
-        "{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":\"tools/call\",\"params\":{\"name\":"
-            + "\"create_charge\",\"arguments\":{\"amount\":41,\"to\":\"cus_41\"},"
-            + "\"task\":{\"ttl\":60000}}}";
-    java.net.http.HttpResponse<String> answer =
-        java.net.http.HttpClient.newHttpClient()
-            .send(
-                java.net.http.HttpRequest.newBuilder(URI.create(gateway.url()))
-                    .header("Content-Type", "application/json")
-                    .header("Accept", "application/json, text/event-stream")
-                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString(call))
-                    .build(),
-                java.net.http.HttpResponse.BodyHandlers.ofString());
+  void shouldRunAWriteAsATaskThatEndsWithTheLedgersAnswer() throws Exception {
+    String run = "run-mcp-task";
+    RawSession raw = new RawSession(gateway.url(), run);
+    assertThat(raw.initialized.at("/result/capabilities/tasks/requests/tools/call").isObject())
+        .as(raw.initialized.toString())
+        .isTrue();
+    assertThat(raw.request(1, "tools/list", "{}").at("/result/tools"))
+        .isNotEmpty()
+        .allSatisfy(
+            tool ->
+                assertThat(tool.at("/execution/taskSupport").asText())
+                    .as(tool.toString())
+                    .isEqualTo("optional"));
 
-    assertThat(answer.statusCode()).isEqualTo(200);
-    JsonNode body = JSON.readTree(answer.body());
-    assertThat(body.path("id").asInt()).isEqualTo(41);
-    assertThat(body.at("/error/code").asInt()).isEqualTo(-32602);
-    assertThat(body.at("/error/message").asText()).contains("tasks capability");
-    assertThat(agent(gateway.url(), null).listTools().tools())
-        .as("the calls after it pass as before")
-        .isNotEmpty();
+    JsonNode created =
+        raw.request(
+            2,
+            "tools/call",
+            "{\"name\":\"create_charge\",\"arguments\":{\"amount\":41,\"to\":\"cus_41\"},"
+                + "\"task\":{\"ttl\":60000}}");
+    String taskId = created.at("/result/task/taskId").asText();
+    assertThat(taskId).as(created.toString()).isNotBlank();
+    assertThat(created.at("/result/task/status").asText()).isEqualTo("working");
+    assertThat(created.at("/result/task/ttl").asLong()).isEqualTo(60000);
+
+    JsonNode result = raw.request(3, "tasks/result", "{\"taskId\":\"" + taskId + "\"}");
+    assertThat(result.at("/result/isError").asBoolean()).as(result.toString()).isFalse();
+    assertThat(result.at("/result/structuredContent/amount").asInt()).isEqualTo(41);
+    assertThat(result.at("/result/_meta/effectledger.dev~1replayed").asBoolean()).isFalse();
+    assertThat(result.at("/result/_meta/io.modelcontextprotocol~1related-task/taskId").asText())
+        .isEqualTo(taskId);
+    assertThat(
+            raw.request(4, "tasks/get", "{\"taskId\":\"" + taskId + "\"}")
+                .at("/result/status")
+                .asText())
+        .isEqualTo("completed");
+    assertThat(raw.request(5, "tasks/list", "{}").at("/result/tasks"))
+        .extracting(t -> t.path("taskId").asText())
+        .containsExactly(taskId);
+    assertThat(
+            raw.request(6, "tasks/cancel", "{\"taskId\":\"" + taskId + "\"}")
+                .at("/error/message")
+                .asText())
+        .contains("already completed");
+    assertThat(
+            new RawSession(gateway.url(), run)
+                .request(1, "tasks/get", "{\"taskId\":\"" + taskId + "\"}")
+                .at("/error/message")
+                .asText())
+        .as("another agent's task")
+        .startsWith("Failed to retrieve task: Task not found");
+
+    // the same call, without a task: the task's effect, replayed
+    CallToolResult again = charge(agent(gateway.url(), run), 41, "cus_41");
+    assertThat(again.meta()).containsEntry(McpMeta.REPLAYED, true);
+    String key = key(run, "mcp:create_charge", Map.of("amount", 41, "to", "cus_41"));
+    assertThat(again.meta()).containsEntry(McpMeta.IDEMPOTENCY_KEY, key);
+    assertThat(pipeline.upstream.effects(key)).isEqualTo(1);
   }
 
   @Test
