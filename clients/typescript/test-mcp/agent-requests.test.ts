@@ -1,12 +1,16 @@
-// The official TypeScript MCP SDK's client as an agent that samples, elicits and has roots, through
-// Effect Ledger's MCP gateway in front of the TypeScript upstream (upstream-server.ts), whose
-// ask_agent tool asks its caller all three during the call. McpTypeScriptUpstreamIT (mcp module)
-// starts the gateway and sets EFFECTLEDGER_MCP_URL. Not meant to run on its own: it fails without it.
+// The official TypeScript MCP SDK's client as an agent through Effect Ledger's MCP gateway in front
+// of the TypeScript upstream (upstream-server.ts): it answers the sampling, elicitation and roots
+// requests the upstream's ask_agent tool makes during a call, and runs read calls as tasks (MCP
+// 2025-11-25), plain and asking, getting what the upstream answers when called directly (a process
+// of its own, started here). McpTypeScriptUpstreamIT (mcp module) starts the gateway and sets
+// EFFECTLEDGER_MCP_URL. Not meant to run on its own: it fails without it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
+  CallToolResultSchema,
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ListRootsRequestSchema,
@@ -14,13 +18,12 @@ import {
 
 const url = process.env.EFFECTLEDGER_MCP_URL;
 
-test("answers the upstream's sampling, elicitation and roots requests made during its call", async () => {
-  assert.ok(url, 'EFFECTLEDGER_MCP_URL is not set: this suite is run by McpTypeScriptUpstreamIT');
+/** An agent that samples, elicits and has a root, recording what it is asked. */
+function askingAgent(asked: string[]): Client {
   const client = new Client(
     { name: 'effectledger-ts-agent', version: '1.0.0' },
     { capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } },
   );
-  const asked: string[] = [];
   client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
     const content = request.params.messages[0]?.content;
     const said = content && !Array.isArray(content) && content.type === 'text' ? content.text : JSON.stringify(content);
@@ -34,6 +37,29 @@ test("answers the upstream's sampling, elicitation and roots requests made durin
   client.setRequestHandler(ListRootsRequestSchema, async () => ({
     roots: [{ uri: 'file:///ts/agent', name: 'agent' }],
   }));
+  return client;
+}
+
+/** What the stream of a task-augmented call yielded: the message types, and its result. */
+async function asTask(client: Client, name: string, args: Record<string, unknown>) {
+  const types: string[] = [];
+  let result: Record<string, unknown> | undefined;
+  for await (const message of client.experimental.tasks.callToolStream(
+    { name, arguments: args },
+    CallToolResultSchema,
+    { task: { ttl: 60000 } },
+  )) {
+    types.push(message.type);
+    if (message.type === 'result') result = message.result as Record<string, unknown>;
+    if (message.type === 'error') assert.fail(`${name} as a task: ${String(message.error)}`);
+  }
+  return { types, result };
+}
+
+test("answers the upstream's sampling, elicitation and roots requests made during its call", async () => {
+  assert.ok(url, 'EFFECTLEDGER_MCP_URL is not set: this suite is run by McpTypeScriptUpstreamIT');
+  const asked: string[] = [];
+  const client = askingAgent(asked);
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   try {
     const answer = await client.callTool({ name: 'ask_agent', arguments: { question: 'how many?' } });
@@ -44,5 +70,46 @@ test("answers the upstream's sampling, elicitation and roots requests made durin
     assert.deepEqual(asked, ['sampling: how many?', 'elicitation: confirm: how many?']);
   } finally {
     await client.close();
+  }
+});
+
+test('runs read calls as tasks, answered as the upstream answers them directly', async () => {
+  assert.ok(url, 'EFFECTLEDGER_MCP_URL is not set: this suite is run by McpTypeScriptUpstreamIT');
+  const direct = askingAgent([]);
+  await direct.connect(
+    new StdioClientTransport({ command: process.execPath, args: [new URL('./upstream-server.js', import.meta.url).pathname] }),
+  );
+  const asked: string[] = [];
+  const through = askingAgent(asked);
+  await through.connect(new StreamableHTTPClientTransport(new URL(url)));
+  try {
+    const capabilities = through.getServerCapabilities();
+    assert.deepEqual(capabilities?.tasks?.requests?.tools?.call, {});
+    const { tools } = await through.listTools(); // the client learns which tools take tasks
+    assert.ok(tools.every((t) => t.execution?.taskSupport === 'optional'), JSON.stringify(tools));
+
+    const quote = { sku: 'mug-green', quantity: 4 };
+    const directly = await direct.callTool({ name: 'get_quote', arguments: quote });
+    const task = await asTask(through, 'get_quote', quote);
+    assert.equal(task.types[0], 'taskCreated');
+    assert.equal(task.types.at(-1), 'result');
+    assert.deepEqual(task.result?.content, directly.content);
+    assert.deepEqual(task.result?.structuredContent, directly.structuredContent);
+    const related = (task.result?._meta as Record<string, { taskId?: string }> | undefined)?.[
+      'io.modelcontextprotocol/related-task'
+    ];
+    assert.ok(related?.taskId, JSON.stringify(task.result));
+
+    // a task whose call asks the agent: its requests still reach the agent
+    const asking = await asTask(through, 'ask_agent', { question: 'how many?' });
+    const askedDirectly = await direct.callTool({ name: 'ask_agent', arguments: { question: 'how many?' } });
+    assert.deepEqual(asking.result?.content, [
+      { type: 'text', text: 'model ts-model: twelve; user: accept {"ok":true}; roots: file:///ts/agent' },
+    ]);
+    assert.deepEqual(asking.result?.content, askedDirectly.content);
+    assert.deepEqual(asked, ['sampling: how many?', 'elicitation: confirm: how many?']);
+  } finally {
+    await through.close();
+    await direct.close();
   }
 });
