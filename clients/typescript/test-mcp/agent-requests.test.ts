@@ -113,3 +113,43 @@ test('runs read calls as tasks, answered as the upstream answers them directly',
     await direct.close();
   }
 });
+
+test('marks an asking task input_required, names it in its requests, and cancels it without breaking the session', async () => {
+  assert.ok(url, 'EFFECTLEDGER_MCP_URL is not set: this suite is run by McpTypeScriptUpstreamIT');
+  const client = new Client(
+    { name: 'effectledger-ts-agent', version: '1.0.0' },
+    { capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } },
+  );
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let askedFor!: (taskId: string) => void;
+  const asked = new Promise<string>((resolve) => (askedFor = resolve));
+  client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+    const related = request.params._meta?.['io.modelcontextprotocol/related-task'] as { taskId?: string } | undefined;
+    askedFor(String(related?.taskId));
+    await released; // the agent's model is slow: the task waits for it
+    return { role: 'assistant', content: { type: 'text', text: 'late' }, model: 'ts-model' };
+  });
+  client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { ok: true } }));
+  client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [] }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  try {
+    await client.listTools();
+    const stream = asTask(client, 'ask_agent', { question: 'slow?' }).catch((e: unknown) => e);
+    const taskId = await asked;
+    const waiting = await client.experimental.tasks.getTask(taskId);
+    assert.equal(waiting.status, 'input_required');
+    const cancelled = await client.experimental.tasks.cancelTask(taskId);
+    assert.equal(cancelled.status, 'cancelled');
+    release();
+    const ended = await stream;
+    assert.ok(ended instanceof Error && /cancelled/.test(ended.message), String(ended));
+    assert.equal((await client.experimental.tasks.getTask(taskId)).status, 'cancelled');
+    // the agent's session with the upstream is whole: its next call is answered
+    const quote = await client.callTool({ name: 'get_quote', arguments: { sku: 'mug-red', quantity: 1 } });
+    assert.notEqual(quote.isError, true, JSON.stringify(quote));
+  } finally {
+    release();
+    await client.close();
+  }
+});

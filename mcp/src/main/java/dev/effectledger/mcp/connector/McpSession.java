@@ -37,6 +37,7 @@ public final class McpSession implements AutoCloseable {
   private final Consumer<McpSyncClient> opened;
   private final Object lock = new Object();
   private McpSyncClient client; // guarded by lock
+  private boolean closed; // guarded by lock
 
   /**
    * @param name what logs call the upstream
@@ -63,9 +64,15 @@ public final class McpSession implements AutoCloseable {
     this(name, settings, spec -> {}, UnaryOperator.identity(), client -> {});
   }
 
-  /** The session, opened (connected and initialized) if there is none; throws when it cannot. */
+  /**
+   * The session, opened (connected and initialized) if there is none; throws when it cannot, and
+   * once this is closed.
+   */
   public McpSyncClient client() {
     synchronized (lock) {
+      if (closed) {
+        throw new IllegalStateException("the MCP session with " + name + " is closed");
+      }
       if (client == null) {
         McpClient.SyncSpec spec =
             McpClient.sync(transports.apply(transport()))
@@ -162,9 +169,11 @@ public final class McpSession implements AutoCloseable {
     }
   }
 
+  /** Closes the session; it is not opened again. */
   @Override
   public void close() {
     synchronized (lock) {
+      closed = true;
       if (client != null) {
         client.close();
         client = null;

@@ -11,9 +11,9 @@ import io.modelcontextprotocol.spec.McpSchema.ClientCapabilities;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -54,17 +54,15 @@ final class AgentLinks implements AutoCloseable {
     final McpSchema.Implementation clientInfo;
     final McpSession session;
     final Deque<McpSyncServerExchange> inFlight = new ConcurrentLinkedDeque<>();
-    volatile List<McpSchema.Root> roots = List.of();
-    volatile long lastUsed = System.nanoTime();
+    volatile List<McpSchema.Root> roots; // null until read from the agent
+    long lastUsed = System.nanoTime(); // guarded by the AgentLinks
 
+    /** Cheap: nothing is asked of the agent or the upstream until the session opens. */
     Link(String agent, Upstream upstream, McpSyncServerExchange first) {
       this.agent = agent;
       this.upstream = upstream;
       this.capabilities = first.getClientCapabilities();
       this.clientInfo = first.getClientInfo();
-      if (capabilities != null && capabilities.roots() != null) {
-        roots = rootsOf(first);
-      }
       this.session =
           new McpSession(
               upstream.name + " (agent session " + agent + ")",
@@ -74,7 +72,10 @@ final class AgentLinks implements AutoCloseable {
               opened -> {});
     }
 
-    /** What the agent declared, with handlers that ask the agent. */
+    /**
+     * What the agent declared, with handlers that ask the agent; run when the session opens, on the
+     * thread of the request that opens it (no lock held).
+     */
     private void declare(McpClient.SyncSpec spec) {
       ClientCapabilities agentHas = capabilities;
       McpSchema.ClientCapabilities.RootCapabilities rootCapability = null;
@@ -83,25 +84,81 @@ final class AgentLinks implements AutoCloseable {
       if (agentHas != null) {
         if (agentHas.sampling() != null) {
           sampling = agentHas.sampling();
-          spec.sampling(request -> toAgent().createMessage(request));
+          spec.sampling(
+              request ->
+                  asking(
+                      to ->
+                          to.createMessage(
+                              withTask(
+                                  request,
+                                  to,
+                                  McpSchema.CreateMessageRequest::meta,
+                                  AgentLinks::withMeta))));
         }
         if (agentHas.elicitation() != null) {
           elicitation = agentHas.elicitation();
           // elicitation: {} is form elicitation
           if (elicitation.form() != null || elicitation.url() == null) {
-            spec.elicitation(request -> toAgent().createElicitation(request));
+            spec.elicitation(
+                request ->
+                    asking(
+                        to ->
+                            to.createElicitation(
+                                withTask(
+                                    request,
+                                    to,
+                                    McpSchema.ElicitFormRequest::meta,
+                                    (r, m) ->
+                                        new McpSchema.ElicitFormRequest(
+                                            r.message(), r.requestedSchema(), m)))));
           }
           if (elicitation.url() != null) {
-            spec.urlElicitation(request -> toAgent().createElicitation(request));
+            spec.urlElicitation(
+                request ->
+                    asking(
+                        to ->
+                            to.createElicitation(
+                                withTask(
+                                    request,
+                                    to,
+                                    McpSchema.ElicitUrlRequest::meta,
+                                    (r, m) ->
+                                        new McpSchema.ElicitUrlRequest(
+                                            r.message(), r.url(), r.elicitationId(), m)))));
           }
         }
         if (agentHas.roots() != null) {
           rootCapability = new McpSchema.ClientCapabilities.RootCapabilities(true);
-          spec.roots(roots);
+          List<McpSchema.Root> known = roots;
+          if (known == null) {
+            McpSyncServerExchange opening = inFlight.peekLast();
+            known = opening == null ? List.of() : rootsOf(opening);
+            roots = known;
+          }
+          spec.roots(known);
         }
       }
       spec.capabilities(new ClientCapabilities(null, rootCapability, sampling, elicitation))
           .loggingConsumer(message -> relayLog(this, message));
+    }
+
+    /**
+     * A request of the upstream, asked of the agent; while it waits, a task whose call it came
+     * during is {@code input_required}.
+     */
+    private <T> T asking(java.util.function.Function<McpSyncServerExchange, T> ask) {
+      McpSyncServerExchange to = toAgent();
+      String task = taskOf(to);
+      if (task != null) {
+        tasks.waitingForInput(task, true);
+      }
+      try {
+        return ask.apply(to);
+      } finally {
+        if (task != null) {
+          tasks.waitingForInput(task, false);
+        }
+      }
     }
 
     /** Where a request of the upstream goes: the agent, on a stream it reads. */
@@ -141,15 +198,17 @@ final class AgentLinks implements AutoCloseable {
     @Override
     public void close() {
       if (link != null) {
-        link.inFlight.removeLastOccurrence(exchange);
-        link.lastUsed = System.nanoTime();
+        synchronized (AgentLinks.this) {
+          link.inFlight.removeLastOccurrence(exchange);
+          link.lastUsed = System.nanoTime();
+        }
       }
     }
   }
 
   private final McpGatewayConfig config;
   private final Consumer<McpSchema.ProgressNotification> progress;
-  private final Map<String, Map<String, Link>> byAgent = new ConcurrentHashMap<>();
+  private final Map<String, Map<String, Link>> byAgent = new HashMap<>(); // guarded by this
   private final ScheduledExecutorService sweeper =
       Executors.newSingleThreadScheduledExecutor(
           r -> {
@@ -158,7 +217,13 @@ final class AgentLinks implements AutoCloseable {
             return t;
           });
   private volatile AgentSessions agents;
-  private volatile boolean closed;
+  private volatile InputWaits tasks = (task, waiting) -> {};
+  private boolean closed; // guarded by this
+
+  /** Told while an upstream's request made during a task's call waits for the agent. */
+  interface InputWaits {
+    void waitingForInput(String task, boolean waiting);
+  }
 
   /**
    * @param progress told of the upstreams' progress notifications on the agents' sessions, as
@@ -168,7 +233,17 @@ final class AgentLinks implements AutoCloseable {
     this.config = config;
     this.progress = progress;
     long every = Math.max(100, Math.min(config.agentIdle().toMillis() / 4, 30_000));
-    sweeper.scheduleWithFixedDelay(this::closeIdle, every, every, TimeUnit.MILLISECONDS);
+    sweeper.scheduleWithFixedDelay(
+        () -> {
+          try {
+            closeIdle();
+          } catch (RuntimeException e) { // a sweep that threw must not end the sweeps
+            log.warn("Closing idle agent sessions with the upstreams", e);
+          }
+        },
+        every,
+        every,
+        TimeUnit.MILLISECONDS);
   }
 
   /**
@@ -205,9 +280,13 @@ final class AgentLinks implements AutoCloseable {
         .build();
   }
 
-  /** Serving: the agents' sessions, for requests and logs outside their calls. */
-  void serving(AgentSessions agents) {
+  /**
+   * Serving: the agents' sessions, for requests and logs outside their calls, and their tasks, told
+   * while a request waits for their agent.
+   */
+  void serving(AgentSessions agents, InputWaits tasks) {
     this.agents = agents;
+    this.tasks = tasks;
   }
 
   /**
@@ -216,28 +295,39 @@ final class AgentLinks implements AutoCloseable {
    */
   Use use(Upstream upstream, McpSyncServerExchange exchange) {
     String agent = exchange.sessionId();
-    if (config.agentSessions() == McpGatewayConfig.AgentSessionMode.SHARED
-        || agent == null
-        || closed) {
+    if (config.agentSessions() == McpGatewayConfig.AgentSessionMode.SHARED || agent == null) {
       return new Use(null, upstream.session, exchange);
     }
-    Link link =
-        byAgent
-            .computeIfAbsent(agent, a -> new ConcurrentHashMap<>())
-            .computeIfAbsent(upstream.name, name -> new Link(agent, upstream, exchange));
-    link.inFlight.addLast(exchange);
-    link.lastUsed = System.nanoTime();
-    return new Use(link, link.session, exchange);
+    synchronized (this) {
+      if (closed) {
+        throw McpError.builder(McpSchema.ErrorCodes.INTERNAL_ERROR)
+            .message("the gateway is closing")
+            .build();
+      }
+      Link link =
+          byAgent
+              .computeIfAbsent(agent, a -> new HashMap<>())
+              .computeIfAbsent(upstream.name, name -> new Link(agent, upstream, exchange));
+      // in flight from here: not idle, so not closed by the sweeper while it is used
+      link.inFlight.addLast(exchange);
+      link.lastUsed = System.nanoTime();
+      return new Use(link, link.session, exchange);
+    }
+  }
+
+  /** The links of {@code agent} now (empty when none). */
+  private synchronized List<Link> linksOf(String agent) {
+    Map<String, Link> links = byAgent.get(agent);
+    return links == null ? List.of() : List.copyOf(links.values());
   }
 
   /** The agent's roots changed: its sessions with the upstreams list the new ones. */
   void rootsChanged(String agent, List<McpSchema.Root> roots) {
-    Map<String, Link> links = agent == null ? null : byAgent.get(agent);
-    if (links == null) {
+    if (agent == null) {
       return;
     }
-    for (Link link : links.values()) {
-      List<McpSchema.Root> before = link.roots;
+    for (Link link : linksOf(agent)) {
+      List<McpSchema.Root> before = link.roots == null ? List.of() : link.roots;
       link.roots = List.copyOf(roots);
       McpSyncClient client = link.session.current();
       if (client == null) {
@@ -266,32 +356,46 @@ final class AgentLinks implements AutoCloseable {
 
   /** The agent ended its session with the gateway: its sessions with the upstreams close. */
   void ended(String agent) {
-    Map<String, Link> links = agent == null ? null : byAgent.remove(agent);
-    if (links != null) {
-      links.values().forEach(link -> link.session.close());
+    Map<String, Link> links;
+    synchronized (this) {
+      links = agent == null ? null : byAgent.remove(agent);
     }
-  }
-
-  /** How many agents have sessions of their own with upstreams now. */
-  int agents() {
-    return byAgent.size();
+    if (links != null) {
+      links.values().forEach(AgentLinks::close);
+    }
   }
 
   private void closeIdle() {
     long idle = config.agentIdle().toNanos();
     long now = System.nanoTime();
-    byAgent.forEach(
-        (agent, links) ->
-            links.forEach(
-                (name, link) -> {
-                  if (link.inFlight.isEmpty() && now - link.lastUsed > idle) {
-                    if (links.remove(name, link)) {
-                      log.debug("Closing agent {}'s idle session with upstream {}", agent, name);
-                      link.session.close();
-                    }
+    List<Link> idleLinks = new ArrayList<>();
+    synchronized (this) {
+      for (Map<String, Link> links : byAgent.values()) {
+        links
+            .values()
+            .removeIf(
+                link -> {
+                  boolean unused = link.inFlight.isEmpty() && now - link.lastUsed > idle;
+                  if (unused) {
+                    idleLinks.add(link);
                   }
-                }));
-    byAgent.values().removeIf(Map::isEmpty);
+                  return unused;
+                });
+      }
+      byAgent.values().removeIf(Map::isEmpty);
+    }
+    for (Link link : idleLinks) {
+      log.debug("Closing agent {}'s idle session with upstream {}", link.agent, link.upstream.name);
+      close(link);
+    }
+  }
+
+  private static void close(Link link) {
+    try {
+      link.session.close();
+    } catch (RuntimeException e) { // one session's trouble never stops the others' closing
+      log.debug("Closing agent {}'s session with upstream {}", link.agent, link.upstream.name, e);
+    }
   }
 
   private void relayLog(Link link, McpSchema.LoggingMessageNotification message) {
@@ -328,10 +432,60 @@ final class AgentLinks implements AutoCloseable {
         .orElse(Duration.ofSeconds(30));
   }
 
+  /** The task a request's exchange belongs to ({@link AgentTasks} puts it in its context). */
+  private static String taskOf(McpSyncServerExchange exchange) {
+    Object task =
+        exchange.transportContext() == null
+            ? null
+            : exchange.transportContext().get(AgentTasks.TASK_CONTEXT);
+    return task == null ? null : task.toString();
+  }
+
+  /**
+   * {@code request} as the agent is asked it: during a task's call, its {@code _meta} names the
+   * task ({@value AgentTasks#RELATED_TASK}), as MCP asks of requests made for a task.
+   */
+  private static <R> R withTask(
+      R request,
+      McpSyncServerExchange to,
+      java.util.function.Function<R, Map<String, Object>> meta,
+      java.util.function.BiFunction<R, Map<String, Object>, R> rebuilt) {
+    String task = taskOf(to);
+    if (task == null) {
+      return request;
+    }
+    Map<String, Object> withTask =
+        new HashMap<>(meta.apply(request) == null ? Map.of() : meta.apply(request));
+    withTask.put(AgentTasks.RELATED_TASK, Map.of("taskId", task));
+    return rebuilt.apply(request, withTask);
+  }
+
+  private static McpSchema.CreateMessageRequest withMeta(
+      McpSchema.CreateMessageRequest request, Map<String, Object> meta) {
+    McpSchema.CreateMessageRequest.Builder copy =
+        McpSchema.CreateMessageRequest.builder()
+            .messages(request.messages())
+            .modelPreferences(request.modelPreferences())
+            .systemPrompt(request.systemPrompt())
+            .includeContext(request.includeContext())
+            .temperature(request.temperature())
+            .stopSequences(request.stopSequences())
+            .metadata(request.metadata())
+            .meta(meta);
+    if (request.maxTokens() != null) {
+      copy.maxTokens(request.maxTokens());
+    }
+    return copy.build();
+  }
+
   @Override
   public void close() {
-    closed = true;
+    List<String> all;
+    synchronized (this) {
+      closed = true;
+      all = new ArrayList<>(byAgent.keySet());
+    }
     sweeper.shutdownNow();
-    byAgent.keySet().forEach(this::ended);
+    all.forEach(this::ended);
   }
 }

@@ -20,13 +20,10 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,10 +43,11 @@ import org.slf4j.LoggerFactory;
  * TaskWire}). The gateway does not call its upstreams with tasks (the SDK's client cannot): a tool
  * an upstream runs only as a task is not served.
  *
- * <p>A task's status: {@code working}, then {@code completed} with the call's result (a tool error
- * too: its result says so), or {@code failed} with the JSON-RPC error the call got, or {@code
- * cancelled} (a read; a write cannot be cancelled once published). A task is kept for its {@code
- * ttl} from its creation (asked by the agent, at most 24 h; 1 h if not asked).
+ * <p>A task's status: {@code working} ({@code input_required} while an upstream's request of its
+ * call waits for the agent), then {@code completed} with the call's result, or {@code failed} with
+ * the tool's error result or the JSON-RPC error the call got, or {@code cancelled} (a read, whose
+ * call runs on and is not kept; a write cannot be cancelled once published). A task is kept for its
+ * {@code ttl} from its creation (asked by the agent, at most 24 h; 1 h if not asked).
  */
 final class AgentTasks implements AutoCloseable {
 
@@ -73,7 +71,13 @@ final class AgentTasks implements AutoCloseable {
   /** The most tasks running at once on one gateway; over it a task-augmented call is refused. */
   static final int MAX_WORKING = 256;
 
+  /** The most tasks running at once for one agent (its session). */
+  static final int MAX_WORKING_PER_AGENT = 64;
+
   static final String RELATED_TASK = "io.modelcontextprotocol/related-task";
+
+  /** In a task's exchange's transport context: the task's id. */
+  static final String TASK_CONTEXT = "effectledger-task";
 
   // the gateway's parts log under its name: one logger to configure for the whole gateway
   private static final Logger log = LoggerFactory.getLogger(McpGateway.class);
@@ -89,7 +93,6 @@ final class AgentTasks implements AutoCloseable {
     final Instant created = Instant.now();
     final long ttlMillis;
     final CompletableFuture<Void> done = new CompletableFuture<>();
-    volatile Future<?> running;
     // guarded by this
     private String status = "working";
     private String message;
@@ -109,7 +112,7 @@ final class AgentTasks implements AutoCloseable {
         String message,
         CallToolResult result,
         McpSchema.JSONRPCResponse.JSONRPCError error) {
-      if (!"working".equals(this.status)) {
+      if (terminal()) {
         return false; // cancelled first: what came after is not kept
       }
       this.status = status;
@@ -136,7 +139,15 @@ final class AgentTasks implements AutoCloseable {
     }
 
     synchronized boolean terminal() {
-      return !"working".equals(status);
+      return !"working".equals(status) && !"input_required".equals(status);
+    }
+
+    /** While an upstream's request of this task's call waits for the agent: input_required. */
+    synchronized void waitingForInput(boolean waiting) {
+      if (!terminal()) {
+        status = waiting ? "input_required" : "working";
+        updated = Instant.now();
+      }
     }
 
     synchronized String status() {
@@ -177,7 +188,25 @@ final class AgentTasks implements AutoCloseable {
   AgentTasks(AgentSessions agents, Calls calls) {
     this.agents = agents;
     this.calls = calls;
-    sweeper.scheduleWithFixedDelay(this::forgetExpired, 1, 1, TimeUnit.MINUTES);
+    sweeper.scheduleWithFixedDelay(
+        () -> {
+          try {
+            forgetExpired();
+          } catch (RuntimeException e) { // a sweep that threw must not end the sweeps
+            log.warn("Forgetting expired tasks", e);
+          }
+        },
+        1,
+        1,
+        TimeUnit.MINUTES);
+  }
+
+  /** An upstream's request made during task {@code taskId}'s call waits for the agent, or not. */
+  void waitingForInput(String taskId, boolean waiting) {
+    Task task = byId.get(taskId);
+    if (task != null) {
+      task.waitingForInput(waiting);
+    }
   }
 
   /** Whether the gateway answers {@code request} here: a task-augmented call, or tasks/*. */
@@ -193,42 +222,36 @@ final class AgentTasks implements AutoCloseable {
    * session} (null: the stdio session), sent with {@code context} (its run id header, which a
    * task's write call reads as a plain call does); {@code tasks/result} waits for its task to end.
    */
-  String answer(JsonNode request, String session, McpTransportContext context) {
+  CompletableFuture<String> answer(JsonNode request, String session, McpTransportContext context) {
     JsonNode id = request.get("id");
     JsonNode params = request.path("params");
     String method = request.path("method").asText();
     String owner = session == null ? "stdio" : session;
     try {
-      return switch (method) {
-        case "tools/call" -> start(id, params, session, owner, context);
-        case "tasks/get" -> result(id, task(params, owner).json());
-        case "tasks/result" -> taskResult(id, task(params, owner));
-        case "tasks/list" -> list(id, owner);
-        case "tasks/cancel" -> cancel(id, task(params, owner));
-        default -> error(id, McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: " + method);
-      };
+      if ("tasks/result".equals(method)) {
+        return taskResult(id, task(params, owner));
+      }
+      return CompletableFuture.completedFuture(
+          switch (method) {
+            case "tools/call" -> start(id, params, session, owner, context);
+            case "tasks/get" -> result(id, task(params, owner).json());
+            case "tasks/list" -> list(id, owner);
+            case "tasks/cancel" -> cancel(id, task(params, owner));
+            default ->
+                error(id, McpSchema.ErrorCodes.METHOD_NOT_FOUND, "Method not found: " + method);
+          });
     } catch (McpError e) {
       McpSchema.JSONRPCResponse.JSONRPCError error = e.getJsonRpcError();
-      return error(id, error.code(), error.message());
+      return CompletableFuture.completedFuture(error(id, error.code(), error.message()));
     }
   }
 
   private String start(
       JsonNode id, JsonNode params, String session, String owner, McpTransportContext context) {
     String tool = params.path("name").asText();
-    McpSyncServerExchange exchange = agents.exchange(session, context);
-    if (exchange == null) {
+    if (agents.exchange(session, context) == null) {
       throw McpError.builder(McpSchema.ErrorCodes.INVALID_REQUEST)
           .message("the gateway does not know this session: initialize first")
-          .build();
-    }
-    long working = byId.values().stream().filter(t -> !t.terminal()).count();
-    if (working >= MAX_WORKING) {
-      throw McpError.builder(McpSchema.ErrorCodes.INTERNAL_ERROR)
-          .message(
-              "the gateway runs "
-                  + MAX_WORKING
-                  + " tasks already; call again later, or without params.task")
           .build();
     }
     JsonNode asked = params.path("task").path("ttl");
@@ -244,25 +267,54 @@ final class AgentTasks implements AutoCloseable {
         params.path("_meta").isObject() ? JSON.convertValue(params.get("_meta"), MAP) : Map.of();
     CallToolRequest call = new CallToolRequest(tool, arguments, meta);
     Task task = new Task(owner, tool, calls.writes(tool), ttl);
-    byId.put(task.id, task);
-    task.running =
-        workers.submit(
-            () -> {
-              try {
-                CallToolResult result = calls.call(tool, exchange, call, Duration.ofMillis(ttl));
-                task.end("completed", null, related(result, task.id), null);
-              } catch (McpError e) {
-                task.end("failed", e.getJsonRpcError().message(), null, e.getJsonRpcError());
-              } catch (RuntimeException e) {
-                log.warn("A task's call of {} failed", tool, e);
-                task.end(
-                    "failed",
-                    String.valueOf(e.getMessage()),
-                    null,
-                    new McpSchema.JSONRPCResponse.JSONRPCError(
-                        McpSchema.ErrorCodes.INTERNAL_ERROR, String.valueOf(e.getMessage()), null));
-              }
-            });
+    synchronized (this) { // counted and added at once: no two calls take one free place
+      long working = byId.values().stream().filter(t -> !t.terminal()).count();
+      long mine =
+          byId.values().stream().filter(t -> !t.terminal() && t.session.equals(owner)).count();
+      if (working >= MAX_WORKING || mine >= MAX_WORKING_PER_AGENT) {
+        throw McpError.builder(McpSchema.ErrorCodes.INTERNAL_ERROR)
+            .message(
+                (mine >= MAX_WORKING_PER_AGENT
+                        ? "this agent runs " + MAX_WORKING_PER_AGENT + " tasks already"
+                        : "the gateway runs " + MAX_WORKING + " tasks already")
+                    + "; call again once one has ended, or without params.task")
+            .build();
+      }
+      byId.put(task.id, task);
+    }
+    // the task's exchange: the agent's session, the request's run header, and the task's id (for
+    // the requests its call makes of the agent)
+    Map<String, Object> taskContext = new LinkedHashMap<>();
+    Object run = context.get(WriteCalls.RUN_HEADER);
+    if (run != null) {
+      taskContext.put(WriteCalls.RUN_HEADER, run);
+    }
+    taskContext.put(TASK_CONTEXT, task.id);
+    McpSyncServerExchange exchange =
+        agents.exchange(session, McpTransportContext.create(taskContext));
+    workers.execute(
+        () -> {
+          try {
+            CallToolResult result = calls.call(tool, exchange, call, Duration.ofMillis(ttl));
+            // a tool error is a failed task, its result (the tool's own error) kept
+            boolean failed = Boolean.TRUE.equals(result.isError());
+            task.end(
+                failed ? "failed" : "completed",
+                failed ? "the tool answered an error: tasks/result gives it" : null,
+                related(result, task.id),
+                null);
+          } catch (McpError e) {
+            task.end("failed", e.getJsonRpcError().message(), null, e.getJsonRpcError());
+          } catch (RuntimeException e) {
+            log.warn("A task's call of {} failed", tool, e);
+            task.end(
+                "failed",
+                String.valueOf(e.getMessage()),
+                null,
+                new McpSchema.JSONRPCResponse.JSONRPCError(
+                    McpSchema.ErrorCodes.INTERNAL_ERROR, String.valueOf(e.getMessage()), null));
+          }
+        });
     ObjectNode created = JSON.createObjectNode();
     created.set("task", task.json());
     return result(id, created);
@@ -287,19 +339,26 @@ final class AgentTasks implements AutoCloseable {
     return task;
   }
 
-  private String taskResult(JsonNode id, Task task) {
+  /**
+   * The answer to {@code tasks/result}: once the task ends (no thread waits meanwhile), or an error
+   * when it outlives its ttl working.
+   */
+  private CompletableFuture<String> taskResult(JsonNode id, Task task) {
     long left = task.created.plusMillis(task.ttlMillis).toEpochMilli() - System.currentTimeMillis();
-    try {
-      task.done.get(Math.max(left, 0), TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      return error(
-          id, McpSchema.ErrorCodes.INTERNAL_ERROR, "task " + task.id + " outlived its ttl working");
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return error(id, McpSchema.ErrorCodes.INTERNAL_ERROR, "interrupted");
-    } catch (ExecutionException e) {
-      return error(id, McpSchema.ErrorCodes.INTERNAL_ERROR, String.valueOf(e.getCause()));
-    }
+    return task.done
+        .copy()
+        .orTimeout(Math.max(left, 0), TimeUnit.MILLISECONDS)
+        .handle(
+            (done, failure) ->
+                failure != null
+                    ? error(
+                        id,
+                        McpSchema.ErrorCodes.INTERNAL_ERROR,
+                        "task " + task.id + " outlived its ttl working")
+                    : ended(id, task));
+  }
+
+  private String ended(JsonNode id, Task task) {
     CallToolResult result = task.result();
     if (result != null) {
       return result(id, JSON.valueToTree(result));
@@ -342,10 +401,13 @@ final class AgentTasks implements AutoCloseable {
               + ": a write through the ledger cannot be taken back once published (it takes"
               + " effect at most once); wait for its result with tasks/result");
     }
-    task.end("cancelled", "cancelled by the agent", null, null);
-    Future<?> running = task.running;
-    if (running != null) {
-      running.cancel(true);
+    // The call is not interrupted: that would break the agent's session with the upstream under
+    // its other calls. It runs to its end, and what it answers is not kept.
+    if (!task.end("cancelled", "cancelled by the agent", null, null)) {
+      return error(
+          id,
+          McpSchema.ErrorCodes.INVALID_PARAMS,
+          "Cannot cancel task " + task.id + ": it is already " + task.status());
     }
     return result(id, task.json());
   }

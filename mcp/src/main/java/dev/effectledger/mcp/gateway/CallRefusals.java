@@ -8,6 +8,7 @@ import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.spec.HttpHeaders;
 import io.modelcontextprotocol.spec.McpSchema;
+import jakarta.servlet.AsyncContext;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ReadListener;
@@ -28,8 +29,7 @@ import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.stream.Stream;
@@ -101,12 +101,18 @@ final class CallRefusals {
    * agent of {@code session} (null: stdio's); null when the SDK's server answers it. A task's
    * {@code tasks/result} waits for the task to end.
    */
-  String answer(JsonNode request, String session, McpTransportContext context) {
+  CompletableFuture<String> answer(JsonNode request, String session, McpTransportContext context) {
     String refused = refusal(request);
     if (refused != null) {
-      return refused;
+      return CompletableFuture.completedFuture(refused);
     }
     return AgentTasks.handles(request) ? tasks.answer(request, session, context) : null;
+  }
+
+  /** What an answer that could not be made says: an internal error naming why. */
+  private static String failed(JsonNode request, Throwable why) {
+    return AgentTasks.error(
+        request.get("id"), McpSchema.ErrorCodes.INTERNAL_ERROR, "the gateway failed: " + why);
   }
 
   /** The JSON-RPC error answering {@code request} when it is a tool call to refuse, else null. */
@@ -167,20 +173,39 @@ final class CallRefusals {
         }
         byte[] body = http.getInputStream().readAllBytes();
         JsonNode parsed = request(body);
-        String answered =
+        CompletableFuture<String> answered =
             parsed == null
                 ? null
                 : answer(parsed, http.getHeader(HttpHeaders.MCP_SESSION_ID), context.apply(http));
-        if (answered != null) {
-          out.setStatus(200);
-          out.setContentType("application/json");
-          out.setCharacterEncoding("UTF-8");
-          out.getOutputStream().write(answered.getBytes(StandardCharsets.UTF_8));
-          return;
+        if (answered == null) {
+          chain.doFilter(new Replayed(http, body), response);
+        } else if (answered.isDone()) {
+          write(out, answered.handle((text, e) -> e == null ? text : failed(parsed, e)).join());
+        } else { // tasks/result: answered when the task ends, no thread held meanwhile
+          AsyncContext async = http.startAsync();
+          async.setTimeout(0);
+          answered.whenComplete(
+              (text, e) -> {
+                try {
+                  write(
+                      (HttpServletResponse) async.getResponse(),
+                      e == null ? text : failed(parsed, e));
+                } catch (IOException | RuntimeException lost) {
+                  log.debug("Could not answer a tasks/result (the agent left?)", lost);
+                } finally {
+                  async.complete();
+                }
+              });
         }
-        chain.doFilter(new Replayed(http, body), response);
       }
     };
+  }
+
+  private static void write(HttpServletResponse out, String answer) throws IOException {
+    out.setStatus(200);
+    out.setContentType("application/json");
+    out.setCharacterEncoding("UTF-8");
+    out.getOutputStream().write(answer.getBytes(StandardCharsets.UTF_8));
   }
 
   /** A request whose body was read: served again from the bytes. */
@@ -253,13 +278,7 @@ final class CallRefusals {
 
   /** Lines from the agent, those answered here answered and left out. */
   private static final class FilteredInput extends InputStream {
-    private final ExecutorService answering =
-        Executors.newCachedThreadPool(
-            r -> {
-              Thread t = new Thread(r, "mcp-gateway-stdio-tasks");
-              t.setDaemon(true);
-              return t;
-            });
+
     private final InputStream from;
     private final LineOutput answers;
     private final CallRefusals refusals;
@@ -296,17 +315,20 @@ final class CallRefusals {
           answers.line(refusals.refusal(request).getBytes(StandardCharsets.UTF_8));
           continue;
         } else if (request != null && AgentTasks.handles(request)) {
-          // answered off the reading thread: tasks/result waits for its task
-          answering.execute(
-              () -> {
+          // answered when ready, not on the reading thread: tasks/result waits for its task
+          CompletableFuture<String> answer;
+          try {
+            answer = refusals.tasks.answer(request, null, McpTransportContext.EMPTY);
+          } catch (RuntimeException e) {
+            answer = CompletableFuture.failedFuture(e);
+          }
+          answer.whenComplete(
+              (text, e) -> {
                 try {
                   answers.line(
-                      refusals
-                          .tasks
-                          .answer(request, null, McpTransportContext.EMPTY)
-                          .getBytes(StandardCharsets.UTF_8));
-                } catch (IOException e) {
-                  log.debug("Could not answer the agent over stdio", e);
+                      (e == null ? text : failed(request, e)).getBytes(StandardCharsets.UTF_8));
+                } catch (IOException lost) {
+                  log.debug("Could not answer the agent over stdio", lost);
                 }
               });
           continue;

@@ -162,7 +162,7 @@ public final class McpGateway implements AutoCloseable {
         .rootsChangeHandler((exchange, roots) -> links.rootsChanged(exchange.sessionId(), roots));
     served.build(spec);
     reads.relayLogsTo(agents);
-    links.serving(agents);
+    links.serving(agents, tasks::waitingForInput);
   }
 
   private CallRefusals refusals() {

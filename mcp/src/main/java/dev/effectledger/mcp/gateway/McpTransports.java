@@ -72,10 +72,9 @@ final class McpTransports {
     jetty.addConnector(connector);
     ServletContextHandler context = new ServletContextHandler();
     context.addServlet(new ServletHolder(transport), config.path());
-    context.addFilter(
-        new FilterHolder(refusals.servletFilter(request -> context(config, request))),
-        config.path(),
-        EnumSet.of(DispatcherType.REQUEST));
+    FilterHolder answering = new FilterHolder(refusals.servletFilter(r -> context(config, r)));
+    answering.setAsyncSupported(true); // tasks/result is answered when its task ends
+    context.addFilter(answering, config.path(), EnumSet.of(DispatcherType.REQUEST));
     context.addFilter(
         new FilterHolder(sessionsEnding(ended)), config.path(), EnumSet.of(DispatcherType.REQUEST));
     jetty.setHandler(context);

@@ -1,5 +1,6 @@
 package dev.effectledger.mcp.gateway;
 
+import dev.effectledger.mcp.McpMeta;
 import dev.effectledger.mcp.connector.McpSession;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
@@ -88,10 +89,18 @@ final class PassThrough {
       throw e; // the upstream's protocol error, as it answered it
     } catch (RuntimeException e) {
       session.discard(client);
+      boolean write = meta != null && meta.containsKey(McpMeta.IDEMPOTENCY_KEY);
       return Answers.refused(
           "UPSTREAM_UNAVAILABLE",
-          "lost upstream " + entry.upstream() + " during a read call (" + e.getMessage() + ")",
-          "Call again: it only reads.");
+          "lost upstream "
+              + entry.upstream()
+              + (write ? " during a pass-through write (" : " during a read call (")
+              + e.getMessage()
+              + ")",
+          write
+              ? "It may have taken effect. Call again the same way only if the upstream honours"
+                  + " the idempotency key it was sent; otherwise ask it what happened."
+              : "Call again: it only reads.");
     } finally {
       if (upstreamToken != null) {
         // before the answer goes back: the progress the upstream sent before its result

@@ -78,10 +78,12 @@ class CallRefusalsTest {
   void shouldRefuseACallOfAToolNotServedNamingIt() throws Exception {
     JsonNode refused =
         JSON.readTree(
-            refusals.answer(
-                CallRefusals.request(utf8(PLAIN_CALL.replace("create_charge", "no_such_tool"))),
-                null,
-                McpTransportContext.EMPTY));
+            refusals
+                .answer(
+                    CallRefusals.request(utf8(PLAIN_CALL.replace("create_charge", "no_such_tool"))),
+                    null,
+                    McpTransportContext.EMPTY)
+                .join());
 
     assertThat(refused.path("id").asInt()).isEqualTo(8);
     assertThat(refused.at("/error/code").asInt()).isEqualTo(-32602);
@@ -93,10 +95,12 @@ class CallRefusalsTest {
   void shouldRefuseATaskOfASessionItDoesNotKnow() throws Exception {
     JsonNode refused =
         JSON.readTree(
-            refusals.answer(
-                CallRefusals.request(utf8(TASK_CALL)),
-                "no-such-session",
-                McpTransportContext.EMPTY));
+            refusals
+                .answer(
+                    CallRefusals.request(utf8(TASK_CALL)),
+                    "no-such-session",
+                    McpTransportContext.EMPTY)
+                .join());
 
     assertThat(refused.path("id").asInt()).isEqualTo(7);
     assertThat(refused.at("/error/code").asInt()).isEqualTo(-32600);

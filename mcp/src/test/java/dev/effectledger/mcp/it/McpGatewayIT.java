@@ -403,6 +403,22 @@ class McpGatewayIT {
         .as("another agent's task")
         .startsWith("Failed to retrieve task: Task not found");
 
+    // a write the upstream refuses: the task fails, and its result is the tool's error
+    String refusedTask =
+        raw.request(
+                7,
+                "tools/call",
+                "{\"name\":\"create_charge\",\"arguments\":{\"amount\":42,\"to\":\"cus_42\","
+                    + "\"fault\":\"ERROR_BEFORE\"},\"task\":{}}")
+            .at("/result/task/taskId")
+            .asText();
+    JsonNode refused = raw.request(8, "tasks/result", "{\"taskId\":\"" + refusedTask + "\"}");
+    assertThat(refused.at("/result/isError").asBoolean()).as(refused.toString()).isTrue();
+    assertThat(refused.at("/result/structuredContent/code").asText()).isEqualTo("EFFECT_FAILED");
+    JsonNode failed = raw.request(9, "tasks/get", "{\"taskId\":\"" + refusedTask + "\"}");
+    assertThat(failed.at("/result/status").asText()).isEqualTo("failed");
+    assertThat(failed.at("/result/ttl").asLong()).as("no ttl asked: an hour").isEqualTo(3_600_000);
+
     // the same call, without a task: the task's effect, replayed
     CallToolResult again = charge(agent(gateway.url(), run), 41, "cus_41");
     assertThat(again.meta()).containsEntry(McpMeta.REPLAYED, true);

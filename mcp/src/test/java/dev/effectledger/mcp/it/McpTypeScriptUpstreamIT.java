@@ -406,9 +406,10 @@ class McpTypeScriptUpstreamIT {
     ClientSuites.Run suite =
         ClientSuites.npm("test:mcp-requests:dist", Map.of("EFFECTLEDGER_MCP_URL", gateway.url()));
 
-    // its requests answered during a call, and read calls as tasks (plain and asking)
+    // its requests answered during a call; read calls as tasks (plain and asking); an asking task
+    // input_required, named in its requests, cancelled with the session whole
     assertThat(suite.exit()).as(suite.output()).isZero();
-    assertThat(suite.output()).contains("# pass 2").contains("# fail 0");
+    assertThat(suite.output()).contains("# pass 3").contains("# fail 0");
   }
 
   @Test
