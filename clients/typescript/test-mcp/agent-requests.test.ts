@@ -100,6 +100,12 @@ test('runs read calls as tasks, answered as the upstream answers them directly',
     ];
     assert.ok(related?.taskId, JSON.stringify(task.result));
 
+    // a tool the upstream runs only as a task: the gateway calls it as one
+    const countedDirectly = await asTask(direct, 'count_slowly', { to: 3 });
+    const counted = await asTask(through, 'count_slowly', { to: 3 });
+    assert.deepEqual(counted.result?.content, [{ type: 'text', text: 'counted to 3' }]);
+    assert.deepEqual(counted.result?.content, countedDirectly.result?.content);
+
     // a task whose call asks the agent: its requests still reach the agent
     const asking = await asTask(through, 'ask_agent', { question: 'how many?' });
     const askedDirectly = await direct.callTool({ name: 'ask_agent', arguments: { question: 'how many?' } });

@@ -10,13 +10,16 @@
 //
 // What it serves: instructions, a read tool (get_quote: structured content, and PROGRESS_STEPS
 // progress notifications when the caller gives a progress token), a read tool that asks its caller
-// (ask_agent: sampling, then elicitation, then roots, each request related to the call), a write
+// (ask_agent: sampling, then elicitation, then roots, each request related to the call), a read
+// tool it runs only as a task (count_slowly: MCP 2025-11-25 tasks, taskSupport required), a write
 // tool (record_payment: destructive, not idempotent), one resource and one prompt. Every answer depends only on the
 // request (and, for record_payment, on the effects file), so two processes answer alike.
 import { appendFileSync, readFileSync } from 'node:fs';
+import { InMemoryTaskMessageQueue, InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import {
+  type CallToolResult,
   CreateMessageResultSchema,
   ElicitResultSchema,
   ListRootsResultSchema,
@@ -30,6 +33,9 @@ const KEY = 'effectledger.dev/idempotencyKey'; // in _meta of the mcp connector'
 const server = new McpServer(
   { name: 'effectledger-ts-upstream', version: '1.0.0' },
   {
+    capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+    taskStore: new InMemoryTaskStore(),
+    taskMessageQueue: new InMemoryTaskMessageQueue(),
     instructions:
       'Quotes and payments of the ledger test shop. get_quote prices an item (read-only);' +
       ' record_payment records a payment and cannot be undone: call it once per payment.',
@@ -94,6 +100,31 @@ server.registerTool(
       `model ${sampled.model}: ${said}; user: ${elicited.action} ${JSON.stringify(elicited.content ?? {})};` +
       ` roots: ${roots.roots.map((r) => r.uri).join(',')}`;
     return { content: [{ type: 'text', text }] };
+  },
+);
+
+server.experimental.tasks.registerToolTask(
+  'count_slowly',
+  {
+    title: 'Count slowly',
+    description: 'Counts to a number, taking its time: run only as a task.',
+    inputSchema: { to: z.number().int().positive() },
+    execution: { taskSupport: 'required' },
+    annotations: { readOnlyHint: true, openWorldHint: false },
+  },
+  {
+    createTask: async ({ to }, extra) => {
+      const task = await extra.taskStore.createTask({ ttl: 60000, pollInterval: 200 });
+      setTimeout(() => {
+        void extra.taskStore.storeTaskResult(task.taskId, 'completed', {
+          content: [{ type: 'text', text: `counted to ${to}` }],
+        });
+      }, 300);
+      return { task };
+    },
+    getTask: async (_args, extra) => extra.taskStore.getTask(extra.taskId),
+    // what createTask stored: a tool's result
+    getTaskResult: async (_args, extra) => (await extra.taskStore.getTaskResult(extra.taskId)) as CallToolResult,
   },
 );
 

@@ -54,6 +54,7 @@ final class AgentLinks implements AutoCloseable {
     final McpSchema.Implementation clientInfo;
     final McpSession session;
     final Deque<McpSyncServerExchange> inFlight = new ConcurrentLinkedDeque<>();
+    volatile UpstreamTasks upstreamTasks; // the session's transport, as last opened
     volatile List<McpSchema.Root> roots; // null until read from the agent
     long lastUsed = System.nanoTime(); // guarded by the AgentLinks
 
@@ -68,7 +69,13 @@ final class AgentLinks implements AutoCloseable {
               upstream.name + " (agent session " + agent + ")",
               upstream.settings,
               this::declare,
-              transport -> new ProgressTap(transport, progress),
+              transport -> {
+                UpstreamTasks wrapped =
+                    new UpstreamTasks(
+                        new ProgressTap(transport, progress), upstream.taskSupport::putAll);
+                upstreamTasks = wrapped;
+                return wrapped;
+              },
               opened -> {});
     }
 
@@ -181,11 +188,13 @@ final class AgentLinks implements AutoCloseable {
   /** An agent's request on its session with an upstream: closed once it is answered. */
   final class Use implements AutoCloseable {
     private final Link link; // null: the shared session
+    private final Upstream upstream;
     private final McpSession session;
     private final McpSyncServerExchange exchange;
 
-    private Use(Link link, McpSession session, McpSyncServerExchange exchange) {
+    private Use(Link link, Upstream upstream, McpSession session, McpSyncServerExchange exchange) {
       this.link = link;
+      this.upstream = upstream;
       this.session = session;
       this.exchange = exchange;
     }
@@ -193,6 +202,11 @@ final class AgentLinks implements AutoCloseable {
     /** The session the request goes on. */
     McpSession session() {
       return session;
+    }
+
+    /** That session's transport, calling tools as tasks (once the session is open). */
+    UpstreamTasks tasks() {
+      return link != null ? link.upstreamTasks : upstream.tasks;
     }
 
     @Override
@@ -296,7 +310,7 @@ final class AgentLinks implements AutoCloseable {
   Use use(Upstream upstream, McpSyncServerExchange exchange) {
     String agent = exchange.sessionId();
     if (config.agentSessions() == McpGatewayConfig.AgentSessionMode.SHARED || agent == null) {
-      return new Use(null, upstream.session, exchange);
+      return new Use(null, upstream, upstream.session, exchange);
     }
     synchronized (this) {
       if (closed) {
@@ -311,7 +325,7 @@ final class AgentLinks implements AutoCloseable {
       // in flight from here: not idle, so not closed by the sweeper while it is used
       link.inFlight.addLast(exchange);
       link.lastUsed = System.nanoTime();
-      return new Use(link, link.session, exchange);
+      return new Use(link, upstream, link.session, exchange);
     }
   }
 

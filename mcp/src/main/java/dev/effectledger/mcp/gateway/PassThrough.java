@@ -54,17 +54,20 @@ final class PassThrough {
       McpSyncServerExchange exchange,
       CallToolRequest request,
       Map<String, Object> meta) {
-    try (AgentLinks.Use use = links.use(upstreams.get(entry.upstream()), exchange)) {
-      return call(entry, use.session(), exchange, request, meta);
+    Upstreams.Upstream upstream = upstreams.get(entry.upstream());
+    try (AgentLinks.Use use = links.use(upstream, exchange)) {
+      return call(entry, upstream, use, exchange, request, meta);
     }
   }
 
   private CallToolResult call(
       ToolCatalog.Entry entry,
-      McpSession session,
+      Upstreams.Upstream upstream,
+      AgentLinks.Use use,
       McpSyncServerExchange exchange,
       CallToolRequest request,
       Map<String, Object> meta) {
+    McpSession session = use.session();
     McpSyncClient client;
     try {
       client = session.client();
@@ -84,7 +87,13 @@ final class PassThrough {
       meta.put("progressToken", upstreamToken);
     }
     try {
-      return client.callTool(new CallToolRequest(entry.tool().name(), request.arguments(), meta));
+      CallToolRequest upstreamCall =
+          new CallToolRequest(entry.tool().name(), request.arguments(), meta);
+      if ("required".equals(upstream.taskSupport.get(entry.tool().name()))) {
+        // a tool the upstream runs only as a task: called as one, its result waited for
+        return use.tasks().callAsTask(upstreamCall, upstream.settings.timeout());
+      }
+      return client.callTool(upstreamCall);
     } catch (McpError e) {
       throw e; // the upstream's protocol error, as it answered it
     } catch (RuntimeException e) {

@@ -338,8 +338,8 @@ final class ServedCatalog {
     if (given.isEmpty()) {
       return null;
     }
-    if (given.size() == 1) {
-      return given.values().iterator().next();
+    if (given.size() == 1) { // as the upstream gave them, to the last character
+      return byUpstream.get(given.keySet().iterator().next());
     }
     StringBuilder merged =
         new StringBuilder(

@@ -55,6 +55,13 @@ final class Upstreams {
     final String name;
     McpConnectorSettings settings;
     McpSession session;
+
+    /** The gateway's own session's transport, as last opened: calls tools as tasks. */
+    volatile UpstreamTasks tasks;
+
+    /** Each tool's {@code execution.taskSupport} as the upstream last listed it. */
+    final Map<String, String> taskSupport = new java.util.concurrent.ConcurrentHashMap<>();
+
     final AtomicInteger opens = new AtomicInteger();
     McpSchema.ServerCapabilities capabilities;
     String instructions;
@@ -117,7 +124,14 @@ final class Upstreams {
                                   read -> events.resourcesUpdated(upstream, read))
                               .loggingConsumer(message -> events.log(upstream, message)),
                       // progress from the transport, not the client's consumer: in its order
-                      transport -> new ProgressTap(transport, events::progress),
+                      transport -> {
+                        UpstreamTasks tasks =
+                            new UpstreamTasks(
+                                new ProgressTap(transport, events::progress),
+                                upstream.taskSupport::putAll);
+                        upstream.tasks = tasks;
+                        return tasks;
+                      },
                       opened -> {
                         // a new session after a lost one: what it lists may have changed, and
                         // its subscriptions and log level are the old session's

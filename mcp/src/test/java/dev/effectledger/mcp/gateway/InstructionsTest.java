@@ -11,11 +11,12 @@ class InstructionsTest {
   @Test
   void shouldPassOneUpstreamsInstructionsOnAsTheyAre() {
     Map<String, String> byUpstream = new LinkedHashMap<>();
-    byUpstream.put("payments", "Charge with create_charge.");
+    byUpstream.put("payments", "Charge with create_charge.\n");
     byUpstream.put("search", null);
     byUpstream.put("docs", "  ");
 
-    assertThat(McpGateway.instructions(byUpstream)).isEqualTo("Charge with create_charge.");
+    // to the last character (the reference server's end with a newline)
+    assertThat(McpGateway.instructions(byUpstream)).isEqualTo("Charge with create_charge.\n");
   }
 
   @Test

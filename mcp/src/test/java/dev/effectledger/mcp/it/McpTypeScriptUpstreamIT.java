@@ -311,7 +311,7 @@ class McpTypeScriptUpstreamIT {
 
     assertThat(directly)
         .extracting(McpSchema.Tool::name)
-        .containsExactlyInAnyOrder("get_quote", "ask_agent", "record_payment");
+        .containsExactlyInAnyOrder("get_quote", "ask_agent", "count_slowly", "record_payment");
     // every field the Java SDK reads: name, title, description, input and output schemas,
     // annotations, _meta, icons
     assertThat(gatewayed).containsExactlyInAnyOrderElementsOf(directly);
@@ -410,6 +410,26 @@ class McpTypeScriptUpstreamIT {
     // input_required, named in its requests, cancelled with the session whole
     assertThat(suite.exit()).as(suite.output()).isZero();
     assertThat(suite.output()).contains("# pass 3").contains("# fail 0");
+  }
+
+  @Test
+  void shouldCallAToolTheServerRunsOnlyAsATaskAsOne() {
+    CallToolRequest count = new CallToolRequest("count_slowly", Map.of("to", 3));
+
+    // the Java SDK's client cannot call it as a task: directly, the server refuses the call
+    assertThat(
+            direct
+                .client()
+                .callTool(count)
+                .map(r -> Boolean.TRUE.equals(r.isError()) ? "tool error" : "answered")
+                .onErrorReturn("refused")
+                .block(WAIT))
+        .isNotEqualTo("answered");
+    // through the gateway, which calls it as a task and waits for its result
+    CallToolResult counted =
+        through.await(through.client().callTool(count), "count_slowly, through the gateway");
+    assertThat(counted.isError()).as(String.valueOf(counted)).isNotEqualTo(true);
+    assertThat(((McpSchema.TextContent) counted.content().get(0)).text()).isEqualTo("counted to 3");
   }
 
   @Test
