@@ -1,7 +1,7 @@
 /**
  * Real parts started in-process, for the embedded demo, local development and tests: a KRaft
- * cluster ({@link EmbeddedKafkaCluster}, Kafka's own {@code KafkaClusterTestKit}), the two Schema
- * Registry endpoints the serdes use ({@link SchemaRegistryServer}, hand-written because the
+ * cluster ({@link EmbeddedKafkaCluster}: Kafka's own servers, a controller and brokers), the two
+ * Schema Registry endpoints the serdes use ({@link SchemaRegistryServer}, hand-written because the
  * registry itself is not on Maven Central), and a payment-style HTTP API that counts effects per
  * key and injects faults on request ({@link CountingDownstream}). Everything listens on 127.0.0.1.
  *

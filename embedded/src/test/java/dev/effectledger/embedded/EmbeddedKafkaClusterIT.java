@@ -12,12 +12,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import kafka.server.BrokerServer;
+import kafka.server.KafkaRaftServer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -131,16 +132,15 @@ class EmbeddedKafkaClusterIT {
   }
 
   /** Broker 0's {@code ReplicaManager.replicaStateChangeLock}. */
+  @SuppressWarnings("unchecked")
   private static Object replicaStateChangeLock() throws Exception {
-    Field testKit = EmbeddedKafkaCluster.class.getDeclaredField("cluster");
-    testKit.setAccessible(true);
+    Field running = EmbeddedKafkaCluster.class.getDeclaredField("running");
+    running.setAccessible(true);
+    KafkaRaftServer server = ((KafkaRaftServer[]) running.get(kafka))[0];
+    Field broker = KafkaRaftServer.class.getDeclaredField("broker");
+    broker.setAccessible(true);
     Object replicaManager =
-        ((KafkaClusterTestKit) testKit.get(kafka))
-            .brokers()
-            .values()
-            .iterator()
-            .next()
-            .replicaManager();
+        ((scala.Option<BrokerServer>) broker.get(server)).get().replicaManager();
     Field lock = replicaManager.getClass().getDeclaredField("replicaStateChangeLock");
     lock.setAccessible(true);
     return lock.get(replicaManager);
