@@ -5,13 +5,15 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.net.Socket;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.message.TxnOffsetCommitRequestData;
+import org.apache.kafka.common.message.TxnOffsetCommitResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -123,33 +125,54 @@ public final class HangingTransactionMaker {
       long producerId,
       short epoch,
       Map<TopicPartition, Long> offsets) {
-    Map<TopicPartition, TxnOffsetCommitRequest.CommittedOffset> pending = new HashMap<>();
+    Map<String, TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic> topics = new HashMap<>();
     offsets.forEach(
         (tp, offset) ->
-            pending.put(
-                tp, new TxnOffsetCommitRequest.CommittedOffset(offset, "", Optional.empty())));
+            topics
+                .computeIfAbsent(
+                    tp.topic(),
+                    t -> new TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic().setName(t))
+                .partitions()
+                .add(
+                    new TxnOffsetCommitRequestData.TxnOffsetCommitRequestPartition()
+                        .setPartitionIndex(tp.partition())
+                        .setCommittedOffset(offset)
+                        .setCommittedLeaderEpoch(-1)
+                        .setCommittedMetadata("")));
     short version = TxnOffsetCommitRequest.LAST_STABLE_VERSION_BEFORE_TRANSACTION_V2;
     TxnOffsetCommitRequest request =
-        new TxnOffsetCommitRequest.Builder(
-                transactionalId, groupId, producerId, epoch, pending, false)
+        TxnOffsetCommitRequest.Builder.forTopicNames(
+                new TxnOffsetCommitRequestData()
+                    .setTransactionalId(transactionalId)
+                    .setGroupId(groupId)
+                    .setProducerId(producerId)
+                    .setProducerEpoch(epoch)
+                    .setGenerationIdOrMemberEpoch(-1)
+                    .setMemberId("")
+                    .setTopics(new ArrayList<>(topics.values())),
+                false)
             .build(version);
     RequestHeader header =
         new RequestHeader(ApiKeys.TXN_OFFSET_COMMIT, version, "hanging-transaction-maker", 2);
     TxnOffsetCommitResponse response =
         (TxnOffsetCommitResponse) send(bootstrap, request.serializeWithHeader(header), header);
-    response
-        .errors()
-        .forEach(
-            (tp, error) -> {
-              if (error != Errors.NONE) {
-                throw new IllegalStateException(
-                    "The group coordinator refused the open offset commit of "
-                        + tp
-                        + ": "
-                        + error
-                        + " (is transaction.partition.verification.enable false?)");
-              }
-            });
+    for (TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic topic :
+        response.data().topics()) {
+      for (TxnOffsetCommitResponseData.TxnOffsetCommitResponsePartition partition :
+          topic.partitions()) {
+        Errors error = Errors.forCode(partition.errorCode());
+        if (error != Errors.NONE) {
+          throw new IllegalStateException(
+              "The group coordinator refused the open offset commit of "
+                  + topic.name()
+                  + "-"
+                  + partition.partitionIndex()
+                  + ": "
+                  + error
+                  + " (is transaction.partition.verification.enable false?)");
+        }
+      }
+    }
   }
 
   private static AbstractResponse send(String bootstrap, ByteBuffer payload, RequestHeader header) {
