@@ -46,6 +46,7 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
   static final int CONTROLLER_ID = 3000;
 
   private final Path root;
+  private final int controllerPort;
   private final List<Properties> brokerProps;
   private final KafkaRaftServer controller;
   private final KafkaRaftServer[] running; // guarded by this; null: stopped
@@ -53,10 +54,12 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
 
   private EmbeddedKafkaCluster(
       Path root,
+      int controllerPort,
       List<Properties> brokerProps,
       KafkaRaftServer controller,
       KafkaRaftServer[] running) {
     this.root = root;
+    this.controllerPort = controllerPort;
     this.brokerProps = brokerProps;
     this.controller = controller;
     this.running = running;
@@ -124,7 +127,7 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
         running[id] = server(brokerProps.get(id));
       }
       EmbeddedKafkaCluster cluster =
-          new EmbeddedKafkaCluster(root, brokerProps, controller, running);
+          new EmbeddedKafkaCluster(root, controllerPort, brokerProps, controller, running);
       cluster.awaitBrokers(brokers, Duration.ofSeconds(60));
       return cluster;
     } catch (RuntimeException | IOException e) {
@@ -199,6 +202,17 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
         brokerProps.stream()
             .map(p -> p.getProperty("advertised.listeners").replace("PLAINTEXT://", ""))
             .toList());
+  }
+
+  /** Every port the cluster listens on: the controller's and each broker's. */
+  List<Integer> ports() {
+    List<Integer> ports = new ArrayList<>();
+    ports.add(controllerPort);
+    for (Properties props : brokerProps) {
+      String listener = props.getProperty("listeners");
+      ports.add(Integer.parseInt(listener.substring(listener.lastIndexOf(':') + 1)));
+    }
+    return ports;
   }
 
   /** Stops broker {@code id} (its port stays its own), as a crashed or restarting broker. */

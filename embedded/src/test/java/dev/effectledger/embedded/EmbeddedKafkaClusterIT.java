@@ -40,6 +40,34 @@ class EmbeddedKafkaClusterIT {
     kafka.close();
   }
 
+  /**
+   * Every port of the cluster is bound to loopback only (Kafka's test kit bound its ports on the
+   * wildcard address whatever the listeners said), read from the kernel's table of listening TCP
+   * sockets.
+   */
+  @Test
+  void shouldListenOnLoopbackOnly() throws Exception {
+    List<String> listening = new java.util.ArrayList<>();
+    for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+      for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of(table))) {
+        String[] f = line.trim().split("\\s+");
+        if (f.length > 3 && "0A".equals(f[3])) { // state LISTEN
+          listening.add(f[1]); // local address:port, hex
+        }
+      }
+    }
+    for (int port : kafka.ports()) {
+      String hexPort = String.format(":%04X", port);
+      List<String> bound = listening.stream().filter(a -> a.endsWith(hexPort)).toList();
+      assertThat(bound).as("sockets listening on port " + port).isNotEmpty();
+      assertThat(bound)
+          .as("port " + port + " bound to 127.0.0.1 (IPv4, or IPv4-mapped IPv6) only")
+          .allSatisfy(
+              a ->
+                  assertThat(a).matches("(0100007F|0000000000000000FFFF00000100007F):[0-9A-F]{4}"));
+    }
+  }
+
   @Test
   void shouldReturnFromCreateTopicsOnlyOnceEveryPartitionCanBeDescribedWithALeader()
       throws Exception {

@@ -22,8 +22,8 @@ import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.WriteTxnMarkersRequest;
 import org.apache.kafka.common.requests.WriteTxnMarkersResponse;
-import org.apache.kafka.common.utils.LogContext;
 import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.internals.LogContext;
 
 /**
  * Writes a <em>commit</em> marker for a hanging transaction on one partition: what its coordinator
@@ -35,10 +35,10 @@ import org.apache.kafka.common.utils.Time;
  * marker. This sends the same request with the result "commit", through the client classes the
  * Admin client itself uses ({@code NetworkClient}, built by {@code ClientUtils} from the executor's
  * Kafka settings), so TLS and SASL settings apply as they do to every other client of the executor.
- * Those classes are public but not a stable API: this is written against kafka-clients 4.3.1 and
- * {@code HangingTransactionIT} exercises it on a real broker, so an upgrade that breaks it fails
- * there. Like an abort, the request needs the {@code ClusterAction} permission on the cluster where
- * an authorizer is configured.
+ * Those classes are public but not a stable API: this is written against kafka-clients 4.4.0 (which
+ * moved {@code LogContext} to {@code utils.internals}) and {@code HangingTransactionIT} exercises
+ * it on a real broker, so an upgrade that breaks it fails there. Like an abort, the request needs
+ * the {@code ClusterAction} permission on the cluster where an authorizer is configured.
  */
 final class TransactionMarkers implements AutoCloseable {
 
@@ -57,6 +57,7 @@ final class TransactionMarkers implements AutoCloseable {
     this.client =
         ClientUtils.createNetworkClient(
             config,
+            config.getList(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG),
             "effectledger-transaction-markers",
             metrics,
             "transaction-markers",
