@@ -3,7 +3,6 @@ package dev.effectledger.mcp.gateway;
 import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpClientTransport;
 import io.modelcontextprotocol.spec.McpSchema;
-import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -27,18 +26,17 @@ import reactor.core.publisher.Mono;
  * response), by whichever thread reads it. This consumer runs there, so it must not block: it only
  * queues (see {@link ProgressRelay}).
  */
-final class ProgressTap implements McpClientTransport {
+final class ProgressTap extends ForwardingClientTransport {
 
   // the gateway's parts log under its name: one logger to configure for the whole gateway
   private static final Logger log = LoggerFactory.getLogger(McpGateway.class);
   private static final TypeRef<McpSchema.ProgressNotification> PROGRESS = new TypeRef<>() {};
 
-  private final McpClientTransport transport;
   private final Consumer<McpSchema.ProgressNotification> progress;
 
   /** {@code transport}, whose inbound progress notifications {@code progress} sees first. */
   ProgressTap(McpClientTransport transport, Consumer<McpSchema.ProgressNotification> progress) {
-    this.transport = transport;
+    super(transport);
     this.progress = progress;
   }
 
@@ -59,35 +57,5 @@ final class ProgressTap implements McpClientTransport {
     } catch (RuntimeException e) { // never the session's concern: it goes on with the message
       log.debug("Could not take an upstream's progress notification {}", notification, e);
     }
-  }
-
-  @Override
-  public void setExceptionHandler(Consumer<Throwable> handler) {
-    transport.setExceptionHandler(handler);
-  }
-
-  @Override
-  public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message) {
-    return transport.sendMessage(message);
-  }
-
-  @Override
-  public <T> T unmarshalFrom(Object data, TypeRef<T> typeRef) {
-    return transport.unmarshalFrom(data, typeRef);
-  }
-
-  @Override
-  public List<String> protocolVersions() {
-    return transport.protocolVersions();
-  }
-
-  @Override
-  public Mono<Void> closeGracefully() {
-    return transport.closeGracefully();
-  }
-
-  @Override
-  public void close() {
-    transport.close();
   }
 }

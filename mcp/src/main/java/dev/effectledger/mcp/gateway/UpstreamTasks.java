@@ -32,13 +32,12 @@ import reactor.core.publisher.Mono;
  * sees them (it would not know their ids). The raw {@code tools/list} results are read on the way
  * in for each tool's task support, which the SDK's {@code Tool} has no field for.
  */
-final class UpstreamTasks implements McpClientTransport {
+final class UpstreamTasks extends ForwardingClientTransport {
 
   private static final TypeRef<CallToolResult> RESULT = new TypeRef<>() {};
   private static final TypeRef<Map<String, Object>> MAP = new TypeRef<>() {};
   private static final AtomicLong IDS = new AtomicLong();
 
-  private final McpClientTransport transport;
   private final Consumer<Map<String, String>> taskSupport;
   private final Map<Object, CompletableFuture<McpSchema.JSONRPCResponse>> pending =
       new ConcurrentHashMap<>();
@@ -48,7 +47,7 @@ final class UpstreamTasks implements McpClientTransport {
    *     {@code execution.taskSupport} (tools without one: none)
    */
   UpstreamTasks(McpClientTransport transport, Consumer<Map<String, String>> taskSupport) {
-    this.transport = transport;
+    super(transport);
     this.taskSupport = taskSupport;
   }
 
@@ -140,35 +139,5 @@ final class UpstreamTasks implements McpClientTransport {
     } finally {
       pending.remove(id);
     }
-  }
-
-  @Override
-  public void setExceptionHandler(Consumer<Throwable> handler) {
-    transport.setExceptionHandler(handler);
-  }
-
-  @Override
-  public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message) {
-    return transport.sendMessage(message);
-  }
-
-  @Override
-  public <T> T unmarshalFrom(Object data, TypeRef<T> typeRef) {
-    return transport.unmarshalFrom(data, typeRef);
-  }
-
-  @Override
-  public List<String> protocolVersions() {
-    return transport.protocolVersions();
-  }
-
-  @Override
-  public Mono<Void> closeGracefully() {
-    return transport.closeGracefully();
-  }
-
-  @Override
-  public void close() {
-    transport.close();
   }
 }
