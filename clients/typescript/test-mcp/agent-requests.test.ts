@@ -145,8 +145,12 @@ test('marks an asking task input_required, names it in its requests, and cancels
     const taskId = await asked;
     const waiting = await client.experimental.tasks.getTask(taskId);
     assert.equal(waiting.status, 'input_required');
+    // a call of the same agent on the same upstream, in flight while the task is cancelled
+    const counting = client.callTool({ name: 'count_slowly', arguments: { to: 2 } });
+    await new Promise((resolve) => setTimeout(resolve, 200));
     const cancelled = await client.experimental.tasks.cancelTask(taskId);
     assert.equal(cancelled.status, 'cancelled');
+    assert.deepEqual((await counting).content, [{ type: 'text', text: 'counted to 2' }]);
     release();
     const ended = await stream;
     assert.ok(ended instanceof Error && /cancelled/.test(ended.message), String(ended));

@@ -119,7 +119,7 @@ server.experimental.tasks.registerToolTask(
         void extra.taskStore.storeTaskResult(task.taskId, 'completed', {
           content: [{ type: 'text', text: `counted to ${to}` }],
         });
-      }, 300);
+      }, 1500); // long enough for a test to act while it is in flight
       return { task };
     },
     getTask: async (_args, extra) => extra.taskStore.getTask(extra.taskId),

@@ -13,7 +13,6 @@ import dev.effectledger.client.KeyRules;
 import dev.effectledger.client.StepContext;
 import dev.effectledger.mcp.McpHttpClients;
 import dev.effectledger.mcp.McpMeta;
-import dev.effectledger.mcp.embedded.CountingMcpServer;
 import dev.effectledger.mcp.embedded.CountingMcpServer.Fault;
 import dev.effectledger.mcp.gateway.McpGateway;
 import dev.effectledger.mcp.it.McpPipeline;
@@ -260,7 +259,6 @@ class McpCommandsIT {
    * ({@code files}, a process of this JVM's class path, its effects in files-effects.txt).
    */
   private static void writeMcpYaml(Path dir, String bootstrap) throws Exception {
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     Files.writeString(
         dir.resolve("mcp.yaml"),
         JSON.writeValueAsString(
@@ -280,13 +278,7 @@ class McpCommandsIT {
                     "files",
                     Map.of(
                         "command",
-                        List.of(
-                            java,
-                            "-cp",
-                            System.getProperty("java.class.path"),
-                            CountingMcpServer.class.getName(),
-                            "--effects",
-                            dir.resolve("files-effects.txt").toString()))))));
+                        McpPipeline.countingServerCommand(dir.resolve("files-effects.txt")))))));
   }
 
   /** A new MCP session with the gateway, sending {@code run} in the run header. */

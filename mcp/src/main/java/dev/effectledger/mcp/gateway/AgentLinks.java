@@ -225,11 +225,7 @@ final class AgentLinks implements AutoCloseable {
   private final Map<String, Map<String, Link>> byAgent = new HashMap<>(); // guarded by this
   private final ScheduledExecutorService sweeper =
       Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "mcp-gateway-agent-sessions");
-            t.setDaemon(true);
-            return t;
-          });
+          GatewayThreads.daemons("mcp-gateway-agent-sessions"));
   private volatile AgentSessions agents;
   private volatile InputWaits tasks = (task, waiting) -> {};
   private boolean closed; // guarded by this

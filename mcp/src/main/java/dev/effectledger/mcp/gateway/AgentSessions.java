@@ -223,11 +223,4 @@ final class AgentSessions {
     }
     return null;
   }
-
-  /** How many sessions are known (and not yet collected). */
-  int size() {
-    synchronized (sessions) {
-      return sessions.size();
-    }
-  }
 }

@@ -171,19 +171,9 @@ final class AgentTasks implements AutoCloseable {
   private final Calls calls;
   private final Map<String, Task> byId = new ConcurrentHashMap<>();
   private final ExecutorService workers =
-      Executors.newCachedThreadPool(
-          r -> {
-            Thread t = new Thread(r, "mcp-gateway-task");
-            t.setDaemon(true);
-            return t;
-          });
+      Executors.newCachedThreadPool(GatewayThreads.daemons("mcp-gateway-task"));
   private final ScheduledExecutorService sweeper =
-      Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "mcp-gateway-task-expiry");
-            t.setDaemon(true);
-            return t;
-          });
+      Executors.newSingleThreadScheduledExecutor(GatewayThreads.daemons("mcp-gateway-task-expiry"));
 
   AgentTasks(AgentSessions agents, Calls calls) {
     this.agents = agents;

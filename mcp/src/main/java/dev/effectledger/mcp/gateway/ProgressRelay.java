@@ -57,13 +57,7 @@ final class ProgressRelay implements AutoCloseable {
   private final Duration finishWait;
 
   ProgressRelay() {
-    this.owned =
-        Executors.newCachedThreadPool(
-            r -> {
-              Thread t = new Thread(r, "mcp-gateway-progress");
-              t.setDaemon(true);
-              return t;
-            });
+    this.owned = Executors.newCachedThreadPool(GatewayThreads.daemons("mcp-gateway-progress"));
     this.senders = owned;
     this.finishWait = FINISH_WAIT;
   }

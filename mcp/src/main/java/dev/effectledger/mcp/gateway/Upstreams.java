@@ -93,12 +93,7 @@ final class Upstreams {
    * threads.
    */
   private final ScheduledExecutorService refresher =
-      Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "mcp-gateway-refresh");
-            t.setDaemon(true);
-            return t;
-          });
+      Executors.newSingleThreadScheduledExecutor(GatewayThreads.daemons("mcp-gateway-refresh"));
 
   /** The configured upstreams' sessions, not yet opened. */
   Upstreams(McpGatewayConfig config, Events events) {

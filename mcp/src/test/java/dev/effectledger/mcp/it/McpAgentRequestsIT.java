@@ -241,6 +241,7 @@ class McpAgentRequestsIT {
     // idle: ended by the gateway while the agent stays connected, and opened again on its next call
     try (McpGateway idle =
         McpGateway.startHttp(
+            // idle 1 s (shipped: 10m), so that the test sees a session end for want of use
             pipeline.gatewayConfig("agents: {idle: 1s}", Map.of("asking", asking.url())),
             policies)) {
       McpSyncClient staying = agent(idle.url(), "run-staying", spec -> {});

@@ -563,20 +563,11 @@ class McpGatewayIT {
       throws Exception {
     // one upstream over Streamable HTTP (each call's notifications and result on the call's own
     // event stream), one over stdio (all of them on one stream)
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     Map<String, Object> upstreams = new LinkedHashMap<>();
     upstreams.put("payments", Map.of("url", pipeline.upstream.url()));
     upstreams.put(
         "files",
-        Map.of(
-            "command",
-            List.of(
-                java,
-                "-cp",
-                System.getProperty("java.class.path"),
-                CountingMcpServer.class.getName(),
-                "--effects",
-                dir.resolve("files-effects.txt").toString())));
+        Map.of("command", McpPipeline.countingServerCommand(dir.resolve("files-effects.txt"))));
     Map<String, Object> config = new LinkedHashMap<>();
     config.put("listen", Map.of("host", "127.0.0.1", "port", 0));
     config.put("tenant", "acme");

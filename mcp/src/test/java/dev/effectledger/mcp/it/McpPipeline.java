@@ -107,6 +107,20 @@ public final class McpPipeline implements AutoCloseable {
             policies);
   }
 
+  /**
+   * The command that runs the counting MCP server as a process of its own over stdio (this JVM's
+   * java and class path), appending each effect to {@code effects}.
+   */
+  public static List<String> countingServerCommand(Path effects) {
+    return List.of(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-cp",
+        System.getProperty("java.class.path"),
+        CountingMcpServer.class.getName(),
+        "--effects",
+        effects.toString());
+  }
+
   /** The counting server's {@code create_charge} of {@code amount} to {@code to}. */
   public static CallToolResult charge(McpSyncClient agent, int amount, String to) {
     return agent.callTool(new CallToolRequest("create_charge", Map.of("amount", amount, "to", to)));
