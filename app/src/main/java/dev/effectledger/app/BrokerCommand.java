@@ -24,9 +24,8 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     description = {
       "Start an embedded KRaft broker and the Schema Registry endpoints (127.0.0.1) until stopped.",
-      "The embedded broker's ports are open on every interface: Kafka's in-process test cluster"
-          + " binds them so, whatever its listeners say. On a machine others can reach, run"
-          + " --data-dir DIR instead: one Kafka server on 127.0.0.1 only."
+      "Its controller and brokers listen on 127.0.0.1 only, with their data in a temporary"
+          + " directory; --data-dir DIR runs one Kafka server whose data outlives it."
     })
 final class BrokerCommand implements Callable<Integer> {
 
