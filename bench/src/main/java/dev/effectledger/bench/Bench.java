@@ -80,6 +80,13 @@ public final class Bench {
   static final String SMALL_BATCHES = "ledger-16k";
 
   /**
+   * The ledger with {@code enable.transactional.statestores=true} (Kafka 4.4, KIP-892; off by
+   * default), measured beside the ledger under both guarantees: what keeping uncommitted writes out
+   * of RocksDB costs per intent.
+   */
+  static final String TRANSACTIONAL_STORES = "ledger-tss";
+
+  /**
    * The baseline with the ledger's producer batch size, measured beside the baseline under
    * exactly_once_v2: how much of the ledger's gain from larger batches any topology gets.
    */

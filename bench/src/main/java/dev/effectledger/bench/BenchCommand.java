@@ -81,6 +81,8 @@ final class BenchCommand implements Callable<Integer> {
       description =
           "The ledger against the baseline dedup topology, exactly_once_v2 and at_least_once, same input.")
   static final class Throughput implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
     @Mixin Workload workload;
 
     @Option(
@@ -90,10 +92,22 @@ final class BenchCommand implements Callable<Integer> {
                 + " exactly_once_v2 only, no variants")
     boolean workers;
 
+    @Option(
+        names = "--against",
+        description =
+            "with --workers: a checkout of another commit with its bench module built (./mvnw"
+                + " -q -DskipTests -pl bench -am install); its ledger runs in a third worker on its"
+                + " own classpath, beside this build's, against the same broker")
+    java.nio.file.Path against;
+
     @Override
     public Integer call() throws Exception {
+      if (against != null && !workers) {
+        throw new picocli.CommandLine.ParameterException(
+            spec.commandLine(), "--against needs --workers");
+      }
       return workers
-          ? ThroughputWorkers.run(workload.intents, workload.repeats)
+          ? ThroughputWorkers.run(workload.intents, workload.repeats, against)
           : Bench.throughput(workload.intents, workload.repeats);
     }
   }
@@ -357,15 +371,24 @@ final class BenchCommand implements Callable<Integer> {
     int rate;
 
     @Option(
+        names = "--entries",
+        defaultValue = "0",
+        description =
+            "settled entries loaded into the ledger's changelog before the processors first start"
+                + " (a store of that size to restore); default ${DEFAULT-VALUE}")
+    long entries;
+
+    // Split at commas not followed by a space: scenario names hold ", ".
+    @Option(
         names = "--only",
-        split = ",",
+        split = ",(?! )",
         description =
             "run only the scenarios whose names start with these (e.g. executor,processor)")
     List<String> only = List.of();
 
     @Override
     public Integer call() throws Exception {
-      return FailoverBench.run(kills, partitions, rate, only, typed(spec));
+      return FailoverBench.run(kills, partitions, rate, entries, only, typed(spec));
     }
   }
 }

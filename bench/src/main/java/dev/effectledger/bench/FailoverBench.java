@@ -49,7 +49,18 @@ final class FailoverBench {
       boolean killProcessor,
       boolean restart,
       boolean stableIds,
-      String sessionTimeoutMs) {}
+      String sessionTimeoutMs,
+      String processorSettings) {
+
+    Scenario(
+        String name,
+        boolean killProcessor,
+        boolean restart,
+        boolean stableIds,
+        String sessionTimeoutMs) {
+      this(name, killProcessor, restart, stableIds, sessionTimeoutMs, "");
+    }
+  }
 
   static final List<Scenario> SCENARIOS =
       List.of(
@@ -74,21 +85,64 @@ final class FailoverBench {
               true,
               "6000"),
           new Scenario(
-              "processor restarted on its state, group.instance.id set", true, true, true, null),
+              "processor restarted on its state, group.instance.id set,"
+                  + " enable.transactional.statestores=false",
+              true,
+              true,
+              true,
+              null,
+              "enable.transactional.statestores=false\n"),
           new Scenario(
               "processor restarted on its state, no instance id (the shipped file: identity kept"
                   + " in state.dir)",
               true,
               true,
               false,
-              null));
+              null),
+          new Scenario(
+              "processor restarted on its state, group.instance.id set,"
+                  + " enable.transactional.statestores=true",
+              true,
+              true,
+              true,
+              null,
+              "enable.transactional.statestores=true\n"),
+          // Kafka 4.4's Streams rebalance protocol (KIP-1071), static membership included.
+          new Scenario(
+              "processor restarted on its state, group.instance.id set, group.protocol=streams",
+              true,
+              true,
+              true,
+              null,
+              "group.protocol=streams\n"),
+          // Two processors, each active for half the tasks and the standby of the other half; the
+          // one killed is not restarted until the other has taken its tasks over.
+          new Scenario(
+              "processor not restarted, the other takes over from its standbys"
+                  + " (num.standby.replicas=1, session.timeout.ms=10000),"
+                  + " enable.transactional.statestores=false",
+              true,
+              false,
+              true,
+              "10000",
+              "num.standby.replicas=1\nenable.transactional.statestores=false\n"),
+          new Scenario(
+              "processor not restarted, the other takes over from its standbys"
+                  + " (num.standby.replicas=1, session.timeout.ms=10000),"
+                  + " enable.transactional.statestores=true",
+              true,
+              false,
+              true,
+              "10000",
+              "num.standby.replicas=1\nenable.transactional.statestores=true\n"));
 
   /** One kill: seconds until the latest partition answered again, and the calls that waited. */
   record Kill(double resumeSeconds, int partitionsResumed, int partitions) {}
 
   private FailoverBench() {}
 
-  static int run(int kills, int partitions, int rate, List<String> only, String command)
+  static int run(
+      int kills, int partitions, int rate, long entries, List<String> only, String command)
       throws Exception {
     Map<Scenario, List<Kill>> results = new LinkedHashMap<>();
     for (Scenario scenario : SCENARIOS) {
@@ -96,20 +150,21 @@ final class FailoverBench {
         continue;
       }
       Bench.say("failover: " + scenario.name());
-      results.put(scenario, runScenario(scenario, kills, partitions, rate));
+      results.put(scenario, runScenario(scenario, kills, partitions, rate, entries));
     }
     report(
         results,
         kills,
         partitions,
         rate,
+        entries,
         command,
         only.isEmpty() ? "failover" : "failover-partial");
     return 0;
   }
 
-  private static List<Kill> runScenario(Scenario scenario, int kills, int partitions, int rate)
-      throws Exception {
+  private static List<Kill> runScenario(
+      Scenario scenario, int kills, int partitions, int rate, long entries) throws Exception {
     Path dir =
         Path.of("bench", "target", "failover-" + LocalDateTime.now().format(STAMP))
             .toAbsolutePath();
@@ -146,23 +201,42 @@ final class FailoverBench {
               + (scenario.sessionTimeoutMs() == null
                   ? ""
                   : "session.timeout.ms=" + scenario.sessionTimeoutMs() + "\n");
-      int httpPort = Processes.freePort();
-      Files.writeString(
-          dir.resolve("processor.properties"),
-          common
-              + "application.id=failover\nstate.dir="
-              + dir.resolve("state")
-              + "\nhttp.port="
-              + httpPort
-              + "\ntopics.create=true\ntopics.partitions="
-              + partitions
-              + "\ntopics.replication=1\nreplication.factor=1\n"
-              + (scenario.stableIds() ? "group.instance.id=processor-0\n" : ""));
-      Processes.Node processor =
-          processes
-              .jar("processor", "512m", "processor", "--config", "processor.properties")
-              .start();
-      Processes.awaitReady(httpPort, Duration.ofSeconds(180));
+      if (entries > 0) {
+        LedgerPreload.write(bootstrap, "failover", partitions, entries);
+      }
+      // A large store is restored from its changelog on the first start, and again by every
+      // restart that replays it: the waits grow with it.
+      Duration startLimit = Duration.ofSeconds(180 + entries / 20_000);
+      List<Processes.Node> processors = new ArrayList<>();
+      List<Integer> httpPorts = new ArrayList<>();
+      for (int i = 0; i < (scenario.killProcessor() && !scenario.restart() ? 2 : 1); i++) {
+        int httpPort = Processes.freePort();
+        httpPorts.add(httpPort);
+        Files.writeString(
+            dir.resolve("processor-" + i + ".properties"),
+            common
+                + "application.id=failover\nstate.dir="
+                + dir.resolve("state-" + i)
+                + "\nhttp.port="
+                + httpPort
+                + "\ntopics.create=true\ntopics.partitions="
+                + partitions
+                + "\ntopics.replication=1\nreplication.factor=1\n"
+                + (scenario.stableIds() ? "group.instance.id=processor-" + i + "\n" : "")
+                + scenario.processorSettings());
+        processors.add(
+            processes
+                .jar(
+                    "processor-" + i,
+                    "512m",
+                    "processor",
+                    "--config",
+                    "processor-" + i + ".properties")
+                .start());
+      }
+      for (int port : httpPorts) {
+        Processes.awaitReady(port, startLimit);
+      }
       List<Processes.Node> executors = new ArrayList<>();
       for (int i = 0; i < (scenario.restart() ? 1 : 2); i++) {
         Files.writeString(
@@ -181,17 +255,19 @@ final class FailoverBench {
                 .start());
       }
       try (Probe probe = new Probe(bootstrap, registry, partitions, rate)) {
-        probe.awaitAllAnswering(Duration.ofSeconds(120));
+        probe.awaitAllAnswering(startLimit);
         probe.settle(Duration.ofSeconds(10));
         List<Kill> measured = new ArrayList<>();
         for (int k = 0; k < kills; k++) {
-          Processes.Node victim = scenario.killProcessor() ? processor : executors.get(0);
+          // With two processors each is active for some tasks; they take turns as the victim.
+          Processes.Node victim =
+              scenario.killProcessor() ? processors.get(k % processors.size()) : executors.get(0);
           long killedAt = System.nanoTime();
           victim.kill();
           if (scenario.restart()) {
             victim.restart();
           }
-          Kill kill = probe.resumeAfter(killedAt, Duration.ofSeconds(180));
+          Kill kill = probe.resumeAfter(killedAt, startLimit);
           Bench.say(
               String.format(
                   "failover: kill %d of %s: every partition answering again after %.1f s (%d of %d partitions)",
@@ -204,7 +280,8 @@ final class FailoverBench {
           if (!scenario.restart()) {
             victim.restart(); // back as the standby of the next kill
           }
-          probe.settle(Duration.ofSeconds(15));
+          // The one back restores what it lost before it is a warm standby again.
+          probe.settle(Duration.ofSeconds(15 + (scenario.restart() ? 0 : entries / 150_000)));
         }
         return measured;
       }
@@ -339,6 +416,7 @@ final class FailoverBench {
       int kills,
       int partitions,
       int rate,
+      long entries,
       String command,
       String name)
       throws IOException {
@@ -356,7 +434,16 @@ final class FailoverBench {
         .append(rate)
         .append(" times a second with new keys over ")
         .append(partitions)
-        .append(" partitions. The victim is killed" + " with -9 ")
+        .append(" partitions. ")
+        .append(
+            entries > 0
+                ? String.format(
+                    "Before the first start the ledger's changelog is loaded with %,d settled"
+                        + " entries (the processors restore them, so each starts with a store of"
+                        + " that size). ",
+                    entries)
+                : "The store holds only the probe's entries. ")
+        .append("The victim is killed" + " with -9 ")
         .append(kills)
         .append(
             " times, 15 s apart. Resume: from the kill to the first final reply, in the"

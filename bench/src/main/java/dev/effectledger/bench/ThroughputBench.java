@@ -96,6 +96,15 @@ final class ThroughputBench {
                     "ledger-unchecked-" + round,
                     intents));
           }
+          runs.add(
+              Bench.measure(
+                  kafka,
+                  Bench.TRANSACTIONAL_STORES,
+                  guarantee,
+                  LedgerTopology.build(LedgerConfig.of(Bench.POLICIES, Bench.REGISTRY)),
+                  Topics.INTENTS,
+                  "ledger-tss-" + round,
+                  intents));
           // The stores with Kafka Streams' record cache (ledger.store.caching=true; off by
           // default).
           runs.add(

@@ -83,9 +83,11 @@ final class ThroughputReport {
           {Bench.SMALL_BATCHES, StreamsConfig.EXACTLY_ONCE_V2},
           {Bench.UNCHECKED, StreamsConfig.EXACTLY_ONCE_V2},
           {Bench.CACHED, StreamsConfig.EXACTLY_ONCE_V2},
+          {Bench.TRANSACTIONAL_STORES, StreamsConfig.EXACTLY_ONCE_V2},
           {"baseline", StreamsConfig.AT_LEAST_ONCE},
           {"ledger", StreamsConfig.AT_LEAST_ONCE},
-          {Bench.CACHED, StreamsConfig.AT_LEAST_ONCE}
+          {Bench.CACHED, StreamsConfig.AT_LEAST_ONCE},
+          {Bench.TRANSACTIONAL_STORES, StreamsConfig.AT_LEAST_ONCE}
         }) {
       md.append(
           String.format(
@@ -160,6 +162,18 @@ final class ThroughputReport {
         String.format(
             "| ledger with the record cache / without it (the default), exactly_once_v2 | %.2f | (what the cache pays) |%n",
             cachedEos / ledgerEos));
+    for (String guarantee : List.of(StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE)) {
+      md.append(
+          String.format(
+              "| ledger with transactional state stores / without (the default), %s | %.2f in"
+                  + " rate, %.2f in stream threads' CPU per intent |"
+                  + " (%s: enable.transactional.statestores=true) |%n",
+              guarantee,
+              median(runs, Bench.TRANSACTIONAL_STORES, guarantee)
+                  / median(runs, "ledger", guarantee),
+              cpu(runs, Bench.TRANSACTIONAL_STORES, guarantee) / cpu(runs, "ledger", guarantee),
+              Bench.TRANSACTIONAL_STORES));
+    }
     md.append(
         "\nAll runs:\n\n| topology | guarantee | intents/s | whole run, intents/s | stream"
             + " threads' CPU µs per intent | the process's CPU µs per intent past start-up | of"

@@ -8,10 +8,13 @@ import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopology;
 import java.io.BufferedReader;
 import java.io.BufferedWriter;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,14 +44,30 @@ final class ThroughputWorkers {
   /** One side's run, and the CPU this JVM (the broker, the registry) spent per intent meanwhile. */
   record Side(Run run, double brokerMicrosPerRecord) {}
 
-  /** One round: a baseline run, then a ledger run. */
-  record Round(Side baseline, Side ledger) {
+  /**
+   * One round: a baseline run, then a ledger run, then (with {@code --against}) a run of the ledger
+   * of another build, else null.
+   */
+  record Round(Side baseline, Side ledger, Side before) {
     double ratio() {
       return ledger.run().perSecond() / baseline.run().perSecond();
+    }
+
+    double againstBefore() {
+      return ledger.run().perSecond() / before.run().perSecond();
     }
   }
 
   static int run(int intents, int repeats) throws Exception {
+    return run(intents, repeats, null);
+  }
+
+  /**
+   * As above, and with {@code against} (a checkout of another commit, its bench module built) a
+   * third worker runs that build's ledger, on its own classpath (its Kafka clients and Streams
+   * included), against this run's broker: a release measured beside the one before it.
+   */
+  static int run(int intents, int repeats, Path against) throws Exception {
     Bench.say("starting an embedded broker and a schema registry");
     try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1);
         SchemaRegistryServer registry = SchemaRegistryServer.start()) {
@@ -57,17 +76,30 @@ final class ThroughputWorkers {
       Bench.say("produced " + intents + " intents; starting a worker JVM per side");
       List<Round> rounds = new ArrayList<>();
       try (Worker baseline = Worker.start("baseline", kafka.bootstrapServers(), registry, intents);
-          Worker ledger = Worker.start("ledger", kafka.bootstrapServers(), registry, intents)) {
+          Worker ledger = Worker.start("ledger", kafka.bootstrapServers(), registry, intents);
+          Worker before =
+              against == null
+                  ? null
+                  : Worker.start(
+                      "ledger",
+                      "ledger-before",
+                      classpathOf(against),
+                      kafka.bootstrapServers(),
+                      registry,
+                      intents)) {
         for (int r = 0; r <= repeats; r++) {
           Bench.say(r == 0 ? "warm-up round, not counted" : "round " + r);
           Side b = side(baseline, "workers-baseline-" + r, intents);
           Side l = side(ledger, "workers-ledger-" + r, intents);
+          Side o = before == null ? null : side(before, "workers-ledger-before-" + r, intents);
           if (r > 0) {
-            rounds.add(new Round(b, l));
+            rounds.add(new Round(b, l, o));
           }
         }
       }
-      Bench.writeReport("throughput-workers", report(rounds, intents, distinct, repeats));
+      Bench.writeReport(
+          "throughput-workers",
+          report(rounds, intents, distinct, repeats, against == null ? null : describe(against)));
     }
     return 0;
   }
@@ -78,14 +110,54 @@ final class ThroughputWorkers {
     return new Side(run, (Bench.processCpuNanos() - before) / 1e3 / intents);
   }
 
-  /** The report: every round's two runs, each round's ratio, and the median of those. */
-  static String report(List<Round> rounds, int intents, int distinct, int repeats) {
+  /** The classpath of the bench module built in checkout {@code dir}. */
+  private static String classpathOf(Path dir) throws IOException {
+    Path classes = dir.resolve("bench/target/classes");
+    Path deps = dir.resolve("bench/target/classpath.txt");
+    if (!Files.isDirectory(classes) || !Files.isRegularFile(deps)) {
+      throw new IOException(
+          dir
+              + " has no built bench module; build it there first: ./mvnw -q -DskipTests -pl bench"
+              + " -am install");
+    }
+    return classes + File.pathSeparator + Files.readString(deps).trim();
+  }
+
+  /** The commit checked out in {@code dir}, and its Kafka Streams jar, for the report. */
+  private static String describe(Path dir) throws IOException {
+    String streams =
+        java.util.Arrays.stream(
+                Files.readString(dir.resolve("bench/target/classpath.txt"))
+                    .trim()
+                    .split(File.pathSeparator))
+            .map(p -> Path.of(p).getFileName().toString())
+            .filter(n -> n.startsWith("kafka-streams-"))
+            .findFirst()
+            .orElse("kafka-streams (not found)");
+    Path head = dir.resolve(".git");
+    String commit = dir.toString();
+    try {
+      Process git =
+          new ProcessBuilder("git", "-C", dir.toString(), "rev-parse", "--short", "HEAD")
+              .redirectErrorStream(true)
+              .start();
+      commit = new String(git.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+      git.waitFor(10, TimeUnit.SECONDS);
+    } catch (IOException | InterruptedException e) {
+      // the directory is named instead
+    }
+    return (Files.exists(head) ? commit : dir.toString()) + ", " + streams;
+  }
+
+  /** The report: every round's runs, each round's ratio, and the median of those. */
+  static String report(List<Round> rounds, int intents, int distinct, int repeats, String before) {
     StringBuilder md = new StringBuilder();
     md.append("# Throughput, each side in a JVM of its own\n\n")
         .append("Command: `bench/run throughput --workers --intents ")
         .append(intents)
         .append(" --repeats ")
         .append(repeats)
+        .append(before == null ? "" : " --against <checkout>")
         .append("`  \n")
         .append("Machine: ")
         .append(Runtime.getRuntime().availableProcessors())
@@ -103,14 +175,27 @@ final class ThroughputWorkers {
             ". A warm-up round not counted, then rounds of one baseline run and one ledger run, one"
                 + " at a time. Rates past each run's start-up (as in `bench/run throughput`); a"
                 + " worker's CPU per intent over the same stretch; the broker's JVM's CPU per intent"
-                + " over the whole run.\n\n")
+                + " over the whole run.")
+        .append(
+            before == null
+                ? ""
+                : " Each round ends with a run of `ledger-before`: the ledger of "
+                    + before
+                    + ", in a worker on that build's classpath (its Kafka clients and Streams),"
+                    + " against the same broker.")
+        .append("\n\n")
         .append(
             "| round | side | intents/s | stream threads' CPU µs per intent | the worker's CPU µs"
                 + " per intent | of which the JIT compilers | the broker's JVM, µs per intent |\n"
                 + "| ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
     List<Run> runs = new ArrayList<>();
     for (int i = 0; i < rounds.size(); i++) {
-      for (Side side : List.of(rounds.get(i).baseline(), rounds.get(i).ledger())) {
+      Round round = rounds.get(i);
+      List<Side> sides = new ArrayList<>(List.of(round.baseline(), round.ledger()));
+      if (round.before() != null) {
+        sides.add(round.before());
+      }
+      for (Side side : sides) {
         Run r = side.run();
         runs.add(r);
         md.append(
@@ -137,6 +222,18 @@ final class ThroughputWorkers {
         .append("| ledger / baseline by round | ")
         .append(ThroughputReport.byRound(runs))
         .append(" | (each round's two runs back to back) |\n");
+    if (before != null) {
+      List<Double> upgrade = rounds.stream().map(Round::againstBefore).toList();
+      md.append(
+          String.format(
+              Locale.ROOT,
+              "| ledger / ledger-before, median of the rounds | %.2f | >= 0.9 |%n"
+                  + "| ledger / ledger-before by round | %s | (each round's runs back to back) |%n",
+              LatencyReport.median(upgrade),
+              String.join(
+                  ", ",
+                  upgrade.stream().map(v -> String.format(Locale.ROOT, "%.2f", v)).toList())));
+    }
     return md.toString();
   }
 
@@ -161,19 +258,32 @@ final class ThroughputWorkers {
 
     static Worker start(String side, String bootstrap, SchemaRegistryServer registry, int intents)
         throws IOException {
+      return start(side, side, System.getProperty("java.class.path"), bootstrap, registry, intents);
+    }
+
+    /** A worker running {@code side} on {@code classpath}, named {@code label} in the report. */
+    static Worker start(
+        String side,
+        String label,
+        String classpath,
+        String bootstrap,
+        SchemaRegistryServer registry,
+        int intents)
+        throws IOException {
       List<String> command =
           List.of(
               Processes.java(),
               "-Xmx4g",
               "-cp",
-              System.getProperty("java.class.path"),
+              classpath,
               ThroughputWorkers.class.getName(),
               side,
               bootstrap,
               registry.url(),
               Integer.toString(intents));
       return new Worker(
-          side, new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start());
+          label,
+          new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start());
     }
 
     /**

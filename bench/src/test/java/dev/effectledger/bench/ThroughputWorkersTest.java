@@ -36,15 +36,46 @@ class ThroughputWorkersTest {
   void shouldReportEachRoundsRatioAndTheirMedian() {
     List<Round> rounds =
         List.of(
-            new Round(new Side(run("baseline", 100_000), 10), new Side(run("ledger", 40_000), 14)),
-            new Round(new Side(run("baseline", 80_000), 10), new Side(run("ledger", 60_000), 14)),
-            new Round(new Side(run("baseline", 90_000), 10), new Side(run("ledger", 45_000), 14)));
+            new Round(
+                new Side(run("baseline", 100_000), 10), new Side(run("ledger", 40_000), 14), null),
+            new Round(
+                new Side(run("baseline", 80_000), 10), new Side(run("ledger", 60_000), 14), null),
+            new Round(
+                new Side(run("baseline", 90_000), 10), new Side(run("ledger", 45_000), 14), null));
 
-    String md = ThroughputWorkers.report(rounds, 200_000, 150_000, 3);
+    String md = ThroughputWorkers.report(rounds, 200_000, 150_000, 3, null);
 
     assertThat(md)
         .contains("| ledger / baseline, exactly_once_v2, median of the rounds | 0.50 |")
         .contains("| ledger / baseline by round | 0.40, 0.75, 0.50 |")
         .contains("| 2 | ledger | 60,000 | 8.5 | 13.1 | 7.9 | 14.0 |");
+  }
+
+  @Test
+  void shouldReportTheLedgerAgainstAnotherBuildsRoundByRound() {
+    List<Round> rounds =
+        List.of(
+            new Round(
+                new Side(run("baseline", 100_000), 10),
+                new Side(run("ledger", 40_000), 14),
+                new Side(run("ledger-before", 50_000), 14)),
+            new Round(
+                new Side(run("baseline", 80_000), 10),
+                new Side(run("ledger", 60_000), 14),
+                new Side(run("ledger-before", 40_000), 14)),
+            new Round(
+                new Side(run("baseline", 90_000), 10),
+                new Side(run("ledger", 45_000), 14),
+                new Side(run("ledger-before", 50_000), 14)));
+
+    String md =
+        ThroughputWorkers.report(rounds, 200_000, 150_000, 3, "abc1234, kafka-streams-4.3.1.jar");
+
+    assertThat(md)
+        .contains("the ledger of abc1234, kafka-streams-4.3.1.jar")
+        .contains("| ledger / ledger-before, median of the rounds | 0.90 | >= 0.9 |")
+        .contains("| ledger / ledger-before by round | 0.80, 1.50, 0.90 |")
+        .contains("| ledger / baseline by round | 0.40, 0.75, 0.50 |")
+        .contains("| 1 | ledger-before | 50,000 |");
   }
 }
