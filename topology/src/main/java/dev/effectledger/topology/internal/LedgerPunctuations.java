@@ -27,6 +27,7 @@ final class LedgerPunctuations {
   private final ProcessingContext context;
   private final int batchSize;
   private final long budgetNanos;
+  private final long intervalNanos;
   private final LongSupplier ticker;
   private final boolean exactlyOnce;
 
@@ -43,6 +44,7 @@ final class LedgerPunctuations {
     this.context = context;
     this.batchSize = config.batchSize();
     this.budgetNanos = config.punctuationBudget().toNanos();
+    this.intervalNanos = config.pendingCheckInterval().toNanos();
     this.ticker = config.ticker();
     this.exactlyOnce = exactlyOnce;
   }
@@ -75,17 +77,31 @@ final class LedgerPunctuations {
     purgeDue(streamTime, budgetEnd);
   }
 
-  /** Goes on with the deadline index's rebuild after the task started, while the budget lasts. */
+  /**
+   * Goes on with the deadline index's rebuild after the task started, while the budget lasts and
+   * the stream thread's {@link RebuildShare} has time left.
+   */
   private void rebuildIndex(long budgetEnd) {
+    if (!ledger.rebuilding()) {
+      return;
+    }
+    RebuildShare share = RebuildShare.ofThisThread();
+    long start = ticker.getAsLong();
+    long left = share.left(start, intervalNanos, budgetNanos);
+    if (left == 0) {
+      return; // the thread's other tasks used this interval's share
+    }
+    long end = Math.min(budgetEnd, start + left);
     while (ledger.rebuildStep(
                 actions::pendingDeadline,
                 actions::expiresAt,
                 exactlyOnce ? task::intentsReadAtLeast : offset -> {},
                 batchSize)
             == batchSize
-        && ticker.getAsLong() < budgetEnd) {
+        && ticker.getAsLong() < end) {
       // the next batch
     }
+    share.spend(ticker.getAsLong() - start);
   }
 
   private void timeoutsDue(long wallNow, long budgetEnd) {
