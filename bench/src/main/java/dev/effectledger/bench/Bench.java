@@ -80,11 +80,11 @@ public final class Bench {
   static final String SMALL_BATCHES = "ledger-16k";
 
   /**
-   * The ledger with {@code enable.transactional.statestores=true} (Kafka 4.4, KIP-892; off by
-   * default), measured beside the ledger under both guarantees: what keeping uncommitted writes out
-   * of RocksDB costs per intent.
+   * The ledger with {@code enable.transactional.statestores=false}, as until 2026-11-29 (the ledger
+   * turns them on since), measured beside the ledger under both guarantees: what keeping
+   * uncommitted writes out of RocksDB (Kafka 4.4, KIP-892) costs per intent.
    */
-  static final String TRANSACTIONAL_STORES = "ledger-tss";
+  static final String TRANSACTIONAL_STORES_OFF = "ledger-tss-off";
 
   /**
    * The baseline with the ledger's producer batch size, measured beside the baseline under

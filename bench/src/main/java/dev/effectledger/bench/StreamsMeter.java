@@ -59,8 +59,8 @@ final class StreamsMeter {
     props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
     if (name.equals(Bench.SMALL_BATCHES)) {
       props.put(StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG), 16 * 1024);
-    } else if (name.equals(Bench.TRANSACTIONAL_STORES)) {
-      props.put(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG, true);
+    } else if (name.equals(Bench.TRANSACTIONAL_STORES_OFF)) {
+      props.put(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG, false);
     } else if (name.equals(Bench.BASELINE_BATCHED)) {
       props.put(
           StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG),

@@ -99,11 +99,11 @@ final class ThroughputBench {
           runs.add(
               Bench.measure(
                   kafka,
-                  Bench.TRANSACTIONAL_STORES,
+                  Bench.TRANSACTIONAL_STORES_OFF,
                   guarantee,
                   LedgerTopology.build(LedgerConfig.of(Bench.POLICIES, Bench.REGISTRY)),
                   Topics.INTENTS,
-                  "ledger-tss-" + round,
+                  "ledger-tss-off-" + round,
                   intents));
           // The stores with Kafka Streams' record cache (ledger.store.caching=true; off by
           // default).

@@ -198,15 +198,29 @@ public final class LedgerTopology {
    * base} sets {@code processing.guarantee} (tests run both), outcomes that cannot be deserialized
    * logged and sent to {@value LedgerTopics#OUTCOMES_DLQ} instead of stopping the task, and a
    * record whose processing keeps failing dead-lettered as poison ({@link PoisonRecordHandler}),
-   * and the producer's {@code batch.size} at {@value #PRODUCER_BATCH_BYTES} bytes and {@code
-   * linger.ms} at {@value #PRODUCER_LINGER_MS} unless {@code base} sets them (prefixed with {@code
-   * producer.} or not).
+   * transactional state stores unless {@code base} turns them off (below), and the producer's
+   * {@code batch.size} at {@value #PRODUCER_BATCH_BYTES} bytes and {@code linger.ms} at {@value
+   * #PRODUCER_LINGER_MS} unless {@code base} sets them (prefixed with {@code producer.} or not).
+   *
+   * <p>Transactional state stores ({@code enable.transactional.statestores}, Kafka 4.4, KIP-892): a
+   * task's writes stay in a buffer until its commit, and reach RocksDB with the changelog offset
+   * they belong to. Without them Kafka Streams cannot tell after kill -9 whether RocksDB holds
+   * uncommitted writes, so under {@code exactly_once_v2} it wipes the stores and restores their
+   * whole changelogs. With them a restart on its own state replays only what had not reached
+   * RocksDB's files (RocksDB runs without its write-ahead log: what its memtables held), whatever
+   * the store's size: after kill -9 at 10 million entries every partition answered again 3.0 s
+   * after the kill (median of 3), against 18.2 s without them; their cost was within the noise
+   * (1.05 of the ledger's throughput without them), 2026-11-29, docs/performance.md. The buffer is
+   * bounded by {@code statestore.uncommitted.max.bytes} (64 MiB a process by default; past it a
+   * commit comes early). The deadline index is not logged and is rebuilt from the entries at every
+   * task start either way.
    */
   public static Properties streamsProperties(Properties base) {
     Properties props = new Properties();
     producerDefault(base, props, ProducerConfig.BATCH_SIZE_CONFIG, PRODUCER_BATCH_BYTES);
     producerDefault(base, props, ProducerConfig.LINGER_MS_CONFIG, PRODUCER_LINGER_MS);
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+    props.put(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG, true);
     props.put(
         StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG,
         LogAndContinueExceptionHandler.class);

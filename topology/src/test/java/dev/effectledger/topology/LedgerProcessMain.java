@@ -2,16 +2,21 @@ package dev.effectledger.topology;
 
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
+import org.apache.kafka.streams.processor.StateRestoreListener;
 
 /**
  * The ledger topology alone in a JVM, for tests that kill it: {@code LedgerProcessMain <bootstrap>
- * <registryUrl> <applicationId> <stateDir> [short-deadlines]}, the last for {@link
- * Fixtures#shortDeadlinePolicies}. Prints {@code RUNNING} once the Streams client runs.
+ * <registryUrl> <applicationId> <stateDir> <default|short-deadlines> [key=value ...]}, {@code
+ * short-deadlines} for {@link Fixtures#shortDeadlinePolicies}, each {@code key=value} a Streams
+ * setting. Prints {@code RESTORE <store> <changelog partition> <from offset> <to offset>} for each
+ * store partition it restores, and {@code RUNNING} once the Streams client runs.
  */
 public final class LedgerProcessMain {
 
@@ -23,6 +28,11 @@ public final class LedgerProcessMain {
         Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
       CoPartitioning.verify(admin);
     }
+    Properties props = Fixtures.streamsProperties(bootstrap, args[2], Path.of(args[3]));
+    for (int i = 5; i < args.length; i++) {
+      String[] setting = args[i].split("=", 2);
+      props.put(setting[0], setting[1]);
+    }
     KafkaStreams streams =
         LedgerTopology.streams(
             LedgerConfig.of(
@@ -30,7 +40,21 @@ public final class LedgerProcessMain {
                     ? Fixtures.shortDeadlinePolicies()
                     : Fixtures.policies(),
                 args[1]),
-            Fixtures.streamsProperties(bootstrap, args[2], Path.of(args[3])));
+            props);
+    streams.setGlobalStateRestoreListener(
+        new StateRestoreListener() {
+          @Override
+          public void onRestoreStart(TopicPartition tp, String store, long from, long to) {
+            System.out.println("RESTORE " + store + " " + tp + " " + from + " " + to);
+            System.out.flush();
+          }
+
+          @Override
+          public void onBatchRestored(TopicPartition tp, String store, long end, long count) {}
+
+          @Override
+          public void onRestoreEnd(TopicPartition tp, String store, long total) {}
+        });
     streams.setUncaughtExceptionHandler(
         e -> StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD);
     streams.setStateListener(

@@ -8,6 +8,8 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -19,7 +21,7 @@ final class LedgerProcesses {
   /**
    * Starts a ledger process and waits until it is RUNNING; its output goes to {@code
    * ledger-<name>.log} in {@code work}. {@code policies}: {@code default} or {@code
-   * short-deadlines}.
+   * short-deadlines}; {@code settings}: Streams settings as {@code key=value}.
    */
   static Process start(
       Path work,
@@ -28,11 +30,13 @@ final class LedgerProcesses {
       Path stateDir,
       String name,
       String applicationId,
-      String policies)
+      String policies,
+      String... settings)
       throws IOException, InterruptedException {
     Path log = work.resolve("ledger-" + name + ".log");
-    Process process =
-        new ProcessBuilder(
+    List<String> command =
+        new ArrayList<>(
+            List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx512m",
                 "-cp",
@@ -42,9 +46,9 @@ final class LedgerProcesses {
                 registryUrl,
                 applicationId,
                 stateDir.toString(),
-                policies)
-            .redirectErrorStream(true)
-            .start();
+                policies));
+    command.addAll(List.of(settings));
+    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
     CountDownLatch running = new CountDownLatch(1);
     Thread pump =
         new Thread(

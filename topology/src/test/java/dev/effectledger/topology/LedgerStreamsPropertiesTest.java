@@ -75,4 +75,17 @@ class LedgerStreamsPropertiesTest {
 
     assertThat(producerBatchSize(props).toString()).isEqualTo("16384");
   }
+
+  @Test
+  void shouldTurnTransactionalStateStoresOnUnlessTheOperatorTurnsThemOff() {
+    assertThat(
+            LedgerTopology.streamsProperties(new Properties())
+                .get(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG))
+        .isEqualTo(true);
+    assertThat(
+            LedgerTopology.streamsProperties(
+                    base(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG, "false"))
+                .get(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG))
+        .isEqualTo("false");
+  }
 }
