@@ -45,7 +45,8 @@ class LedgerRebuildIndexTest {
     deadlines.close();
   }
 
-  private static LedgerEntry entry(String key, LedgerState state, Instant completedAt) {
+  /** An entry of tool {@code t} for tenant {@code acme}, dispatched at {@code T0}. */
+  static LedgerEntry entry(String key, LedgerState state, Instant completedAt) {
     return LedgerEntry.newBuilder()
         .setIdempotencyKey(key)
         .setTenant("acme")

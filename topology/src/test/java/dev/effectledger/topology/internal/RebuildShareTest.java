@@ -69,22 +69,7 @@ class RebuildShareTest {
         LedgerActions.open(context, config, new LivePolicies(AppliedPolicy.seed(policies, "")));
     for (int i = 0; i < entries; i++) {
       String key = "k" + partition + "-" + i;
-      ledger.put(
-          "acme/" + key,
-          LedgerEntry.newBuilder()
-              .setIdempotencyKey(key)
-              .setTenant("acme")
-              .setRunId("run")
-              .setStepId(key)
-              .setTool("t")
-              .setEffectKey(key)
-              .setArgumentsHash("sha256:x")
-              .setArguments("{}")
-              .setState(LedgerState.PENDING)
-              .setAttempts(1)
-              .setFirstSeenAt(T0)
-              .setLastDispatchedAt(T0)
-              .build());
+      ledger.put("acme/" + key, LedgerRebuildIndexTest.entry(key, LedgerState.PENDING, null));
     }
     actions.ledger().startRebuild();
     return actions;
