@@ -1,6 +1,7 @@
 package dev.effectledger.bench;
 
 import dev.effectledger.policy.Durations;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -8,6 +9,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /** {@code bench/run}: the benchmarks and the chaos harness, one subcommand each. */
@@ -96,15 +98,14 @@ final class BenchCommand implements Callable<Integer> {
         names = "--against",
         description =
             "with --workers: a checkout of another commit with its bench module built (./mvnw"
-                + " -q -DskipTests -pl bench -am install); its ledger runs in a third worker on its"
+                + " -q -DskipTests -pl bench -am package); its ledger runs in a third worker on its"
                 + " own classpath, beside this build's, against the same broker")
-    java.nio.file.Path against;
+    Path against;
 
     @Override
     public Integer call() throws Exception {
       if (against != null && !workers) {
-        throw new picocli.CommandLine.ParameterException(
-            spec.commandLine(), "--against needs --workers");
+        throw new ParameterException(spec.commandLine(), "--against needs --workers");
       }
       return workers
           ? ThroughputWorkers.run(workload.intents, workload.repeats, against)
@@ -322,7 +323,7 @@ final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
       if (minutes < 4) {
-        throw new picocli.CommandLine.ParameterException(
+        throw new ParameterException(
             spec.commandLine(),
             "--minutes must be at least 4: the first window"
                 + " and purge pass before state can be steady");

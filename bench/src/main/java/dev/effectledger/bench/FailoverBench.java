@@ -116,7 +116,9 @@ final class FailoverBench {
               null,
               "group.protocol=streams\n"),
           // Two processors, each active for half the tasks and the standby of the other half; the
-          // one killed is not restarted until the other has taken its tasks over.
+          // one killed is not restarted until the other has taken its tasks over. A takeover waits
+          // for the killed member's session.timeout.ms, which docs/operations.md says to size to
+          // how long to wait for an instance gone for good: 10 s here, Kafka's default is 45 s.
           new Scenario(
               "processor not restarted, the other takes over from its standbys"
                   + " (num.standby.replicas=1, session.timeout.ms=10000),"
@@ -238,7 +240,8 @@ final class FailoverBench {
         Processes.awaitReady(port, startLimit);
       }
       List<Processes.Node> executors = new ArrayList<>();
-      for (int i = 0; i < (scenario.restart() ? 1 : 2); i++) {
+      // A second executor only where an executor is killed and another takes over.
+      for (int i = 0; i < (!scenario.killProcessor() && !scenario.restart() ? 2 : 1); i++) {
         Files.writeString(
             dir.resolve("executor-" + i + ".properties"),
             common + (scenario.stableIds() ? "executor.instance.id=executor-" + i + "\n" : ""));

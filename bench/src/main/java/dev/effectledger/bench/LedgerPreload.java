@@ -1,11 +1,11 @@
 package dev.effectledger.bench;
 
+import dev.effectledger.client.IntentPublisher;
 import dev.effectledger.schema.ArgumentsHash;
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.LedgerState;
 import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.serde.AvroBinarySerde;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -20,7 +20,6 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.apache.kafka.common.utils.Utils;
 
 /**
  * A large ledger without running millions of calls: settled entries written straight to the ledger
@@ -80,10 +79,9 @@ final class LedgerPreload {
                 .setCompletedAt(settled)
                 .setResultJson("{\"id\":\"ch_" + i + "\",\"status\":\"succeeded\"}")
                 .setEffectId("ch_" + i)
-                .setIncarnation(i)
-                .build();
-        int partition =
-            Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % partitions;
+                .build(); // no incarnation: no intent on tool-intents started these lives
+
+        int partition = IntentPublisher.partitionOf(key, partitions);
         producer.send(
             new ProducerRecord<>(
                 topic,

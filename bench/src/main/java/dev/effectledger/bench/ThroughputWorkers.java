@@ -17,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.LocalDate;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
@@ -56,10 +57,6 @@ final class ThroughputWorkers {
     double againstBefore() {
       return ledger.run().perSecond() / before.run().perSecond();
     }
-  }
-
-  static int run(int intents, int repeats) throws Exception {
-    return run(intents, repeats, null);
   }
 
   /**
@@ -118,7 +115,7 @@ final class ThroughputWorkers {
       throw new IOException(
           dir
               + " has no built bench module; build it there first: ./mvnw -q -DskipTests -pl bench"
-              + " -am install");
+              + " -am package");
     }
     return classes + File.pathSeparator + Files.readString(deps).trim();
   }
@@ -126,7 +123,7 @@ final class ThroughputWorkers {
   /** The commit checked out in {@code dir}, and its Kafka Streams jar, for the report. */
   private static String describe(Path dir) throws IOException {
     String streams =
-        java.util.Arrays.stream(
+        Arrays.stream(
                 Files.readString(dir.resolve("bench/target/classpath.txt"))
                     .trim()
                     .split(File.pathSeparator))
@@ -134,19 +131,20 @@ final class ThroughputWorkers {
             .filter(n -> n.startsWith("kafka-streams-"))
             .findFirst()
             .orElse("kafka-streams (not found)");
-    Path head = dir.resolve(".git");
-    String commit = dir.toString();
+    String commit = dir.toString(); // named instead when git cannot tell
     try {
       Process git =
-          new ProcessBuilder("git", "-C", dir.toString(), "rev-parse", "--short", "HEAD")
-              .redirectErrorStream(true)
-              .start();
-      commit = new String(git.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-      git.waitFor(10, TimeUnit.SECONDS);
-    } catch (IOException | InterruptedException e) {
-      // the directory is named instead
+          new ProcessBuilder("git", "-C", dir.toString(), "rev-parse", "--short", "HEAD").start();
+      String out = new String(git.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+      if (git.waitFor(10, TimeUnit.SECONDS) && git.exitValue() == 0) {
+        commit = out;
+      }
+    } catch (IOException e) {
+      // no git here: the directory is named
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
-    return (Files.exists(head) ? commit : dir.toString()) + ", " + streams;
+    return commit + ", " + streams;
   }
 
   /** The report: every round's runs, each round's ratio, and the median of those. */

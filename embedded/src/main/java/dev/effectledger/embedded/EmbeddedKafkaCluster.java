@@ -6,8 +6,6 @@ import java.io.OutputStream;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.io.Writer;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -84,7 +82,7 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
     try {
       root = Files.createTempDirectory("effectledger-kafka");
       String clusterId = Uuid.randomUuid().toString();
-      int controllerPort = freePort();
+      int controllerPort = LoopbackPorts.stable();
       String voters = CONTROLLER_ID + "@127.0.0.1:" + controllerPort;
       Properties controllerProps = new Properties();
       controllerProps.put("process.roles", "controller");
@@ -99,7 +97,9 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
       short replication = (short) Math.min(brokers, 3);
       List<Properties> brokerProps = new ArrayList<>();
       for (int id = 0; id < brokers; id++) {
-        int port = freePort();
+        // outside the ephemeral range: a client reconnecting while the broker is stopped cannot
+        // take the port it restarts on
+        int port = LoopbackPorts.stable();
         Properties props = new Properties();
         props.put("process.roles", "broker");
         props.put("node.id", Integer.toString(id));
@@ -128,7 +128,12 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
       }
       EmbeddedKafkaCluster cluster =
           new EmbeddedKafkaCluster(root, controllerPort, brokerProps, controller, running);
-      cluster.awaitBrokers(brokers, Duration.ofSeconds(60));
+      try {
+        cluster.awaitBrokers(brokers, Duration.ofSeconds(60));
+      } catch (RuntimeException e) {
+        cluster.close(); // its admin client too
+        throw e;
+      }
       return cluster;
     } catch (RuntimeException | IOException e) {
       for (KafkaRaftServer broker : running) {
@@ -160,12 +165,6 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
     KafkaRaftServer server = new KafkaRaftServer(KafkaConfig.fromProps(props, false), Time.SYSTEM);
     server.startup();
     return server;
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0, 0, InetAddress.getLoopbackAddress())) {
-      return socket.getLocalPort();
-    }
   }
 
   /** Waits until {@code count} brokers are registered and answer. */
@@ -217,10 +216,7 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
 
   /** Stops broker {@code id} (its port stays its own), as a crashed or restarting broker. */
   public synchronized void stopBroker(int id) {
-    if (id < 0 || id >= running.length) {
-      throw new IllegalArgumentException(
-          "no broker " + id + "; brokers are 0 to " + (running.length - 1));
-    }
+    checkBroker(id);
     KafkaRaftServer broker = running[id];
     if (broker != null) {
       broker.shutdown();
@@ -231,8 +227,16 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
 
   /** Starts broker {@code id} again after {@link #stopBroker}, on its port and its data. */
   public synchronized void startBroker(int id) {
+    checkBroker(id);
     if (running[id] == null) {
       running[id] = server(brokerProps.get(id));
+    }
+  }
+
+  private void checkBroker(int id) {
+    if (id < 0 || id >= running.length) {
+      throw new IllegalArgumentException(
+          "no broker " + id + "; brokers are 0 to " + (running.length - 1));
     }
   }
 

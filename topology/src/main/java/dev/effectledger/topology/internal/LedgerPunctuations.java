@@ -85,7 +85,7 @@ final class LedgerPunctuations {
     if (!ledger.rebuilding()) {
       return;
     }
-    RebuildShare share = RebuildShare.ofThisThread();
+    RebuildShare share = RebuildShare.ofThisThread(ticker);
     long start = ticker.getAsLong();
     long left = share.left(start, intervalNanos, budgetNanos);
     if (left == 0) {
