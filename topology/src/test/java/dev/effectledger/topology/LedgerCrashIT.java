@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.effectledger.embedded.SchemaRegistryServer;
-import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.testkit.KafkaClusterExtension;
@@ -13,19 +12,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -92,11 +86,11 @@ class LedgerCrashIT {
                   assertThat(dispatches.total()).as("dispatches read").isPositive();
                 });
         kill(ledger);
-        long changelogRecords = changelogEnd(bootstrap);
+        long changelogRecords = LedgerProcesses.changelogEnd(bootstrap, APPLICATION_ID);
         ledger = startLedger(bootstrap, registry.url(), firstState, "a2");
         // Until 2026-11-29 (transactional state stores off) Kafka Streams wiped the store after
         // kill -9 under exactly_once_v2 and replayed its whole changelog.
-        assertThat(replayed(work.resolve("ledger-a2.log")))
+        assertThat(LedgerProcesses.replayed(work.resolve("ledger-a2.log")))
             .as("records replayed by the restart on its own state, of %d", changelogRecords)
             .isLessThan(changelogRecords / 2);
 
@@ -108,10 +102,10 @@ class LedgerCrashIT {
                         .as("intents sent")
                         .isGreaterThanOrEqualTo(KEYS * SENDS_PER_KEY * 3 / 5));
         kill(ledger);
-        long beforeEmptyStart = changelogEnd(bootstrap);
+        long beforeEmptyStart = LedgerProcesses.changelogEnd(bootstrap, APPLICATION_ID);
         ledger = startLedger(bootstrap, registry.url(), emptyState, "b1");
         // On an empty state directory the whole changelog is read: the RESTORE lines measure.
-        assertThat(replayed(work.resolve("ledger-b1.log")))
+        assertThat(LedgerProcesses.replayed(work.resolve("ledger-b1.log")))
             .as("records restored on an empty state directory")
             .isGreaterThanOrEqualTo(beforeEmptyStart);
 
@@ -178,33 +172,6 @@ class LedgerCrashIT {
       Map<String, AtomicInteger> sent) {
     producer.send(new ProducerRecord<>(Topics.INTENTS, key, Fixtures.intent(key, amount)));
     sent.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
-  }
-
-  /** The ledger store's changelog: the sum of its partitions' end offsets. */
-  private static long changelogEnd(String bootstrap) throws Exception {
-    try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
-      String topic = LedgerStore.changelog(APPLICATION_ID);
-      int partitions =
-          admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
-      Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-      for (int p = 0; p < partitions; p++) {
-        latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
-      }
-      return admin.listOffsets(latest).all().get().values().stream()
-          .mapToLong(ListOffsetsResultInfo::offset)
-          .sum();
-    }
-  }
-
-  /** The ledger store's changelog records a process restored, from its RESTORE lines. */
-  private static long replayed(Path log) throws IOException {
-    try (var lines = Files.lines(log)) {
-      return lines
-          .filter(l -> l.startsWith("RESTORE " + LedgerStore.NAME + " "))
-          .map(l -> l.split(" "))
-          .mapToLong(f -> Long.parseLong(f[4]) - Long.parseLong(f[3]))
-          .sum();
-    }
   }
 
   private Process startLedger(String bootstrap, String registryUrl, Path stateDir, String name)

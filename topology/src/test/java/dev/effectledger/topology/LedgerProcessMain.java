@@ -1,6 +1,10 @@
 package dev.effectledger.topology;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
@@ -15,14 +19,17 @@ import org.apache.kafka.streams.processor.StateRestoreListener;
  * The ledger topology alone in a JVM, for tests that kill it: {@code LedgerProcessMain <bootstrap>
  * <registryUrl> <applicationId> <stateDir> <default|short-deadlines> [key=value ...]}, {@code
  * short-deadlines} for {@link Fixtures#shortDeadlinePolicies}, each {@code key=value} a Streams
- * setting. Prints {@code RESTORE <store> <changelog partition> <from offset> <to offset>} for each
- * store partition it restores, and {@code RUNNING} once the Streams client runs.
+ * setting. Prints {@code KAFKA <version>} (the Kafka client it runs on) first, {@code RESTORE
+ * <store> <changelog partition> <from offset> <to offset>} for each store partition it restores,
+ * and {@code RUNNING} once the Streams client runs. SIGTERM closes the Streams client (a clean
+ * stop, as a deployment's rolling bounce does); SIGKILL is a crash.
  */
 public final class LedgerProcessMain {
 
   private LedgerProcessMain() {}
 
   public static void main(String[] args) throws InterruptedException {
+    System.out.println("KAFKA " + kafkaVersion());
     String bootstrap = args[0];
     try (Admin admin =
         Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
@@ -64,7 +71,24 @@ public final class LedgerProcessMain {
             System.out.flush();
           }
         });
+    Runtime.getRuntime()
+        .addShutdownHook(new Thread(() -> streams.close(Duration.ofSeconds(60)), "close"));
     streams.start();
     new CountDownLatch(1).await();
+  }
+
+  /**
+   * The Kafka client release on the classpath, from the properties file the clients jar carries
+   * (the class that reads it moved to an internal package in 4.4).
+   */
+  static String kafkaVersion() {
+    Properties version = new Properties();
+    try (InputStream in =
+        LedgerProcessMain.class.getResourceAsStream("/kafka/kafka-version.properties")) {
+      version.load(in);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return version.getProperty("version");
   }
 }
