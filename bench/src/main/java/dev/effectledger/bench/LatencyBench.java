@@ -51,7 +51,8 @@ final class LatencyBench {
    * the last stage (for the ledger the committed outcome: when a reply the executor published in
    * the outcome's transaction would be visible; empty for the baseline). {@code executorMs} is the
    * executor's commit interval (0 for the baseline); {@code executorCommitsPerSecond} the
-   * executor's transactions per second in the measured window (0 for the baseline).
+   * executor's transactions per second in the measured window (0 for the baseline); {@code cpu}
+   * where the JVM's CPU went in the window (every part of a point runs in it).
    */
   record Point(
       int commitMs,
@@ -66,7 +67,8 @@ final class LatencyBench {
       List<double[]> hops,
       double[] toLastStage,
       CommitProfile commits,
-      double executorCommitsPerSecond) {}
+      double executorCommitsPerSecond,
+      CpuSplit cpu) {}
 
   private LatencyBench() {}
 

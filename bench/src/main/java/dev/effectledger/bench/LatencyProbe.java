@@ -138,7 +138,9 @@ final class LatencyProbe {
     long sent = 0;
     long measuredFrom = System.nanoTime();
     Map<String, Double> atWindowStart = CommitProfile.read(streams);
+    CpuSplit.Reading cpuAtWindowStart = CpuSplit.read();
     long executorCommitsAtWindowStart = executorCommits.getAsLong();
+    CpuSplit.Reading cpuAtWindowEnd;
     try (KafkaProducer<String, byte[]> producer =
         new KafkaProducer<>(pp, new StringSerializer(), new ByteArraySerializer())) {
       long start = System.nanoTime();
@@ -148,6 +150,7 @@ final class LatencyProbe {
         if (i == warmupCount) {
           measuredFrom = System.nanoTime();
           atWindowStart = CommitProfile.read(streams);
+          cpuAtWindowStart = CpuSplit.read();
           executorCommitsAtWindowStart = executorCommits.getAsLong();
         }
         long due = start + i * 1_000_000_000L / load;
@@ -162,11 +165,15 @@ final class LatencyProbe {
         }
         producer.send(new ProducerRecord<>(input, key, values.value(key, i)));
       }
+      cpuAtWindowEnd = CpuSplit.read(); // before the load's producer and its thread end
     }
     sending.set(false);
     double windowSeconds = (System.nanoTime() - measuredFrom) / 1_000_000_000.0;
+    double cpuSeconds =
+        (cpuAtWindowEnd.processAt() - cpuAtWindowStart.processAt()) / 1_000_000_000.0;
     CommitProfile commits =
         CommitProfile.between(atWindowStart, CommitProfile.read(streams), windowSeconds);
+    CpuSplit cpu = CpuSplit.between(cpuAtWindowStart, cpuAtWindowEnd, cpuSeconds);
     double executorCommitsPerSecond =
         (executorCommits.getAsLong() - executorCommitsAtWindowStart) / windowSeconds;
     reader.join(TimeUnit.SECONDS.toMillis(30));
@@ -196,7 +203,8 @@ final class LatencyProbe {
                   toLastStage.getValueAtPercentile(99.9) / 1000.0
                 },
             commits,
-            executorCommitsPerSecond);
+            executorCommitsPerSecond,
+            cpu);
     Bench.say(
         String.format(
             "commit.interval.ms=%-3d load %,6d/s %-38s p50 %7.1f ms  p99 %7.1f ms  p99.9 %7.1f ms  (%,d of %,d answered)",
@@ -215,6 +223,7 @@ final class LatencyProbe {
               LatencyBench.HOPS.get(h), point.hops().get(h)[0], point.hops().get(h)[1]));
     }
     Bench.say("    Streams commits: " + commits.summary());
+    Bench.say("    CPU, ms/s: " + cpu.summary());
     if (point.toLastStage().length > 0) {
       Bench.say(
           String.format(

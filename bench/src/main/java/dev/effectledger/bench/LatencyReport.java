@@ -156,7 +156,8 @@ final class LatencyReport {
               p.hops(),
               p.toLastStage(),
               p.commits(),
-              p.executorCommitsPerSecond()));
+              p.executorCommitsPerSecond(),
+              p.cpu()));
     }
     return out;
   }
@@ -239,6 +240,31 @@ final class LatencyReport {
               c.blockedMsPerSecond(),
               c.longestCommitMs(),
               c.longestPunctuationMs()));
+    }
+    md.append(
+        "\nWhere the CPU went in the measured window, in ms per second (every part of a point runs in"
+            + " the bench's one JVM, so the process is the machine but for the OS; "
+            + Runtime.getRuntime().availableProcessors()
+            + " cores are "
+            + Runtime.getRuntime().availableProcessors() * 1000
+            + " ms/s): from the threads' CPU clocks, grouped by part; the broker is every thread not"
+            + " named as another part's, the JVM's own the process's CPU less its Java threads'"
+            + " (garbage collection, the JIT compilers).\n\n"
+            + "| commit.interval.ms | offered load /s | side | process |");
+    CpuSplit.PARTS.forEach(part -> md.append(' ').append(part).append(" |"));
+    md.append("\n| ---: | ---: | --- | ---: |").append(" ---: |".repeat(CpuSplit.PARTS.size()));
+    md.append('\n');
+    for (Point p : points) {
+      md.append(
+          String.format(
+              "| %d | %,d | %s | %.0f |",
+              p.commitMs(),
+              p.load(),
+              p.executorMs() == 0 ? "baseline" : "ledger (executor " + p.executorMs() + " ms)",
+              p.cpu().processPerSecond()));
+      CpuSplit.PARTS.forEach(
+          part -> md.append(String.format(" %.0f |", p.cpu().perSecond().getOrDefault(part, 0.0))));
+      md.append('\n');
     }
     md.append("\nAnswered of sent (measured window): ");
     points.forEach(

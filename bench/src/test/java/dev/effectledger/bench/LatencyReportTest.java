@@ -70,6 +70,7 @@ class LatencyReportTest {
         List.of(),
         new double[0],
         CommitProfile.NONE,
-        0);
+        0,
+        CpuSplit.NONE);
   }
 }
