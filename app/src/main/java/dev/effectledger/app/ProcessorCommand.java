@@ -142,6 +142,7 @@ final class ProcessorCommand implements Callable<Integer> {
         new StreamThreadFailures(10, Duration.ofMinutes(5), Clock.systemUTC()));
     KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams);
     streamsMetrics.bindTo(registry);
+    StoreLags.bind(streams, registry);
     // Under exactly_once_v2, a transaction of the ledger's that a broker crash left hanging on its
     // changelogs would stop restoration for good: the sweep ends it as its coordinator decided.
     AutoCloseable ledgerSweep =

@@ -13,6 +13,7 @@ import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.ArgumentsHash;
+import dev.effectledger.schema.LedgerStore;
 import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.ToolIntent;
@@ -78,6 +79,7 @@ class QueryForwardingIT {
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, "query-forwarding-it");
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     props.put(StreamsConfig.STATE_DIR_CONFIG, dir.resolve(name).toString());
+    props.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, 1); // for the standby lag below
     String advertised = AppConfig.advertisedServer("0.0.0.0", advertisedHost, http.port());
     props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, advertised);
     http.advertisedAs(advertised);
@@ -180,6 +182,28 @@ class QueryForwardingIT {
                           .contains("\"state\":\"PENDING\""));
         }
       }
+      await("each instance's standbys of the other's tasks read as caught up")
+          .atMost(Duration.ofSeconds(60))
+          .untilAsserted(
+              () -> {
+                for (KafkaStreams instance : List.of(a, b)) {
+                  assertThat(instance.metadataForLocalThreads())
+                      .as("its threads")
+                      .anyMatch(t -> !t.standbyTasks().isEmpty());
+                  Integer[] standby =
+                      instance.metadataForLocalThreads().stream()
+                          .flatMap(t -> t.standbyTasks().stream())
+                          .map(t -> t.taskId().partition())
+                          .toArray(Integer[]::new);
+                  assertThat(instance.allLocalStorePartitionLags().get(LedgerStore.NAME))
+                      .as("the ledger store's partitions it holds")
+                      .containsKeys(standby);
+                  // under exactly_once_v2 a caught-up partition still counts its last commit marker
+                  assertThat(StoreLags.read(instance).standby())
+                      .as("standby lag")
+                      .isLessThanOrEqualTo(standby.length);
+                }
+              });
       for (String address : List.of("127.0.0.1:" + httpA.port(), "127.0.0.2:" + httpB.port())) {
         URI uri = URI.create("http://" + address + "/v1/keys/acme/key-0");
         HttpResponse<String> none =

@@ -38,6 +38,13 @@ import org.apache.kafka.common.utils.Utils;
 final class FailoverBench {
 
   private static final String TOOL = "charge_card";
+
+  /**
+   * A standby within this many changelog records of its changelog is warm: a few seconds of the
+   * probe's calls (two ledger changelog records a call at its 50 a second).
+   */
+  static final long WARM_LAG = 500;
+
   private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss");
 
   /**
@@ -282,12 +289,43 @@ final class FailoverBench {
           measured.add(kill);
           if (!scenario.restart()) {
             victim.restart(); // back as the standby of the next kill
+            // The one back restores what it lost before it is a warm standby again: the next
+            // kill waits for every processor's standbys to be within WARM_LAG records.
+            Duration warm = awaitWarmStandbys(httpPorts, startLimit);
+            Bench.say(
+                String.format(
+                    "failover: standbys warm %.1f s after the restart", warm.toMillis() / 1000.0));
           }
-          // The one back restores what it lost before it is a warm standby again.
-          probe.settle(Duration.ofSeconds(15 + (scenario.restart() ? 0 : entries / 150_000)));
+          probe.settle(Duration.ofSeconds(15));
         }
         return measured;
       }
+    }
+  }
+
+  /**
+   * Waits until every processor on {@code ports} answers {@code /metrics} with its standby stores'
+   * summed lag at most {@link #WARM_LAG} changelog records, and returns how long that took; throws
+   * after {@code limit}.
+   */
+  private static Duration awaitWarmStandbys(List<Integer> ports, Duration limit)
+      throws InterruptedException {
+    long start = System.nanoTime();
+    long deadline = start + limit.toNanos();
+    while (true) {
+      boolean warm = true;
+      for (int port : ports) {
+        long lag = Processes.storeLag(port, "standby");
+        warm &= lag >= 0 && lag <= WARM_LAG;
+      }
+      if (warm) {
+        return Duration.ofNanos(System.nanoTime() - start);
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(
+            "standbys not within " + WARM_LAG + " records of their changelogs after " + limit);
+      }
+      Thread.sleep(500); // polling the processors' metrics
     }
   }
 

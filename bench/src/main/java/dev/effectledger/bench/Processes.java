@@ -231,6 +231,35 @@ public final class Processes implements AutoCloseable {
     }
   }
 
+  /**
+   * The processor on {@code port}'s {@code effectledger_store_lag_records} for {@code role}
+   * ("active" or "standby"), from its {@code /metrics}; -1 when it does not answer or has no such
+   * series yet.
+   */
+  public static long storeLag(int port, String role) {
+    try {
+      String metrics =
+          HTTP.send(
+                  HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
+                      .timeout(Duration.ofSeconds(2))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString())
+              .body();
+      String series = "effectledger_store_lag_records{role=\"" + role + "\"} ";
+      for (String line : metrics.split("\n")) {
+        if (line.startsWith(series)) {
+          return (long) Double.parseDouble(line.substring(series.length()).trim());
+        }
+      }
+      return -1;
+    } catch (IOException e) {
+      return -1; // not listening (yet)
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return -1;
+    }
+  }
+
   public static int freePort() throws IOException {
     return LoopbackPorts
         .stable(); // below the ephemeral range: a restarted part finds its port free
