@@ -224,6 +224,21 @@ final class BenchCommand implements Callable<Integer> {
                 + " effectledger processor keeps unless num.stream.threads is set")
     int threads;
 
+    @Option(
+        names = "--executors",
+        defaultValue = "1",
+        description =
+            "executors in one group behind the ledger (each a poll thread of its own); default"
+                + " ${DEFAULT-VALUE}")
+    int executors;
+
+    @Option(
+        names = "--against",
+        description =
+            "another checkout (its bench module built: ./mvnw -q -DskipTests -pl bench -am package):"
+                + " after each round, the same points measured by its bench, on its own classpath")
+    Path against;
+
     @Override
     public Integer call() throws Exception {
       return LatencyBench.run(
@@ -235,6 +250,8 @@ final class BenchCommand implements Callable<Integer> {
           executorMinInterval,
           rounds,
           threads,
+          executors,
+          against,
           typed(spec));
     }
   }

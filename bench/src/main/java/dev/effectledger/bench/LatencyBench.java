@@ -16,6 +16,7 @@ import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopology;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -78,7 +79,9 @@ final class LatencyBench {
    * interval), each ledger run on a fresh broker (the baseline shares the first); both sides' Kafka
    * Streams with {@code threads} stream threads. First, one point of both sides that is not
    * counted: in the first round of runs without it, both sides' first points were slower (the JVM
-   * compiling their code), the ledger's more.
+   * compiling their code), the ledger's more. With {@code against} (another checkout, its bench
+   * built), each round is followed by the same points measured by that build ({@link
+   * LatencyAgainst}).
    */
   static int run(
       int seconds,
@@ -89,11 +92,22 @@ final class LatencyBench {
       int executorMinMs,
       int rounds,
       int threads,
+      int executors,
+      Path against,
       String command)
       throws Exception {
-    if (rounds < 1 || threads < 1) {
+    if (rounds < 1 || threads < 1 || executors < 1) {
       throw new IllegalArgumentException(
-          "--rounds and --threads must be at least 1, were " + rounds + " and " + threads);
+          "--rounds, --threads and --executors must be at least 1, were "
+              + rounds
+              + ", "
+              + threads
+              + " and "
+              + executors);
+    }
+    if (against != null && executors != 1) {
+      throw new IllegalArgumentException(
+          "--against runs the other build's bench with one executor: leave --executors at 1");
     }
     Bench.say(
         "warm-up, not counted: both sides at "
@@ -108,13 +122,46 @@ final class LatencyBench {
         List.of(intervals.get(0)),
         List.of(executorIntervals.get(0)),
         executorMinMs,
-        threads);
+        threads,
+        executors);
     List<List<Point>> all = new ArrayList<>();
+    List<List<Point>> theirs = new ArrayList<>();
     for (int round = 1; round <= rounds; round++) {
       Bench.say("round " + round + " of " + rounds);
-      all.add(round(seconds, warmup, loads, intervals, executorIntervals, executorMinMs, threads));
+      all.add(
+          round(
+              seconds,
+              warmup,
+              loads,
+              intervals,
+              executorIntervals,
+              executorMinMs,
+              threads,
+              executors));
+      if (against != null) {
+        Bench.say("round " + round + " of " + rounds + ": the same points by " + against);
+        theirs.add(
+            LatencyAgainst.round(
+                against,
+                seconds,
+                warmup,
+                loads,
+                intervals,
+                executorIntervals,
+                executorMinMs,
+                threads));
+      }
     }
-    LatencyReport.write(all, warmup, seconds, threads, executorMinMs, command);
+    LatencyReport.write(
+        all,
+        theirs,
+        against == null ? null : ThroughputWorkers.describe(against),
+        warmup,
+        seconds,
+        threads,
+        executors,
+        executorMinMs,
+        command);
     return 0;
   }
 
@@ -126,7 +173,8 @@ final class LatencyBench {
       List<Integer> intervals,
       List<Integer> executorIntervals,
       int executorMinMs,
-      int threads)
+      int threads,
+      int executorCount)
       throws Exception {
     List<Point> points = new ArrayList<>();
     for (int commitMs : intervals) {
@@ -148,7 +196,8 @@ final class LatencyBench {
                     load,
                     warmup,
                     seconds,
-                    threads));
+                    threads,
+                    executorCount));
           }
         }
       }
@@ -206,7 +255,8 @@ final class LatencyBench {
       int load,
       int warmup,
       int seconds,
-      int threads)
+      int threads,
+      int executorCount)
       throws Exception {
     ToolPolicies policies =
         ToolPolicies.of(
@@ -229,13 +279,18 @@ final class LatencyBench {
         new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), ToolIntent.class);
     Properties streamsProps =
         streamsProps(kafka, "ledger-latency-" + executorMs, commitMs, threads);
+    List<EffectExecutor> executors = new ArrayList<>();
     try (KafkaStreams streams =
             LedgerTopology.streams(LedgerConfig.of(policies, REGISTRY), streamsProps);
-        EffectExecutor executor =
+        AutoCloseable closeExecutors = () -> closeAll(executors)) {
+      for (int i = 0; i < executorCount; i++) {
+        // one group: the dispatch partitions are shared among them, as among executor processes
+        executors.add(
             EffectExecutor.start(
                 executorConfig,
                 Connectors.forLanes(policies, List.of("bench"), Clock.systemUTC()),
-                policies)) {
+                policies));
+      }
       return LatencyProbe.measure(
           kafka,
           streams,
@@ -261,7 +316,13 @@ final class LatencyBench {
                       .setArgumentsHash(ArgumentsHash.of("{\"amount\":" + id + "}", List.of()))
                       .setRequestedAt(Instant.now())
                       .build()),
-          executor::transactionsCommitted);
+          () -> executors.stream().mapToLong(EffectExecutor::transactionsCommitted).sum());
+    }
+  }
+
+  private static void closeAll(List<EffectExecutor> executors) {
+    for (EffectExecutor executor : executors) {
+      executor.close();
     }
   }
 }

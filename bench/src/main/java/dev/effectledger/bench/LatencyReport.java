@@ -18,9 +18,12 @@ final class LatencyReport {
   /** Writes the report of {@code rounds}, each a list of every point measured once. */
   static void write(
       List<List<Point>> rounds,
+      List<List<Point>> theirs,
+      String against,
       int warmup,
       int seconds,
       int threads,
+      int executors,
       int executorMinMs,
       String command)
       throws Exception {
@@ -31,7 +34,9 @@ final class LatencyReport {
     md.append(
             "Each point on a fresh embedded broker, 8 partitions, exactly_once_v2, "
                 + threads
-                + " stream thread(s) on each side, each side's producers on their own settings (Kafka Streams' linger.ms of 100 ms for the baseline, the ledger's 100 ms, the executor's Kafka default), the load's producer at linger.ms=0;"
+                + " stream thread(s) on each side, "
+                + executors
+                + " executor(s) in one group on the ledger's, each side's producers on their own settings (Kafka Streams' linger.ms of 100 ms for the baseline, the ledger's 100 ms, the executor's Kafka default), the load's producer at linger.ms=0;"
                 + " unique keys sent at a fixed rate for ")
         .append(warmup)
         .append(" s of warm-up (excluded) and ")
@@ -59,6 +64,10 @@ final class LatencyReport {
         md.append("\n## Round ").append(r + 1).append("\n\n");
         tables(md, rounds.get(r));
       }
+    }
+    if (against != null) {
+      md.append('\n');
+      againstTable(md, rounds, theirs, against);
     }
     Path base = Bench.reportBase("latency");
     Path chart = Charts.latency(medians(rounds), Path.of(base + ".png"));
@@ -116,6 +125,65 @@ final class LatencyReport {
     }
   }
 
+  /**
+   * This build's ledger beside another's ({@code --against}), round by round: each side's p99 and
+   * this build's p99 over the other's, with the median; and each side's baseline p99, which moves
+   * with the machine and with each build's Kafka.
+   */
+  static void againstTable(
+      StringBuilder md, List<List<Point>> rounds, List<List<Point>> theirs, String against) {
+    md.append("## Beside ")
+        .append(against)
+        .append(
+            "\n\nAfter each round, the same points measured by that checkout's bench on its own")
+        .append(
+            " classpath (its Kafka among it), in a JVM of its own. Per point and round: the p99 in ms")
+        .append(
+            " of this build's ledger and of that one's, this build's over that one's (target: at most ")
+        .append(String.format("%.2f", UPGRADE_TARGET))
+        .append(", i.e. no worse than 0.9 of it), and each side's baseline p99.\n\n")
+        .append(
+            "| commit.interval.ms | offered load /s | executor commits every | this build's ledger p99 |"
+                + " that build's ledger p99 | this / that, each round | median | this build's baseline p99 |"
+                + " that build's baseline p99 |\n| ---: | ---: | ---: | --- | --- | --- | ---: | --- | --- |\n");
+    List<Point> first = rounds.get(0);
+    for (int i = 0; i < first.size(); i++) {
+      Point p = first.get(i);
+      if (p.executorMs() == 0) {
+        continue;
+      }
+      List<String> ours = new ArrayList<>();
+      List<String> others = new ArrayList<>();
+      List<String> ourBaselines = new ArrayList<>();
+      List<String> otherBaselines = new ArrayList<>();
+      List<Double> ratios = new ArrayList<>();
+      for (int r = 0; r < rounds.size(); r++) {
+        Point mine = rounds.get(r).get(i);
+        Point other = theirs.get(r).get(i);
+        ours.add(String.format("%.1f", mine.p99()));
+        others.add(String.format("%.1f", other.p99()));
+        ourBaselines.add(String.format("%.1f", baselineOf(rounds.get(r), i).p99()));
+        otherBaselines.add(String.format("%.1f", baselineOf(theirs.get(r), i).p99()));
+        ratios.add(mine.p99() / other.p99());
+      }
+      md.append(
+          String.format(
+              "| %d | %,d | %d ms | %s | %s | %s | %.2f | %s | %s |%n",
+              p.commitMs(),
+              p.load(),
+              p.executorMs(),
+              String.join(", ", ours),
+              String.join(", ", others),
+              String.join(", ", ratios.stream().map(x -> String.format("%.2f", x)).toList()),
+              median(ratios),
+              String.join(", ", ourBaselines),
+              String.join(", ", otherBaselines)));
+    }
+  }
+
+  /** This build's p99 over the build it upgrades from: at most 1 / 0.9. */
+  static final double UPGRADE_TARGET = 1 / 0.9;
+
   /** The baseline measured before the ledger point at {@code index} of {@code round}. */
   private static Point baselineOf(List<Point> round, int index) {
     for (int j = index; j >= 0; j--) {
@@ -163,7 +231,7 @@ final class LatencyReport {
   }
 
   /** The tables of one round: the ratios, the ledger's hops, both sides' commits. */
-  private static void tables(StringBuilder md, List<Point> points) {
+  static void tables(StringBuilder md, List<Point> points) {
     md.append(
         "| commit.interval.ms | offered load /s | executor commits every | baseline p50 / p99 / p99.9 ms"
             + " | ledger p50 / p99 / p99.9 ms | ledger p99 / baseline p99 | target |\n"

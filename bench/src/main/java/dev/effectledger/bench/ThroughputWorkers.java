@@ -108,7 +108,7 @@ final class ThroughputWorkers {
   }
 
   /** The classpath of the bench module built in checkout {@code dir}. */
-  private static String classpathOf(Path dir) throws IOException {
+  static String classpathOf(Path dir) throws IOException {
     Path classes = dir.resolve("bench/target/classes");
     Path deps = dir.resolve("bench/target/classpath.txt");
     if (!Files.isDirectory(classes) || !Files.isRegularFile(deps)) {
@@ -121,7 +121,7 @@ final class ThroughputWorkers {
   }
 
   /** The commit checked out in {@code dir}, and its Kafka Streams jar, for the report. */
-  private static String describe(Path dir) throws IOException {
+  static String describe(Path dir) throws IOException {
     String streams =
         Arrays.stream(
                 Files.readString(dir.resolve("bench/target/classpath.txt"))
