@@ -142,7 +142,7 @@ final class ProcessorCommand implements Callable<Integer> {
         new StreamThreadFailures(10, Duration.ofMinutes(5), Clock.systemUTC()));
     KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams);
     streamsMetrics.bindTo(registry);
-    StoreLags.bind(streams, registry);
+    StoreLags storeLags = StoreLags.bind(streams, registry);
     // Under exactly_once_v2, a transaction of the ledger's that a broker crash left hanging on its
     // changelogs would stop restoration for good: the sweep ends it as its coordinator decided.
     AutoCloseable ledgerSweep =
@@ -167,6 +167,7 @@ final class ProcessorCommand implements Callable<Integer> {
                                 : org.apache.kafka.streams.CloseOptions.GroupMembershipOperation
                                     .REMAIN_IN_GROUP)),
             streamsMetrics,
+            storeLags,
             ledgerSweep,
             consoleActions == null ? () -> {} : consoleActions,
             () -> {

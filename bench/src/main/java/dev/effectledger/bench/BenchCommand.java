@@ -242,15 +242,16 @@ final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
       return LatencyBench.run(
-          points.seconds,
-          points.warmup,
-          loads,
-          intervals,
-          executorIntervals,
-          executorMinInterval,
+          new LatencyBench.Plan(
+              points.seconds,
+              points.warmup,
+              loads,
+              intervals,
+              executorIntervals,
+              executorMinInterval,
+              threads,
+              executors),
           rounds,
-          threads,
-          executors,
           against,
           typed(spec));
     }

@@ -304,9 +304,9 @@ final class FailoverBench {
   }
 
   /**
-   * Waits until every processor on {@code ports} answers {@code /metrics} with its standby stores'
-   * summed lag at most {@link #WARM_LAG} changelog records, and returns how long that took; throws
-   * after {@code limit}.
+   * Waits until every processor on {@code ports} is ready and holds standby store partitions whose
+   * summed lag is at most {@link #WARM_LAG} changelog records (from its {@code /metrics}), and
+   * returns how long that took; throws after {@code limit}.
    */
   private static Duration awaitWarmStandbys(List<Integer> ports, Duration limit)
       throws InterruptedException {
@@ -315,8 +315,11 @@ final class FailoverBench {
     while (true) {
       boolean warm = true;
       for (int port : ports) {
-        long lag = Processes.storeLag(port, "standby");
-        warm &= lag >= 0 && lag <= WARM_LAG;
+        double partitions =
+            Processes.metric(port, "effectledger_store_partitions{role=\"standby\"}");
+        double lag = Processes.metric(port, "effectledger_store_lag_records{role=\"standby\"}");
+        // NaN (not answering, or Streams cannot tell) compares false: not warm
+        warm &= Processes.ready(port) && partitions > 0 && lag <= WARM_LAG;
       }
       if (warm) {
         return Duration.ofNanos(System.nanoTime() - start);

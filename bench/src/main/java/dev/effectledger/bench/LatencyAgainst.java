@@ -5,32 +5,28 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
  * {@code bench/run latency --against DIR}: the same points measured by another checkout's bench
  * (its bench module built), in a JVM of its own on that build's classpath (its Kafka among it),
  * round after round beside this build's: a release's latency beside the one before it on the same
- * machine minutes apart. Its report's first table is read back from its output.
+ * machine minutes apart. Its report's first table is read back from the report file it names, and
+ * its points must be this build's, in the same order.
  */
 final class LatencyAgainst {
 
   private LatencyAgainst() {}
 
-  /** The other build's bench, run once for every point; its points, its baselines among them. */
-  static List<Point> round(
-      Path dir,
-      int seconds,
-      int warmup,
-      List<Integer> loads,
-      List<Integer> intervals,
-      List<Integer> executorIntervals,
-      int executorMinMs,
-      int threads)
+  /**
+   * The other build's bench, run once for every point; its points, its baselines among them, which
+   * must be those of {@code ours} (this build's round), in the same order.
+   */
+  static List<Point> round(Path dir, LatencyBench.Plan plan, List<Point> ours)
       throws IOException, InterruptedException {
     List<String> command =
         List.of(
@@ -40,16 +36,17 @@ final class LatencyAgainst {
             ThroughputWorkers.classpathOf(dir),
             "dev.effectledger.bench.Bench",
             "latency",
-            "--seconds=" + seconds,
-            "--warmup=" + warmup,
-            "--loads=" + join(loads),
-            "--intervals=" + join(intervals),
-            "--executor-intervals=" + join(executorIntervals),
-            "--executor-min-interval=" + executorMinMs,
-            "--threads=" + threads);
+            "--seconds=" + plan.seconds(),
+            "--warmup=" + plan.warmup(),
+            "--loads=" + join(plan.loads()),
+            "--intervals=" + join(plan.intervals()),
+            "--executor-intervals=" + join(plan.executorIntervals()),
+            "--executor-min-interval=" + plan.executorMinMs(),
+            "--threads=" + plan.threads());
     Process process =
         new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
     List<String> lines = new ArrayList<>();
+    Path report = null;
     try (BufferedReader out =
         new BufferedReader(
             new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
@@ -57,17 +54,43 @@ final class LatencyAgainst {
         lines.add(line);
         if (line.startsWith("[bench] commit.interval.ms=")) {
           Bench.say("against: " + line.substring("[bench] ".length()));
+        } else if (line.startsWith(REPORT_WRITTEN)) {
+          report = dir.resolve(line.substring(REPORT_WRITTEN.length()).trim());
         }
       }
+    } finally {
+      process.destroy(); // its output ended: it has exited or it is being given up on
     }
-    if (!process.waitFor(10, TimeUnit.MINUTES) || process.exitValue() != 0) {
+    if (process.waitFor() != 0 || report == null) {
       throw new IOException(
           "the bench of "
               + dir
-              + " failed; its last lines:\n"
+              + " failed or wrote no report; its last lines:\n"
               + String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size())));
     }
-    return points(lines);
+    // its report file, not its output, where a log line could land inside the table
+    List<Point> points = points(Files.readAllLines(report));
+    if (!keys(points).equals(keys(ours))) {
+      throw new IOException(
+          "the bench of "
+              + dir
+              + " measured "
+              + keys(points)
+              + ", not this build's "
+              + keys(ours)
+              + ": "
+              + report);
+    }
+    return points;
+  }
+
+  private static final String REPORT_WRITTEN = "[bench] report written to ";
+
+  /** The (commit interval, load, executor interval) of each point, in order. */
+  static List<String> keys(List<Point> points) {
+    return points.stream()
+        .map(p -> p.commitMs() + "/" + p.load() + "/" + p.executorMs())
+        .collect(Collectors.toList());
   }
 
   /**

@@ -74,130 +74,97 @@ final class LatencyBench {
   private LatencyBench() {}
 
   /**
-   * Runs every point {@code rounds} times, round after round: the baseline, then the ledger with
+   * What one run measures: {@code seconds} measured after {@code warmup} per point, at each of
+   * {@code loads} (intents/s) and {@code intervals} (the Streams commit interval), the ledger with
    * its executor committing at each of {@code executorIntervals} (0: at the ledger's own commit
-   * interval), each ledger run on a fresh broker (the baseline shares the first); both sides' Kafka
-   * Streams with {@code threads} stream threads. First, one point of both sides that is not
-   * counted: in the first round of runs without it, both sides' first points were slower (the JVM
-   * compiling their code), the ledger's more. With {@code against} (another checkout, its bench
-   * built), each round is followed by the same points measured by that build ({@link
-   * LatencyAgainst}).
+   * interval) and at most every {@code executorMinMs}; both sides' Kafka Streams with {@code
+   * threads} stream threads, {@code executors} executors in one group behind the ledger.
    */
-  static int run(
+  record Plan(
       int seconds,
       int warmup,
       List<Integer> loads,
       List<Integer> intervals,
       List<Integer> executorIntervals,
       int executorMinMs,
-      int rounds,
       int threads,
-      int executors,
-      Path against,
-      String command)
-      throws Exception {
-    if (rounds < 1 || threads < 1 || executors < 1) {
+      int executors) {
+
+    /** The first point alone: the warm-up point, not counted. */
+    Plan first() {
+      return new Plan(
+          seconds,
+          warmup,
+          List.of(loads.get(0)),
+          List.of(intervals.get(0)),
+          List.of(executorIntervals.get(0)),
+          executorMinMs,
+          threads,
+          executors);
+    }
+  }
+
+  /**
+   * Runs every point of {@code plan} {@code rounds} times, round after round: the baseline, then
+   * the ledger at each executor interval, each ledger run on a fresh broker (the baseline shares
+   * the first). First, one point of both sides that is not counted: in the first round of runs
+   * without it, both sides' first points were slower (the JVM compiling their code), the ledger's
+   * more. With {@code against} (another checkout, its bench built), each round is followed by the
+   * same points measured by that build ({@link LatencyAgainst}).
+   */
+  static int run(Plan plan, int rounds, Path against, String command) throws Exception {
+    if (rounds < 1 || plan.threads() < 1 || plan.executors() < 1) {
       throw new IllegalArgumentException(
           "--rounds, --threads and --executors must be at least 1, were "
               + rounds
               + ", "
-              + threads
+              + plan.threads()
               + " and "
-              + executors);
+              + plan.executors());
     }
-    if (against != null && executors != 1) {
+    if (against != null && plan.executors() != 1) {
       throw new IllegalArgumentException(
           "--against runs the other build's bench with one executor: leave --executors at 1");
     }
     Bench.say(
         "warm-up, not counted: both sides at "
-            + intervals.get(0)
+            + plan.intervals().get(0)
             + " ms and "
-            + loads.get(0)
+            + plan.loads().get(0)
             + "/s");
-    round(
-        seconds,
-        warmup,
-        List.of(loads.get(0)),
-        List.of(intervals.get(0)),
-        List.of(executorIntervals.get(0)),
-        executorMinMs,
-        threads,
-        executors);
+    round(plan.first());
     List<List<Point>> all = new ArrayList<>();
     List<List<Point>> theirs = new ArrayList<>();
     for (int round = 1; round <= rounds; round++) {
       Bench.say("round " + round + " of " + rounds);
-      all.add(
-          round(
-              seconds,
-              warmup,
-              loads,
-              intervals,
-              executorIntervals,
-              executorMinMs,
-              threads,
-              executors));
+      all.add(round(plan));
       if (against != null) {
         Bench.say("round " + round + " of " + rounds + ": the same points by " + against);
-        theirs.add(
-            LatencyAgainst.round(
-                against,
-                seconds,
-                warmup,
-                loads,
-                intervals,
-                executorIntervals,
-                executorMinMs,
-                threads));
+        theirs.add(LatencyAgainst.round(against, plan, all.get(all.size() - 1)));
       }
     }
     LatencyReport.write(
-        all,
-        theirs,
-        against == null ? null : ThroughputWorkers.describe(against),
-        warmup,
-        seconds,
-        threads,
-        executors,
-        executorMinMs,
-        command);
+        all, theirs, against == null ? null : ThroughputWorkers.describe(against), plan, command);
     return 0;
   }
 
   /** Every point once. */
-  private static List<Point> round(
-      int seconds,
-      int warmup,
-      List<Integer> loads,
-      List<Integer> intervals,
-      List<Integer> executorIntervals,
-      int executorMinMs,
-      int threads,
-      int executorCount)
-      throws Exception {
+  private static List<Point> round(Plan plan) throws Exception {
     List<Point> points = new ArrayList<>();
-    for (int commitMs : intervals) {
-      for (int load : loads) {
+    for (int commitMs : plan.intervals()) {
+      for (int load : plan.loads()) {
         List<Integer> executors =
-            executorIntervals.stream().map(ms -> ms == 0 ? commitMs : ms).distinct().toList();
+            plan.executorIntervals().stream()
+                .map(ms -> ms == 0 ? commitMs : ms)
+                .distinct()
+                .toList();
         for (int e = 0; e < executors.size(); e++) {
           try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start(1)) {
             Bench.createTopics(kafka, "latency-effects");
             if (e == 0) {
-              points.add(baseline(kafka, commitMs, load, warmup, seconds, threads));
+              points.add(baseline(kafka, commitMs, load, plan));
             }
-            points.add(
-                ledger(
-                    kafka,
-                    commitMs,
-                    executors.get(e),
-                    executorMinMs,
-                    load,
-                    warmup,
-                    seconds,
-                    threads,
-                    executorCount));
+            points.add(ledger(kafka, commitMs, executors.get(e), load, plan));
           }
         }
       }
@@ -224,20 +191,20 @@ final class LatencyBench {
     return props;
   }
 
-  private static Point baseline(
-      EmbeddedKafkaCluster kafka, int commitMs, int load, int warmup, int seconds, int threads)
+  private static Point baseline(EmbeddedKafkaCluster kafka, int commitMs, int load, Plan plan)
       throws Exception {
     Topology topology = BaselineDedupTopology.build(BASELINE_IN, BASELINE_OUT);
     try (KafkaStreams streams =
-        new KafkaStreams(topology, streamsProps(kafka, "baseline-latency", commitMs, threads))) {
+        new KafkaStreams(
+            topology, streamsProps(kafka, "baseline-latency", commitMs, plan.threads()))) {
       return LatencyProbe.measure(
           kafka,
           streams,
           commitMs,
           0,
           load,
-          warmup,
-          seconds,
+          plan.warmup(),
+          plan.seconds(),
           "baseline (1 hop)",
           BASELINE_IN,
           BASELINE_OUT,
@@ -248,16 +215,9 @@ final class LatencyBench {
   }
 
   private static Point ledger(
-      EmbeddedKafkaCluster kafka,
-      int commitMs,
-      int executorMs,
-      int executorMinMs,
-      int load,
-      int warmup,
-      int seconds,
-      int threads,
-      int executorCount)
+      EmbeddedKafkaCluster kafka, int commitMs, int executorMs, int load, Plan plan)
       throws Exception {
+    int executorMinMs = plan.executorMinMs();
     ToolPolicies policies =
         ToolPolicies.of(
             ToolPolicy.builder("charge_card", ToolClass.WRITE_IDEMPOTENT)
@@ -278,12 +238,12 @@ final class LatencyBench {
     RegistryAvroSerde<ToolIntent> serde =
         new RegistryAvroSerde<>(SchemaRegistries.forUrl(REGISTRY), ToolIntent.class);
     Properties streamsProps =
-        streamsProps(kafka, "ledger-latency-" + executorMs, commitMs, threads);
+        streamsProps(kafka, "ledger-latency-" + executorMs, commitMs, plan.threads());
     List<EffectExecutor> executors = new ArrayList<>();
     try (KafkaStreams streams =
             LedgerTopology.streams(LedgerConfig.of(policies, REGISTRY), streamsProps);
         AutoCloseable closeExecutors = () -> closeAll(executors)) {
-      for (int i = 0; i < executorCount; i++) {
+      for (int i = 0; i < plan.executors(); i++) {
         // one group: the dispatch partitions are shared among them, as among executor processes
         executors.add(
             EffectExecutor.start(
@@ -297,8 +257,8 @@ final class LatencyBench {
           commitMs,
           executorMs,
           load,
-          warmup,
-          seconds,
+          plan.warmup(),
+          plan.seconds(),
           "ledger, executor commits every " + executorMs + " ms",
           Topics.INTENTS,
           Topics.RESULTS,

@@ -20,22 +20,21 @@ final class LatencyReport {
       List<List<Point>> rounds,
       List<List<Point>> theirs,
       String against,
-      int warmup,
-      int seconds,
-      int threads,
-      int executors,
-      int executorMinMs,
+      LatencyBench.Plan plan,
       String command)
       throws Exception {
+    int warmup = plan.warmup();
+    int seconds = plan.seconds();
+    int executorMinMs = plan.executorMinMs();
     StringBuilder md =
         new StringBuilder("# Latency: intent to reply, against the baseline's single hop\n\n");
     md.append("Command: `").append(command).append("`  \n");
     md.append(Bench.machine()).append("  \n");
     md.append(
             "Each point on a fresh embedded broker, 8 partitions, exactly_once_v2, "
-                + threads
+                + plan.threads()
                 + " stream thread(s) on each side, "
-                + executors
+                + plan.executors()
                 + " executor(s) in one group on the ledger's, each side's producers on their own settings (Kafka Streams' linger.ms of 100 ms for the baseline, the ledger's 100 ms, the executor's Kafka default), the load's producer at linger.ms=0;"
                 + " unique keys sent at a fixed rate for ")
         .append(warmup)

@@ -232,11 +232,12 @@ public final class Processes implements AutoCloseable {
   }
 
   /**
-   * The processor on {@code port}'s {@code effectledger_store_lag_records} for {@code role}
-   * ("active" or "standby"), from its {@code /metrics}; -1 when it does not answer or has no such
-   * series yet.
+   * The value of {@code series} (a Prometheus series name with its labels, as the processor on
+   * {@code port} writes it in {@code /metrics}, e.g. {@code
+   * effectledger_store_lag_records{role="standby"}}); NaN when the processor does not answer, has
+   * no such series yet, or cannot tell (the series reads NaN).
    */
-  public static long storeLag(int port, String role) {
+  public static double metric(int port, String series) {
     try {
       String metrics =
           HTTP.send(
@@ -245,18 +246,17 @@ public final class Processes implements AutoCloseable {
                       .build(),
                   HttpResponse.BodyHandlers.ofString())
               .body();
-      String series = "effectledger_store_lag_records{role=\"" + role + "\"} ";
       for (String line : metrics.split("\n")) {
-        if (line.startsWith(series)) {
-          return (long) Double.parseDouble(line.substring(series.length()).trim());
+        if (line.startsWith(series + " ")) {
+          return Double.parseDouble(line.substring(series.length()).trim());
         }
       }
-      return -1;
+      return Double.NaN;
     } catch (IOException e) {
-      return -1; // not listening (yet)
+      return Double.NaN; // not listening (yet)
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      return -1;
+      return Double.NaN;
     }
   }
 

@@ -72,6 +72,10 @@ class LatencyReportTest {
             tuple(20, 0, 500, 30.0, 60.0),
             tuple(20, 20, 500, 55.0, 110.0));
     assertThat(read.get(1).p999()).isEqualTo(336.0);
+    assertThat(LatencyAgainst.keys(read))
+        .as("what --against compares with this build's round")
+        .isEqualTo(LatencyAgainst.keys(written))
+        .containsExactly("100/500/0", "100/500/100", "100/500/20", "20/500/0", "20/500/20");
   }
 
   @Test

@@ -27,13 +27,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The upgrade from the previous release's Kafka (4.3.1, the jars the build copies to {@code
- * target/previous-kafka}) to this build's, as an operator does it: the ledger runs on 4.3.1 and
- * settles a set of keys, is stopped cleanly (SIGTERM, as a rolling bounce stops an instance), and
- * starts on this build's Kafka on the same state directory and changelog. Every entry written
- * before is kept (a second send of each key is answered from the ledger, not dispatched again), new
- * keys are dispatched, and the restart takes up the 4.3.1 state directory (its {@code .checkpoint}
- * files) instead of replaying the changelog.
+ * The upgrade from the previous release's Kafka (4.3.1, the root pom's {@code
+ * previous.kafka.version}, whose jars the build copies to {@code target/previous-kafka}) to this
+ * build's, as an operator does it: the ledger runs on 4.3.1 and settles a set of keys, is stopped
+ * cleanly (SIGTERM, as a rolling bounce stops an instance), and starts on this build's Kafka on the
+ * same state directory and changelog. Every entry written before is kept (a second send of each key
+ * is answered from the ledger, not dispatched again), new keys are dispatched, and the restart
+ * takes up the 4.3.1 state directory (its {@code .checkpoint} files) instead of replaying the
+ * changelog.
  *
  * <p>The Streams protocol needs no {@code upgrade.from} between 4.3 and 4.4 (Kafka's Streams
  * upgrade guide), so one bounce per instance is the whole upgrade; a group of instances is bounced
@@ -48,7 +49,9 @@ class RollingUpgradeIT {
   private static final int KEYS = 400;
   private static final int PARTITIONS = 4;
   private static final String APPLICATION_ID = "upgrade-it";
-  private static final String PREVIOUS = "4.3.1";
+
+  /** The root pom's {@code previous.kafka.version}, passed on by failsafe. */
+  private static final String PREVIOUS = System.getProperty("previous.kafka.version", "4.3.1");
 
   @TempDir Path work;
   private final List<Process> processes = new ArrayList<>();
@@ -96,6 +99,14 @@ class RollingUpgradeIT {
         send(producer, "k", KEYS); // each key again: answered from the ledger
         send(producer, "n", KEYS); // new keys: dispatched
         awaitReplies(results, 3 * KEYS);
+        await("one dispatch per key and no more replies, for 3 s")
+            .during(Duration.ofSeconds(3))
+            .atMost(Duration.ofSeconds(30))
+            .untilAsserted(
+                () -> {
+                  assertThat(results.total()).as("replies read").isEqualTo(3 * KEYS);
+                  assertThat(dispatches.total()).as("dispatches read").isEqualTo(2 * KEYS);
+                });
         assertThat(dispatches.byKey).hasSize(2 * KEYS);
         assertThat(dispatches.byKey.values()).allSatisfy(ds -> assertThat(ds).hasSize(1));
         assertThat(executor.effects.get()).isEqualTo(2 * KEYS);
