@@ -34,6 +34,7 @@ class ArchitectureTest {
       List.of(
           "dev.effectledger.schema",
           "dev.effectledger.policy",
+          "dev.effectledger.auth",
           "dev.effectledger.embedded",
           "dev.effectledger.topology",
           "dev.effectledger.connectors",
@@ -67,6 +68,8 @@ class ArchitectureTest {
         .definedBy("dev.effectledger.schema..")
         .layer("policy")
         .definedBy("dev.effectledger.policy..")
+        .layer("auth")
+        .definedBy("dev.effectledger.auth..")
         .layer("embedded")
         .definedBy("dev.effectledger.embedded..")
         .layer("topology")
@@ -99,8 +102,10 @@ class ArchitectureTest {
         .mayOnlyBeAccessedByLayers("adapters", "gateway", "mcp", "app")
         .whereLayer("embedded")
         .mayOnlyBeAccessedByLayers("app")
+        .whereLayer("auth")
+        .mayOnlyBeAccessedByLayers("gateway", "mcp", "app")
         .whereLayer("policy")
-        .mayOnlyBeAccessedByLayers("topology", "connectors", "gateway", "mcp", "app")
+        .mayOnlyBeAccessedByLayers("auth", "topology", "connectors", "gateway", "mcp", "app")
         .check(classes);
   }
 }

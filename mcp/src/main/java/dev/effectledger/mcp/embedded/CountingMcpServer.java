@@ -86,6 +86,9 @@ public final class CountingMcpServer implements AutoCloseable {
   private ServerConnector connector;
   private McpSyncServer server;
 
+  private final java.util.Set<String> authorizations =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
+
   private CountingMcpServer(Path effectsFile) {
     this.ledger = new ChargeLedger(effectsFile);
     this.tools = new ChargeTools(ledger, this);
@@ -110,6 +113,10 @@ public final class CountingMcpServer implements AutoCloseable {
             .mcpEndpoint("/mcp")
             .contextExtractor(
                 request -> {
+                  String authorization = request.getHeader("Authorization");
+                  if (authorization != null) {
+                    counting.authorizations.add(authorization);
+                  }
                   String key = request.getHeader(McpMeta.IDEMPOTENCY_KEY_HEADER);
                   return McpTransportContext.create(
                       key == null ? Map.of() : Map.of(ChargeTools.HEADER_KEY, key));
@@ -242,6 +249,11 @@ public final class CountingMcpServer implements AutoCloseable {
   }
 
   /** Effects performed for {@code key}. */
+  /** Every {@code Authorization} header value its clients sent (over HTTP). */
+  public java.util.Set<String> authorizations() {
+    return java.util.Set.copyOf(authorizations);
+  }
+
   public int effects(String key) {
     return ledger.effects(key);
   }

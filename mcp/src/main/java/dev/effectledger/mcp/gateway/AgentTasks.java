@@ -275,9 +275,11 @@ final class AgentTasks implements AutoCloseable {
     // the task's exchange: the agent's session, the request's run header, and the task's id (for
     // the requests its call makes of the agent)
     Map<String, Object> taskContext = new LinkedHashMap<>();
-    Object run = context.get(WriteCalls.RUN_HEADER);
-    if (run != null) {
-      taskContext.put(WriteCalls.RUN_HEADER, run);
+    for (String carried : List.of(WriteCalls.RUN_HEADER, WriteCalls.TENANT)) {
+      Object value = context.get(carried);
+      if (value != null) {
+        taskContext.put(carried, value);
+      }
     }
     taskContext.put(TASK_CONTEXT, task.id);
     McpSyncServerExchange exchange =

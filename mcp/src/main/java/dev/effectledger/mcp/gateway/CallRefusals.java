@@ -209,7 +209,7 @@ final class CallRefusals {
   }
 
   /** A request whose body was read: served again from the bytes. */
-  private static final class Replayed extends HttpServletRequestWrapper {
+  static final class Replayed extends HttpServletRequestWrapper {
     private final byte[] body;
 
     Replayed(HttpServletRequest request, byte[] body) {

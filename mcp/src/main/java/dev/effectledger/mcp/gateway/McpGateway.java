@@ -99,8 +99,7 @@ public final class McpGateway implements AutoCloseable {
 
               @Override
               public boolean writes(String tool) {
-                ToolCatalog.Entry entry = served.catalog().byName().get(tool);
-                return entry != null && writes.classOf(entry) != ToolClass.READ;
+                return McpGateway.this.writes(tool);
               }
             });
     upstreams.start();
@@ -122,6 +121,7 @@ public final class McpGateway implements AutoCloseable {
               gateway::serve,
               gateway.agents,
               gateway.refusals(),
+              gateway::writes,
               session -> {
                 gateway.links.ended(session);
                 gateway.agents.ended(session);
@@ -163,6 +163,12 @@ public final class McpGateway implements AutoCloseable {
     served.build(spec);
     reads.relayLogsTo(agents);
     links.serving(agents, tasks::waitingForInput);
+  }
+
+  /** Whether the served tool {@code tool} writes: its calls go through the ledger. */
+  private boolean writes(String tool) {
+    ToolCatalog.Entry entry = served.catalog().byName().get(tool);
+    return entry != null && writes.classOf(entry) != ToolClass.READ;
   }
 
   private CallRefusals refusals() {

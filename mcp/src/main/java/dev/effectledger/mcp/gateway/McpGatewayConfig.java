@@ -3,12 +3,14 @@ package dev.effectledger.mcp.gateway;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.effectledger.auth.AuthSettings;
 import dev.effectledger.mcp.connector.McpConnectorSettings;
 import dev.effectledger.policy.FieldReader;
 import dev.effectledger.policy.PolicyException;
 import dev.effectledger.policy.ToolClass;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.IOException;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -50,6 +52,15 @@ import java.util.Properties;
  *   idle: 10m                      # an agent's own upstream sessions close after this long unused
  * interactive:                     # write tools that ask the agent (sampling, elicitation) while they run
  *   confirm_transfer: refuse       # refused, nothing done; or pass-through: performed in the agent's session
+ * auth:                            # OAuth 2.1 access tokens required over HTTP (none: no check; see docs/operations.md)
+ *   issuer: https://idp.example.com            # the identity provider (its keys found from its metadata)
+ *   audience: https://mcp.example.com/mcp      # this gateway's URL as agents reach it: tokens must name it
+ *   jwksUri: ""                    # the provider's keys, when its metadata does not say
+ *   tenantClaim: tenant            # the claim naming the caller's tenant (then tenant: above is not used over HTTP)
+ *   rolesClaim: roles
+ *   readScope: tools:read          # calls of read tools (and listing)
+ *   writeScope: tools:write        # calls of write tools
+ *   clockSkew: 60s
  * </pre>
  */
 public record McpGatewayConfig(
@@ -72,7 +83,8 @@ public record McpGatewayConfig(
     Duration refresh,
     AgentSessionMode agentSessions,
     Duration agentIdle,
-    Map<String, Interactive> interactive) {
+    Map<String, Interactive> interactive,
+    AuthSettings auth) {
 
   /** Whose sessions with the upstreams an agent's pass-through requests go on. */
   public enum AgentSessionMode {
@@ -164,7 +176,8 @@ public record McpGatewayConfig(
             "logging",
             "refresh",
             "agents",
-            "interactive"));
+            "interactive",
+            "auth"));
     String host = "127.0.0.1";
     int port = 8097;
     String path = "/mcp";
@@ -178,7 +191,11 @@ public record McpGatewayConfig(
         listen.problem("path", "'" + path + "' must start with /");
       }
     }
-    String tenant = s.requiredText("tenant", "give the tenant of every call through this gateway");
+    AuthSettings auth = auth(s);
+    String tenant =
+        auth == null
+            ? s.requiredText("tenant", "give the tenant of every call through this gateway")
+            : s.text("tenant", null);
     String runHeader = null;
     String runId = null;
     RunFallback fallback = RunFallback.REFUSE;
@@ -322,9 +339,50 @@ public record McpGatewayConfig(
             s.duration("refresh", Duration.ofMinutes(5)),
             agentSessions,
             agentIdle,
-            Map.copyOf(interactive));
+            Map.copyOf(interactive),
+            auth);
     s.check();
     return config;
+  }
+
+  /** The {@code auth} section: null when there is none (no tokens asked for). */
+  private static AuthSettings auth(FieldReader s) {
+    FieldReader a = s.mapping("auth", "").orElse(null);
+    if (a == null) {
+      return null;
+    }
+    a.allowOnly(
+        List.of(
+            "issuer",
+            "audience",
+            "jwksUri",
+            "tenantClaim",
+            "rolesClaim",
+            "readScope",
+            "writeScope",
+            "clockSkew"));
+    String issuer = a.requiredText("issuer", "give the identity provider's issuer URL");
+    String audience =
+        a.requiredText(
+            "audience", "give this gateway's URL as agents reach it: its tokens must name it");
+    String jwks = a.text("jwksUri", "");
+    if (issuer == null || audience == null) {
+      return null;
+    }
+    try {
+      return new AuthSettings(
+          URI.create(issuer),
+          audience,
+          jwks.isBlank() ? null : URI.create(jwks),
+          a.text("tenantClaim", AuthSettings.TENANT_CLAIM),
+          a.text("rolesClaim", AuthSettings.ROLES_CLAIM),
+          a.text("readScope", AuthSettings.READ_SCOPE),
+          a.text("writeScope", AuthSettings.WRITE_SCOPE),
+          a.duration("clockSkew", AuthSettings.CLOCK_SKEW));
+    } catch (IllegalArgumentException e) {
+      a.problem("issuer", e.getMessage());
+      return null;
+    }
   }
 
   /** An upstream's settings as the connector reads them (a tool name is filled in per tool). */

@@ -1,5 +1,8 @@
 package dev.effectledger.mcp.gateway;
 
+import dev.effectledger.auth.AccessTokens;
+import dev.effectledger.auth.Caller;
+import dev.effectledger.auth.ResourceMetadata;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
@@ -12,9 +15,12 @@ import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServletRequest;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.URI;
 import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import org.eclipse.jetty.ee11.servlet.FilterHolder;
 import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee11.servlet.ServletHolder;
@@ -56,6 +62,7 @@ final class McpTransports {
       Serve serve,
       AgentSessions agents,
       CallRefusals refusals,
+      Predicate<String> writes,
       Consumer<String> ended)
       throws Exception {
     HttpServletStreamableServerTransportProvider transport =
@@ -72,6 +79,17 @@ final class McpTransports {
     jetty.addConnector(connector);
     ServletContextHandler context = new ServletContextHandler();
     context.addServlet(new ServletHolder(transport), config.path());
+    if (config.auth() != null) {
+      // first: nothing below sees a request without a token it takes
+      context.addFilter(
+          new FilterHolder(new TokenCheck(AccessTokens.of(config.auth()), writes)),
+          config.path(),
+          EnumSet.of(DispatcherType.REQUEST));
+      ServletHolder metadata = new ServletHolder(TokenCheck.metadata(config.auth()));
+      context.addServlet(metadata, ResourceMetadata.WELL_KNOWN);
+      context.addServlet(
+          metadata, ResourceMetadata.path(URI.create(config.auth().audience()).getRawPath()));
+    }
     FilterHolder answering = new FilterHolder(refusals.servletFilter(r -> context(config, r)));
     answering.setAsyncSupported(true); // tasks/result is answered when its task ends
     context.addFilter(answering, config.path(), EnumSet.of(DispatcherType.REQUEST));
@@ -82,11 +100,17 @@ final class McpTransports {
     return new McpTransports(config, jetty, connector);
   }
 
-  /** What a call's HTTP request tells the gateway: its run id header. */
+  /** What a call's HTTP request tells the gateway: its run id header, its caller's tenant. */
   private static McpTransportContext context(McpGatewayConfig config, HttpServletRequest request) {
+    Map<String, Object> context = new HashMap<>();
     String run = config.runHeader() == null ? null : request.getHeader(config.runHeader());
-    return McpTransportContext.create(
-        run == null || run.isBlank() ? Map.of() : Map.of(WriteCalls.RUN_HEADER, run));
+    if (run != null && !run.isBlank()) {
+      context.put(WriteCalls.RUN_HEADER, run);
+    }
+    if (request.getAttribute(TokenCheck.CALLER) instanceof Caller caller) {
+      context.put(WriteCalls.TENANT, caller.tenant());
+    }
+    return McpTransportContext.create(context);
   }
 
   /**

@@ -49,6 +49,9 @@ final class WriteCalls implements AutoCloseable {
   /** Where the HTTP transport puts the run id header's value in a call's transport context. */
   static final String RUN_HEADER = "effectledger-run-header";
 
+  /** The transport context's key of the caller's tenant, from its access token. */
+  static final String TENANT = "effectledger-tenant";
+
   /**
    * In an interactive write's answer {@code _meta}: how it was performed ({@code pass-through}).
    */
@@ -295,10 +298,21 @@ final class WriteCalls implements AutoCloseable {
     } catch (JsonProcessingException e) {
       return refused("ARGUMENTS_NOT_JSON", JsonSyntax.describe(e), "Send JSON arguments.");
     }
+    Object callerTenant =
+        exchange.transportContext() == null ? null : exchange.transportContext().get(TENANT);
+    String tenant = callerTenant instanceof String t ? t : config.tenant();
+    if (tenant == null) {
+      return refused(
+          "TENANT_REQUIRED",
+          "a write call needs the tenant it is for, and neither the agent's token nor the"
+              + " gateway's configuration names one",
+          "Configure tenant: in the gateway (stdio), or auth: with a tenant claim. Nothing was"
+              + " done.");
+    }
     ToolCall derived =
         ToolCall.of(
             new StepContext(
-                config.tenant(),
+                tenant,
                 run,
                 step == null ? "mcp:" + entry.name() : step,
                 scope == null ? "" : scope),

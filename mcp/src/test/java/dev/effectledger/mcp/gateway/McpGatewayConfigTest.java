@@ -95,6 +95,35 @@ class McpGatewayConfigTest {
   }
 
   @Test
+  void shouldReadTheAuthSectionWithItsDefaultsAndTakeTheTenantFromTokensThen() throws Exception {
+    String base =
+        """
+        kafka: {bootstrap.servers: "b:9092"}
+        upstreams: {payments: {url: http://127.0.0.1:8095/mcp}}
+        """;
+
+    McpGatewayConfig config =
+        parse(
+            base
+                + "auth: {issuer: 'https://idp.example.com', audience:"
+                + " 'https://mcp.example.com/mcp', tenantClaim: org}\n");
+
+    assertThat(config.tenant()).as("from each caller's token").isNull();
+    assertThat(config.auth().issuer()).hasToString("https://idp.example.com");
+    assertThat(config.auth().audience()).isEqualTo("https://mcp.example.com/mcp");
+    assertThat(config.auth().tenantClaim()).isEqualTo("org");
+    assertThat(config.auth().writeScope()).isEqualTo("tools:write");
+    assertThat(config.auth().clockSkew()).isEqualTo(Duration.ofSeconds(60));
+    assertThat(parse("tenant: acme\n" + base).auth()).as("no section: no tokens").isNull();
+    assertThatThrownBy(() -> parse(base + "auth: {issuer: 'https://idp.example.com'}\n"))
+        .hasMessageContaining("mcp.auth.audience")
+        .hasMessageContaining("this gateway's URL");
+    assertThatThrownBy(() -> parse(base))
+        .as("neither a tenant nor tokens")
+        .hasMessageContaining("mcp.tenant");
+  }
+
+  @Test
   void shouldListEveryProblemAtOnce() {
     assertThatThrownBy(
             () ->

@@ -135,8 +135,14 @@ public final class McpPipeline implements AutoCloseable {
   /** The key of tenant acme's {@code create_charge} with {@code arguments} at {@code step}. */
   public static String key(String run, String step, Map<String, Object> arguments)
       throws Exception {
+    return key("acme", run, step, arguments);
+  }
+
+  /** The key of {@code tenant}'s {@code create_charge} with {@code arguments} at {@code step}. */
+  public static String key(String tenant, String run, String step, Map<String, Object> arguments)
+      throws Exception {
     return IdempotencyKeys.derive(
-            new StepContext("acme", run, step, ""),
+            new StepContext(tenant, run, step, ""),
             "create_charge",
             JSON_MAPPER.writeValueAsString(arguments),
             KeyRules.NONE)
@@ -206,6 +212,12 @@ public final class McpPipeline implements AutoCloseable {
   /** An MCP gateway's configuration in front of {@code upstreams} (name to URL, in order). */
   public McpGatewayConfig gatewayConfig(String extraYaml, Map<String, String> upstreams)
       throws Exception {
+    return gatewayConfig(extraYaml, upstreams, 0);
+  }
+
+  /** As {@link #gatewayConfig(String, Map)}, listening on {@code port} (0: a free one). */
+  public McpGatewayConfig gatewayConfig(String extraYaml, Map<String, String> upstreams, int port)
+      throws Exception {
     StringBuilder listed = new StringBuilder();
     upstreams.forEach(
         (name, url) ->
@@ -220,7 +232,7 @@ public final class McpPipeline implements AutoCloseable {
             new YAMLMapper()
                 .readTree(
                     """
-        listen: {host: 127.0.0.1, port: 0}
+        listen: {host: 127.0.0.1, port: %d}
         tenant: acme
         run: {header: X-Agent-Run}
         wait: 30s
@@ -229,7 +241,7 @@ public final class McpPipeline implements AutoCloseable {
         %s
         upstreams:
         %s"""
-                        .formatted(bootstrap, registry, extraYaml, listed));
+                        .formatted(port, bootstrap, registry, extraYaml, listed));
     return McpGatewayConfig.parse(root, Path.of("."));
   }
 
