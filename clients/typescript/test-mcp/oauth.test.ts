@@ -141,9 +141,9 @@ test('a machine agent gets its token by client credentials from the 401 and call
 
 test('a user signs in (authorization code, PKCE) and the agent calls as her tenant', async () => {
   const url = new URL(env('EFFECTLEDGER_MCP_URL'));
-  const run = env('EFFECTLEDGER_MCP_RUN');
+  const run = env('EFFECTLEDGER_MCP_RUN'); // its own run: the gateway allows a run 2 calls a second
   const provider = new SignInProvider();
-  const options = { authProvider: provider, requestInit: { headers: { 'X-Agent-Run': run } } };
+  const options = { authProvider: provider, requestInit: { headers: { 'X-Agent-Run': `${run}-user` } } };
   const first = new StreamableHTTPClientTransport(url, options);
   await assert.rejects(
     new Client({ name: 'effectledger-ts-user', version: '1.0.0' }).connect(first),

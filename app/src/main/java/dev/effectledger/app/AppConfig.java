@@ -1,6 +1,8 @@
 package dev.effectledger.app;
 
 import dev.effectledger.app.console.HttpAuth;
+import dev.effectledger.auth.AccessTokens;
+import dev.effectledger.auth.AuthSettings;
 import dev.effectledger.policy.Durations;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
@@ -74,6 +76,12 @@ public final class AppConfig {
 
   /** {@code http.auth.metrics=true}: the processor's /metrics needs a token too. */
   public static final String HTTP_AUTH_METRICS = "http.auth.metrics";
+
+  /**
+   * {@code http.tokens.issuer}, {@code .audience}, ...: the query API and the console take access
+   * tokens (JWTs) from that identity provider too, the role from the token's roles claim.
+   */
+  public static final String HTTP_TOKENS = "http.tokens.";
 
   /**
    * {@code ledger.bypass.signer.<name>=<public key>}: whose bypass approvals the ledger accepts.
@@ -330,7 +338,9 @@ public final class AppConfig {
             auth.put(k, v);
           }
         });
-    return HttpAuth.fromProperties(auth);
+    HttpAuth tokens = HttpAuth.fromProperties(auth);
+    AuthSettings jwt = AuthSettings.read(name -> get(HTTP_TOKENS + name), HTTP_TOKENS);
+    return jwt == null ? tokens : tokens.withTokens(AccessTokens.of(jwt));
   }
 
   /**
@@ -381,7 +391,8 @@ public final class AppConfig {
               && !((String) k).startsWith(GATEWAY_PREFIX)
               && !((String) k).startsWith(CONSOLE_PREFIX)
               && !((String) k).startsWith(BYPASS_SIGNER_PREFIX)
-              && !((String) k).startsWith(HttpAuth.PREFIX)) {
+              && !((String) k).startsWith(HttpAuth.PREFIX)
+              && !((String) k).startsWith(HTTP_TOKENS)) {
             kafka.put(k, v);
           }
         });

@@ -1,5 +1,8 @@
 package dev.effectledger.app;
 
+import dev.effectledger.auth.AccessTokens;
+import dev.effectledger.auth.AuthSettings;
+import dev.effectledger.auth.FairShare;
 import dev.effectledger.gateway.Credentials;
 import dev.effectledger.gateway.Gateway;
 import dev.effectledger.gateway.GatewayConfig;
@@ -21,6 +24,7 @@ final class GatewayCommand implements Callable<Integer> {
 
   static final String INSTANCE = "gateway.instance";
   static final String HOST = "gateway.host";
+  static final String LIMITS = "gateway.limits.";
   static final String PORT = "gateway.port";
   static final String LEDGER_URL = "gateway.ledger.url";
   static final String LEDGER_TOKEN = "gateway.ledger.token";
@@ -66,9 +70,14 @@ final class GatewayCommand implements Callable<Integer> {
 
   static GatewayConfig gatewayConfig(AppConfig cfg, ToolPolicies policies) {
     Credentials credentials = Credentials.fromProperties(cfg.withPrefix("gateway.credentials."));
+    AuthSettings auth = AuthSettings.read(name -> cfg.get("gateway.auth." + name), "gateway.auth.");
+    if (auth != null) {
+      credentials = credentials.withTokens(AccessTokens.of(auth));
+    }
     if (credentials.isEmpty()) {
       throw new IllegalArgumentException(
-          "No credentials: add gateway.credentials.<name>.sha256 and .tenant (see config/gateway.properties)");
+          "No credentials: add gateway.credentials.<name>.sha256 and .tenant, or gateway.auth.issuer"
+              + " and .audience for access tokens (see config/gateway.properties)");
     }
     String instance = cfg.get(INSTANCE);
     if (instance == null || instance.isBlank()) {
@@ -101,6 +110,7 @@ final class GatewayCommand implements Callable<Integer> {
         .withReplyTopic(cfg.getInt(REPLY_PARTITIONS, 8), (short) cfg.getInt(REPLY_REPLICATION, 3))
         .withReplyThreads(cfg.getInt(REPLY_THREADS, GatewayConfig.REPLY_THREADS))
         .withLedgerToken(cfg.get(LEDGER_TOKEN))
-        .withTls(tls);
+        .withTls(tls)
+        .withFairShare(FairShare.read(cfg.withPrefix(LIMITS), LIMITS));
   }
 }

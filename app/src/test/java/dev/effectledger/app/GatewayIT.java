@@ -5,8 +5,12 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.effectledger.auth.AccessTokens;
+import dev.effectledger.auth.AuthSettings;
+import dev.effectledger.auth.FairShare;
 import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.embedded.CountingDownstream.Fault;
+import dev.effectledger.gateway.Credentials;
 import dev.effectledger.gateway.Gateway;
 import dev.effectledger.gateway.GatewayConfig;
 import dev.effectledger.schema.AuditEvent;
@@ -14,6 +18,7 @@ import dev.effectledger.schema.AuditType;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
+import dev.effectledger.testkit.IdentityProviderProcess;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import dev.effectledger.testkit.TopicCollector;
 import java.io.IOException;
@@ -70,6 +75,10 @@ class GatewayIT {
   private static CountingDownstream risky;
   private static Gateway gatewayA;
   private static Gateway gatewayB;
+  private static IdentityProviderProcess idp;
+  private static Gateway tokens; // takes access tokens from idp besides the static ones
+  private static final String AUDIENCE = "https://gateway.effectledger.test";
+  private static final String FLOOD_TOKEN = "token-flood"; // tenant flood: 1 call a second
   private static final HttpClient http = HttpClient.newHttpClient();
 
   @BeforeAll
@@ -79,15 +88,203 @@ class GatewayIT {
     risky = pipeline.risky;
     gatewayA = Gateway.start(pipeline.gatewayConfig("gw-a", pipeline.ledgerUrl()));
     gatewayB = Gateway.start(pipeline.gatewayConfig("gw-b", pipeline.ledgerUrl()));
+    idp = IdentityProviderProcess.start();
+    GatewayConfig withTokens = pipeline.gatewayConfig("gw-tokens", pipeline.ledgerUrl());
+    tokens =
+        Gateway.start(
+            withTokens
+                .withFairShare(
+                    FairShare.of(
+                        FairShare.Limits.NONE, Map.of("flood", new FairShare.Limits(1, 1, 0, 0))))
+                .withCredentials(
+                    Credentials.of(
+                            Map.of(
+                                Credentials.sha256Hex(TOKEN),
+                                new Credentials.Caller("acme-agents", "acme", Set.of()),
+                                Credentials.sha256Hex(FLOOD_TOKEN),
+                                new Credentials.Caller("flood", "flood", Set.of())))
+                        .withTokens(
+                            AccessTokens.of(
+                                new AuthSettings(
+                                    idp.issuer(),
+                                    AUDIENCE,
+                                    null,
+                                    AuthSettings.TENANT_CLAIM,
+                                    AuthSettings.ROLES_CLAIM,
+                                    AuthSettings.READ_SCOPE,
+                                    AuthSettings.WRITE_SCOPE,
+                                    // 1 s, not the default 60 s: the expired-token case would wait
+                                    // a
+                                    // minute otherwise
+                                    Duration.ofSeconds(1))))));
     GatewayReadiness.awaitReady("gateway gw-a", gatewayA, Duration.ofSeconds(90));
     GatewayReadiness.awaitReady("gateway gw-b", gatewayB, Duration.ofSeconds(90));
+    GatewayReadiness.awaitReady("gateway gw-tokens", tokens, Duration.ofSeconds(90));
   }
 
   @AfterAll
-  static void stop() {
+  static void stop() throws Exception {
     gatewayA.close();
     gatewayB.close();
+    if (tokens != null) {
+      tokens.close();
+    }
     pipeline.close();
+    if (idp != null) {
+      idp.close();
+    }
+  }
+
+  @Test
+  void shouldTakeAccessTokensFromTheIdentityProviderWithTheTenantOfTheirClaim() throws Exception {
+    String acme = idp.clientToken("acme-agent", "acme-secret", AUDIENCE, "tools:read tools:write");
+    String globex =
+        idp.clientToken("globex-agent", "globex-secret", AUDIENCE, "tools:read tools:write");
+    String body = call("run-jwt", "pay", "{\"amount\":7,\"to\":\"cus_jwt\"}");
+
+    HttpResponse<String> first =
+        post(tokens, "charge_card", body, "Authorization", "Bearer " + acme);
+    HttpResponse<String> asStatic = post(tokens, "charge_card", body); // the static token, acme too
+    HttpResponse<String> theirs =
+        post(tokens, "charge_card", body, "Authorization", "Bearer " + globex);
+
+    assertThat(first.statusCode()).as(first.body()).isEqualTo(200);
+    assertThat(json(first).get("replayed").asBoolean()).isFalse();
+    assertThat(json(asStatic).get("key"))
+        .as("one tenant, one key")
+        .isEqualTo(json(first).get("key"));
+    assertThat(json(asStatic).get("replayed").asBoolean()).isTrue();
+    assertThat(theirs.statusCode()).as(theirs.body()).isEqualTo(200);
+    assertThat(json(theirs).get("key")).as("globex's own key").isNotEqualTo(json(first).get("key"));
+    assertThat(json(theirs).get("replayed").asBoolean()).isFalse();
+    assertThat(payments.effects(json(first).get("key").asText())).isEqualTo(1);
+    assertThat(payments.effects(json(theirs).get("key").asText())).isEqualTo(1);
+  }
+
+  @Test
+  void shouldRefuseAnAccessTokenThatIsExpiredForAnotherAudienceOrWithoutTheScope()
+      throws Exception {
+    String body = call("run-jwt-refused", "pay", "{\"amount\":8,\"to\":\"cus_jwt\"}");
+    String brief = idp.clientToken("acme-brief", "brief-secret", AUDIENCE, "tools:write");
+    String reader = idp.clientToken("acme-reader", "reader-secret", AUDIENCE, "tools:read");
+    String elsewhere =
+        idp.clientToken("acme-agent", "acme-secret", "https://other.test", "tools:write");
+
+    assertRefused(
+        post(tokens, "charge_card", body, "Authorization", "Bearer " + elsewhere),
+        "WRONG_AUDIENCE");
+    assertRefused(post(tokens, "charge_card", body, "Authorization", "Bearer x.y.z"), "MALFORMED");
+    HttpResponse<String> none = post(tokens, "charge_card", body, "Authorization", "");
+    assertThat(none.statusCode()).isEqualTo(401);
+    HttpResponse<String> readOnly =
+        post(tokens, "charge_card", body, "Authorization", "Bearer " + reader);
+    assertThat(readOnly.statusCode()).isEqualTo(403);
+    assertThat(readOnly.headers().firstValue("WWW-Authenticate").orElseThrow())
+        .contains("error=\"insufficient_scope\"")
+        .contains("scope=\"tools:write\"");
+    HttpResponse<String> listed =
+        http.send(
+            HttpRequest.newBuilder(tokens.uri().resolve("/v1/tools"))
+                .header("Authorization", "Bearer " + reader)
+                .GET()
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(listed.statusCode()).as("reading needs only tools:read").isEqualTo(200);
+    await("the brief token expires")
+        .atMost(Duration.ofSeconds(15))
+        .pollInterval(Duration.ofMillis(500))
+        .until(
+            () ->
+                post(tokens, "charge_card", body, "Authorization", "Bearer " + brief).statusCode()
+                    == 401);
+    assertRefused(post(tokens, "charge_card", body, "Authorization", "Bearer " + brief), "EXPIRED");
+    HttpResponse<String> attach = getCall(tokens, "v1:nothing", "Authorization", "Bearer " + brief);
+    assertThat(attach.statusCode()).as("attaching too").isEqualTo(401);
+  }
+
+  @Test
+  void shouldAnswer429WithRetryAfterOverATenantsShareAndPublishNothing() throws Exception {
+    String first = call("run-flood", "pay-1", "{\"amount\":1,\"to\":\"cus_flood\"}");
+    String second = call("run-flood", "pay-2", "{\"amount\":2,\"to\":\"cus_flood\"}");
+
+    HttpResponse<String> admitted =
+        post(tokens, "charge_card", first, "Authorization", "Bearer " + FLOOD_TOKEN);
+    HttpResponse<String> over =
+        post(
+            tokens,
+            "charge_card",
+            second,
+            "Authorization",
+            "Bearer " + FLOOD_TOKEN,
+            "Idempotency-Key",
+            "flood-over-2");
+    HttpResponse<String> acme =
+        post(
+            tokens,
+            "charge_card",
+            call("run-flood", "pay-3", "{\"amount\":3,\"to\":\"cus_flood\"}"));
+
+    assertThat(admitted.statusCode()).as(admitted.body()).isEqualTo(200);
+    assertThat(over.statusCode()).as(over.body()).isEqualTo(429);
+    assertThat(over.headers().firstValue("Retry-After")).contains("1");
+    assertThat(json(over).get("detail").asText())
+        .contains("tenant flood is over its limit of 1 calls a second")
+        .contains("nothing was published");
+    assertThat(acme.statusCode()).as("another tenant's calls go on").isEqualTo(200);
+    Thread.sleep(1_100); // its Retry-After
+    HttpResponse<String> later =
+        post(
+            tokens,
+            "charge_card",
+            second,
+            "Authorization",
+            "Bearer " + FLOOD_TOKEN,
+            "Idempotency-Key",
+            "flood-over-2");
+    assertThat(later.statusCode()).as(later.body()).isEqualTo(200);
+    assertThat(json(later).get("replayed").asBoolean())
+        .as("the refused call was never published: this one is the first")
+        .isFalse();
+    assertThat(payments.effects("flood-over-2")).isEqualTo(1);
+  }
+
+  @Test
+  void shouldLetTheProcessorsApiTakeAccessTokensWithTheRoleOfTheirClaim() throws Exception {
+    String audience = "https://processor.effectledger.test";
+    // the processor's query API and console ask HttpAuth (LedgerHttpServer.allowed, ConsoleGuard)
+    dev.effectledger.app.console.HttpAuth auth =
+        dev.effectledger.app.console.HttpAuth.fromProperties(new Properties())
+            .withTokens(AccessTokens.of(AuthSettings.of(idp.issuer(), audience)));
+    String redirect = "http://127.0.0.1:1/callback"; // the code is read from the redirect itself
+    String viewer =
+        idp.userToken("console", "bob", "bob-password", redirect, audience, "tools:read");
+    String operator =
+        idp.userToken("console", "alice", "alice-password", redirect, audience, "tools:read");
+    String elsewhere =
+        idp.userToken(
+            "console", "alice", "alice-password", redirect, "https://other.test", "tools:read");
+    String noRole = idp.clientToken("acme-agent", "acme-secret", audience, "tools:read");
+    var viewerRole = dev.effectledger.app.console.HttpAuth.Role.VIEWER;
+    var operatorRole = dev.effectledger.app.console.HttpAuth.Role.OPERATOR;
+
+    assertThat(auth.open()).as("tokens configured: not open").isFalse();
+    assertThat(auth.allows(null, viewerRole)).as("no token").isFalse();
+    assertThat(auth.allows("Bearer " + noRole, viewerRole)).as("a token naming no role").isFalse();
+    assertThat(auth.allows("Bearer " + elsewhere, viewerRole)).as("another audience").isFalse();
+    assertThat(auth.allows("Bearer " + viewer, viewerRole)).isTrue();
+    assertThat(auth.allows("Bearer " + viewer, operatorRole)).as("a viewer does not act").isFalse();
+    assertThat(auth.allows("Bearer " + operator, operatorRole)).isTrue();
+    assertThat(auth.identify(operator))
+        .contains(new dev.effectledger.app.console.HttpAuth.Identity("alice", operatorRole));
+  }
+
+  private static void assertRefused(HttpResponse<String> refused, String reason) throws Exception {
+    assertThat(refused.statusCode()).as(reason).isEqualTo(401);
+    assertThat(refused.headers().firstValue("WWW-Authenticate").orElseThrow())
+        .startsWith("Bearer realm=\"effectledger\"")
+        .contains("error=\"invalid_token\"")
+        .contains("error_description=\"" + reason + ":");
+    assertThat(json(refused).get("detail").asText()).startsWith(reason + ":");
   }
 
   // --- helpers ---------------------------------------------------------------------------------

@@ -160,9 +160,46 @@ final class BenchCommand implements Callable<Integer> {
         description = "calls waiting at once on one gateway; default ${DEFAULT-VALUE}")
     int waiting;
 
+    @Option(
+        names = "--fair-share",
+        description =
+            "instead: one tenant flooding at --flood-times its --limit while another calls at"
+                + " --quiet calls/s, on a gateway with fair share and one without")
+    boolean fairShare;
+
+    @Option(
+        names = "--limit",
+        defaultValue = "100",
+        description = "with --fair-share: each tenant's calls/s; default ${DEFAULT-VALUE}")
+    int limit;
+
+    @Option(
+        names = "--flood-times",
+        defaultValue = "10",
+        description =
+            "with --fair-share: the flood's rate in times the limit; default ${DEFAULT-VALUE}")
+    int floodTimes;
+
+    @Option(
+        names = "--quiet",
+        defaultValue = "50",
+        description = "with --fair-share: the quiet tenant's calls/s; default ${DEFAULT-VALUE}")
+    int quiet;
+
+    @Option(
+        names = "--rounds",
+        defaultValue = "3",
+        description = "with --fair-share: rounds; default ${DEFAULT-VALUE}")
+    int rounds;
+
     @Override
     public Integer call() throws Exception {
-      return GatewayBench.run(points.seconds, points.warmup, loads, waiting, typed(spec));
+      FairShareRun.Plan fair =
+          fairShare
+              ? new FairShareRun.Plan(
+                  points.seconds, points.warmup, rounds, limit, floodTimes, quiet)
+              : null;
+      return GatewayBench.run(points.seconds, points.warmup, loads, waiting, fair, typed(spec));
     }
   }
 

@@ -87,6 +87,21 @@ final class GatewayBench {
 
   static int run(int seconds, int warmup, List<Integer> loads, int waiting, String command)
       throws Exception {
+    return run(seconds, warmup, loads, waiting, null, command);
+  }
+
+  /**
+   * As {@link #run(int, int, List, int, String)}; with {@code fair} set, only the fair-share
+   * measurement on the same ledger ({@link FairShareRun}).
+   */
+  static int run(
+      int seconds,
+      int warmup,
+      List<Integer> loads,
+      int waiting,
+      FairShareRun.Plan fair,
+      String command)
+      throws Exception {
     List<Side> sides = new ArrayList<>();
     List<Side> dealt = new ArrayList<>();
     List<Waiting> parked = new ArrayList<>();
@@ -150,6 +165,12 @@ final class GatewayBench {
                                 new Credentials.Caller("bench", "bench", Set.of()))))
                     .withWaits(Duration.ofSeconds(30), Duration.ofSeconds(300))
                     .withReplyTopic(Bench.PARTITIONS, (short) 1);
+        if (fair != null) {
+          String report = FairShareRun.measure(gatewayConfig, fair, command);
+          readyz.stop(0);
+          Bench.writeReport("fair-share", report);
+          return 0;
+        }
         try (Gateway gateway = Gateway.start(gatewayConfig.apply("bench"));
             ToolCallClient client =
                 ToolCallClient.builder()

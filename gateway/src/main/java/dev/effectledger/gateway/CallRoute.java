@@ -2,6 +2,7 @@ package dev.effectledger.gateway;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.effectledger.auth.FairShare;
 import dev.effectledger.client.DerivedKey;
 import dev.effectledger.client.IdempotencyKeys;
 import dev.effectledger.client.IntentPublisher;
@@ -79,6 +80,11 @@ final class CallRoute {
     }
     Optional<Credentials.Caller> caller = ex.authenticate(config.credentials());
     if (caller.isEmpty()) {
+      return;
+    }
+    if (!caller.get().mayWrite()) {
+      String scope = config.credentials().tokens().settings().writeScope();
+      ex.insufficientScope(scope, "calling a tool needs " + scope + "; nothing was published");
       return;
     }
     Optional<ToolPolicy> policy =
@@ -196,6 +202,20 @@ final class CallRoute {
       HttpMapping.unavailable(ex, why);
       return;
     }
+    FairShare.Ticket place;
+    try {
+      place = config.fairShare().admit(caller.tenant(), body.run());
+    } catch (FairShare.OverLimit over) {
+      ex.problem(
+          Problem.of(
+              429,
+              "too-many-requests",
+              "Too many requests",
+              over.getMessage() + "; nothing was published: call again after Retry-After"),
+          Map.of("Retry-After", Long.toString(over.retryAfter().toSeconds())));
+      return;
+    }
+    ex.onEnd = place::close;
     String key = suppliedKey.orElse(derived.key());
     String requestId = UUID.randomUUID().toString();
     PendingCall pending = new PendingCall(ex, key, policy, requestId, wait);

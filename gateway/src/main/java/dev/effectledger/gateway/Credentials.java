@@ -1,5 +1,8 @@
 package dev.effectledger.gateway;
 
+import dev.effectledger.auth.AccessTokens;
+import dev.effectledger.auth.AuthSettings;
+import dev.effectledger.auth.TokenRefused;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -20,13 +23,27 @@ import java.util.regex.Pattern;
  * <p>Configured as {@code gateway.credentials.<name>.sha256} (hex SHA-256 of the token, e.g. {@code
  * printf %s "$TOKEN" | sha256sum}), {@code gateway.credentials.<name>.tenant} and, optionally,
  * {@code gateway.credentials.<name>.tools} (comma-separated; a call of another tool is 403).
+ *
+ * <p>Besides them, with {@code gateway.auth.issuer} and {@code gateway.auth.audience} set ({@link
+ * #withTokens}), OAuth 2.1 access tokens (JWTs) from that identity provider, checked by {@link
+ * AccessTokens}: the tenant from the token's tenant claim, and the scopes deciding what it may do.
  */
 public final class Credentials {
 
-  /** A caller the gateway knows. An empty {@code tools} allows every tool. */
-  public record Caller(String name, String tenant, Set<String> tools) {
+  /**
+   * A caller the gateway knows. An empty {@code tools} allows every tool. {@code mayRead}: it may
+   * list tools and attach to calls; {@code mayWrite}: it may call tools (a static credential both;
+   * an access token by its scopes).
+   */
+  public record Caller(
+      String name, String tenant, Set<String> tools, boolean mayRead, boolean mayWrite) {
     public Caller {
       tools = Set.copyOf(tools);
+    }
+
+    /** A static credential's caller: it may read and call. */
+    public Caller(String name, String tenant, Set<String> tools) {
+      this(name, tenant, tools, true, true);
     }
 
     public boolean mayCall(String tool) {
@@ -38,14 +55,33 @@ public final class Credentials {
   private static final Pattern HEX = Pattern.compile("[0-9a-f]{64}");
   private static final Pattern BEARER = Pattern.compile("(?i)Bearer +([\\x21-\\x7e]{1,4096}) *");
 
-  private final Map<String, Caller> bySha256;
+  /** A checked {@code Authorization} header: its caller, or why there is none. */
+  public record Checked(Caller caller, TokenRefused refused) {}
 
-  private Credentials(Map<String, Caller> bySha256) {
+  private final Map<String, Caller> bySha256;
+  private final AccessTokens tokens; // null: static tokens only
+
+  private Credentials(Map<String, Caller> bySha256, AccessTokens tokens) {
     this.bySha256 = Map.copyOf(bySha256);
+    this.tokens = tokens;
   }
 
   public static Credentials of(Map<String, Caller> bySha256Hex) {
-    return new Credentials(bySha256Hex);
+    return new Credentials(bySha256Hex, null);
+  }
+
+  /**
+   * These credentials, and access tokens (JWTs) from an identity provider besides: the caller's
+   * tenant from its tenant claim, its name its client's id (else its subject), reading with the
+   * read or the write scope, calling with the write scope.
+   */
+  public Credentials withTokens(AccessTokens accessTokens) {
+    return new Credentials(bySha256, accessTokens);
+  }
+
+  /** The access tokens these credentials take; null when only static tokens. */
+  public AccessTokens tokens() {
+    return tokens;
   }
 
   /**
@@ -92,7 +128,7 @@ public final class Credentials {
             PREFIX + name + ".sha256: two credentials have the same token");
       }
     }
-    return new Credentials(callers);
+    return new Credentials(callers, null);
   }
 
   private static String required(Properties settings, String name, String field) {
@@ -104,12 +140,54 @@ public final class Credentials {
   }
 
   public boolean isEmpty() {
-    return bySha256.isEmpty();
+    return bySha256.isEmpty() && tokens == null;
   }
 
   /** The caller an {@code Authorization: Bearer <token>} header names; empty when none. */
   public Optional<Caller> authenticate(String authorization) {
-    return bearerToken(authorization).map(t -> bySha256.get(sha256Hex(t)));
+    return Optional.ofNullable(check(authorization).caller());
+  }
+
+  /**
+   * The caller an {@code Authorization: Bearer <token>} header names: a static token's, else an
+   * access token's when these credentials take them; otherwise why not.
+   */
+  public Checked check(String authorization) {
+    Optional<String> token = bearerToken(authorization);
+    if (token.isEmpty()) {
+      return new Checked(
+          null,
+          new TokenRefused(
+              authorization == null ? TokenRefused.Reason.MISSING : TokenRefused.Reason.MALFORMED,
+              authorization == null
+                  ? "send Authorization: Bearer <token>"
+                  : "the Authorization header is not \"Bearer <token>\""));
+    }
+    Caller known = bySha256.get(sha256Hex(token.get()));
+    if (known != null) {
+      return new Checked(known, null);
+    }
+    if (tokens == null || token.get().chars().filter(c -> c == '.').count() != 2) {
+      return new Checked(
+          null,
+          new TokenRefused(
+              TokenRefused.Reason.MALFORMED, "the credential is not known to this gateway"));
+    }
+    try {
+      dev.effectledger.auth.Caller caller = tokens.checkToken(token.get());
+      AuthSettings settings = tokens.settings();
+      boolean writes = caller.hasScope(settings.writeScope());
+      return new Checked(
+          new Caller(
+              caller.clientId() != null ? caller.clientId() : caller.subject(),
+              caller.tenant(),
+              Set.of(),
+              writes || caller.hasScope(settings.readScope()),
+              writes),
+          null);
+    } catch (TokenRefused refused) {
+      return new Checked(null, refused);
+    }
   }
 
   /** The token of an {@code Authorization: Bearer <token>} header; empty for anything else. */

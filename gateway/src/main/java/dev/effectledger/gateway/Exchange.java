@@ -1,6 +1,9 @@
 package dev.effectledger.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.effectledger.auth.AuthSettings;
+import dev.effectledger.auth.Challenge;
+import dev.effectledger.auth.TokenRefused;
 import dev.effectledger.schema.Problem;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -50,6 +53,9 @@ final class Exchange {
 
   volatile Runnable onAbandon = () -> {};
 
+  /** Run once when the exchange ends, answered or abandoned (a call's place among the waiting). */
+  volatile Runnable onEnd = () -> {};
+
   /** Whether an HTTP/1.x caller closes its connection while its call waits: see {@link #waits}. */
   private HangUpWatch hangUp; // guarded by this
 
@@ -65,6 +71,7 @@ final class Exchange {
   void abandoned(Throwable failure) {
     if (answered.compareAndSet(false, true)) {
       onAbandon.run();
+      onEnd.run();
       count("abandoned");
       callback.failed(failure);
     }
@@ -106,21 +113,59 @@ final class Exchange {
    * not one of {@code credentials}.
    */
   Optional<Credentials.Caller> authenticate(Credentials credentials) {
-    String authorization = header(HttpHeader.AUTHORIZATION);
-    Optional<Credentials.Caller> caller = credentials.authenticate(authorization);
-    if (caller.isEmpty()) {
+    Credentials.Checked checked = credentials.check(header(HttpHeader.AUTHORIZATION));
+    Credentials.Caller caller = checked.caller();
+    if (caller == null) {
+      TokenRefused refused = checked.refused();
+      if (refused.reason() == TokenRefused.Reason.KEYS_UNAVAILABLE) {
+        problem(
+            Problem.of(
+                503,
+                "unavailable",
+                "Service Unavailable",
+                refused.getMessage()
+                    + "; the gateway cannot check access tokens until it reads them"),
+            Map.of("Retry-After", "5"));
+        return Optional.empty();
+      }
+      // with access tokens configured, a refused token is named (RFC 6750 invalid_token)
+      boolean accessToken =
+          credentials.tokens() != null && refused.reason() != TokenRefused.Reason.MISSING;
       problem(
           Problem.of(
                   401,
                   "unauthorized",
                   "Unauthorized",
-                  authorization == null
-                      ? "send Authorization: Bearer <token>"
-                      : "the credential is not known to this gateway")
+                  accessToken
+                      ? refused.reason() + ": " + refused.getMessage()
+                      : refused.getMessage())
               .field("Authorization"),
-          Map.of("WWW-Authenticate", "Bearer realm=\"effectledger\""));
+          Map.of(
+              "WWW-Authenticate",
+              accessToken
+                  ? "Bearer realm=\"effectledger\", "
+                      + Challenge.unauthorized(null, null, refused).substring("Bearer ".length())
+                  : "Bearer realm=\"effectledger\""));
+      return Optional.empty();
     }
-    return caller;
+    if (!caller.mayRead() && !caller.mayWrite()) {
+      AuthSettings settings = credentials.tokens().settings();
+      insufficientScope(
+          settings.readScope(),
+          "the token has neither " + settings.readScope() + " nor " + settings.writeScope());
+      return Optional.empty();
+    }
+    return Optional.of(caller);
+  }
+
+  /** 403: the caller's token lacks {@code scope}. */
+  void insufficientScope(String scope, String why) {
+    problem(
+        Problem.of(403, "insufficient-scope", "Forbidden", why),
+        Map.of(
+            "WWW-Authenticate",
+            "Bearer realm=\"effectledger\", "
+                + Challenge.insufficientScope(null, scope, why).substring("Bearer ".length())));
   }
 
   void send(int status, String type, String body) {
@@ -135,6 +180,7 @@ final class Exchange {
     if (!answered.compareAndSet(false, true)) {
       return;
     }
+    onEnd.run();
     boolean pipelined = stopWatching();
     response.setStatus(status);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, type);

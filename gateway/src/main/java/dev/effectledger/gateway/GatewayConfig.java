@@ -1,5 +1,6 @@
 package dev.effectledger.gateway;
 
+import dev.effectledger.auth.FairShare;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.schema.Topics;
 import java.net.URI;
@@ -32,6 +33,7 @@ import java.util.regex.Pattern;
  * @param tls the key store to serve HTTPS with; null serves plain HTTP
  * @param ledgerToken the bearer token the gateway sends to the processors' query API (one of their
  *     {@code http.auth.<name>} tokens); null sends none, for an open API
+ * @param fairShare each tenant's share of this instance: calls a second and calls waiting
  */
 public record GatewayConfig(
     String host,
@@ -49,7 +51,8 @@ public record GatewayConfig(
     short replyReplication,
     int replyThreads,
     Tls tls,
-    String ledgerToken) {
+    String ledgerToken,
+    FairShare fairShare) {
 
   /**
    * HTTPS: a key store (PKCS12 unless {@code type} says otherwise) holding the server's key and
@@ -78,6 +81,7 @@ public record GatewayConfig(
     Objects.requireNonNull(ledgerUrl, "ledgerUrl");
     Objects.requireNonNull(policies, "policies");
     Objects.requireNonNull(credentials, "credentials");
+    Objects.requireNonNull(fairShare, "fairShare");
     if (instance == null || !INSTANCE.matcher(instance).matches()) {
       throw new IllegalArgumentException(
           "gateway.instance must be 1-200 letters, digits, '.', '_' or '-' (it names the reply topic"
@@ -130,7 +134,8 @@ public record GatewayConfig(
         (short) 1,
         REPLY_THREADS,
         null,
-        null);
+        null,
+        FairShare.none());
   }
 
   public String replyTopic() {
@@ -177,6 +182,20 @@ public record GatewayConfig(
     return c.build();
   }
 
+  /** Takes {@code callers} (for instance, the same with access tokens besides). */
+  public GatewayConfig withCredentials(Credentials callers) {
+    Copy c = new Copy(this);
+    c.credentials = callers;
+    return c.build();
+  }
+
+  /** Limits each tenant's calls a second and calls waiting at this instance. */
+  public GatewayConfig withFairShare(FairShare share) {
+    Copy c = new Copy(this);
+    c.fairShare = share;
+    return c.build();
+  }
+
   /** Sends {@code token} to the processors' query API. */
   public GatewayConfig withLedgerToken(String token) {
     Copy c = new Copy(this);
@@ -202,6 +221,7 @@ public record GatewayConfig(
     int replyThreads;
     Tls tls;
     String ledgerToken;
+    FairShare fairShare;
 
     Copy(GatewayConfig c) {
       host = c.host;
@@ -220,6 +240,7 @@ public record GatewayConfig(
       replyThreads = c.replyThreads;
       tls = c.tls;
       ledgerToken = c.ledgerToken;
+      fairShare = c.fairShare;
     }
 
     GatewayConfig build() {
@@ -239,7 +260,8 @@ public record GatewayConfig(
           replyReplication,
           replyThreads,
           tls,
-          ledgerToken);
+          ledgerToken,
+          fairShare);
     }
   }
 

@@ -1,5 +1,8 @@
 package dev.effectledger.app.console;
 
+import dev.effectledger.auth.AccessTokens;
+import dev.effectledger.auth.Caller;
+import dev.effectledger.auth.TokenRefused;
 import dev.effectledger.gateway.Credentials;
 import java.util.HashMap;
 import java.util.Locale;
@@ -38,12 +41,23 @@ public final class HttpAuth {
     }
   }
 
-  public static final HttpAuth OPEN = new HttpAuth(Map.of());
+  public static final HttpAuth OPEN = new HttpAuth(Map.of(), null);
 
   private final Map<String, Identity> bySha256;
+  private final AccessTokens tokens; // null: configured tokens only
 
-  private HttpAuth(Map<String, Identity> bySha256) {
+  private HttpAuth(Map<String, Identity> bySha256, AccessTokens tokens) {
     this.bySha256 = Map.copyOf(bySha256);
+    this.tokens = tokens;
+  }
+
+  /**
+   * These tokens, and access tokens (JWTs) from an identity provider besides: the role the highest
+   * of the token's roles claim names ({@code operator}, {@code viewer}), its name the token's
+   * subject. A token without either role is refused.
+   */
+  public HttpAuth withTokens(AccessTokens accessTokens) {
+    return new HttpAuth(bySha256, accessTokens);
   }
 
   /**
@@ -82,11 +96,11 @@ public final class HttpAuth {
         throw new IllegalArgumentException(PREFIX + name + ".sha256: two tokens are the same");
       }
     }
-    return new HttpAuth(roles);
+    return new HttpAuth(roles, null);
   }
 
   public boolean open() {
-    return bySha256.isEmpty();
+    return bySha256.isEmpty() && tokens == null;
   }
 
   /** The role an {@code Authorization: Bearer <token>} header carries; empty when none. */
@@ -96,9 +110,23 @@ public final class HttpAuth {
 
   /** Whom the bearer token {@code token} names; empty when no configured token matches. */
   public Optional<Identity> identify(String token) {
-    return token == null || token.isEmpty()
-        ? Optional.empty()
-        : Optional.ofNullable(bySha256.get(Credentials.sha256Hex(token)));
+    if (token == null || token.isEmpty()) {
+      return Optional.empty();
+    }
+    Identity known = bySha256.get(Credentials.sha256Hex(token));
+    if (known != null || tokens == null) {
+      return Optional.ofNullable(known);
+    }
+    try {
+      Caller caller = tokens.checkToken(token);
+      Role role =
+          caller.hasRole("operator")
+              ? Role.OPERATOR
+              : caller.hasRole("viewer") ? Role.VIEWER : null;
+      return role == null ? Optional.empty() : Optional.of(new Identity(caller.subject(), role));
+    } catch (TokenRefused refused) {
+      return Optional.empty();
+    }
   }
 
   /** Whether {@code authorization} may do what {@code needed} may (always, when open). */

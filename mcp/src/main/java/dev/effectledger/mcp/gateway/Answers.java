@@ -82,6 +82,11 @@ final class Answers {
     return error(null, new CallError(code, message, false, correctiveAction), null, false);
   }
 
+  /** A refusal to call again later, as {@code correctiveAction} says: retriable. */
+  static CallToolResult later(String code, String message, String correctiveAction) {
+    return error(null, new CallError(code, message, true, correctiveAction), null, false);
+  }
+
   private static CallToolResult succeeded(CallResult.Succeeded s) {
     Map<String, Object> meta = meta(s.key(), s.replayed());
     if (s.effectId() != null) {

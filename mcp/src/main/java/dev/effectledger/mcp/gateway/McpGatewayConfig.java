@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.effectledger.auth.AuthSettings;
+import dev.effectledger.auth.FairShare;
 import dev.effectledger.mcp.connector.McpConnectorSettings;
 import dev.effectledger.policy.FieldReader;
 import dev.effectledger.policy.PolicyException;
@@ -61,6 +62,9 @@ import java.util.Properties;
  *   readScope: tools:read          # calls of read tools (and listing)
  *   writeScope: tools:write        # calls of write tools
  *   clockSkew: 60s
+ * limits:                          # each tenant's fair share of write calls (0 or unset: no limit)
+ *   default: {intentsPerSecond: 200, burst: 400, waiting: 1000, runIntentsPerSecond: 50}
+ *   tenants: {acme: {intentsPerSecond: 500}}   # one tenant's, the rest the defaults'
  * </pre>
  */
 public record McpGatewayConfig(
@@ -84,7 +88,8 @@ public record McpGatewayConfig(
     AgentSessionMode agentSessions,
     Duration agentIdle,
     Map<String, Interactive> interactive,
-    AuthSettings auth) {
+    AuthSettings auth,
+    FairShare fairShare) {
 
   /** Whose sessions with the upstreams an agent's pass-through requests go on. */
   public enum AgentSessionMode {
@@ -177,7 +182,8 @@ public record McpGatewayConfig(
             "refresh",
             "agents",
             "interactive",
-            "auth"));
+            "auth",
+            "limits"));
     String host = "127.0.0.1";
     int port = 8097;
     String path = "/mcp";
@@ -340,9 +346,61 @@ public record McpGatewayConfig(
             agentSessions,
             agentIdle,
             Map.copyOf(interactive),
-            auth);
+            auth,
+            limits(s));
     s.check();
     return config;
+  }
+
+  /** The {@code limits} section: no limits when there is none. */
+  private static FairShare limits(FieldReader s) {
+    FieldReader l = s.mapping("limits", "").orElse(null);
+    if (l == null) {
+      return FairShare.none();
+    }
+    l.allowOnly(List.of("default", "tenants"));
+    FairShare.Limits defaults = limits(l, "default", FairShare.Limits.NONE);
+    Map<String, FairShare.Limits> tenants = new LinkedHashMap<>();
+    FieldReader named = l.mapping("tenants", "").orElse(null);
+    if (named != null) {
+      l.raw("tenants")
+          .fieldNames()
+          .forEachRemaining(
+              tenant -> {
+                FairShare.Limits one = limits(named, tenant, defaults);
+                if (one != null) {
+                  tenants.put(tenant, one);
+                }
+              });
+    }
+    return FairShare.of(defaults == null ? FairShare.Limits.NONE : defaults, tenants);
+  }
+
+  private static FairShare.Limits limits(FieldReader parent, String field, FairShare.Limits base) {
+    FieldReader r = parent.mapping(field, "").orElse(null);
+    if (r == null) {
+      return base;
+    }
+    List<String> names = List.of("intentsPerSecond", "burst", "waiting", "runIntentsPerSecond");
+    r.allowOnly(names);
+    Map<String, String> kebab =
+        Map.of(
+            "intents-per-second", "intentsPerSecond",
+            "burst", "burst",
+            "waiting", "waiting",
+            "run-intents-per-second", "runIntentsPerSecond");
+    try {
+      return FairShare.Limits.read(
+          name -> {
+            JsonNode value = r.raw(kebab.get(name));
+            return value == null || value.isNull() ? null : value.asText();
+          },
+          "",
+          base == null ? FairShare.Limits.NONE : base);
+    } catch (IllegalArgumentException e) {
+      r.problem("", e.getMessage());
+      return base;
+    }
   }
 
   /** The {@code auth} section: null when there is none (no tokens asked for). */

@@ -2,6 +2,7 @@ package dev.effectledger.mcp.gateway;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.effectledger.auth.FairShare;
 import dev.effectledger.client.CallOptions;
 import dev.effectledger.client.CallResult;
 import dev.effectledger.client.KeyDerivationException;
@@ -200,7 +201,18 @@ final class WriteCalls implements AutoCloseable {
       return prepared.refused();
     }
     ToolCall call = prepared.call();
+    FairShare.Ticket place;
     try {
+      place = config.fairShare().admit(call.step().tenant(), call.step().runId());
+    } catch (FairShare.OverLimit over) {
+      return Answers.later(
+          "OVER_LIMIT",
+          over.getMessage(),
+          "Call again in "
+              + over.retryAfter().toSeconds()
+              + " s with the same arguments in the same run. Nothing was done.");
+    }
+    try (place) {
       return Answers.of(
           answer(
               ledger.invoke(call, CallOptions.timeout(wait)),

@@ -124,6 +124,32 @@ class McpGatewayConfigTest {
   }
 
   @Test
+  void shouldReadEachTenantsFairShare() throws Exception {
+    String base =
+        """
+        tenant: acme
+        kafka: {bootstrap.servers: "b:9092"}
+        upstreams: {payments: {url: http://127.0.0.1:8095/mcp}}
+        """;
+
+    McpGatewayConfig config =
+        parse(
+            base
+                + "limits: {default: {intentsPerSecond: 20, waiting: 5}, tenants: {globex:"
+                + " {intentsPerSecond: 100}}}\n");
+
+    assertThat(config.fairShare().limits("acme"))
+        .isEqualTo(new dev.effectledger.auth.FairShare.Limits(20, 0, 5, 0));
+    assertThat(config.fairShare().limits("globex"))
+        .as("its own rate, the defaults' rest")
+        .isEqualTo(new dev.effectledger.auth.FairShare.Limits(100, 0, 5, 0));
+    assertThat(parse(base).fairShare().limits("acme"))
+        .isEqualTo(dev.effectledger.auth.FairShare.Limits.NONE);
+    assertThatThrownBy(() -> parse(base + "limits: {default: {waiting: -1}}\n"))
+        .hasMessageContaining("waiting must be a whole number");
+  }
+
+  @Test
   void shouldListEveryProblemAtOnce() {
     assertThatThrownBy(
             () ->

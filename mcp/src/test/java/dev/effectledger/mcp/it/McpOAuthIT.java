@@ -85,6 +85,8 @@ class McpOAuthIT {
                   audience: "%s"
                   # 1s, not the default 60s: the expired-token case would wait a minute otherwise
                   clockSkew: 1s
+                limits:
+                  default: {runIntentsPerSecond: 2}
                 """
                     .formatted(idp.issuer(), url),
                 Map.of("payments", pipeline.upstream.url()),
@@ -190,15 +192,46 @@ class McpOAuthIT {
             "run-oauth-ts",
             "mcp:create_charge",
             Map.of("amount", 411, "to", "cus_ts_oauth"));
-    String user =
+    String user = // its own run: the gateway allows a run 2 calls a second
         key(
             "acme",
-            "run-oauth-ts",
+            "run-oauth-ts-user",
             "mcp:create_charge",
             Map.of("amount", 412, "to", "cus_ts_user"));
     assertThat(suite.output()).contains("# machine key " + machine).contains("# user key " + user);
     assertThat(pipeline.upstream.effects(machine)).isEqualTo(1);
     assertThat(pipeline.upstream.effects(user)).isEqualTo(1);
+  }
+
+  @Test
+  void shouldRefuseARunOverItsShareWithTheWaitAndDoNothing() throws Exception {
+    McpSyncClient agent =
+        agent(
+            idp.clientToken("acme-agent", "acme-secret", url, "tools:read tools:write"),
+            "run-oauth-loop");
+    List<CallToolResult> results = new ArrayList<>();
+    for (int amount = 1; amount <= 3; amount++) { // a loop, faster than 2 calls a second
+      results.add(
+          agent.callTool(
+              new CallToolRequest("create_charge", Map.of("amount", amount, "to", "cus_loop"))));
+    }
+
+    assertThat(results.get(0).isError()).as(text(results.get(0))).isFalse();
+    assertThat(results.get(1).isError()).as(text(results.get(1))).isFalse();
+    CallToolResult over = results.get(2);
+    assertThat(over.isError()).isTrue();
+    assertThat(text(over))
+        .contains("OVER_LIMIT")
+        .contains("run run-oauth-loop of tenant acme is over its limit of 2 calls a second")
+        .contains("Call again in 1 s");
+    assertThat(
+            pipeline.upstream.effects(
+                key(
+                    "acme",
+                    "run-oauth-loop",
+                    "mcp:create_charge",
+                    Map.of("amount", 3, "to", "cus_loop"))))
+        .isZero();
   }
 
   @Test
