@@ -16,9 +16,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 import org.HdrHistogram.Histogram;
-import org.eclipse.jetty.client.StringRequestContent;
-import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.http.HttpMethod;
 
 /**
  * {@code bench/run gateway --fair-share}: one tenant ("flood") calling a gateway at {@code
@@ -179,35 +176,20 @@ final class FairShareRun {
         LockSupport.parkNanos(wait);
       }
       long sentAt = System.nanoTime();
-      CompletableFuture<Void> answered = new CompletableFuture<>();
-      http.newRequest(gateway.uri().resolve("/v1/tools/charge_card/calls"))
-          .method(HttpMethod.POST)
-          .headers(h -> h.put(HttpHeader.AUTHORIZATION, "Bearer " + token))
-          .timeout(60, TimeUnit.SECONDS)
-          .body(
-              new StringRequestContent(
-                  "application/json",
-                  "{\"arguments\":{\"amount\":"
-                      + i
-                      + "},\"step\":{\"run\":\""
-                      + run
-                      + "\",\"step\":\"step-"
-                      + i
-                      + "\"}}"))
-          .send(
-              result -> {
-                int status = result.isSucceeded() ? result.getResponse().getStatus() : -1;
-                statuses.merge(status, 1L, Long::sum);
-                if (status == 200 && latencies != null) {
-                  synchronized (latencies) {
-                    latencies.recordValue(
-                        Math.min(
-                            (System.nanoTime() - sentAt) / 1_000,
-                            latencies.getHighestTrackableValue()));
-                  }
-                }
-                answered.complete(null);
-              });
+      CompletableFuture<Void> answered =
+          GatewayCalls.post(http, gateway, token, run, i)
+              .thenAccept(
+                  status -> {
+                    statuses.merge(status, 1L, Long::sum);
+                    if (status == 200 && latencies != null) {
+                      synchronized (latencies) {
+                        latencies.recordValue(
+                            Math.min(
+                                (System.nanoTime() - sentAt) / 1_000,
+                                latencies.getHighestTrackableValue()));
+                      }
+                    }
+                  });
       pending.add(answered);
     }
     try {

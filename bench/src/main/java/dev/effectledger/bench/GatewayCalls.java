@@ -70,10 +70,16 @@ final class GatewayCalls {
    */
   static CompletableFuture<Boolean> viaGateway(
       org.eclipse.jetty.client.HttpClient http, Gateway gateway, String run, long i) {
-    CompletableFuture<Boolean> answered = new CompletableFuture<>();
+    return post(http, gateway, GatewayBench.TOKEN, run, i).thenApply(status -> status == 200);
+  }
+
+  /** Call {@code i} of {@code run} as {@code token}'s caller; its status, -1 when none came. */
+  static CompletableFuture<Integer> post(
+      org.eclipse.jetty.client.HttpClient http, Gateway gateway, String token, String run, long i) {
+    CompletableFuture<Integer> answered = new CompletableFuture<>();
     http.newRequest(gateway.uri().resolve("/v1/tools/charge_card/calls"))
         .method(HttpMethod.POST)
-        .headers(h -> h.put(HttpHeader.AUTHORIZATION, "Bearer " + GatewayBench.TOKEN))
+        .headers(h -> h.put(HttpHeader.AUTHORIZATION, "Bearer " + token))
         .timeout(60, TimeUnit.SECONDS)
         .body(
             new StringRequestContent(
@@ -87,7 +93,7 @@ final class GatewayCalls {
                     + "\"}}"))
         .send(
             result ->
-                answered.complete(result.isSucceeded() && result.getResponse().getStatus() == 200));
+                answered.complete(result.isSucceeded() ? result.getResponse().getStatus() : -1));
     return answered;
   }
 
