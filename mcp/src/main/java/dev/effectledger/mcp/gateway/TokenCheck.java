@@ -9,6 +9,7 @@ import dev.effectledger.auth.Caller;
 import dev.effectledger.auth.Challenge;
 import dev.effectledger.auth.ResourceMetadata;
 import dev.effectledger.auth.TokenRefused;
+import io.modelcontextprotocol.spec.HttpHeaders;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -20,6 +21,8 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,7 +47,10 @@ final class TokenCheck implements Filter {
   private static final Logger log = LoggerFactory.getLogger(McpGateway.class);
   private static final ObjectMapper JSON = new ObjectMapper();
 
+  static final int SESSIONS = 100_000;
+
   private final AccessTokens tokens;
+  private final SessionOwners sessions = new SessionOwners();
   private final String metadataUrl;
   private final Predicate<String> writes;
 
@@ -109,8 +115,16 @@ final class TokenCheck implements Filter {
       return;
     }
     request.setAttribute(CALLER, caller);
+    String session = http.getHeader(HttpHeaders.MCP_SESSION_ID);
+    String owner = caller.tenant() + '\u0000' + caller.subject();
+    if (session != null && !sessions.mayUse(session, owner)) {
+      // as the SDK answers a session it does not know: another caller's is not this one's
+      answer(out, 404, "session_not_found", "no such session for this caller");
+      return;
+    }
     if (mayWrite || !"POST".equals(http.getMethod())) {
       chain.doFilter(request, response);
+      sessions.after(http, out, session, owner);
       return;
     }
     byte[] body = http.getInputStream().readAllBytes();
@@ -126,6 +140,43 @@ final class TokenCheck implements Filter {
       return;
     }
     chain.doFilter(new CallRefusals.Replayed(http, body), response);
+    sessions.after(http, out, session, owner);
+  }
+
+  /**
+   * Which caller opened each MCP session: a session is its opener's only (MCP security best
+   * practices: bind a session to its user), so that a session id learnt by another caller is of no
+   * use to it. The ids of the last {@value #SESSIONS} sessions opened are kept; an older one's is
+   * forgotten, and then any caller with a token may use it, as without this check.
+   */
+  static final class SessionOwners {
+    private final Map<String, String> owners =
+        new LinkedHashMap<>(256, 0.75f, true) {
+          @Override
+          protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
+            return size() > SESSIONS;
+          }
+        };
+
+    synchronized boolean mayUse(String session, String caller) {
+      String owner = owners.get(session);
+      return owner == null || owner.equals(caller);
+    }
+
+    /** After the request: a session the response opened is the caller's; one ended is gone. */
+    void after(
+        HttpServletRequest request, HttpServletResponse response, String session, String caller) {
+      synchronized (this) {
+        if (session == null) {
+          String opened = response.getHeader(HttpHeaders.MCP_SESSION_ID);
+          if (opened != null) {
+            owners.put(opened, caller);
+          }
+        } else if ("DELETE".equals(request.getMethod())) {
+          owners.remove(session);
+        }
+      }
+    }
   }
 
   /** The name of the first write tool {@code body} calls (a request, or a batch), else null. */

@@ -235,6 +235,35 @@ class McpOAuthIT {
   }
 
   @Test
+  void shouldKeepASessionToTheCallerThatOpenedIt() throws Exception {
+    String acme = idp.clientToken("acme-agent", "acme-secret", url, "tools:read tools:write");
+    String globex = idp.clientToken("globex-agent", "globex-secret", url, "tools:read tools:write");
+    String session = post("Bearer " + acme).headers().firstValue("Mcp-Session-Id").orElseThrow();
+    java.util.function.Function<String, Integer> ping =
+        token -> {
+          try {
+            return HTTP.send(
+                    HttpRequest.newBuilder(URI.create(url))
+                        .header("Authorization", "Bearer " + token)
+                        .header("Mcp-Session-Id", session)
+                        .header("Content-Type", "application/json")
+                        .header("Accept", "application/json, text/event-stream")
+                        .POST(
+                            HttpRequest.BodyPublishers.ofString(
+                                "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"))
+                        .build(),
+                    HttpResponse.BodyHandlers.ofString())
+                .statusCode();
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        };
+
+    assertThat(ping.apply(globex)).as("another tenant's caller").isEqualTo(404);
+    assertThat(ping.apply(acme)).as("its opener").isBetween(200, 299);
+  }
+
+  @Test
   void shouldRefuseATokenForAnotherAudience() throws Exception {
     // no resource asked for: Spring's default audience, the client's id
     assertRefused(idp.clientToken("acme-agent", "acme-secret", null, null), "WRONG_AUDIENCE");
