@@ -316,30 +316,18 @@ final class FailoverBench {
       throws InterruptedException {
     long start = System.nanoTime();
     long deadline = start + limit.toNanos();
-    String last = "";
     while (true) {
-      boolean warm = true;
-      double active = 0;
-      double standby = 0;
-      StringBuilder seen = new StringBuilder();
+      List<Standbys> readings = new ArrayList<>();
       for (int port : ports) {
-        double activePartitions =
-            Processes.metric(port, "effectledger_store_partitions{role=\"active\"}");
-        double standbyPartitions =
-            Processes.metric(port, "effectledger_store_partitions{role=\"standby\"}");
-        double lag = Processes.metric(port, "effectledger_store_lag_records{role=\"standby\"}");
-        // NaN (not answering, or Streams cannot tell) compares false: not warm
-        warm &= Processes.ready(port) && lag <= WARM_LAG;
-        active += activePartitions;
-        standby += standbyPartitions;
-        seen.append(
-            String.format(
-                " [%d: %.0f active, %.0f standby, lag %.0f]",
-                port, activePartitions, standbyPartitions, lag));
+        readings.add(
+            new Standbys(
+                port,
+                Processes.ready(port),
+                Processes.metric(port, "effectledger_store_partitions{role=\"active\"}"),
+                Processes.metric(port, "effectledger_store_partitions{role=\"standby\"}"),
+                Processes.metric(port, "effectledger_store_lag_records{role=\"standby\"}")));
       }
-      warm &= active > 0 && standby >= active;
-      last = seen.toString();
-      if (warm) {
+      if (warm(readings)) {
         return Duration.ofNanos(System.nanoTime() - start);
       }
       if (System.nanoTime() > deadline) {
@@ -349,10 +337,37 @@ final class FailoverBench {
                 + " records of their changelogs after "
                 + limit
                 + ":"
-                + last);
+                + readings);
       }
       Thread.sleep(500); // polling the processors' metrics
     }
+  }
+
+  /** One processor's standbys as its {@code /metrics} told (NaN: it could not tell). */
+  record Standbys(int port, boolean ready, double active, double standby, double lag) {
+    @Override
+    public String toString() {
+      return String.format(
+          " [%d: %.0f active, %.0f standby, lag %.0f%s]",
+          port, active, standby, lag, ready ? "" : ", not ready");
+    }
+  }
+
+  /**
+   * Whether every processor is ready, every active store partition among them has a standby and
+   * each one's standby lag is within {@link #WARM_LAG} (NaN compares false: not warm).
+   */
+  static boolean warm(List<Standbys> processors) {
+    double active = 0;
+    double standby = 0;
+    for (Standbys p : processors) {
+      if (!p.ready() || !(p.lag() <= WARM_LAG)) {
+        return false;
+      }
+      active += p.active();
+      standby += p.standby();
+    }
+    return active > 0 && standby >= active;
   }
 
   /**

@@ -29,18 +29,31 @@ public final class McpHttpClients {
       Map<String, String> headers,
       Duration timeout,
       Consumer<McpClient.SyncSpec> customizer) {
+    return open(
+        url,
+        transport ->
+            transport.httpRequestCustomizer(
+                (builder, method, endpoint, body, context) -> headers.forEach(builder::setHeader)),
+        timeout,
+        customizer);
+  }
+
+  /**
+   * A session with the MCP server at {@code url}, {@code transport} setting what the requests carry
+   * (headers that change, an authorization error handler) and {@code customizer} the client.
+   */
+  public static McpSyncClient open(
+      String url,
+      Consumer<HttpClientStreamableHttpTransport.Builder> transport,
+      Duration timeout,
+      Consumer<McpClient.SyncSpec> customizer) {
     URI uri = URI.create(url);
-    McpClient.SyncSpec spec =
-        McpClient.sync(
-                HttpClientStreamableHttpTransport.builder(
-                        uri.getScheme() + "://" + uri.getRawAuthority())
-                    .endpoint(uri.getRawPath())
-                    .jsonMapper(new JacksonMcpJsonMapper(new ObjectMapper()))
-                    .httpRequestCustomizer(
-                        (builder, method, endpoint, body, context) ->
-                            headers.forEach(builder::setHeader))
-                    .build())
-            .requestTimeout(timeout);
+    HttpClientStreamableHttpTransport.Builder builder =
+        HttpClientStreamableHttpTransport.builder(uri.getScheme() + "://" + uri.getRawAuthority())
+            .endpoint(uri.getRawPath())
+            .jsonMapper(new JacksonMcpJsonMapper(new ObjectMapper()));
+    transport.accept(builder);
+    McpClient.SyncSpec spec = McpClient.sync(builder.build()).requestTimeout(timeout);
     customizer.accept(spec);
     McpSyncClient client = spec.build();
     try {

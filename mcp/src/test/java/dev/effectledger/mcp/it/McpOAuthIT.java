@@ -10,17 +10,15 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.effectledger.embedded.LoopbackPorts;
+import dev.effectledger.mcp.McpHttpClients;
 import dev.effectledger.mcp.McpMeta;
 import dev.effectledger.mcp.gateway.McpGateway;
 import dev.effectledger.testkit.ClientSuites;
 import dev.effectledger.testkit.IdentityProviderProcess;
 import dev.effectledger.testkit.KafkaClusterExtension;
-import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
-import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
 import io.modelcontextprotocol.client.transport.McpHttpClientTransportAuthorizationException;
 import io.modelcontextprotocol.client.transport.customizer.McpHttpClientTransportAuthorizationErrorHandler;
-import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import java.net.URI;
@@ -85,6 +83,7 @@ class McpOAuthIT {
                   audience: "%s"
                   # 1s, not the default 60s: the expired-token case would wait a minute otherwise
                   clockSkew: 1s
+                # off unless set (no shipped limit): 2 calls a second a run, for the over-limit case
                 limits:
                   default: {runIntentsPerSecond: 2}
                 """
@@ -478,13 +477,11 @@ class McpOAuthIT {
       AtomicReference<String> token,
       String run,
       McpHttpClientTransportAuthorizationErrorHandler onRefused) {
-    URI uri = URI.create(url);
     McpSyncClient client =
-        McpClient.sync(
-                HttpClientStreamableHttpTransport.builder(
-                        uri.getScheme() + "://" + uri.getRawAuthority())
-                    .endpoint(uri.getRawPath())
-                    .jsonMapper(new JacksonMcpJsonMapper(new ObjectMapper()))
+        McpHttpClients.open(
+            url,
+            transport ->
+                transport
                     .httpRequestCustomizer(
                         (builder, method, endpoint, body, context) -> {
                           builder.setHeader("X-Agent-Run", run);
@@ -492,16 +489,9 @@ class McpOAuthIT {
                             builder.setHeader("Authorization", "Bearer " + token.get());
                           }
                         })
-                    .authorizationErrorHandler(onRefused)
-                    .build())
-            .requestTimeout(Duration.ofSeconds(60))
-            .build();
-    try {
-      client.initialize();
-    } catch (RuntimeException e) {
-      client.close();
-      throw e;
-    }
+                    .authorizationErrorHandler(onRefused),
+            Duration.ofSeconds(60),
+            spec -> {});
     clients.add(client);
     return client;
   }
