@@ -3,6 +3,7 @@ package dev.effectledger.app;
 import dev.effectledger.app.console.HttpAuth;
 import dev.effectledger.auth.AccessTokens;
 import dev.effectledger.auth.AuthSettings;
+import dev.effectledger.auth.BrowserSignIn;
 import dev.effectledger.policy.Durations;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
@@ -11,6 +12,7 @@ import dev.effectledger.topology.LedgerConfig;
 import java.io.IOException;
 import java.io.Reader;
 import java.net.InetAddress;
+import java.net.URI;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -108,6 +110,22 @@ public final class AppConfig {
 
   /** How long a console sign-in lasts (default 8h). */
   public static final String CONSOLE_SESSION_TTL = "console.session.ttl";
+
+  /**
+   * {@code console.sign-in.client-id}: the console's client at the identity provider of {@code
+   * http.tokens.issuer} (public, authorization code with PKCE); set, the sign-in page also signs
+   * people in there.
+   */
+  public static final String CONSOLE_SIGN_IN_CLIENT = "console.sign-in.client-id";
+
+  /**
+   * {@code console.sign-in.redirect-uri}: where the provider sends the browser back, as registered
+   * there; default {@code http://<the request's Host>/console/signin/callback}.
+   */
+  public static final String CONSOLE_SIGN_IN_REDIRECT = "console.sign-in.redirect-uri";
+
+  /** {@code console.sign-in.scope}: the scopes the sign-in asks for (space-separated; none). */
+  public static final String CONSOLE_SIGN_IN_SCOPE = "console.sign-in.scope";
 
   /** How far back a key's audit trail is read (default 7d). */
   public static final String CONSOLE_AUDIT_LOOKBACK = "console.audit.lookback";
@@ -341,6 +359,58 @@ public final class AppConfig {
     HttpAuth tokens = HttpAuth.fromProperties(auth);
     AuthSettings jwt = AuthSettings.read(name -> get(HTTP_TOKENS + name), HTTP_TOKENS);
     return jwt == null ? tokens : tokens.withTokens(AccessTokens.of(jwt));
+  }
+
+  /**
+   * The console's sign-in through the identity provider ({@code console.sign-in.*}); null when
+   * {@code console.sign-in.client-id} is not set.
+   *
+   * @throws IllegalArgumentException when it is set without {@code http.tokens.issuer}, or a URI is
+   *     malformed
+   */
+  BrowserSignIn consoleSignIn() {
+    String client = get(CONSOLE_SIGN_IN_CLIENT);
+    if (client == null || client.isBlank()) {
+      return null;
+    }
+    AuthSettings tokens = AuthSettings.read(name -> get(HTTP_TOKENS + name), HTTP_TOKENS);
+    if (tokens == null) {
+      throw new IllegalArgumentException(
+          CONSOLE_SIGN_IN_CLIENT
+              + " needs "
+              + HTTP_TOKENS
+              + "issuer and "
+              + HTTP_TOKENS
+              + "audience: the console signs in through that identity provider, for tokens with"
+              + " that audience");
+    }
+    URI resource = null;
+    try {
+      URI audience = new URI(tokens.audience());
+      resource = audience.isAbsolute() ? audience : null; // RFC 8707: an absolute URI
+    } catch (java.net.URISyntaxException notAUri) {
+      // an audience that is not a URI is not sent as a resource; the provider chooses the audience
+    }
+    return new BrowserSignIn(
+        tokens.issuer(), client, resource, get(CONSOLE_SIGN_IN_SCOPE), java.time.Clock.systemUTC());
+  }
+
+  /** {@code console.sign-in.redirect-uri}, or null to derive it from each request. */
+  URI consoleSignInRedirect() {
+    String uri = get(CONSOLE_SIGN_IN_REDIRECT);
+    if (uri == null || uri.isBlank()) {
+      return null;
+    }
+    URI parsed = URI.create(uri.trim());
+    if (!parsed.isAbsolute() || !parsed.getRawPath().endsWith("/console/signin/callback")) {
+      throw new IllegalArgumentException(
+          CONSOLE_SIGN_IN_REDIRECT
+              + " "
+              + uri
+              + ": give the absolute URL the browser reaches the console's"
+              + " /console/signin/callback at");
+    }
+    return parsed;
   }
 
   /**

@@ -262,7 +262,9 @@ final class ProcessorCommand implements Callable<Integer> {
                 .toList(),
             policies,
             ttl,
-            Clock.systemUTC()));
+            Clock.systemUTC(),
+            cfg.consoleSignIn(),
+            cfg.consoleSignInRedirect()));
     return actions;
   }
 }

@@ -9,6 +9,7 @@ import dev.effectledger.gateway.Credentials;
 import dev.effectledger.gateway.GatewayConfig;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.topology.LedgerConfig;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -470,6 +471,41 @@ class CommandLineTest {
             "bootstrap.servers=a:9092\nschema.registry.url=mock://x\nhttp.auth.x.sha256=abc\n");
     Assertions.assertThatThrownBy(() -> AppConfig.load(bad, Map.of()).httpAuth())
         .hasMessageContaining("http.auth.x.sha256 must be 64 hex digits");
+  }
+
+  @Test
+  void shouldReadTheConsolesSignInThroughTheIdentityProviderNamingWhatIsMissing() throws Exception {
+    String base = "bootstrap.servers=a:9092\nschema.registry.url=mock://x\n";
+    assertThat(
+            AppConfig.load(Files.writeString(dir.resolve("none.properties"), base), Map.of())
+                .consoleSignIn())
+        .as("not asked for: tokens only")
+        .isNull();
+    Path noIssuer =
+        Files.writeString(
+            dir.resolve("no-issuer.properties"), base + "console.sign-in.client-id=console\n");
+    Assertions.assertThatThrownBy(() -> AppConfig.load(noIssuer, Map.of()).consoleSignIn())
+        .hasMessageContaining("console.sign-in.client-id needs http.tokens.issuer");
+    Path full =
+        Files.writeString(
+            dir.resolve("sign-in.properties"),
+            base
+                + "http.tokens.issuer=https://idp.example.com\n"
+                + "http.tokens.audience=https://ledger.example.com\n"
+                + "console.sign-in.client-id=console\n"
+                + "console.sign-in.redirect-uri=https://ops.example.com/console/signin/callback\n");
+    AppConfig config = AppConfig.load(full, Map.of());
+    assertThat(config.consoleSignIn().issuer()).isEqualTo(URI.create("https://idp.example.com"));
+    assertThat(config.consoleSignInRedirect())
+        .isEqualTo(URI.create("https://ops.example.com/console/signin/callback"));
+    assertThat(config.kafka().stringPropertyNames()).noneMatch(k -> k.startsWith("console."));
+    Path wrongRedirect =
+        Files.writeString(
+            dir.resolve("wrong-redirect.properties"),
+            base + "console.sign-in.redirect-uri=/callback\n");
+    Assertions.assertThatThrownBy(
+            () -> AppConfig.load(wrongRedirect, Map.of()).consoleSignInRedirect())
+        .hasMessageContaining("console.sign-in.redirect-uri /callback: give the absolute URL");
   }
 
   @Test

@@ -6,14 +6,23 @@ import static org.awaitility.Awaitility.await;
 import dev.effectledger.embedded.CountingDownstream.Fault;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolResult;
+import dev.effectledger.testkit.IdentityProviderProcess;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import java.io.File;
 import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -34,7 +43,11 @@ import org.openqa.selenium.chrome.ChromeOptions;
  * The console in a real headless Chromium (Debian's, driven through its chromedriver by Selenium):
  * an operator signs in, looks a key up, settles a held key as applied and the agent's retry gets
  * SUCCEEDED, and signs a bypass approval that runs a settled key exactly once more at the counting
- * downstream. Screenshots land in {@code app/target/console-screenshots/}.
+ * downstream. And signing in through a real identity provider (Spring Authorization Server, the
+ * authorization code grant with PKCE), in the browser and step by step over HTTP: the roles of the
+ * user's claim, a callback another browser brings, a spent callback, the provider's refusal, and an
+ * access token that expires at the processor's API and ends its console session. Screenshots land
+ * in {@code app/target/console-screenshots/}.
  */
 @Tag("integration")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -45,15 +58,32 @@ class ConsoleBrowserIT {
 
   static final Path SCREENSHOTS = Path.of("target", "console-screenshots");
 
+  /** The audience of the processor's access tokens, asked for as the RFC 8707 resource. */
+  static final String AUDIENCE = "https://processor.effectledger.test";
+
+  private static final Pattern CSRF = Pattern.compile("name=\"csrf\" value=\"([^\"]+)\"");
+
   @TempDir static Path dir;
   ConsolePipeline pipeline;
+  IdentityProviderProcess idp;
   WebDriver browser;
 
   @BeforeAll
   void start() throws Exception {
     requireBrowser();
     Files.createDirectories(SCREENSHOTS);
-    pipeline = new ConsolePipeline(kafka.bootstrapServers(), "console-browser-it", dir);
+    idp = IdentityProviderProcess.start();
+    pipeline =
+        new ConsolePipeline(
+            kafka.bootstrapServers(),
+            "console-browser-it",
+            dir,
+            List.of(
+                "http.tokens.issuer=" + idp.issuer(),
+                "http.tokens.audience=" + AUDIENCE,
+                // not the 60 s default: the provider's 5-second tokens must expire within a test
+                "http.tokens.clock-skew=1s",
+                "console.sign-in.client-id=console"));
     ChromeOptions options = new ChromeOptions();
     options.setBinary("/usr/bin/chromium");
     options.addArguments(
@@ -97,12 +127,15 @@ class ConsoleBrowserIT {
   }
 
   @AfterAll
-  void stop() {
+  void stop() throws InterruptedException {
     if (browser != null) {
       browser.quit();
     }
     if (pipeline != null) {
       pipeline.close();
+    }
+    if (idp != null) {
+      idp.close();
     }
   }
 
@@ -134,7 +167,7 @@ class ConsoleBrowserIT {
   void shouldSignInLookUpSettleAHeldKeyAndApproveOneBypass() throws Exception {
     // A wrong token is refused on the sign-in page.
     signIn("not-a-token");
-    assertThat(text("error")).contains("not one of this processor's");
+    assertThat(text("error")).contains("neither one of this processor's");
 
     // Traffic for the overview: a settled email, and a transfer held as UNKNOWN (it acted, then
     // answered 500: did it happen?).
@@ -291,5 +324,168 @@ class ConsoleBrowserIT {
         .untilAsserted(() -> assertThat(browser.getCurrentUrl()).endsWith("/console/login"));
     browser.get(pipeline.console() + "/held");
     assertThat(browser.getCurrentUrl()).endsWith("/console/login");
+  }
+
+  @Test
+  @Timeout(120)
+  void shouldSignInThroughTheIdentityProviderWithTheRoleOfTheUsersClaim() throws Exception {
+    browser.get(pipeline.console().toString());
+    assertThat(browser.getCurrentUrl()).endsWith("/console/login");
+    assertThat(text("sign-in-provider"))
+        .isEqualTo("Sign in through " + idp.issuer().getAuthority());
+    browser.findElement(By.id("sign-in-provider")).click();
+    await("the provider's login page")
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () -> assertThat(browser.getCurrentUrl()).startsWith(idp.issuer() + "/login"));
+    screenshot("provider-login");
+    browser.findElement(By.name("username")).sendKeys("alice");
+    browser.findElement(By.name("password")).sendKeys("alice-password");
+    browser.findElement(By.cssSelector("button[type=submit]")).click();
+    await("back at the console, signed in as the provider's user")
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () -> {
+              assertThat(browser.getCurrentUrl()).endsWith("/console");
+              assertThat(text("who")).isEqualTo("alice (operator)");
+            });
+    screenshot("signed-in-through-provider");
+    browser.get(pipeline.console() + "/held");
+    assertThat(browser.getCurrentUrl()).endsWith("/console/held");
+
+    browser.findElement(By.id("logout")).click();
+    await("the sign-out's redirect to the sign-in page")
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(() -> assertThat(browser.getCurrentUrl()).endsWith("/console/login"));
+  }
+
+  @Test
+  @Timeout(120)
+  void shouldRefuseASignInThatAnotherBrowserBeganWasSpentOrTheProviderRefused() throws Exception {
+    HttpClient first = IdentityProviderProcess.browser();
+    HttpClient other = IdentityProviderProcess.browser();
+
+    // bob signs in: the console sends him to the provider with a PKCE challenge and the resource
+    URI authorize = beginSignIn(first);
+    assertThat(authorize.toString())
+        .startsWith(idp.issuer() + "/oauth2/authorize?")
+        .contains("code_challenge_method=S256")
+        .contains("client_id=console")
+        .contains("resource=" + URLEncoder.encode(AUDIENCE, StandardCharsets.UTF_8));
+    URI callback = IdentityProviderProcess.signIn(first, authorize, "bob", "bob-password");
+    assertThat(callback.getPort()).isEqualTo(pipeline.port());
+    HttpResponse<String> signedIn = get(first, callback);
+    assertThat(signedIn.statusCode()).as(signedIn.body()).isEqualTo(200);
+    assertThat(signedIn.body()).contains("Signed in as bob (viewer)");
+    assertThat(get(first, pipeline.console()).body())
+        .as("the console, with the session the callback set")
+        .contains("bob (viewer)");
+
+    // the same callback again: the sign-in is spent
+    HttpResponse<String> spent = get(other, callback);
+    assertThat(spent.statusCode()).isEqualTo(401);
+    assertThat(spent.body()).contains("was not begun here");
+
+    // a callback brought by another browser than the one that began it: refused, code unspent
+    URI begunByFirst = beginSignIn(first);
+    URI stolen = IdentityProviderProcess.signIn(first, begunByFirst, "bob", "bob-password");
+    HttpResponse<String> brought = get(other, stolen);
+    assertThat(brought.statusCode()).isEqualTo(401);
+    assertThat(brought.body()).contains("begun in another browser");
+    assertThat(brought.headers().allValues("Set-Cookie"))
+        .noneMatch(c -> c.startsWith("el_session="));
+    assertThat(get(other, pipeline.console()).statusCode())
+        .as("no session: sent to the sign-in page")
+        .isEqualTo(303);
+
+    // the provider sends an error back: named on the sign-in page
+    URI refusedAt = beginSignIn(first);
+    Matcher state = Pattern.compile("[?&]state=([^&]+)").matcher(refusedAt.getRawQuery());
+    assertThat(state.find()).isTrue();
+    HttpResponse<String> refused =
+        get(
+            first,
+            URI.create(
+                pipeline.console()
+                    + "/signin/callback?error=access_denied&error_description=denied&state="
+                    + state.group(1)));
+    assertThat(refused.statusCode()).isEqualTo(401);
+    assertThat(refused.body()).contains("the identity provider refused: access_denied (denied)");
+  }
+
+  @Test
+  @Timeout(120)
+  void shouldRefuseAnExpiredAccessTokenAtTheProcessorsApiAndEndItsConsoleSession()
+      throws Exception {
+    // a user token that lives 5 s (client console-brief)
+    String brief =
+        idp.userToken(
+            "console-brief",
+            "alice",
+            "alice-password",
+            "http://127.0.0.1:1/callback",
+            AUDIENCE,
+            "tools:read");
+    HttpClient http = IdentityProviderProcess.browser();
+    URI unknownKey =
+        URI.create("http://127.0.0.1:" + pipeline.port() + "/v1/keys/acme/no-such-key");
+    assertThat(
+            send(
+                    http,
+                    HttpRequest.newBuilder(unknownKey).header("Authorization", "Bearer " + brief))
+                .statusCode())
+        .as("past the door: no such key")
+        .isEqualTo(404);
+    // the console takes it pasted into the sign-in form too
+    HttpResponse<String> form = get(http, URI.create(pipeline.console() + "/login"));
+    Matcher csrf = CSRF.matcher(form.body());
+    assertThat(csrf.find()).isTrue();
+    HttpResponse<String> signedIn =
+        send(
+            http,
+            HttpRequest.newBuilder(URI.create(pipeline.console() + "/login"))
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "csrf="
+                            + csrf.group(1)
+                            + "&token="
+                            + URLEncoder.encode(brief, StandardCharsets.UTF_8))));
+    assertThat(signedIn.statusCode()).as(signedIn.body()).isEqualTo(303);
+    assertThat(get(http, pipeline.console()).body()).contains("alice (operator)");
+
+    await("the expired token is refused at the processor's API")
+        .atMost(Duration.ofSeconds(15))
+        .untilAsserted(
+            () ->
+                assertThat(
+                        send(
+                                http,
+                                HttpRequest.newBuilder(unknownKey)
+                                    .header("Authorization", "Bearer " + brief))
+                            .statusCode())
+                    .isEqualTo(401));
+    HttpResponse<String> after = get(http, pipeline.console());
+    assertThat(after.statusCode())
+        .as("the session ended with its token: sent to the sign-in page")
+        .isEqualTo(303);
+    assertThat(after.headers().firstValue("Location")).contains("/console/login");
+  }
+
+  /** Asks the console to begin a sign-in in {@code browser}; where it sends the browser. */
+  private URI beginSignIn(HttpClient browser) throws Exception {
+    HttpResponse<String> begun = get(browser, URI.create(pipeline.console() + "/signin"));
+    assertThat(begun.statusCode()).as(begun.body()).isEqualTo(303);
+    return URI.create(begun.headers().firstValue("Location").orElseThrow());
+  }
+
+  private static HttpResponse<String> get(HttpClient browser, URI uri) throws Exception {
+    return send(browser, HttpRequest.newBuilder(uri));
+  }
+
+  private static HttpResponse<String> send(HttpClient browser, HttpRequest.Builder request)
+      throws Exception {
+    return browser.send(
+        request.timeout(Duration.ofSeconds(20)).build(), HttpResponse.BodyHandlers.ofString());
   }
 }

@@ -61,6 +61,11 @@ final class ConsolePipeline implements AutoCloseable {
   private final ToolCallClient client;
 
   ConsolePipeline(String bootstrap, String name, Path dir) throws Exception {
+    this(bootstrap, name, dir, List.of());
+  }
+
+  /** With {@code settings} (lines of the processor's properties) added to its file. */
+  ConsolePipeline(String bootstrap, String name, Path dir, List<String> settings) throws Exception {
     this.bootstrap = bootstrap;
     this.registry = "mock://" + name;
     payments = CountingDownstream.start(Duration.ofSeconds(20));
@@ -130,6 +135,7 @@ final class ConsolePipeline implements AutoCloseable {
             "console.approvals.signer=console",
             "console.approvals.key.file=" + keyFile,
             "console.executors=http://127.0.0.1:" + executorHealth.port(),
+            String.join("\n", settings),
             ""));
     AppConfig cfg = AppConfig.load(config, Map.of());
     PrometheusMeterRegistry ledgerMetrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);

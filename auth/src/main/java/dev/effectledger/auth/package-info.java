@@ -14,5 +14,9 @@
  * <p>{@link ResourceMetadata} writes the RFC 9728 protected-resource metadata the MCP authorization
  * specification asks of an HTTP MCP server, and {@link Challenge} the {@code WWW-Authenticate}
  * values that point at it.
+ *
+ * <p>{@link BrowserSignIn} signs a person in from a browser (the console): the authorization code
+ * grant with PKCE, its messages and the provider's metadata Nimbus' OAuth 2.0 SDK's ({@code
+ * oauth2-oidc-sdk}); this package keeps only which sign-ins are under way and the reasons it names.
  */
 package dev.effectledger.auth;

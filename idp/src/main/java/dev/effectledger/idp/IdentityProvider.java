@@ -40,9 +40,10 @@ import org.springframework.security.provisioning.InMemoryUserDetailsManager;
  * acme), {@code acme-reader}/{@code reader-secret} (read only), {@code globex-agent}/{@code
  * globex-secret} (tenant globex), {@code acme-brief}/{@code brief-secret} (tokens live 2 s), {@code
  * mcp-agent} (public, authorization code with PKCE, any loopback redirect port, no consent page)
- * and {@code console} (public, the same, roles of the user). Users: {@code alice}/{@code
- * alice-password} (tenant acme, role operator), {@code bob}/{@code bob-password} (tenant globex,
- * role viewer).
+ * and {@code console} (public, the same, roles of the user; also to {@code
+ * /console/signin/callback}), {@code console-brief} (the same, tokens live 5 s). Users: {@code
+ * alice}/{@code alice-password} (tenant acme, role operator), {@code bob}/{@code bob-password}
+ * (tenant globex, role viewer).
  */
 @SpringBootApplication
 public class IdentityProvider {
@@ -95,8 +96,9 @@ public class IdentityProvider {
             Duration.ofSeconds(2),
             "tools:read",
             "tools:write"),
-        browser("mcp-agent"),
-        browser("console"));
+        browser("mcp-agent", Duration.ofMinutes(5)),
+        browser("console", Duration.ofMinutes(5)),
+        browser("console-brief", Duration.ofSeconds(5)));
   }
 
   private static RegisteredClient machine(
@@ -116,7 +118,7 @@ public class IdentityProvider {
     return client.build();
   }
 
-  private static RegisteredClient browser(String id) {
+  private static RegisteredClient browser(String id, Duration lifetime) {
     return RegisteredClient.withId(UUID.randomUUID().toString())
         .clientId(id)
         .clientAuthenticationMethod(ClientAuthenticationMethod.NONE)
@@ -124,6 +126,7 @@ public class IdentityProvider {
         .authorizationGrantType(AuthorizationGrantType.REFRESH_TOKEN)
         // any port: Spring takes the requested port for a loopback redirect (RFC 8252 7.3)
         .redirectUri("http://127.0.0.1/callback")
+        .redirectUri("http://127.0.0.1/console/signin/callback") // the console's sign-in
         .scope("tools:read")
         .scope("tools:write")
         .clientSettings(
@@ -131,6 +134,7 @@ public class IdentityProvider {
                 .requireProofKey(true)
                 .requireAuthorizationConsent(false)
                 .build())
+        .tokenSettings(TokenSettings.builder().accessTokenTimeToLive(lifetime).build())
         .build();
   }
 

@@ -156,12 +156,7 @@ public final class IdentityProviderProcess implements AutoCloseable {
       String redirectUri,
       String resource,
       String scope) {
-    HttpClient browser =
-        HttpClient.newBuilder()
-            .cookieHandler(new CookieManager())
-            .followRedirects(HttpClient.Redirect.NEVER)
-            .connectTimeout(Duration.ofSeconds(5))
-            .build();
+    HttpClient browser = browser();
     String verifier = randomText();
     Map<String, String> authorize = new LinkedHashMap<>();
     authorize.put("response_type", "code");
@@ -174,28 +169,8 @@ public final class IdentityProviderProcess implements AutoCloseable {
     if (resource != null) {
       authorize.put("resource", resource);
     }
-    URI next = issuer.resolve("/oauth2/authorize?" + encode(authorize));
-    // the authorize request, the login page, the saved request again: each a redirect
-    HttpResponse<String> page = send(browser, html(next).GET().build());
-    URI login = location(next, page);
-    page = send(browser, html(login).GET().build());
-    Matcher csrf = Pattern.compile("name=\"_csrf\"[^>]*value=\"([^\"]+)\"").matcher(page.body());
-    if (!csrf.find()) {
-      throw new IllegalStateException("no _csrf on the login page: " + page.body());
-    }
-    Map<String, String> credentials = new LinkedHashMap<>();
-    credentials.put("username", user);
-    credentials.put("password", password);
-    credentials.put("_csrf", csrf.group(1));
-    HttpResponse<String> signedIn =
-        send(
-            browser,
-            html(login)
-                .header("Content-Type", "application/x-www-form-urlencoded")
-                .POST(HttpRequest.BodyPublishers.ofString(encode(credentials)))
-                .build());
-    URI saved = location(login, signedIn);
-    URI callback = location(saved, send(browser, html(saved).GET().build()));
+    URI callback =
+        signIn(browser, issuer.resolve("/oauth2/authorize?" + encode(authorize)), user, password);
     Matcher code =
         Pattern.compile("[?&]code=([^&]+)")
             .matcher(callback.getRawQuery() == null ? "" : "?" + callback.getRawQuery());
@@ -218,6 +193,54 @@ public final class IdentityProviderProcess implements AutoCloseable {
                 .header("Content-Type", "application/x-www-form-urlencoded")
                 .POST(HttpRequest.BodyPublishers.ofString(encode(exchange)))
                 .build()));
+  }
+
+  /**
+   * An HTTP client that keeps cookies and follows no redirects, as {@link #signIn} needs. It sends
+   * cookies as browsers do ({@code Cookie: a=1; b=2}, RFC 6265): the JDK's {@code CookieManager}
+   * alone sends a cookie with {@code Max-Age} in RFC 2965's form ({@code $Version="1", a="1";
+   * $Path=...}), which no browser sends.
+   */
+  public static HttpClient browser() {
+    return HttpClient.newBuilder()
+        .cookieHandler(new BrowserCookies())
+        .followRedirects(HttpClient.Redirect.NEVER)
+        .connectTimeout(Duration.ofSeconds(5))
+        .build();
+  }
+
+  /**
+   * Signs {@code user} in on the provider's login page for the authorization request {@code
+   * authorize} (one a client built, e.g. the console's redirect), as a browser: {@code browser}
+   * keeps cookies and follows no redirects; if it is signed in at the provider already, no login
+   * page is shown. Returns where the provider sends the browser back to: the client's redirect URI
+   * with a code, or with an error.
+   */
+  public static URI signIn(HttpClient browser, URI authorize, String user, String password) {
+    // the authorize request, the login page, the saved request again: each a redirect
+    HttpResponse<String> page = send(browser, html(authorize).GET().build());
+    URI login = location(authorize, page);
+    if (!login.getPath().equals("/login")) {
+      return login; // signed in at the provider already: straight back
+    }
+    page = send(browser, html(login).GET().build());
+    Matcher csrf = Pattern.compile("name=\"_csrf\"[^>]*value=\"([^\"]+)\"").matcher(page.body());
+    if (!csrf.find()) {
+      throw new IllegalStateException("no _csrf on the login page: " + page.body());
+    }
+    Map<String, String> credentials = new LinkedHashMap<>();
+    credentials.put("username", user);
+    credentials.put("password", password);
+    credentials.put("_csrf", csrf.group(1));
+    HttpResponse<String> signedIn =
+        send(
+            browser,
+            html(login)
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .POST(HttpRequest.BodyPublishers.ofString(encode(credentials)))
+                .build());
+    URI saved = location(login, signedIn);
+    return location(saved, send(browser, html(saved).GET().build()));
   }
 
   private static HttpRequest.Builder html(URI uri) {
@@ -282,6 +305,33 @@ public final class IdentityProviderProcess implements AutoCloseable {
       return Base64.getUrlEncoder().withoutPadding().encodeToString(digest);
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
+    }
+  }
+
+  /** The JDK's cookie store, its cookies sent in RFC 6265's form. */
+  private static final class BrowserCookies extends java.net.CookieHandler {
+    private final CookieManager store = new CookieManager();
+
+    @Override
+    public Map<String, List<String>> get(URI uri, Map<String, List<String>> requestHeaders) {
+      String path = uri.getPath() == null || uri.getPath().isEmpty() ? "/" : uri.getPath();
+      List<String> pairs = new ArrayList<>();
+      for (java.net.HttpCookie cookie : store.getCookieStore().get(uri)) {
+        String cookiePath = cookie.getPath() == null ? "/" : cookie.getPath();
+        boolean pathMatches =
+            path.equals(cookiePath)
+                || (path.startsWith(cookiePath)
+                    && (cookiePath.endsWith("/") || path.charAt(cookiePath.length()) == '/'));
+        if (pathMatches && !cookie.hasExpired()) {
+          pairs.add(cookie.getName() + "=" + cookie.getValue());
+        }
+      }
+      return pairs.isEmpty() ? Map.of() : Map.of("Cookie", List.of(String.join("; ", pairs)));
+    }
+
+    @Override
+    public void put(URI uri, Map<String, List<String>> responseHeaders) throws IOException {
+      store.put(uri, responseHeaders);
     }
   }
 

@@ -2,6 +2,7 @@ package dev.effectledger.app.console;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
+import dev.effectledger.auth.BrowserSignIn;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.schema.QueryString;
 import java.io.IOException;
@@ -20,13 +21,14 @@ import java.util.function.Supplier;
  * an error message holds reaches the page as markup); the charts are uPlot's, served from its
  * WebJar. The page's script only polls {@code /console/api/overview} and draws.
  *
- * <p>Doors: with {@code http.auth.*} configured, every console page needs a sign-in with one of
- * those tokens (session cookie {@code HttpOnly; SameSite=Strict}); a {@code viewer} reads, an
- * {@code operator} also acts; every form posts a per-session CSRF token. Without tokens the console
- * is open only where the processor listens on a loopback address, as the local operator ({@code
- * local}); elsewhere it refuses to act. Each action is written to Kafka (an {@code Outcome} on
- * {@code tool-outcomes} naming the operator, who the ledger audits; an approval the ledger
- * verifies): the console changes nothing by itself.
+ * <p>Doors: with {@code http.auth.*} or {@code http.tokens.*} configured, every console page needs
+ * a sign-in with one of those tokens, or through the identity provider ({@code console.sign-in.*}:
+ * the authorization code grant with PKCE); the session cookie is {@code HttpOnly; SameSite=Strict}.
+ * A {@code viewer} reads, an {@code operator} also acts; every form posts a per-session CSRF token.
+ * Without tokens the console is open only where the processor listens on a loopback address, as the
+ * local operator ({@code local}); elsewhere it refuses to act. Each action is written to Kafka (an
+ * {@code Outcome} on {@code tool-outcomes} naming the operator, who the ledger audits; an approval
+ * the ledger verifies): the console changes nothing by itself.
  *
  * <p>This class routes; {@link ConsoleGuard} keeps the doors, {@link ConsolePages} builds the
  * pages' models, {@link ConsoleForms} reads forms and queries and {@link ConsoleResponses} answers.
@@ -48,9 +50,34 @@ public final class Console {
       Supplier<ToolPolicies> policies,
       Duration sessionTtl,
       Clock clock) {
+    this(server, auth, host, actions, executors, policies, sessionTtl, clock, null, null);
+  }
+
+  /**
+   * A console whose sign-in page also signs people in through the identity provider with {@code
+   * signIn} (null: tokens only), the provider sending them back to {@code redirectUri} (null: to
+   * {@code http://<the request's Host>/console/signin/callback}).
+   */
+  public Console(
+      LedgerReads server,
+      HttpAuth auth,
+      String host,
+      ConsoleActions actions,
+      List<String> executors,
+      Supplier<ToolPolicies> policies,
+      Duration sessionTtl,
+      Clock clock,
+      BrowserSignIn signIn,
+      java.net.URI redirectUri) {
     this.server = server;
     this.actions = actions;
-    this.guard = new ConsoleGuard(auth, host, new ConsoleSessions(sessionTtl, clock), responses);
+    this.guard =
+        new ConsoleGuard(
+            auth,
+            host,
+            new ConsoleSessions(sessionTtl, clock),
+            responses,
+            signIn == null ? null : new ConsoleGuard.SignIn(signIn, redirectUri));
     this.pages = new ConsolePages(server, actions, executors, policies, clock);
   }
 
@@ -76,6 +103,14 @@ public final class Console {
         } else {
           guard.loginPage(exchange, null);
         }
+        return;
+      }
+      if (path.equals("/console/signin") && method.equals("GET")) {
+        guard.beginSignIn(exchange);
+        return;
+      }
+      if (path.equals(ConsoleGuard.CALLBACK) && method.equals("GET")) {
+        guard.finishSignIn(exchange);
         return;
       }
       Optional<ConsoleGuard.Caller> found =

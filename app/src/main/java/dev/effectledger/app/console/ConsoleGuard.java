@@ -2,6 +2,7 @@ package dev.effectledger.app.console;
 
 import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpExchange;
+import dev.effectledger.auth.BrowserSignIn;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.URI;
@@ -15,13 +16,16 @@ import java.util.Optional;
 
 /**
  * The console's doors: who is asking (a signed-in session, or the local operator of an open
- * console), signing in and out, and whether a form post may act (its session's CSRF token, or on an
- * open console the post's own origin; the operator role for actions).
+ * console), signing in (with a token, or through the identity provider) and out, and whether a form
+ * post may act (its session's CSRF token, or on an open console the post's own origin; the operator
+ * role for actions).
  */
 final class ConsoleGuard {
 
   static final String LOCAL_OPERATOR = "local";
   static final String LOGIN_COOKIE = "el_login";
+  static final String SIGN_IN_COOKIE = "el_signin";
+  static final String CALLBACK = "/console/signin/callback";
 
   /** Why a request is refused: the HTTP status and the text the caller gets. */
   record Refusal(int status, String message) {}
@@ -45,17 +49,32 @@ final class ConsoleGuard {
   private final boolean loopback;
   private final ConsoleSessions sessions;
   private final ConsoleResponses responses;
+  private final SignIn signIn; // null: tokens only
   private final SecureRandom random = new SecureRandom();
 
   /**
-   * For a console behind {@code auth} whose processor listens on {@code host} (an open console acts
-   * only where that is a loopback address), signing in to {@code sessions}.
+   * Signing in through the identity provider: the client and, unless it is derived from each
+   * request's {@code Host} ({@code http://<host>/console/signin/callback}), the redirect URI
+   * registered for it there.
    */
-  ConsoleGuard(HttpAuth auth, String host, ConsoleSessions sessions, ConsoleResponses responses) {
+  record SignIn(BrowserSignIn provider, URI redirectUri) {}
+
+  /**
+   * For a console behind {@code auth} whose processor listens on {@code host} (an open console acts
+   * only where that is a loopback address), signing in to {@code sessions} with a token, and
+   * through the identity provider when {@code signIn} is not null.
+   */
+  ConsoleGuard(
+      HttpAuth auth,
+      String host,
+      ConsoleSessions sessions,
+      ConsoleResponses responses,
+      SignIn signIn) {
     this.auth = auth;
     this.loopback = isLoopback(host);
     this.sessions = sessions;
     this.responses = responses;
+    this.signIn = signIn;
   }
 
   private static boolean isLoopback(String host) {
@@ -144,7 +163,90 @@ final class ConsoleGuard {
     page.put("title", "Sign in");
     page.put("csrf", nonce);
     page.put("error", error);
+    if (signIn != null) {
+      page.put("provider", signIn.provider().issuer().getAuthority());
+    }
     responses.html(exchange, error == null ? 200 : 401, "login", page);
+  }
+
+  /**
+   * Sends the browser to the identity provider to sign in (the authorization code grant with PKCE),
+   * keeping the sign-in's state in a cookie the callback must bring back.
+   */
+  void beginSignIn(HttpExchange exchange) throws IOException {
+    if (signIn == null || auth.open()) {
+      ConsoleResponses.text(
+          exchange,
+          404,
+          "this console signs in with tokens only: set http.tokens.issuer, http.tokens.audience"
+              + " and console.sign-in.client-id to sign in through an identity provider\n");
+      return;
+    }
+    BrowserSignIn.Begun begun;
+    try {
+      begun = signIn.provider().begin(redirectUri(exchange));
+    } catch (BrowserSignIn.Failed e) {
+      loginPage(exchange, "Signing in through the identity provider failed: " + e.getMessage());
+      return;
+    }
+    exchange
+        .getResponseHeaders()
+        .add(
+            "Set-Cookie",
+            // Lax, not Strict: the provider's redirect back is a navigation from another site
+            SIGN_IN_COOKIE
+                + "="
+                + begun.state()
+                + "; Path=/console/signin; HttpOnly; SameSite=Lax; Max-Age="
+                + BrowserSignIn.PENDING_FOR.toSeconds());
+    ConsoleResponses.redirect(exchange, begun.location().toString());
+  }
+
+  /**
+   * The identity provider's redirect back: the code exchanged for an access token, the token
+   * checked as any other (a role from its claim), and a session. The answer is a page that moves on
+   * to the console rather than a redirect, since the session cookie ({@code SameSite=Strict}) is
+   * not sent on a redirect chain that began at another site.
+   */
+  void finishSignIn(HttpExchange exchange) throws IOException {
+    if (signIn == null || auth.open()) {
+      beginSignIn(exchange);
+      return;
+    }
+    exchange
+        .getResponseHeaders()
+        .add("Set-Cookie", SIGN_IN_COOKIE + "=; Path=/console/signin; HttpOnly; Max-Age=0");
+    String query = exchange.getRequestURI().getRawQuery();
+    URI callback = URI.create(redirectUri(exchange) + (query == null ? "" : "?" + query));
+    String state =
+        ConsoleSessions.cookie(exchange.getRequestHeaders().getFirst("Cookie"), SIGN_IN_COOKIE);
+    String token;
+    try {
+      token = signIn.provider().finish(callback, state);
+    } catch (BrowserSignIn.Failed e) {
+      loginPage(exchange, "Signing in through the identity provider failed: " + e.getMessage());
+      return;
+    }
+    HttpAuth.Checked checked = auth.check(token);
+    if (checked.who() == null) {
+      loginPage(exchange, "The identity provider signed you in, but " + checked.refusal());
+      return;
+    }
+    ConsoleSessions.Session session = sessions.open(checked.who(), token, checked.expires());
+    exchange.getResponseHeaders().add("Set-Cookie", sessions.setCookie(session));
+    Map<String, Object> page = new HashMap<>();
+    page.put("title", "Signed in");
+    page.put("user", checked.who().name());
+    page.put("role", checked.who().role().name().toLowerCase(java.util.Locale.ROOT));
+    responses.html(exchange, 200, "signed-in", page);
+  }
+
+  private URI redirectUri(HttpExchange exchange) {
+    if (signIn.redirectUri() != null) {
+      return signIn.redirectUri();
+    }
+    String host = exchange.getRequestHeaders().getFirst("Host");
+    return URI.create("http://" + (host == null ? "127.0.0.1" : host) + CALLBACK);
   }
 
   /** The sign-in form's post: a session for a token this processor knows. */
@@ -161,12 +263,12 @@ final class ConsoleGuard {
       return;
     }
     String token = form.getOrDefault("token", "").trim();
-    Optional<HttpAuth.Identity> who = auth.identify(token);
-    if (who.isEmpty()) {
-      loginPage(exchange, "That token is not one of this processor's (http.auth.<name>.sha256).");
+    HttpAuth.Checked checked = auth.check(token);
+    if (checked.who() == null) {
+      loginPage(exchange, "Not signed in: " + checked.refusal() + ".");
       return;
     }
-    ConsoleSessions.Session session = sessions.open(who.get(), token);
+    ConsoleSessions.Session session = sessions.open(checked.who(), token, checked.expires());
     exchange.getResponseHeaders().add("Set-Cookie", sessions.setCookie(session));
     ConsoleResponses.redirect(exchange, "/console");
   }

@@ -14,8 +14,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * The console's logins: a signed-in operator holds a random session id in an {@code HttpOnly},
  * {@code SameSite=Strict} cookie; the session keeps who it is, the token it signed in with (sent on
  * to the other processor instances the console asks, never to the browser) and a CSRF token every
- * form posts back. Sessions live in memory for {@code ttl}: a restarted processor signs everyone
- * out, and each instance has its own (a load balancer in front of several needs sticky sessions).
+ * form posts back. Sessions live in memory for {@code ttl}, or until the access token they signed
+ * in with expires if that is sooner: a restarted processor signs everyone out, and each instance
+ * has its own (a load balancer in front of several needs sticky sessions).
  */
 final class ConsoleSessions {
 
@@ -36,13 +37,26 @@ final class ConsoleSessions {
     this.clock = clock;
   }
 
-  /** A new session for {@code who}, signed in with {@code token}. */
+  /** A new session for {@code who}, signed in with {@code token} that does not expire. */
   Session open(HttpAuth.Identity who, String token) {
+    return open(who, token, null);
+  }
+
+  /**
+   * A new session for {@code who}, signed in with {@code token}; it ends when the token expires
+   * ({@code tokenExpires}, null for never), or after the sessions' time to live if that is sooner,
+   * since the token it sends on to other instances is refused from then on.
+   */
+  Session open(HttpAuth.Identity who, String token, Instant tokenExpires) {
     Instant now = clock.instant();
     if (byId.size() >= MAX_SESSIONS) {
       byId.values().removeIf(s -> !s.expires().isAfter(now));
     }
-    Session session = new Session(randomId(), who, token, randomId(), now.plus(ttl));
+    Instant expires = now.plus(ttl);
+    if (tokenExpires != null && tokenExpires.isBefore(expires)) {
+      expires = tokenExpires;
+    }
+    Session session = new Session(randomId(), who, token, randomId(), expires);
     byId.put(session.id(), session);
     return session;
   }
@@ -81,7 +95,8 @@ final class ConsoleSessions {
         + "="
         + session.id()
         + "; Path=/console; HttpOnly; SameSite=Strict; Max-Age="
-        + ttl.toSeconds();
+        + Math.max(
+            0, (Duration.between(clock.instant(), session.expires()).toMillis() + 999) / 1000);
   }
 
   static String clearCookie() {

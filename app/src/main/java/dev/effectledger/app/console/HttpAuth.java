@@ -4,6 +4,7 @@ import dev.effectledger.auth.AccessTokens;
 import dev.effectledger.auth.Caller;
 import dev.effectledger.auth.TokenRefused;
 import dev.effectledger.gateway.Credentials;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -110,12 +111,32 @@ public final class HttpAuth {
 
   /** Whom the bearer token {@code token} names; empty when no configured token matches. */
   public Optional<Identity> identify(String token) {
+    return Optional.ofNullable(check(token).who());
+  }
+
+  /**
+   * What a bearer token is worth here: whom it names and until when (null for a configured token,
+   * which does not expire), or why it is refused.
+   *
+   * @param who null when refused
+   * @param expires the access token's {@code exp}; null for a configured token or a refusal
+   * @param refusal why the token is refused, for the person who gave it; null when {@code who} is
+   *     not
+   */
+  public record Checked(Identity who, Instant expires, String refusal) {}
+
+  /** Checks a bearer token: a configured one, else an access token from the identity provider. */
+  public Checked check(String token) {
     if (token == null || token.isEmpty()) {
-      return Optional.empty();
+      return new Checked(null, null, "no token given");
     }
     Identity known = bySha256.get(Credentials.sha256Hex(token));
-    if (known != null || tokens == null) {
-      return Optional.ofNullable(known);
+    if (known != null) {
+      return new Checked(known, null, null);
+    }
+    if (tokens == null) {
+      return new Checked(
+          null, null, "that token is not one of this processor's (http.auth.<name>.sha256)");
     }
     try {
       Caller caller = tokens.checkToken(token);
@@ -123,9 +144,31 @@ public final class HttpAuth {
           caller.hasRole("operator")
               ? Role.OPERATOR
               : caller.hasRole("viewer") ? Role.VIEWER : null;
-      return role == null ? Optional.empty() : Optional.of(new Identity(caller.subject(), role));
+      if (role == null) {
+        return new Checked(
+            null,
+            null,
+            caller.subject()
+                + "'s token names neither operator nor viewer in its "
+                + tokens.settings().rolesClaim()
+                + " claim: the identity provider must grant one of those roles");
+      }
+      return new Checked(new Identity(caller.subject(), role), caller.expiresAt(), null);
     } catch (TokenRefused refused) {
-      return Optional.empty();
+      if (refused.reason() == TokenRefused.Reason.MALFORMED) {
+        return new Checked(
+            null,
+            null,
+            "that token is neither one of this processor's (http.auth.<name>.sha256) nor a signed"
+                + " JWT access token");
+      }
+      return new Checked(
+          null,
+          null,
+          "the access token is refused ("
+              + refused.reason().name().toLowerCase(Locale.ROOT).replace('_', '-')
+              + "): "
+              + refused.getMessage());
     }
   }
 

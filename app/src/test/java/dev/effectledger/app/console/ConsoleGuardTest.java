@@ -30,7 +30,7 @@ class ConsoleGuardTest {
   }
 
   private ConsoleGuard guard(HttpAuth auth, String host) {
-    return new ConsoleGuard(auth, host, sessions, new ConsoleResponses());
+    return new ConsoleGuard(auth, host, sessions, new ConsoleResponses(), null);
   }
 
   private static Headers headers(String... namesAndValues) {
@@ -87,6 +87,47 @@ class ConsoleGuardTest {
                           + " role (an open console acts only on a loopback address)\n");
             });
     assertThat(guard(HttpAuth.OPEN, "127.0.0.1").refuseAction(local)).isEmpty();
+  }
+
+  @Test
+  void shouldEndASessionWhenTheAccessTokenItSignedInWithExpires() {
+    Instant[] now = {Instant.parse("2026-01-01T00:00:00Z")};
+    Clock ticking =
+        new Clock() {
+          @Override
+          public java.time.ZoneId getZone() {
+            return ZoneOffset.UTC;
+          }
+
+          @Override
+          public Clock withZone(java.time.ZoneId zone) {
+            return this;
+          }
+
+          @Override
+          public Instant instant() {
+            return now[0];
+          }
+        };
+    ConsoleSessions hourLong = new ConsoleSessions(Duration.ofHours(1), ticking);
+    HttpAuth.Identity alice = new HttpAuth.Identity("alice", HttpAuth.Role.OPERATOR);
+    ConsoleSessions.Session withToken =
+        hourLong.open(alice, "jwt", now[0].plus(Duration.ofMinutes(5)));
+    ConsoleSessions.Session configured = hourLong.open(alice, "static");
+    assertThat(hourLong.setCookie(withToken)).endsWith("Max-Age=300");
+
+    now[0] = now[0].plus(Duration.ofMinutes(5));
+    assertThat(hourLong.find(ConsoleSessions.COOKIE + "=" + withToken.id()))
+        .as("the token it sends on has expired")
+        .isEmpty();
+    assertThat(hourLong.find(ConsoleSessions.COOKIE + "=" + configured.id()))
+        .as("a configured token does not expire: the session lasts its hour")
+        .isPresent();
+    now[0] = now[0].plus(Duration.ofMinutes(55));
+    assertThat(hourLong.find(ConsoleSessions.COOKIE + "=" + configured.id())).isEmpty();
+    assertThat(hourLong.open(alice, "long-lived", now[0].plus(Duration.ofDays(1))).expires())
+        .as("never past the sessions' time to live")
+        .isEqualTo(now[0].plus(Duration.ofHours(1)));
   }
 
   @Test
