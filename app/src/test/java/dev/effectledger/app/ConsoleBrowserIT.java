@@ -472,6 +472,57 @@ class ConsoleBrowserIT {
     assertThat(after.headers().firstValue("Location")).contains("/console/login");
   }
 
+  @Test
+  @Timeout(120)
+  void shouldRefuseAtTheProcessorsDoorNoTokenAnotherAudienceNoRoleAndAViewerActing()
+      throws Exception {
+    HttpClient http = IdentityProviderProcess.browser();
+    URI unknownKey =
+        URI.create("http://127.0.0.1:" + pipeline.port() + "/v1/keys/acme/no-such-key");
+    String redirect = "http://127.0.0.1:1/callback"; // the code is read from the redirect itself
+    String viewer =
+        idp.userToken("console", "bob", "bob-password", redirect, AUDIENCE, "tools:read");
+    String elsewhere =
+        idp.userToken(
+            "console", "alice", "alice-password", redirect, "https://other.test", "tools:read");
+    String noRole = idp.clientToken("acme-agent", "acme-secret", AUDIENCE, "tools:read");
+
+    assertThat(get(http, unknownKey).statusCode()).as("no token").isEqualTo(401);
+    for (String refused : List.of(elsewhere, noRole)) {
+      assertThat(
+              send(
+                      http,
+                      HttpRequest.newBuilder(unknownKey)
+                          .header("Authorization", "Bearer " + refused))
+                  .statusCode())
+          .as("another audience, or a token naming no role")
+          .isEqualTo(401);
+    }
+    assertThat(
+            send(
+                    http,
+                    HttpRequest.newBuilder(unknownKey).header("Authorization", "Bearer " + viewer))
+                .statusCode())
+        .as("a viewer reads: past the door, no such key")
+        .isEqualTo(404);
+
+    // bob, signed in through the provider as a viewer, may not settle a key
+    URI callback = IdentityProviderProcess.signIn(http, beginSignIn(http), "bob", "bob-password");
+    assertThat(get(http, callback).statusCode()).isEqualTo(200);
+    Matcher csrf = CSRF.matcher(get(http, URI.create(pipeline.console() + "/keys")).body());
+    assertThat(csrf.find()).as("the keys page's form").isTrue();
+    HttpResponse<String> acted =
+        send(
+            http,
+            HttpRequest.newBuilder(URI.create(pipeline.console() + "/actions/released"))
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "csrf=" + csrf.group(1) + "&tenant=acme&key=some-key")));
+    assertThat(acted.statusCode()).isEqualTo(403);
+    assertThat(acted.body()).contains("bob is a viewer");
+  }
+
   /** Asks the console to begin a sign-in in {@code browser}; where it sends the browser. */
   private URI beginSignIn(HttpClient browser) throws Exception {
     HttpResponse<String> begun = get(browser, URI.create(pipeline.console() + "/signin"));

@@ -242,36 +242,6 @@ class GatewayIT {
     assertThat(payments.effects("flood-over-2")).isEqualTo(1);
   }
 
-  @Test
-  void shouldLetTheProcessorsApiTakeAccessTokensWithTheRoleOfTheirClaim() throws Exception {
-    String audience = "https://processor.effectledger.test";
-    // the processor's query API and console ask HttpAuth (LedgerHttpServer.allowed, ConsoleGuard)
-    dev.effectledger.app.console.HttpAuth auth =
-        dev.effectledger.app.console.HttpAuth.fromProperties(new Properties())
-            .withTokens(AccessTokens.of(AuthSettings.of(idp.issuer(), audience)));
-    String redirect = "http://127.0.0.1:1/callback"; // the code is read from the redirect itself
-    String viewer =
-        idp.userToken("console", "bob", "bob-password", redirect, audience, "tools:read");
-    String operator =
-        idp.userToken("console", "alice", "alice-password", redirect, audience, "tools:read");
-    String elsewhere =
-        idp.userToken(
-            "console", "alice", "alice-password", redirect, "https://other.test", "tools:read");
-    String noRole = idp.clientToken("acme-agent", "acme-secret", audience, "tools:read");
-    var viewerRole = dev.effectledger.app.console.HttpAuth.Role.VIEWER;
-    var operatorRole = dev.effectledger.app.console.HttpAuth.Role.OPERATOR;
-
-    assertThat(auth.open()).as("tokens configured: not open").isFalse();
-    assertThat(auth.allows(null, viewerRole)).as("no token").isFalse();
-    assertThat(auth.allows("Bearer " + noRole, viewerRole)).as("a token naming no role").isFalse();
-    assertThat(auth.allows("Bearer " + elsewhere, viewerRole)).as("another audience").isFalse();
-    assertThat(auth.allows("Bearer " + viewer, viewerRole)).isTrue();
-    assertThat(auth.allows("Bearer " + viewer, operatorRole)).as("a viewer does not act").isFalse();
-    assertThat(auth.allows("Bearer " + operator, operatorRole)).isTrue();
-    assertThat(auth.identify(operator))
-        .contains(new dev.effectledger.app.console.HttpAuth.Identity("alice", operatorRole));
-  }
-
   private static void assertRefused(HttpResponse<String> refused, String reason) throws Exception {
     assertThat(refused.statusCode()).as(reason).isEqualTo(401);
     assertThat(refused.headers().firstValue("WWW-Authenticate").orElseThrow())
