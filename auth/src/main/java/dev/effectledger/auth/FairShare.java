@@ -178,28 +178,36 @@ public final class FairShare {
   }
 
   /**
-   * Admits a call of {@code tenant} in {@code run} (null: none), or refuses it.
+   * Admits a call of {@code tenant} in {@code run} (null: none), or refuses it: {@link #admitRun},
+   * then {@link #admitTenant}.
    *
    * @return its place among the tenant's waiting calls, to close once it is answered
    */
   public Ticket admit(String tenant, String run) throws OverLimit {
+    admitRun(tenant, run);
+    return admitTenant(tenant);
+  }
+
+  /**
+   * Admits a call of {@code tenant} by the tenant's own limits (calls a second, calls waiting), or
+   * refuses it: what a door can check before it reads the call itself, so that refusing a flood
+   * costs as little as it can.
+   *
+   * @return its place among the tenant's waiting calls, to close once it is answered
+   */
+  public Ticket admitTenant(String tenant) throws OverLimit {
     Limits limits = limits(tenant);
     if (limits.none()) {
       return FREE;
     }
-    if (limits.runIntentsPerSecond() > 0 && run != null) {
-      Bucket bucket;
-      synchronized (runs) {
-        bucket =
-            runs.computeIfAbsent(
-                tenant + '\u0000' + run,
-                r -> bucket(limits.runIntentsPerSecond(), limits.runIntentsPerSecond()));
-      }
-      take(
-          bucket,
-          "run " + run + " of tenant " + tenant,
-          limits.runIntentsPerSecond(),
-          "calls a second");
+    // a place among the waiting first, so that a call refused for it takes none of the rate
+    AtomicInteger count =
+        limits.waiting() == 0 ? null : waiting.computeIfAbsent(tenant, t -> new AtomicInteger());
+    if (count != null && count.incrementAndGet() > limits.waiting()) {
+      count.decrementAndGet();
+      throw new OverLimit(
+          "tenant " + tenant + " has " + limits.waiting() + " calls waiting already, its limit",
+          Duration.ofSeconds(1));
     }
     if (limits.intentsPerSecond() > 0) {
       Bucket bucket =
@@ -209,17 +217,17 @@ public final class FairShare {
                   bucket(
                       limits.intentsPerSecond(),
                       Math.max(limits.burst(), limits.intentsPerSecond())));
-      take(bucket, "tenant " + tenant, limits.intentsPerSecond(), "calls a second");
+      try {
+        take(bucket, "tenant " + tenant, limits.intentsPerSecond(), "calls a second");
+      } catch (OverLimit over) {
+        if (count != null) {
+          count.decrementAndGet();
+        }
+        throw over;
+      }
     }
-    if (limits.waiting() == 0) {
+    if (count == null) {
       return FREE;
-    }
-    AtomicInteger count = waiting.computeIfAbsent(tenant, t -> new AtomicInteger());
-    if (count.incrementAndGet() > limits.waiting()) {
-      count.decrementAndGet();
-      throw new OverLimit(
-          "tenant " + tenant + " has " + limits.waiting() + " calls waiting already, its limit",
-          Duration.ofSeconds(1));
     }
     AtomicBoolean closed = new AtomicBoolean();
     return () -> {
@@ -227,6 +235,28 @@ public final class FairShare {
         count.decrementAndGet();
       }
     };
+  }
+
+  /**
+   * Admits a call of {@code tenant}'s {@code run} (null: none) by the run's limit, or refuses it.
+   */
+  public void admitRun(String tenant, String run) throws OverLimit {
+    Limits limits = limits(tenant);
+    if (limits.runIntentsPerSecond() == 0 || run == null) {
+      return;
+    }
+    Bucket bucket;
+    synchronized (runs) {
+      bucket =
+          runs.computeIfAbsent(
+              tenant + '\u0000' + run,
+              r -> bucket(limits.runIntentsPerSecond(), limits.runIntentsPerSecond()));
+    }
+    take(
+        bucket,
+        "run " + run + " of tenant " + tenant,
+        limits.runIntentsPerSecond(),
+        "calls a second");
   }
 
   /** Calls of {@code tenant} waiting now. */

@@ -83,4 +83,22 @@ class FairShareTest {
     share.admit("acme", "other"); // the tenant's other runs go on
     share.admit("globex", "loop"); // a run id is the tenant's own
   }
+
+  @Test
+  void admitsByTheTenantsLimitsAloneBeforeTheCallIsReadAndByTheRunsAfter() throws Exception {
+    FairShare share = new FairShare(new FairShare.Limits(2, 2, 1, 1), Map.of(), clock);
+
+    FairShare.Ticket first = share.admitTenant("acme");
+    assertThatThrownBy(() -> share.admitTenant("acme"))
+        .as("the tenant's one waiting place is taken")
+        .hasMessageContaining("has 1 calls waiting already");
+    first.close();
+    share.admitRun("acme", "loop");
+    assertThatThrownBy(() -> share.admitRun("acme", "loop"))
+        .hasMessageContaining("run loop of tenant acme is over its limit of 1");
+    share.admitTenant("acme").close(); // the second of its two a second
+    assertThatThrownBy(() -> share.admitTenant("acme"))
+        .hasMessageContaining("tenant acme is over its limit of 2 calls a second");
+    assertThat(share.waiting("acme")).isZero();
+  }
 }
