@@ -29,6 +29,7 @@ public final class Main implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
+    Tracing.start(System.getenv(), args.length == 0 ? "command" : args[0]);
     System.exit(run(args));
   }
 

@@ -2,6 +2,9 @@ package dev.effectledger.client;
 
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.Topics;
+import dev.effectledger.schema.Traces;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.context.Context;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -66,7 +69,8 @@ public final class IntentPublisher {
   }
 
   /**
-   * Publishes {@code intent} keyed by its idempotency key, with {@code requestId} (when not null)
+   * Publishes {@code intent} keyed by its idempotency key, with the current span's trace context
+   * (else its {@code traceId}'s) in {@code traceparent} headers, {@code requestId} (when not null)
    * in the {@value Topics#REQUEST_ID_HEADER} header, which the ledger copies onto the replies that
    * answer this intent itself; completes with its offset once the broker took it, exceptionally
    * with the producer's error (on the producer's I/O thread: hand long work to another).
@@ -75,6 +79,17 @@ public final class IntentPublisher {
     RecordHeaders headers = new RecordHeaders();
     if (requestId != null) {
       headers.add(Topics.REQUEST_ID_HEADER, requestId.getBytes(StandardCharsets.UTF_8));
+    }
+    // W3C trace context: the caller's current span (an agent's tool span, the gateway's call), else
+    // the traceparent the call was given; the intent's traceId names the same
+    Context trace =
+        Span.current().getSpanContext().isValid()
+            ? Context.current()
+            : Traces.extract(intent.getTraceId(), null);
+    Traces.inject(trace, headers);
+    String traceparent = Traces.traceparent(trace);
+    if (traceparent != null) {
+      intent.setTraceId(traceparent);
     }
     CompletableFuture<Long> sent = new CompletableFuture<>();
     try {

@@ -78,6 +78,7 @@ public final class CountingDownstream implements AutoCloseable {
   private final Map<String, String> lastResponse = new ConcurrentHashMap<>();
   private final Map<String, Boolean> inProgress = new ConcurrentHashMap<>();
   private final Map<String, Fault> faults = new ConcurrentHashMap<>();
+  private final Map<String, String> traceparents = new ConcurrentHashMap<>();
   private final Map<String, CountDownLatch> gates = new ConcurrentHashMap<>();
   private final AtomicInteger ids = new AtomicInteger();
   private final Duration hang;
@@ -222,6 +223,11 @@ public final class CountingDownstream implements AutoCloseable {
   }
 
   /** Effects performed for {@code key}. */
+  /** The W3C {@code traceparent} the latest request for {@code key} carried; null when none. */
+  public String traceparent(String key) {
+    return traceparents.get(key);
+  }
+
   public int effects(String key) {
     return counts.effects(key);
   }
@@ -252,6 +258,10 @@ public final class CountingDownstream implements AutoCloseable {
         return;
       }
       String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+      String traceparent = exchange.getRequestHeaders().getFirst("traceparent");
+      if (traceparent != null) {
+        traceparents.put(key, traceparent);
+      }
       int seen = counts.request(key);
       Fault fault = faults.remove(key);
       if (fault == null && seen == 1) {

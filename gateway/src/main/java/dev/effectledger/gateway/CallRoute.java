@@ -19,11 +19,17 @@ import dev.effectledger.schema.ReplyJson;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.Traces;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.Scope;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -157,6 +163,16 @@ final class CallRoute {
         });
   }
 
+  private static void overLimit(Exchange ex, FairShare.OverLimit over) {
+    ex.problem(
+        Problem.of(
+            429,
+            "too-many-requests",
+            "Too many requests",
+            over.getMessage() + "; nothing was published: call again after Retry-After"),
+        Map.of("Retry-After", Long.toString(over.retryAfter().toSeconds())));
+  }
+
   private void tooLarge(Exchange ex) {
     ex.problem(
         Problem.of(
@@ -176,6 +192,16 @@ final class CallRoute {
       Optional<String> suppliedKey,
       Duration wait,
       byte[] bytes) {
+    // the tenant's share first, before the body is parsed and its key derived: refusing a flood
+    // costs as little as it can (the body is read, so that the connection goes on)
+    FairShare.Ticket place;
+    try {
+      place = config.fairShare().admitTenant(caller.tenant());
+    } catch (FairShare.OverLimit over) {
+      overLimit(ex, over);
+      return;
+    }
+    ex.onEnd = place::close;
     CallBody body;
     DerivedKey derived;
     try {
@@ -202,21 +228,32 @@ final class CallRoute {
       HttpMapping.unavailable(ex, why);
       return;
     }
-    FairShare.Ticket place;
     try {
-      place = config.fairShare().admit(caller.tenant(), body.run());
+      config.fairShare().admitRun(caller.tenant(), body.run());
     } catch (FairShare.OverLimit over) {
-      ex.problem(
-          Problem.of(
-              429,
-              "too-many-requests",
-              "Too many requests",
-              over.getMessage() + "; nothing was published: call again after Retry-After"),
-          Map.of("Retry-After", Long.toString(over.retryAfter().toSeconds())));
+      overLimit(ex, over);
       return;
     }
-    ex.onEnd = place::close;
     String key = suppliedKey.orElse(derived.key());
+    // the call's span (GenAI execute_tool), a child of the caller's traceparent; it ends with the
+    // exchange, and the ledger's decision, the executor's attempt and the downstream request are
+    // its children
+    Span span =
+        Traces.tracer()
+            .spanBuilder("execute_tool " + policy.name())
+            .setParent(
+                Traces.extract(
+                    ex.shortHeader(Traces.TRACEPARENT), ex.shortHeader(Traces.TRACESTATE)))
+            .setSpanKind(SpanKind.SERVER)
+            .setAttribute(Traces.OPERATION, "execute_tool")
+            .setAttribute(Traces.TOOL, policy.name())
+            .setAttribute(Traces.TOOL_TYPE, "function")
+            .setAttribute(Traces.TOOL_CALL_ID, body.step())
+            .setAttribute(Traces.KEY, key)
+            .setAttribute(Traces.TENANT, caller.tenant())
+            .setAttribute(Traces.RUN, body.run())
+            .startSpan();
+    ex.traced(span);
     String requestId = UUID.randomUUID().toString();
     PendingCall pending = new PendingCall(ex, key, policy, requestId, wait);
     ToolIntent intent =
@@ -232,18 +269,20 @@ final class CallRoute {
             .setRequestedAt(clock.instant())
             .setReplyTopic(config.replyTopic())
             .setBypassApproval(body.bypassApproval())
-            .setTraceId(ex.shortHeader("traceparent"))
+            .setTraceId(Traces.traceparent(Context.root().with(span)))
             .build();
-    intents
-        .publish(intent, requestId)
-        .whenComplete(
-            (offset, error) -> {
-              if (error != null) {
-                pending.notPublished(error);
-              } else {
-                pending.published(offset);
-              }
-            });
+    CompletableFuture<Long> published;
+    try (Scope scope = span.makeCurrent()) {
+      published = intents.publish(intent, requestId);
+    }
+    published.whenComplete(
+        (offset, error) -> {
+          if (error != null) {
+            pending.notPublished(error);
+          } else {
+            pending.published(offset);
+          }
+        });
   }
 
   static boolean isJson(String contentType) {

@@ -8,6 +8,9 @@ import dev.effectledger.schema.Problem;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.StatusCode;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -55,6 +58,23 @@ final class Exchange {
 
   /** Run once when the exchange ends, answered or abandoned (a call's place among the waiting). */
   volatile Runnable onEnd = () -> {};
+
+  /** The call's span, ended with the exchange; null until the call has one. */
+  private volatile Span span;
+
+  private static final AttributeKey<Long> HTTP_STATUS =
+      AttributeKey.longKey("http.response.status_code");
+
+  /** Ends {@code callSpan} with the exchange, with the answer's status. */
+  void traced(Span callSpan) {
+    this.span = callSpan;
+    Runnable before = onEnd;
+    onEnd =
+        () -> {
+          before.run();
+          callSpan.end();
+        };
+  }
 
   /** Whether an HTTP/1.x caller closes its connection while its call waits: see {@link #waits}. */
   private HangUpWatch hangUp; // guarded by this
@@ -179,6 +199,13 @@ final class Exchange {
   void send(int status, String type, byte[] body, Map<String, String> extra) {
     if (!answered.compareAndSet(false, true)) {
       return;
+    }
+    Span traced = span;
+    if (traced != null) {
+      traced.setAttribute(HTTP_STATUS, (long) status);
+      if (status >= 500) {
+        traced.setStatus(StatusCode.ERROR);
+      }
     }
     onEnd.run();
     boolean pipelined = stopWatching();

@@ -9,6 +9,12 @@ import dev.effectledger.connectors.Connector;
 import dev.effectledger.connectors.EffectOutcome;
 import dev.effectledger.connectors.EffectRequest;
 import dev.effectledger.connectors.Lookup;
+import dev.effectledger.schema.Traces;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.context.Context;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
@@ -68,9 +74,6 @@ public final class HttpConnector implements Connector {
             .timeout(settings.timeout())
             .header(settings.keyHeader(), request.effectKey());
     settings.headers().forEach(builder::header);
-    if (request.traceId() != null) {
-      builder.header("X-Trace-Id", request.traceId());
-    }
     if (BODY_METHODS.contains(settings.method())) {
       builder
           .header("Content-Type", "application/json")
@@ -78,9 +81,49 @@ public final class HttpConnector implements Connector {
     } else {
       builder.method(settings.method(), HttpRequest.BodyPublishers.noBody());
     }
+    HttpRequest sent = builder.build();
+    // the downstream call, a child of the attempt: its traceparent goes with the request
+    Span span =
+        Traces.tracer()
+            .spanBuilder(settings.method())
+            .setParent(Traces.extract(request.traceId(), null))
+            .setSpanKind(SpanKind.CLIENT)
+            .setAttribute(HTTP_METHOD, settings.method())
+            .setAttribute(URL_FULL, sent.uri().toString())
+            .setAttribute(SERVER_ADDRESS, String.valueOf(sent.uri().getHost()))
+            .setAttribute(Traces.KEY, request.idempotencyKey())
+            .startSpan();
+    String traceparent = Traces.traceparent(Context.root().with(span));
+    if (traceparent != null) {
+      sent =
+          HttpRequest.newBuilder(sent, (name, value) -> true)
+              .header(Traces.TRACEPARENT, traceparent)
+              .build();
+    }
+    try {
+      EffectOutcome outcome = send(sent, span);
+      if (!(outcome instanceof EffectOutcome.Succeeded)) {
+        span.setStatus(StatusCode.ERROR, outcome.getClass().getSimpleName());
+      }
+      return outcome;
+    } finally {
+      span.end();
+    }
+  }
+
+  private static final AttributeKey<String> HTTP_METHOD =
+      AttributeKey.stringKey("http.request.method");
+  private static final AttributeKey<String> URL_FULL = AttributeKey.stringKey("url.full");
+  private static final AttributeKey<String> SERVER_ADDRESS =
+      AttributeKey.stringKey("server.address");
+  private static final AttributeKey<Long> HTTP_STATUS =
+      AttributeKey.longKey("http.response.status_code");
+
+  private EffectOutcome send(HttpRequest sent, Span span) {
     HttpResponse<String> response;
     try {
-      response = http.send(builder.build(), HttpResponse.BodyHandlers.ofString());
+      response = http.send(sent, HttpResponse.BodyHandlers.ofString());
+      span.setAttribute(HTTP_STATUS, (long) response.statusCode());
     } catch (HttpConnectTimeoutException e) {
       return new EffectOutcome.Retryable(
           "CONNECT_TIMEOUT", "could not connect within " + settings.connectTimeout());

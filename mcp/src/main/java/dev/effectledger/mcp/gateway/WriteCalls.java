@@ -16,11 +16,16 @@ import dev.effectledger.policy.ToolClass;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
 import dev.effectledger.schema.JsonSyntax;
+import dev.effectledger.schema.Traces;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.Scope;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -212,7 +217,28 @@ final class WriteCalls implements AutoCloseable {
               + over.retryAfter().toSeconds()
               + " s with the same arguments in the same run. Nothing was done.");
     }
-    try (place) {
+    // the call's span (GenAI execute_tool), a child of the traceparent in the request's _meta
+    Span span =
+        Traces.tracer()
+            .spanBuilder("execute_tool " + call.tool())
+            .setParent(
+                Traces.extract(
+                    metaText(request.meta(), Traces.TRACEPARENT),
+                    metaText(request.meta(), Traces.TRACESTATE)))
+            .setSpanKind(SpanKind.SERVER)
+            .setAttribute(Traces.OPERATION, "execute_tool")
+            .setAttribute(Traces.TOOL, call.tool())
+            .setAttribute(Traces.TOOL_TYPE, "function")
+            .setAttribute(Traces.TOOL_CALL_ID, call.step().stepId())
+            .setAttribute(Traces.TENANT, call.step().tenant())
+            .setAttribute(Traces.RUN, call.step().runId())
+            .startSpan();
+    String traceparent = Traces.traceparent(Context.root().with(span));
+    if (traceparent != null) {
+      call = call.withTraceId(traceparent);
+    }
+    try (place;
+        Scope scope = span.makeCurrent()) {
       return Answers.of(
           answer(
               ledger.invoke(call, CallOptions.timeout(wait)),
@@ -235,7 +261,14 @@ final class WriteCalls implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw McpError.builder(McpSchema.ErrorCodes.INTERNAL_ERROR).message("interrupted").build();
+    } finally {
+      span.end();
     }
+  }
+
+  /** A text entry of a request's {@code _meta}; null when absent or not text. */
+  private static String metaText(Map<String, Object> meta, String name) {
+    return meta != null && meta.get(name) instanceof String text ? text : null;
   }
 
   /**

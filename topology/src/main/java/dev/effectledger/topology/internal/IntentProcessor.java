@@ -14,8 +14,14 @@ import dev.effectledger.schema.Replies;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Topics;
+import dev.effectledger.schema.Traces;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LivePolicies;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanBuilder;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.Scope;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -81,7 +87,8 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
             route != null);
     Header requestId = record.headers().lastHeader(Topics.REQUEST_ID_HEADER);
     actions.outputs().answering(requestId == null ? null : requestId.value());
-    try {
+    Span span = decisionSpan(record, decoded);
+    try (Scope scope = span.makeCurrent()) {
       if (decoded instanceof DecodedIntent.Invalid invalid) {
         refusals.deadLetter(record, invalid);
       } else {
@@ -94,7 +101,35 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
       }
     } finally {
       actions.outputs().answered();
+      span.end();
     }
+  }
+
+  /**
+   * The ledger's decision on an intent, a child of the span its record's headers (or, from a client
+   * that only sets it, its {@code traceId}) name: the decision itself is set as the intent is
+   * answered ({@link Outputs#audit(dev.effectledger.schema.AuditEvent, long)}).
+   */
+  private static Span decisionSpan(Record<byte[], byte[]> record, DecodedIntent decoded) {
+    Context parent = Traces.extract(record.headers());
+    ToolIntent intent = decoded instanceof DecodedIntent.Valid valid ? valid.intent() : null;
+    if (!Span.fromContext(parent).getSpanContext().isValid() && intent != null) {
+      parent = Traces.extract(intent.getTraceId(), null);
+    }
+    SpanBuilder span =
+        Traces.tracer()
+            .spanBuilder(
+                intent == null ? "effectledger decide" : "effectledger decide " + intent.getTool())
+            .setParent(parent)
+            .setSpanKind(SpanKind.CONSUMER);
+    if (intent != null) {
+      span.setAttribute(Traces.TOOL, intent.getTool())
+          .setAttribute(Traces.TOOL_CALL_ID, intent.getStepId())
+          .setAttribute(Traces.KEY, intent.getIdempotencyKey())
+          .setAttribute(Traces.TENANT, intent.getTenant())
+          .setAttribute(Traces.RUN, intent.getRunId());
+    }
+    return span.startSpan();
   }
 
   private void decide(

@@ -13,6 +13,7 @@ import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.Replies;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
+import dev.effectledger.schema.Traces;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LivePolicies;
 import java.time.Instant;
@@ -177,7 +178,8 @@ final class LedgerActions {
             .setFirstSeenAt(Instant.ofEpochMilli(now))
             .setLastDispatchedAt(Instant.ofEpochMilli(wallClock()))
             .setReplyTopic(replyTopic)
-            .setTraceId(intent.getTraceId())
+            // the decision's span: every dispatch of this life is its child, a replay links to it
+            .setTraceId(traceOf(intent))
             .setIncarnation(intentOffset())
             .setRequestId(outputs.answeringId())
             .build();
@@ -194,6 +196,12 @@ final class LedgerActions {
         entry.getTool(),
         previous == null ? null : previous.getState(),
         LedgerState.PENDING);
+  }
+
+  /** The traceparent of the current span (the decision's), else the intent's own. */
+  private static String traceOf(ToolIntent intent) {
+    String current = Traces.traceparent(io.opentelemetry.context.Context.current());
+    return current != null ? current : intent.getTraceId();
   }
 
   /**

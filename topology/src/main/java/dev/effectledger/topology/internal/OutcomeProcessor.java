@@ -10,8 +10,12 @@ import dev.effectledger.schema.Outcome;
 import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.Replies;
 import dev.effectledger.schema.Topics;
+import dev.effectledger.schema.Traces;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LivePolicies;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.context.Scope;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -55,6 +59,26 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
     if (outcome == null) {
       return;
     }
+    // the ledger settling the key, a child of the executor's attempt (the outcome's headers)
+    Span span =
+        Traces.tracer()
+            .spanBuilder("effectledger settle " + outcome.getTool())
+            .setParent(Traces.extract(record.headers()))
+            .setSpanKind(SpanKind.CONSUMER)
+            .setAttribute(Traces.TOOL, outcome.getTool())
+            .setAttribute(Traces.KEY, outcome.getIdempotencyKey())
+            .setAttribute(Traces.TENANT, outcome.getTenant())
+            .setAttribute(Traces.ATTEMPT, (long) outcome.getAttempt())
+            .setAttribute(Traces.OUTCOME, outcome.getStatus().name())
+            .startSpan();
+    try (Scope scope = span.makeCurrent()) {
+      settleTraced(record, outcome);
+    } finally {
+      span.end();
+    }
+  }
+
+  private void settleTraced(Record<String, Outcome> record, Outcome outcome) {
     long now = record.timestamp();
     LedgerEntry entry =
         actions.ledger().get(LedgerStore.key(outcome.getTenant(), outcome.getIdempotencyKey()));

@@ -10,7 +10,11 @@ import dev.effectledger.schema.LedgerState;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Topics;
+import dev.effectledger.schema.Traces;
 import dev.effectledger.topology.LedgerObserver;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
+import io.opentelemetry.context.Context;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Arrays;
@@ -58,6 +62,7 @@ final class Outputs {
     if (requestId != null) {
       headers.add(requestId);
     }
+    Traces.inject(Context.current(), headers); // the decision goes on at the decider
     if (route != null) {
       headers.add(AliasRoute.HEADER, route.header());
     }
@@ -68,9 +73,15 @@ final class Outputs {
   }
 
   void dispatch(Dispatch dispatch, long timestamp) {
+    Headers headers = new RecordHeaders();
+    // the decision's span; a re-dispatch on a timer has none current: the entry's (its traceId)
+    Traces.inject(
+        Span.current().getSpanContext().isValid()
+            ? Context.current()
+            : Traces.extract(dispatch.getTraceId(), null),
+        headers);
     context.forward(
-        new Record<>(dispatch.getIdempotencyKey(), dispatch, timestamp, new RecordHeaders()),
-        DISPATCH_SINK);
+        new Record<>(dispatch.getIdempotencyKey(), dispatch, timestamp, headers), DISPATCH_SINK);
   }
 
   /**
@@ -127,6 +138,7 @@ final class Outputs {
   private Headers replyHeaders(String replyTopic) {
     Headers headers =
         new RecordHeaders().add(REPLY_TOPIC_HEADER, replyTopic.getBytes(StandardCharsets.UTF_8));
+    Traces.inject(Context.current(), headers); // back on the reply
     if (answering != null) {
       headers.add(Topics.REQUEST_ID_HEADER, answering);
     }
@@ -193,6 +205,15 @@ final class Outputs {
    */
   void auditEntry(
       LedgerEntry entry, AuditType type, LedgerState state, String code, String actor, long now) {
+    if (type == AuditType.DEDUP_HIT
+        || type == AuditType.IN_FLIGHT
+        || type == AuditType.REFUSED_IN_FLIGHT) {
+      // answered from the key's first life: a link to the decision that dispatched its effect
+      SpanContext original = Traces.spanContext(entry.getTraceId());
+      if (original.isValid()) {
+        Span.current().addLink(original);
+      }
+    }
     audit(
         AuditEvent.newBuilder()
             .setIdempotencyKey(entry.getIdempotencyKey())
@@ -242,6 +263,10 @@ final class Outputs {
 
   void audit(AuditEvent event, long timestamp) {
     observer.decided(event.getTool(), event.getType());
+    String decision = decision(event.getType(), event.getState());
+    if (decision != null) {
+      Span.current().setAttribute(Traces.DECISION, decision);
+    }
     context.forward(
         new Record<>(event.getIdempotencyKey(), event, timestamp, new RecordHeaders()), AUDIT_SINK);
   }
@@ -266,5 +291,26 @@ final class Outputs {
     context.forward(
         new Record<>(boundedKey, DeadLetters.bounded(value, headers), timestamp, headers),
         DLQ_SINK);
+  }
+
+  /**
+   * The {@code effectledger.decision} an audited decision sets on the span it is made in (see
+   * {@link Traces#DECISION}); null for events that decide nothing about a call (expiry, a late
+   * outcome).
+   */
+  static String decision(AuditType type, LedgerState state) {
+    return switch (type) {
+      case DISPATCHED, REDISPATCHED, BYPASSED -> "dispatched";
+      case DEDUP_HIT -> state == LedgerState.UNKNOWN ? "held" : "replayed";
+      case IN_FLIGHT, REFUSED_IN_FLIGHT -> "in_flight";
+      case CONFLICT -> "conflict";
+      case REJECTED -> "refused";
+      case PASS_THROUGH -> "passed_through";
+      case HELD_UNKNOWN -> "held";
+      case RELEASED -> "released";
+      case COMPLETED -> "completed";
+      case FAILED -> "failed";
+      default -> null;
+    };
   }
 }

@@ -18,6 +18,10 @@ import dev.effectledger.schema.OutcomeStatus;
 import dev.effectledger.schema.Replies;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Topics;
+import dev.effectledger.schema.Traces;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.Scope;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -121,6 +125,25 @@ public final class EffectPerformer {
 
   /** Runs the effect and returns what to publish for it: the outcome and any effect records. */
   public Answer perform(Dispatch dispatch) {
+    // the attempt, a child of the ledger's decision that dispatched it (the dispatch's traceId)
+    Span span =
+        Traces.tracer()
+            .spanBuilder("effectledger attempt " + dispatch.getTool())
+            .setParent(Traces.extract(dispatch.getTraceId(), null))
+            .setAttribute(Traces.TOOL, dispatch.getTool())
+            .setAttribute(Traces.KEY, dispatch.getIdempotencyKey())
+            .setAttribute(Traces.TENANT, dispatch.getTenant())
+            .setAttribute(Traces.ATTEMPT, (long) dispatch.getAttempt())
+            .startSpan();
+    try (Scope scope = span.makeCurrent()) {
+      Answer answer = performTraced(dispatch);
+      return answer;
+    } finally {
+      span.end();
+    }
+  }
+
+  private Answer performTraced(Dispatch dispatch) {
     Connector connector = connectors.get(dispatch.getTool());
     EffectOutcome outcome;
     if (connector == null) {
@@ -144,7 +167,7 @@ public final class EffectPerformer {
                   dispatch.getTool(),
                   dispatch.getArguments(),
                   dispatch.getAttempt(),
-                  dispatch.getTraceId()),
+                  traceOf(dispatch)),
               retry,
               () -> observer.retried(tool));
       effectsRun.incrementAndGet();
@@ -159,6 +182,12 @@ public final class EffectPerformer {
     }
     records.addAll(outcomeRecords(dispatch, outcome));
     return new Answer(records, outcome instanceof EffectOutcome.Retryable);
+  }
+
+  /** The current span's traceparent (the attempt's), else the dispatch's. */
+  private static String traceOf(Dispatch dispatch) {
+    String current = Traces.traceparent(Context.current());
+    return current != null ? current : dispatch.getTraceId();
   }
 
   /**
@@ -270,15 +299,27 @@ public final class EffectPerformer {
     long completedAt = outcome.getCompletedAt().toEpochMilli();
     byte[] key = utf8(dispatch.getIdempotencyKey());
     List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+    RecordHeaders traced = new RecordHeaders();
+    Traces.inject(
+        Span.current().getSpanContext().isValid()
+            ? Context.current()
+            : Traces.extract(dispatch.getTraceId(), null),
+        traced);
+    Span.current().setAttribute(Traces.OUTCOME, outcome.getStatus().name());
     records.add(
         new ProducerRecord<>(
-            Topics.OUTCOMES, null, completedAt, key, outcomes.serialize(Topics.OUTCOMES, outcome)));
+            Topics.OUTCOMES,
+            null,
+            completedAt,
+            key,
+            outcomes.serialize(Topics.OUTCOMES, outcome),
+            traced));
     if (!replyTopics.isEmpty()) {
       ToolResult reply = Replies.settled(dispatch, outcome);
       for (String topic : replyTopics) {
         // the request id of the intent that started the life: every other call waiting on the key
         // reads this answer as a replay (it joined the action in flight)
-        RecordHeaders headers = new RecordHeaders();
+        RecordHeaders headers = new RecordHeaders(traced.toArray());
         if (dispatch.getRequestId() != null) {
           headers.add(
               Topics.REQUEST_ID_HEADER, dispatch.getRequestId().getBytes(StandardCharsets.UTF_8));

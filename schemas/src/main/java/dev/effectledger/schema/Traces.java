@@ -1,0 +1,163 @@
+package dev.effectledger.schema;
+
+import io.opentelemetry.api.GlobalOpenTelemetry;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
+import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.propagation.TextMapGetter;
+import io.opentelemetry.context.propagation.TextMapSetter;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+
+/**
+ * One trace per tool call, from the agent to the downstream: W3C trace context ({@code
+ * traceparent}, {@code tracestate}) carried on every record of a call (intent, dispatch, outcome,
+ * reply) as headers of those names, and the spans Effect Ledger adds to the agent's trace. Spans go
+ * to the global OpenTelemetry: a no-op until a process configures the SDK ({@code OTEL_*}
+ * variables, see docs/operations.md), in which case the trace context is still carried on, so that
+ * a traced agent's downstream requests stay in its trace.
+ *
+ * <p>Attribute names follow OpenTelemetry's GenAI conventions where they apply ({@code
+ * execute_tool} spans: {@code gen_ai.operation.name}, {@code gen_ai.tool.name}, {@code
+ * gen_ai.tool.call.id}) and are {@code effectledger.*} where none exists: the key, the tenant, the
+ * run, the ledger's decision.
+ *
+ * <p>The W3C format is OpenTelemetry's own propagator's; this class only adapts Kafka's headers to
+ * it.
+ */
+public final class Traces {
+
+  /** The instrumentation scope of every Effect Ledger span. */
+  public static final String SCOPE = "dev.effectledger";
+
+  public static final String TRACEPARENT = "traceparent";
+  public static final String TRACESTATE = "tracestate";
+
+  public static final AttributeKey<String> OPERATION =
+      AttributeKey.stringKey("gen_ai.operation.name");
+  public static final AttributeKey<String> TOOL = AttributeKey.stringKey("gen_ai.tool.name");
+  public static final AttributeKey<String> TOOL_CALL_ID =
+      AttributeKey.stringKey("gen_ai.tool.call.id");
+  public static final AttributeKey<String> TOOL_TYPE = AttributeKey.stringKey("gen_ai.tool.type");
+  public static final AttributeKey<String> KEY = AttributeKey.stringKey("effectledger.key");
+  public static final AttributeKey<String> TENANT = AttributeKey.stringKey("effectledger.tenant");
+  public static final AttributeKey<String> RUN = AttributeKey.stringKey("effectledger.run");
+
+  /**
+   * What the ledger did with an intent: {@code dispatched} (its effect runs), {@code replayed}
+   * (answered from the key's settled result, no second effect), {@code conflict} (the key's
+   * arguments differ), {@code held} (the key is held as UNKNOWN), {@code released} (an earlier life
+   * was released and this intent starts the next), {@code in_flight} (the first is still running),
+   * {@code refused} (bad input or policy), {@code passed_through} (a read tool).
+   */
+  public static final AttributeKey<String> DECISION =
+      AttributeKey.stringKey("effectledger.decision");
+
+  public static final AttributeKey<Long> ATTEMPT = AttributeKey.longKey("effectledger.attempt");
+  public static final AttributeKey<String> OUTCOME = AttributeKey.stringKey("effectledger.outcome");
+
+  private static final W3CTraceContextPropagator W3C = W3CTraceContextPropagator.getInstance();
+
+  private static final TextMapGetter<Headers> FROM_HEADERS =
+      new TextMapGetter<>() {
+        @Override
+        public Iterable<String> keys(Headers carrier) {
+          List<String> keys = new ArrayList<>();
+          for (Header header : carrier) {
+            keys.add(header.key());
+          }
+          return keys;
+        }
+
+        @Override
+        public String get(Headers carrier, String key) {
+          if (carrier == null) {
+            return null;
+          }
+          Header header = carrier.lastHeader(key);
+          return header == null || header.value() == null
+              ? null
+              : new String(header.value(), StandardCharsets.UTF_8);
+        }
+      };
+
+  private static final TextMapSetter<Headers> TO_HEADERS =
+      (carrier, key, value) -> {
+        carrier.remove(key);
+        carrier.add(key, value.getBytes(StandardCharsets.UTF_8));
+      };
+
+  private static final TextMapGetter<Map<String, String>> FROM_MAP =
+      new TextMapGetter<>() {
+        @Override
+        public Iterable<String> keys(Map<String, String> carrier) {
+          return carrier.keySet();
+        }
+
+        @Override
+        public String get(Map<String, String> carrier, String key) {
+          return carrier == null ? null : carrier.get(key);
+        }
+      };
+
+  private Traces() {}
+
+  /** Effect Ledger's tracer, from the global OpenTelemetry as it is now. */
+  public static Tracer tracer() {
+    return GlobalOpenTelemetry.getTracer(SCOPE);
+  }
+
+  /** The trace context a record's headers carry, as a parent; the root context when none. */
+  public static Context extract(Headers headers) {
+    if (headers == null) {
+      return Context.root();
+    }
+    return W3C.extract(Context.root(), headers, FROM_HEADERS);
+  }
+
+  /**
+   * The trace context a {@code traceparent} (and {@code tracestate}, or null) names, as a parent;
+   * the root context when it is absent or malformed.
+   */
+  public static Context extract(String traceparent, String tracestate) {
+    if (traceparent == null || traceparent.isBlank()) {
+      return Context.root();
+    }
+    Map<String, String> carrier = new HashMap<>();
+    carrier.put(TRACEPARENT, traceparent.trim());
+    if (tracestate != null && !tracestate.isBlank()) {
+      carrier.put(TRACESTATE, tracestate.trim());
+    }
+    return W3C.extract(Context.root(), carrier, FROM_MAP);
+  }
+
+  /** Writes {@code context}'s trace context onto {@code headers}, replacing what they had. */
+  public static void inject(Context context, Headers headers) {
+    if (Span.fromContext(context).getSpanContext().isValid()) {
+      W3C.inject(context, headers, TO_HEADERS);
+    }
+  }
+
+  /** The {@code traceparent} of {@code context}'s span; null when it has no valid one. */
+  public static String traceparent(Context context) {
+    if (!Span.fromContext(context).getSpanContext().isValid()) {
+      return null;
+    }
+    Map<String, String> carrier = new HashMap<>();
+    W3C.inject(context, carrier, Map::put);
+    return carrier.get(TRACEPARENT);
+  }
+
+  /** The span context a {@code traceparent} names; invalid when absent or malformed. */
+  public static SpanContext spanContext(String traceparent) {
+    return Span.fromContext(extract(traceparent, null)).getSpanContext();
+  }
+}
