@@ -1,5 +1,7 @@
 package dev.effectledger.app;
 
+import io.opentelemetry.api.GlobalOpenTelemetry;
+import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.autoconfigure.AutoConfiguredOpenTelemetrySdk;
 import io.opentelemetry.sdk.autoconfigure.AutoConfiguredOpenTelemetrySdkBuilder;
@@ -21,12 +23,12 @@ import java.util.function.Consumer;
  * OTEL_METRICS_EXPORTER} or {@code OTEL_LOGS_EXPORTER} says otherwise. The SDK flushes its spans at
  * exit.
  */
-final class Tracing {
+public final class Tracing {
 
   private Tracing() {}
 
   /** Whether {@code env} asks for traces. */
-  static boolean wanted(Map<String, String> env) {
+  public static boolean wanted(Map<String, String> env) {
     if ("true".equalsIgnoreCase(env.getOrDefault("OTEL_SDK_DISABLED", "").trim())) {
       return false;
     }
@@ -40,20 +42,31 @@ final class Tracing {
     return value != null && !value.isBlank() && !value.trim().equalsIgnoreCase("none");
   }
 
-  /** Starts the SDK for {@code command} when {@code env} asks for traces; null when it does not. */
-  static OpenTelemetrySdk start(Map<String, String> env, String command) {
+  /**
+   * Starts the SDK for {@code command} when {@code env} asks for traces; null when it does not (the
+   * global OpenTelemetry is then the no-op, set now).
+   */
+  public static OpenTelemetrySdk start(Map<String, String> env, String command) {
     return start(env, command, builder -> {});
   }
 
   /**
    * As {@link #start(Map, String)}, {@code customize} changing the autoconfiguration before it is
-   * built (tests add an in-memory exporter beside the configured one).
+   * built (tests add an in-memory exporter beside the configured one; the tracing bench, which
+   * closes each SDK itself, drops the shutdown hook).
    */
-  static OpenTelemetrySdk start(
+  public static OpenTelemetrySdk start(
       Map<String, String> env,
       String command,
       Consumer<AutoConfiguredOpenTelemetrySdkBuilder> customize) {
     if (!wanted(env)) {
+      try {
+        // the no-op, said once: else OpenTelemetry's first use logs that its autoconfiguration is
+        // on the class path but off
+        GlobalOpenTelemetry.set(OpenTelemetry.noop());
+      } catch (IllegalStateException alreadySet) {
+        // a test, or an embedding application, set its own
+      }
       return null;
     }
     Map<String, String> properties = new HashMap<>();

@@ -3,12 +3,19 @@ package dev.effectledger.app;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.effectledger.client.StepContext;
+import dev.effectledger.client.ToolCall;
+import dev.effectledger.client.ToolCallClient;
 import dev.effectledger.embedded.CountingDownstream.Fault;
 import dev.effectledger.gateway.Gateway;
+import dev.effectledger.schema.ResultStatus;
+import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Traces;
 import dev.effectledger.testkit.KafkaClusterExtension;
 import io.opentelemetry.api.GlobalOpenTelemetry;
+import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.context.Scope;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.data.LinkData;
@@ -172,6 +179,34 @@ class TracingIT {
         .extracting(SpanData::getName)
         .doesNotContain("effectledger attempt charge_card", "POST");
     assertThat(pipeline.payments.effects(key)).isEqualTo(1);
+  }
+
+  @Test
+  void shouldPublishAJavaClientsCallInTheAgentsCurrentSpan() throws Exception {
+    Span agent = GlobalOpenTelemetry.getTracer("agent").spanBuilder("agent tool call").startSpan();
+    String trace = agent.getSpanContext().getTraceId();
+    try (ToolCallClient client =
+            ToolCallClient.builder()
+                .kafka(pipeline.kafka())
+                .schemaRegistryUrl(pipeline.registry())
+                .timeout(Duration.ofSeconds(30))
+                .build();
+        Scope scope = agent.makeCurrent()) {
+      ToolResult result =
+          client.callAndWait(
+              ToolCall.of(
+                  StepContext.of("acme", "run-client", "charge"),
+                  "charge_card",
+                  "{\"amount\":3,\"to\":\"acct-3\"}"));
+      assertThat(result.getStatus()).isEqualTo(ResultStatus.SUCCEEDED);
+    } finally {
+      agent.end();
+    }
+    SpanData decide = awaitSpan(trace, "effectledger decide charge_card");
+    assertThat(decide.getParentSpanId())
+        .as("the ledger's decision under the agent's span")
+        .isEqualTo(agent.getSpanContext().getSpanId());
+    awaitSpan(trace, "POST");
   }
 
   @Test

@@ -102,10 +102,20 @@ final class BenchCommand implements Callable<Integer> {
                 + " own classpath, beside this build's, against the same broker")
     Path against;
 
+    @Option(
+        names = "--tracing",
+        description =
+            "instead: the ledger with tracing off, at 1% sampling and at 100%, in turn every round"
+                + " (OTLP/HTTP to a receiver in this process)")
+    boolean tracing;
+
     @Override
     public Integer call() throws Exception {
       if (against != null && !workers) {
         throw new ParameterException(spec.commandLine(), "--against needs --workers");
+      }
+      if (tracing) {
+        return TracingBench.run(workload.intents, workload.repeats);
       }
       return workers
           ? ThroughputWorkers.run(workload.intents, workload.repeats, against)
@@ -276,8 +286,19 @@ final class BenchCommand implements Callable<Integer> {
                 + " after each round, the same points measured by its bench, on its own classpath")
     Path against;
 
+    @Option(
+        names = "--tracing",
+        description =
+            "instead: the ledger at the first --loads, 100 ms commits, with tracing off, at 1%"
+                + " and at 100%, in turn every round")
+    boolean tracing;
+
     @Override
     public Integer call() throws Exception {
+      if (tracing) {
+        return TracingBench.latency(
+            points.seconds, points.warmup, loads.get(0), rounds, typed(spec));
+      }
       return LatencyBench.run(
           new LatencyBench.Plan(
               points.seconds,

@@ -214,8 +214,7 @@ final class LatencyBench {
     }
   }
 
-  private static Point ledger(
-      EmbeddedKafkaCluster kafka, int commitMs, int executorMs, int load, Plan plan)
+  static Point ledger(EmbeddedKafkaCluster kafka, int commitMs, int executorMs, int load, Plan plan)
       throws Exception {
     int executorMinMs = plan.executorMinMs();
     ToolPolicies policies =

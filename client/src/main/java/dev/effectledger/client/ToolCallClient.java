@@ -253,7 +253,10 @@ public final class ToolCallClient implements ToolCalls {
       watched = CompletableFuture.failedFuture(e);
     }
     watched
-        .thenCompose(ready -> intents.publish(call, key, requestId))
+        // published in the caller's trace context (its current span), on whichever thread
+        .thenCompose(
+            io.opentelemetry.context.Context.current()
+                .wrapFunction(ready -> intents.publish(call, key, requestId)))
         // off the producer's I/O thread: it may complete the call, whose callers' code would run
         // there and hold up every send
         .thenAcceptAsync(reply::published)

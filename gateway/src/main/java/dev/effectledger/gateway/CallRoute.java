@@ -238,21 +238,23 @@ final class CallRoute {
     // the call's span (GenAI execute_tool), a child of the caller's traceparent; it ends with the
     // exchange, and the ledger's decision, the executor's attempt and the downstream request are
     // its children
+    Context parent =
+        Traces.extract(ex.shortHeader(Traces.TRACEPARENT), ex.shortHeader(Traces.TRACESTATE));
     Span span =
         Traces.tracer()
             .spanBuilder("execute_tool " + policy.name())
-            .setParent(
-                Traces.extract(
-                    ex.shortHeader(Traces.TRACEPARENT), ex.shortHeader(Traces.TRACESTATE)))
+            .setParent(parent)
             .setSpanKind(SpanKind.SERVER)
-            .setAttribute(Traces.OPERATION, "execute_tool")
-            .setAttribute(Traces.TOOL, policy.name())
-            .setAttribute(Traces.TOOL_TYPE, "function")
-            .setAttribute(Traces.TOOL_CALL_ID, body.step())
-            .setAttribute(Traces.KEY, key)
-            .setAttribute(Traces.TENANT, caller.tenant())
-            .setAttribute(Traces.RUN, body.run())
             .startSpan();
+    if (span.isRecording()) {
+      span.setAttribute(Traces.OPERATION, "execute_tool")
+          .setAttribute(Traces.TOOL, policy.name())
+          .setAttribute(Traces.TOOL_TYPE, "function")
+          .setAttribute(Traces.TOOL_CALL_ID, body.step())
+          .setAttribute(Traces.KEY, key)
+          .setAttribute(Traces.TENANT, caller.tenant())
+          .setAttribute(Traces.RUN, body.run());
+    }
     ex.traced(span);
     String requestId = UUID.randomUUID().toString();
     PendingCall pending = new PendingCall(ex, key, policy, requestId, wait);
@@ -269,10 +271,11 @@ final class CallRoute {
             .setRequestedAt(clock.instant())
             .setReplyTopic(config.replyTopic())
             .setBypassApproval(body.bypassApproval())
-            .setTraceId(Traces.traceparent(Context.root().with(span)))
+            .setTraceId(
+                Traces.carried(span, parent) ? Traces.traceparent(Context.root().with(span)) : null)
             .build();
     CompletableFuture<Long> published;
-    try (Scope scope = span.makeCurrent()) {
+    try (Scope scope = Traces.enter(span, parent)) {
       published = intents.publish(intent, requestId);
     }
     published.whenComplete(

@@ -201,7 +201,7 @@ final class Exchange {
       return;
     }
     Span traced = span;
-    if (traced != null) {
+    if (traced != null && traced.isRecording()) {
       traced.setAttribute(HTTP_STATUS, (long) status);
       if (status >= 500) {
         traced.setStatus(StatusCode.ERROR);

@@ -1,12 +1,14 @@
 package dev.effectledger.schema;
 
 import io.opentelemetry.api.GlobalOpenTelemetry;
+import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.Context;
+import io.opentelemetry.context.Scope;
 import io.opentelemetry.context.propagation.TextMapGetter;
 import io.opentelemetry.context.propagation.TextMapSetter;
 import java.nio.charset.StandardCharsets;
@@ -110,9 +112,44 @@ public final class Traces {
 
   private Traces() {}
 
-  /** Effect Ledger's tracer, from the global OpenTelemetry as it is now. */
+  private record CachedTracer(OpenTelemetry of, Tracer tracer) {}
+
+  private static volatile CachedTracer cached;
+
+  /** Effect Ledger's tracer, from the global OpenTelemetry as it is now (kept while it stays). */
   public static Tracer tracer() {
-    return GlobalOpenTelemetry.getTracer(SCOPE);
+    OpenTelemetry global = GlobalOpenTelemetry.get();
+    CachedTracer known = cached;
+    if (known == null || known.of() != global) {
+      known = new CachedTracer(global, global.getTracer(SCOPE));
+      cached = known;
+    }
+    return known.tracer();
+  }
+
+  /**
+   * Whether {@code span} (started under {@code parent}) is carried on: made current, its context
+   * put on the records it causes. Always under a caller's context, sampled or not (the W3C trace
+   * goes on); a span that starts a trace only when it is sampled, so that an unsampled call costs
+   * what it costs with tracing off (no headers, no stored context).
+   */
+  public static boolean carried(Span span, Context parent) {
+    return Span.fromContext(parent).getSpanContext().isValid() || span.getSpanContext().isSampled();
+  }
+
+  /**
+   * Whether {@code parent} names a span: a part that only continues a call's trace (the executor's
+   * attempt, the downstream request, the ledger's settling) starts no trace of its own.
+   */
+  public static boolean inTrace(Context parent) {
+    return Span.fromContext(parent).getSpanContext().isValid();
+  }
+
+  /**
+   * Makes {@code span} current when it is {@link #carried}; a scope that does nothing otherwise.
+   */
+  public static Scope enter(Span span, Context parent) {
+    return carried(span, parent) ? span.makeCurrent() : Scope.noop();
   }
 
   /** The trace context a record's headers carry, as a parent; the root context when none. */
@@ -148,12 +185,12 @@ public final class Traces {
 
   /** The {@code traceparent} of {@code context}'s span; null when it has no valid one. */
   public static String traceparent(Context context) {
-    if (!Span.fromContext(context).getSpanContext().isValid()) {
+    SpanContext span = Span.fromContext(context).getSpanContext();
+    if (!span.isValid()) {
       return null;
     }
-    Map<String, String> carrier = new HashMap<>();
-    W3C.inject(context, carrier, Map::put);
-    return carrier.get(TRACEPARENT);
+    // version 00 of the W3C format, as the propagator writes it
+    return "00-" + span.getTraceId() + "-" + span.getSpanId() + "-" + span.getTraceFlags().asHex();
   }
 
   /** The span context a {@code traceparent} names; invalid when absent or malformed. */

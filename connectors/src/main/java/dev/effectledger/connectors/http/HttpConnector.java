@@ -82,17 +82,23 @@ public final class HttpConnector implements Connector {
       builder.method(settings.method(), HttpRequest.BodyPublishers.noBody());
     }
     HttpRequest sent = builder.build();
-    // the downstream call, a child of the attempt: its traceparent goes with the request
+    // the downstream call, a child of the attempt (none outside a trace): its traceparent goes
+    // with the request
+    Context parent = Traces.extract(request.traceId(), null);
     Span span =
-        Traces.tracer()
-            .spanBuilder(settings.method())
-            .setParent(Traces.extract(request.traceId(), null))
-            .setSpanKind(SpanKind.CLIENT)
-            .setAttribute(HTTP_METHOD, settings.method())
-            .setAttribute(URL_FULL, sent.uri().toString())
-            .setAttribute(SERVER_ADDRESS, String.valueOf(sent.uri().getHost()))
-            .setAttribute(Traces.KEY, request.idempotencyKey())
-            .startSpan();
+        Traces.inTrace(parent)
+            ? Traces.tracer()
+                .spanBuilder(settings.method())
+                .setParent(parent)
+                .setSpanKind(SpanKind.CLIENT)
+                .startSpan()
+            : Span.getInvalid();
+    if (span.isRecording()) {
+      span.setAttribute(HTTP_METHOD, settings.method())
+          .setAttribute(URL_FULL, sent.uri().toString())
+          .setAttribute(SERVER_ADDRESS, String.valueOf(sent.uri().getHost()))
+          .setAttribute(Traces.KEY, request.idempotencyKey());
+    }
     String traceparent = Traces.traceparent(Context.root().with(span));
     if (traceparent != null) {
       sent =
@@ -102,7 +108,7 @@ public final class HttpConnector implements Connector {
     }
     try {
       EffectOutcome outcome = send(sent, span);
-      if (!(outcome instanceof EffectOutcome.Succeeded)) {
+      if (!(outcome instanceof EffectOutcome.Succeeded) && span.isRecording()) {
         span.setStatus(StatusCode.ERROR, outcome.getClass().getSimpleName());
       }
       return outcome;

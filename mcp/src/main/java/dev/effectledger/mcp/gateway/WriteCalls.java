@@ -218,27 +218,29 @@ final class WriteCalls implements AutoCloseable {
               + " s with the same arguments in the same run. Nothing was done.");
     }
     // the call's span (GenAI execute_tool), a child of the traceparent in the request's _meta
+    Context parent =
+        Traces.extract(
+            metaText(request.meta(), Traces.TRACEPARENT),
+            metaText(request.meta(), Traces.TRACESTATE));
     Span span =
         Traces.tracer()
             .spanBuilder("execute_tool " + call.tool())
-            .setParent(
-                Traces.extract(
-                    metaText(request.meta(), Traces.TRACEPARENT),
-                    metaText(request.meta(), Traces.TRACESTATE)))
+            .setParent(parent)
             .setSpanKind(SpanKind.SERVER)
-            .setAttribute(Traces.OPERATION, "execute_tool")
-            .setAttribute(Traces.TOOL, call.tool())
-            .setAttribute(Traces.TOOL_TYPE, "function")
-            .setAttribute(Traces.TOOL_CALL_ID, call.step().stepId())
-            .setAttribute(Traces.TENANT, call.step().tenant())
-            .setAttribute(Traces.RUN, call.step().runId())
             .startSpan();
-    String traceparent = Traces.traceparent(Context.root().with(span));
-    if (traceparent != null) {
-      call = call.withTraceId(traceparent);
+    if (span.isRecording()) {
+      span.setAttribute(Traces.OPERATION, "execute_tool")
+          .setAttribute(Traces.TOOL, call.tool())
+          .setAttribute(Traces.TOOL_TYPE, "function")
+          .setAttribute(Traces.TOOL_CALL_ID, call.step().stepId())
+          .setAttribute(Traces.TENANT, call.step().tenant())
+          .setAttribute(Traces.RUN, call.step().runId());
+    }
+    if (Traces.carried(span, parent)) {
+      call = call.withTraceId(Traces.traceparent(Context.root().with(span)));
     }
     try (place;
-        Scope scope = span.makeCurrent()) {
+        Scope scope = Traces.enter(span, parent)) {
       return Answers.of(
           answer(
               ledger.invoke(call, CallOptions.timeout(wait)),

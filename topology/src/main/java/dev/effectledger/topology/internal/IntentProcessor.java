@@ -18,7 +18,6 @@ import dev.effectledger.schema.Traces;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LivePolicies;
 import io.opentelemetry.api.trace.Span;
-import io.opentelemetry.api.trace.SpanBuilder;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.context.Scope;
@@ -87,8 +86,10 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
             route != null);
     Header requestId = record.headers().lastHeader(Topics.REQUEST_ID_HEADER);
     actions.outputs().answering(requestId == null ? null : requestId.value());
-    Span span = decisionSpan(record, decoded);
-    try (Scope scope = span.makeCurrent()) {
+    ToolIntent traced = decoded instanceof DecodedIntent.Valid valid ? valid.intent() : null;
+    Context parent = parentOf(record, traced);
+    Span span = decisionSpan(parent, traced);
+    try (Scope scope = Traces.enter(span, parent)) {
       if (decoded instanceof DecodedIntent.Invalid invalid) {
         refusals.deadLetter(record, invalid);
       } else {
@@ -106,30 +107,38 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
   }
 
   /**
-   * The ledger's decision on an intent, a child of the span its record's headers (or, from a client
-   * that only sets it, its {@code traceId}) name: the decision itself is set as the intent is
-   * answered ({@link Outputs#audit(dev.effectledger.schema.AuditEvent, long)}).
+   * The parent of the ledger's decision on an intent: the span its record's headers name, or, from
+   * a client that only sets it, its {@code traceId}'s.
    */
-  private static Span decisionSpan(Record<byte[], byte[]> record, DecodedIntent decoded) {
+  private static Context parentOf(Record<byte[], byte[]> record, ToolIntent intent) {
     Context parent = Traces.extract(record.headers());
-    ToolIntent intent = decoded instanceof DecodedIntent.Valid valid ? valid.intent() : null;
     if (!Span.fromContext(parent).getSpanContext().isValid() && intent != null) {
       parent = Traces.extract(intent.getTraceId(), null);
     }
-    SpanBuilder span =
+    return parent;
+  }
+
+  /**
+   * The ledger's decision on an intent (null when it could not be read), a child of {@code parent}:
+   * the decision itself is set as the intent is answered ({@link
+   * Outputs#audit(dev.effectledger.schema.AuditEvent, long)}).
+   */
+  private static Span decisionSpan(Context parent, ToolIntent intent) {
+    Span span =
         Traces.tracer()
             .spanBuilder(
                 intent == null ? "effectledger decide" : "effectledger decide " + intent.getTool())
             .setParent(parent)
-            .setSpanKind(SpanKind.CONSUMER);
-    if (intent != null) {
+            .setSpanKind(SpanKind.CONSUMER)
+            .startSpan();
+    if (intent != null && span.isRecording()) {
       span.setAttribute(Traces.TOOL, intent.getTool())
           .setAttribute(Traces.TOOL_CALL_ID, intent.getStepId())
           .setAttribute(Traces.KEY, intent.getIdempotencyKey())
           .setAttribute(Traces.TENANT, intent.getTenant())
           .setAttribute(Traces.RUN, intent.getRunId());
     }
-    return span.startSpan();
+    return span;
   }
 
   private void decide(

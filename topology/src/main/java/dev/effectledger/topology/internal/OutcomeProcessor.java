@@ -15,6 +15,7 @@ import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LivePolicies;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.context.Context;
 import io.opentelemetry.context.Scope;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -60,18 +61,23 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
       return;
     }
     // the ledger settling the key, a child of the executor's attempt (the outcome's headers)
+    Context parent = Traces.extract(record.headers());
     Span span =
-        Traces.tracer()
-            .spanBuilder("effectledger settle " + outcome.getTool())
-            .setParent(Traces.extract(record.headers()))
-            .setSpanKind(SpanKind.CONSUMER)
-            .setAttribute(Traces.TOOL, outcome.getTool())
-            .setAttribute(Traces.KEY, outcome.getIdempotencyKey())
-            .setAttribute(Traces.TENANT, outcome.getTenant())
-            .setAttribute(Traces.ATTEMPT, (long) outcome.getAttempt())
-            .setAttribute(Traces.OUTCOME, outcome.getStatus().name())
-            .startSpan();
-    try (Scope scope = span.makeCurrent()) {
+        Traces.inTrace(parent)
+            ? Traces.tracer()
+                .spanBuilder("effectledger settle " + outcome.getTool())
+                .setParent(parent)
+                .setSpanKind(SpanKind.CONSUMER)
+                .startSpan()
+            : Span.getInvalid();
+    if (span.isRecording()) {
+      span.setAttribute(Traces.TOOL, outcome.getTool())
+          .setAttribute(Traces.KEY, outcome.getIdempotencyKey())
+          .setAttribute(Traces.TENANT, outcome.getTenant())
+          .setAttribute(Traces.ATTEMPT, (long) outcome.getAttempt())
+          .setAttribute(Traces.OUTCOME, outcome.getStatus().name());
+    }
+    try (Scope scope = Traces.enter(span, parent)) {
       settleTraced(record, outcome);
     } finally {
       span.end();

@@ -205,9 +205,10 @@ final class Outputs {
    */
   void auditEntry(
       LedgerEntry entry, AuditType type, LedgerState state, String code, String actor, long now) {
-    if (type == AuditType.DEDUP_HIT
-        || type == AuditType.IN_FLIGHT
-        || type == AuditType.REFUSED_IN_FLIGHT) {
+    if ((type == AuditType.DEDUP_HIT
+            || type == AuditType.IN_FLIGHT
+            || type == AuditType.REFUSED_IN_FLIGHT)
+        && Span.current().isRecording()) {
       // answered from the key's first life: a link to the decision that dispatched its effect
       SpanContext original = Traces.spanContext(entry.getTraceId());
       if (original.isValid()) {
@@ -263,9 +264,12 @@ final class Outputs {
 
   void audit(AuditEvent event, long timestamp) {
     observer.decided(event.getTool(), event.getType());
-    String decision = decision(event.getType(), event.getState());
-    if (decision != null) {
-      Span.current().setAttribute(Traces.DECISION, decision);
+    Span current = Span.current();
+    if (current.isRecording()) {
+      String decision = decision(event.getType(), event.getState());
+      if (decision != null) {
+        current.setAttribute(Traces.DECISION, decision);
+      }
     }
     context.forward(
         new Record<>(event.getIdempotencyKey(), event, timestamp, new RecordHeaders()), AUDIT_SINK);

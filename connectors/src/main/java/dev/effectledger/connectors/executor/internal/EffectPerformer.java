@@ -126,18 +126,22 @@ public final class EffectPerformer {
   /** Runs the effect and returns what to publish for it: the outcome and any effect records. */
   public Answer perform(Dispatch dispatch) {
     // the attempt, a child of the ledger's decision that dispatched it (the dispatch's traceId)
+    Context parent = Traces.extract(dispatch.getTraceId(), null);
     Span span =
-        Traces.tracer()
-            .spanBuilder("effectledger attempt " + dispatch.getTool())
-            .setParent(Traces.extract(dispatch.getTraceId(), null))
-            .setAttribute(Traces.TOOL, dispatch.getTool())
-            .setAttribute(Traces.KEY, dispatch.getIdempotencyKey())
-            .setAttribute(Traces.TENANT, dispatch.getTenant())
-            .setAttribute(Traces.ATTEMPT, (long) dispatch.getAttempt())
-            .startSpan();
-    try (Scope scope = span.makeCurrent()) {
-      Answer answer = performTraced(dispatch);
-      return answer;
+        Traces.inTrace(parent)
+            ? Traces.tracer()
+                .spanBuilder("effectledger attempt " + dispatch.getTool())
+                .setParent(parent)
+                .startSpan()
+            : Span.getInvalid();
+    if (span.isRecording()) {
+      span.setAttribute(Traces.TOOL, dispatch.getTool())
+          .setAttribute(Traces.KEY, dispatch.getIdempotencyKey())
+          .setAttribute(Traces.TENANT, dispatch.getTenant())
+          .setAttribute(Traces.ATTEMPT, (long) dispatch.getAttempt());
+    }
+    try (Scope scope = Traces.enter(span, parent)) {
+      return performTraced(dispatch);
     } finally {
       span.end();
     }
@@ -305,7 +309,9 @@ public final class EffectPerformer {
             ? Context.current()
             : Traces.extract(dispatch.getTraceId(), null),
         traced);
-    Span.current().setAttribute(Traces.OUTCOME, outcome.getStatus().name());
+    if (Span.current().isRecording()) {
+      Span.current().setAttribute(Traces.OUTCOME, outcome.getStatus().name());
+    }
     records.add(
         new ProducerRecord<>(
             Topics.OUTCOMES,
