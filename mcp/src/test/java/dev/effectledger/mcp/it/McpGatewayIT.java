@@ -19,6 +19,7 @@ import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
 import dev.effectledger.testkit.ClientSuites;
 import dev.effectledger.testkit.KafkaClusterExtension;
+import dev.effectledger.testkit.TopicCollector;
 import io.modelcontextprotocol.client.McpAsyncClient;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
@@ -179,6 +180,38 @@ class McpGatewayIT {
         .as("replayed of the six calls sent at once")
         .containsExactlyInAnyOrder(false, true, true, true, true, true);
     assertThat(pipeline.upstream.effects(key)).isEqualTo(1);
+  }
+
+  @Test
+  void shouldCarryTheTraceparentOfTheCallsMetaOnItsIntent() throws Exception {
+    // tracing off (no SDK in this JVM): the caller's trace context still goes on as it came
+    String traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    try (TopicCollector<byte[]> intents =
+        new TopicCollector<>(
+            kafka.bootstrapServers(),
+            dev.effectledger.schema.Topics.INTENTS,
+            new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+      CallToolResult charged =
+          charge(
+              agent(gateway.url(), null),
+              Map.of("amount", 17, "to", "cus_17"),
+              Map.of(McpMeta.IDEMPOTENCY_KEY, "order-17-traced", "traceparent", traceparent));
+      assertThat(charged.isError()).as(text(charged)).isFalse();
+      await("the call's intent")
+          .atMost(Duration.ofSeconds(20))
+          .untilAsserted(
+              () ->
+                  assertThat(intents.records)
+                      .filteredOn(r -> "order-17-traced".equals(r.key()))
+                      .isNotEmpty()
+                      .allSatisfy(
+                          r ->
+                              assertThat(
+                                      new String(
+                                          r.headers().lastHeader("traceparent").value(),
+                                          java.nio.charset.StandardCharsets.UTF_8))
+                                  .isEqualTo(traceparent)));
+    }
   }
 
   @Test
