@@ -395,10 +395,35 @@ public final class AppConfig {
         tokens.issuer(), client, resource, get(CONSOLE_SIGN_IN_SCOPE), java.time.Clock.systemUTC());
   }
 
-  /** {@code console.sign-in.redirect-uri}, or null to derive it from each request. */
+  /**
+   * {@code console.sign-in.redirect-uri}, or null to derive it from each request, which only a
+   * console on a loopback address may.
+   *
+   * @throws IllegalArgumentException when it is malformed, or missing for a console on another
+   *     address
+   */
   URI consoleSignInRedirect() {
     String uri = get(CONSOLE_SIGN_IN_REDIRECT);
     if (uri == null || uri.isBlank()) {
+      String host = get(HTTP_HOST, "127.0.0.1");
+      boolean loopback;
+      try {
+        loopback = InetAddress.getByName(host).isLoopbackAddress();
+      } catch (UnknownHostException e) {
+        loopback = false;
+      }
+      if (get(CONSOLE_SIGN_IN_CLIENT) != null && !loopback) {
+        throw new IllegalArgumentException(
+            CONSOLE_SIGN_IN_REDIRECT
+                + " is required with "
+                + CONSOLE_SIGN_IN_CLIENT
+                + " on "
+                + HTTP_HOST
+                + "="
+                + host
+                + ": give the URL the identity provider sends browsers back to (registered there),"
+                + " e.g. https://ops.example.com/console/signin/callback");
+      }
       return null;
     }
     URI parsed = URI.create(uri.trim());

@@ -506,6 +506,17 @@ class CommandLineTest {
     Assertions.assertThatThrownBy(
             () -> AppConfig.load(wrongRedirect, Map.of()).consoleSignInRedirect())
         .hasMessageContaining("console.sign-in.redirect-uri /callback: give the absolute URL");
+    Path exposed =
+        Files.writeString(
+            dir.resolve("exposed.properties"),
+            base
+                + "http.host=0.0.0.0\nhttp.advertised.host=10.0.0.5\n"
+                + "http.tokens.issuer=https://idp.example.com\n"
+                + "http.tokens.audience=https://ledger.example.com\n"
+                + "console.sign-in.client-id=console\n");
+    Assertions.assertThatThrownBy(() -> AppConfig.load(exposed, Map.of()).consoleSignInRedirect())
+        .as("off a loopback address, the redirect must be configured: a Host is the caller's")
+        .hasMessageContaining("console.sign-in.redirect-uri is required");
   }
 
   @Test

@@ -386,7 +386,8 @@ class ConsoleBrowserIT {
     assertThat(spent.statusCode()).isEqualTo(401);
     assertThat(spent.body()).contains("was not begun here");
 
-    // a callback brought by another browser than the one that began it: refused, code unspent
+    // a callback brought by another browser than the one that began it: refused, and the sign-in
+    // is not spent by it
     URI begunByFirst = beginSignIn(first);
     URI stolen = IdentityProviderProcess.signIn(first, begunByFirst, "bob", "bob-password");
     HttpResponse<String> brought = get(other, stolen);
@@ -397,6 +398,27 @@ class ConsoleBrowserIT {
     assertThat(get(other, pipeline.console()).statusCode())
         .as("no session: sent to the sign-in page")
         .isEqualTo(303);
+    assertThat(get(first, stolen).body())
+        .as("the browser that began it still finishes it")
+        .contains("Signed in as bob (viewer)");
+
+    // a console on a loopback address without console.sign-in.redirect-uri: a request naming
+    // another Host (any caller chooses it) is not sent to the provider with it
+    // (a raw request: the JDK's HTTP client will not send a Host of its own choosing)
+    String elsewhere;
+    try (java.net.Socket socket = new java.net.Socket("127.0.0.1", pipeline.port())) {
+      socket.setSoTimeout(20_000);
+      socket
+          .getOutputStream()
+          .write(
+              ("GET /console/signin HTTP/1.1\r\nHost: evil.example.com\r\n"
+                      + "Connection: close\r\n\r\n")
+                  .getBytes(StandardCharsets.US_ASCII));
+      elsewhere = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    }
+    assertThat(elsewhere)
+        .startsWith("HTTP/1.1 400")
+        .contains("console.sign-in.redirect-uri is not set");
 
     // the provider sends an error back: named on the sign-in page
     URI refusedAt = beginSignIn(first);

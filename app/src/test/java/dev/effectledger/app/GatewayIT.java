@@ -1,5 +1,6 @@
 package dev.effectledger.app;
 
+import static dev.effectledger.app.GatewayPipeline.call;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -291,16 +292,6 @@ class GatewayIT {
         http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     CONTRACT.check("GET", CALL, response);
     return response;
-  }
-
-  private static String call(String run, String step, String arguments) {
-    return "{\"arguments\":"
-        + arguments
-        + ",\"step\":{\"run\":\""
-        + run
-        + "\",\"step\":\""
-        + step
-        + "\"}}";
   }
 
   private static JsonNode json(HttpResponse<String> response) throws IOException {

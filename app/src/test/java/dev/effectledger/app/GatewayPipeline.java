@@ -169,6 +169,17 @@ final class GatewayPipeline implements AutoCloseable {
     return new GatewayPipeline(bootstrap, name, registryUrl, DEFAULT_TOOLS, HANG);
   }
 
+  /** The body of {@code POST /v1/tools/{tool}/calls} for {@code arguments} at run and step. */
+  static String call(String run, String step, String arguments) {
+    return "{\"arguments\":"
+        + arguments
+        + ",\"step\":{\"run\":\""
+        + run
+        + "\",\"step\":\""
+        + step
+        + "\"}}";
+  }
+
   Properties kafka() {
     Properties p = new Properties();
     p.put("bootstrap.servers", bootstrap);

@@ -1,5 +1,6 @@
 package dev.effectledger.app;
 
+import static dev.effectledger.app.GatewayPipeline.call;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -281,16 +282,6 @@ class TracingIT {
             () -> spansOf(trace).stream().filter(s -> s.getName().equals(name)).findFirst(),
             Optional::isPresent)
         .orElseThrow();
-  }
-
-  private static String call(String run, String step, String arguments) {
-    return "{\"arguments\":"
-        + arguments
-        + ",\"step\":{\"run\":\""
-        + run
-        + "\",\"step\":\""
-        + step
-        + "\"}}";
   }
 
   private static HttpResponse<String> post(

@@ -25,9 +25,9 @@ import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Signs a person in through the identity provider from a browser: the authorization code grant with
@@ -39,9 +39,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * through RFC 8707's {@code resource}.
  *
  * <p>The provider's endpoints come from its RFC 8414 metadata, else its OpenID Connect discovery
- * document, read when first needed and kept. Sign-ins begun and not finished are kept {@link
- * #PENDING_FOR} and at most {@link #MAX_PENDING} at once, in this process's memory: a sign-in must
- * end at the instance that began it.
+ * document, read when first needed and kept (a failure to read them is answered for {@link
+ * #RETRY_METADATA_AFTER} before the provider is asked again). Sign-ins begun and not finished are
+ * kept {@link #PENDING_FOR} and at most {@link #MAX_PENDING} at once (the oldest dropped), in this
+ * process's memory: a sign-in must end at the instance that began it.
  *
  * <p>The protocol messages are Nimbus' OAuth 2.0 SDK's ({@code oauth2-oidc-sdk}), not written here.
  */
@@ -96,8 +97,21 @@ public final class BrowserSignIn {
   private final URI resource; // null: the token's audience is the provider's choice
   private final Scope scope; // null: none asked for
   private final Clock clock;
-  private final Map<String, Pending> pending = new ConcurrentHashMap<>();
+  // the sign-ins under way, oldest first: past MAX_PENDING the oldest is dropped, so that a flood
+  // of begun sign-ins costs memory it gives back, never anyone's sign-in for good
+  private final Map<String, Pending> pending =
+      new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Pending> eldest) {
+          return size() > MAX_PENDING;
+        }
+      };
   private volatile AuthorizationServerMetadata metadata;
+  private volatile Failed lastFailure; // the provider's metadata could not be read, and when
+  private volatile Instant failedAt;
+
+  /** How long a failure to read the provider's metadata is answered without asking again. */
+  static final Duration RETRY_METADATA_AFTER = Duration.ofSeconds(30);
 
   /**
    * @param issuer the identity provider
@@ -129,14 +143,6 @@ public final class BrowserSignIn {
   public Begun begin(URI redirectUri) throws Failed {
     AuthorizationServerMetadata endpoints = metadata();
     Instant now = clock.instant();
-    if (pending.size() >= MAX_PENDING) {
-      pending.values().removeIf(p -> expired(p, now));
-      if (pending.size() >= MAX_PENDING) {
-        throw new Failed(
-            Failure.PROVIDER_UNREACHABLE,
-            MAX_PENDING + " sign-ins are under way here; try again in a few minutes");
-      }
-    }
     State state = new State();
     CodeVerifier verifier = new CodeVerifier();
     AuthorizationRequest.Builder request =
@@ -151,7 +157,10 @@ public final class BrowserSignIn {
     if (resource != null) {
       request.resource(resource);
     }
-    pending.put(state.getValue(), new Pending(verifier, redirectUri, now));
+    synchronized (pending) {
+      pending.values().removeIf(p -> expired(p, now));
+      pending.put(state.getValue(), new Pending(verifier, redirectUri, now));
+    }
     return new Begun(request.build().toURI(), state.getValue());
   }
 
@@ -176,7 +185,13 @@ public final class BrowserSignIn {
           e);
     }
     String state = response.getState() == null ? null : response.getState().getValue();
-    Pending begun = state == null ? null : pending.remove(state);
+    Pending begun;
+    synchronized (pending) {
+      begun = state == null ? null : pending.get(state);
+      if (begun != null && state.equals(browserState)) {
+        pending.remove(state); // spent: only by the browser that began it
+      }
+    }
     if (begun == null || expired(begun, clock.instant())) {
       throw new Failed(
           Failure.UNKNOWN_STATE,
@@ -185,6 +200,7 @@ public final class BrowserSignIn {
               + " minutes; sign in again");
     }
     if (!state.equals(browserState)) {
+      // not spent: the browser that began it can still finish
       throw new Failed(
           Failure.OTHER_BROWSER,
           "this sign-in was begun in another browser (or its cookie was lost); sign in again");
@@ -241,6 +257,11 @@ public final class BrowserSignIn {
     if (known != null) {
       return known;
     }
+    Failed failed = lastFailure;
+    Instant at = failedAt;
+    if (failed != null && at != null && clock.instant().isBefore(at.plus(RETRY_METADATA_AFTER))) {
+      throw failed; // asked again only after a while: a down provider holds no thread for long
+    }
     Issuer id = new Issuer(issuer);
     Exception first;
     try {
@@ -250,16 +271,20 @@ public final class BrowserSignIn {
       try {
         known = OIDCProviderMetadata.resolve(id, TIMEOUT_MS, TIMEOUT_MS);
       } catch (GeneralException | IOException again) {
-        throw new Failed(
-            Failure.PROVIDER_UNREACHABLE,
-            "the identity provider "
-                + issuer
-                + " published no readable metadata (RFC 8414: "
-                + first.getMessage()
-                + "; OpenID: "
-                + again.getMessage()
-                + "); check the issuer URL",
-            again);
+        Failed unreachable =
+            new Failed(
+                Failure.PROVIDER_UNREACHABLE,
+                "the identity provider "
+                    + issuer
+                    + " published no readable metadata (RFC 8414: "
+                    + first.getMessage()
+                    + "; OpenID: "
+                    + again.getMessage()
+                    + "); check the issuer URL",
+                again);
+        lastFailure = unreachable;
+        failedAt = clock.instant();
+        throw unreachable;
       }
     }
     if (known.getAuthorizationEndpointURI() == null || known.getTokenEndpointURI() == null) {

@@ -99,6 +99,15 @@ public final class FairShare {
   public interface Ticket extends AutoCloseable {
     @Override
     void close();
+
+    /**
+     * Closes the ticket and gives back the call a second it took: for a call refused after it was
+     * admitted (over its run's limit), so that a run looping over its own limit does not use up its
+     * tenant's share.
+     */
+    default void giveBack() {
+      close();
+    }
   }
 
   private static final Ticket FREE = () -> {};
@@ -209,8 +218,9 @@ public final class FairShare {
           "tenant " + tenant + " has " + limits.waiting() + " calls waiting already, its limit",
           Duration.ofSeconds(1));
     }
+    Bucket bucket = null;
     if (limits.intentsPerSecond() > 0) {
-      Bucket bucket =
+      bucket =
           tenants.computeIfAbsent(
               tenant,
               t ->
@@ -226,15 +236,35 @@ public final class FairShare {
         throw over;
       }
     }
-    if (count == null) {
-      return FREE;
+    return new Place(count, bucket);
+  }
+
+  /** An admitted call's place: its tenant's waiting count and the rate's bucket it took from. */
+  private static final class Place implements Ticket {
+    private final AtomicInteger count; // null: no waiting limit
+    private final Bucket bucket; // null: no rate limit
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    Place(AtomicInteger count, Bucket bucket) {
+      this.count = count;
+      this.bucket = bucket;
     }
-    AtomicBoolean closed = new AtomicBoolean();
-    return () -> {
-      if (closed.compareAndSet(false, true)) {
+
+    @Override
+    public void close() {
+      if (closed.compareAndSet(false, true) && count != null) {
         count.decrementAndGet();
       }
-    };
+    }
+
+    @Override
+    public void giveBack() {
+      boolean first = !closed.get();
+      close();
+      if (first && bucket != null) {
+        bucket.addTokens(1);
+      }
+    }
   }
 
   /**

@@ -101,4 +101,19 @@ class FairShareTest {
         .hasMessageContaining("tenant acme is over its limit of 2 calls a second");
     assertThat(share.waiting("acme")).isZero();
   }
+
+  @Test
+  void givesBackTheRateOfACallRefusedAfterItWasAdmitted() throws Exception {
+    FairShare share = new FairShare(new FairShare.Limits(1, 1, 5, 0), Map.of(), clock);
+
+    FairShare.Ticket refusedLater = share.admitTenant("acme");
+    assertThat(share.waiting("acme")).isEqualTo(1);
+    refusedLater.giveBack(); // e.g. over its run's limit
+    refusedLater.giveBack(); // twice: once given back
+    assertThat(share.waiting("acme")).isZero();
+    share.admitTenant("acme").close(); // the second a second is there again
+    assertThatThrownBy(() -> share.admitTenant("acme"))
+        .as("and only one")
+        .isInstanceOf(FairShare.OverLimit.class);
+  }
 }

@@ -87,9 +87,8 @@ public final class IntentPublisher {
             ? Context.current()
             : Traces.extract(intent.getTraceId(), null);
     Traces.inject(trace, headers);
-    String traceparent = Traces.traceparent(trace);
-    if (traceparent != null) {
-      intent.setTraceId(traceparent);
+    if (intent.getTraceId() == null) {
+      intent.setTraceId(Traces.traceparent(trace)); // a traceId the caller gave stays as given
     }
     CompletableFuture<Long> sent = new CompletableFuture<>();
     try {

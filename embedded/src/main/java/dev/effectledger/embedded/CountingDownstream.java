@@ -222,12 +222,12 @@ public final class CountingDownstream implements AutoCloseable {
     }
   }
 
-  /** Effects performed for {@code key}. */
   /** The W3C {@code traceparent} the latest request for {@code key} carried; null when none. */
   public String traceparent(String key) {
     return traceparents.get(key);
   }
 
+  /** Effects performed for {@code key}. */
   public int effects(String key) {
     return counts.effects(key);
   }

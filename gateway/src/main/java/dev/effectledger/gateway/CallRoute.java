@@ -21,7 +21,6 @@ import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Traces;
 import io.opentelemetry.api.trace.Span;
-import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.context.Scope;
 import java.time.Clock;
@@ -231,6 +230,7 @@ final class CallRoute {
     try {
       config.fairShare().admitRun(caller.tenant(), body.run());
     } catch (FairShare.OverLimit over) {
+      place.giveBack(); // the run's own limit: its tenant's other runs keep the share
       overLimit(ex, over);
       return;
     }
@@ -241,20 +241,7 @@ final class CallRoute {
     Context parent =
         Traces.extract(ex.shortHeader(Traces.TRACEPARENT), ex.shortHeader(Traces.TRACESTATE));
     Span span =
-        Traces.tracer()
-            .spanBuilder("execute_tool " + policy.name())
-            .setParent(parent)
-            .setSpanKind(SpanKind.SERVER)
-            .startSpan();
-    if (span.isRecording()) {
-      span.setAttribute(Traces.OPERATION, "execute_tool")
-          .setAttribute(Traces.TOOL, policy.name())
-          .setAttribute(Traces.TOOL_TYPE, "function")
-          .setAttribute(Traces.TOOL_CALL_ID, body.step())
-          .setAttribute(Traces.KEY, key)
-          .setAttribute(Traces.TENANT, caller.tenant())
-          .setAttribute(Traces.RUN, body.run());
-    }
+        Traces.toolCall(parent, policy.name(), body.step(), caller.tenant(), body.run(), key);
     ex.traced(span);
     String requestId = UUID.randomUUID().toString();
     PendingCall pending = new PendingCall(ex, key, policy, requestId, wait);

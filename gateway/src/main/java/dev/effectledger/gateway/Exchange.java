@@ -74,6 +74,9 @@ final class Exchange {
           before.run();
           callSpan.end();
         };
+    if (answered.get()) {
+      callSpan.end(); // the caller went away before: its onEnd has run already
+    }
   }
 
   /** Whether an HTTP/1.x caller closes its connection while its call waits: see {@link #waits}. */

@@ -5,6 +5,7 @@ import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanContext;
+import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.Context;
@@ -125,6 +126,45 @@ public final class Traces {
       cached = known;
     }
     return known.tracer();
+  }
+
+  /**
+   * A gateway's span of one tool call (GenAI {@code execute_tool}, kind SERVER) under {@code
+   * parent}, the caller's context: its attributes set when it records.
+   *
+   * @param key the call's idempotency key; null when not known yet
+   */
+  public static Span toolCall(
+      Context parent, String tool, String step, String tenant, String run, String key) {
+    Span span =
+        tracer()
+            .spanBuilder("execute_tool " + tool)
+            .setParent(parent)
+            .setSpanKind(SpanKind.SERVER)
+            .startSpan();
+    if (span.isRecording()) {
+      span.setAttribute(OPERATION, "execute_tool")
+          .setAttribute(TOOL, tool)
+          .setAttribute(TOOL_TYPE, "function")
+          .setAttribute(TOOL_CALL_ID, step)
+          .setAttribute(TENANT, tenant)
+          .setAttribute(RUN, run);
+      if (key != null) {
+        span.setAttribute(KEY, key);
+      }
+    }
+    return span;
+  }
+
+  /**
+   * A span that continues the trace {@code parent} names (the executor's attempt, the downstream
+   * request, the ledger's settling); the invalid span, which records and carries nothing, outside a
+   * trace: those parts never start one of their own.
+   */
+  public static Span continued(String name, Context parent, SpanKind kind) {
+    return inTrace(parent)
+        ? tracer().spanBuilder(name).setParent(parent).setSpanKind(kind).startSpan()
+        : Span.getInvalid();
   }
 
   /**

@@ -182,9 +182,20 @@ final class ConsoleGuard {
               + " and console.sign-in.client-id to sign in through an identity provider\n");
       return;
     }
+    URI redirect = redirectUri(exchange);
+    if (redirect == null) {
+      ConsoleResponses.text(
+          exchange,
+          400,
+          "console.sign-in.redirect-uri is not set: signing in through the identity provider"
+              + " works at a loopback address only (this request came for "
+              + exchange.getRequestHeaders().getFirst("Host")
+              + "); set it to the URL the provider sends browsers back to\n");
+      return;
+    }
     BrowserSignIn.Begun begun;
     try {
-      begun = signIn.provider().begin(redirectUri(exchange));
+      begun = signIn.provider().begin(redirect);
     } catch (BrowserSignIn.Failed e) {
       loginPage(exchange, "Signing in through the identity provider failed: " + e.getMessage());
       return;
@@ -198,7 +209,8 @@ final class ConsoleGuard {
                 + "="
                 + begun.state()
                 + "; Path=/console/signin; HttpOnly; SameSite=Lax; Max-Age="
-                + BrowserSignIn.PENDING_FOR.toSeconds());
+                + BrowserSignIn.PENDING_FOR.toSeconds()
+                + (secure() ? "; Secure" : ""));
     ConsoleResponses.redirect(exchange, begun.location().toString());
   }
 
@@ -217,7 +229,12 @@ final class ConsoleGuard {
         .getResponseHeaders()
         .add("Set-Cookie", SIGN_IN_COOKIE + "=; Path=/console/signin; HttpOnly; Max-Age=0");
     String query = exchange.getRequestURI().getRawQuery();
-    URI callback = URI.create(redirectUri(exchange) + (query == null ? "" : "?" + query));
+    URI redirect = redirectUri(exchange);
+    if (redirect == null) {
+      ConsoleResponses.text(exchange, 400, "console.sign-in.redirect-uri is not set\n");
+      return;
+    }
+    URI callback = URI.create(redirect + (query == null ? "" : "?" + query));
     String state =
         ConsoleSessions.cookie(exchange.getRequestHeaders().getFirst("Cookie"), SIGN_IN_COOKIE);
     String token;
@@ -241,12 +258,34 @@ final class ConsoleGuard {
     responses.html(exchange, 200, "signed-in", page);
   }
 
+  /**
+   * Where the provider sends the browser back: the configured URI, else, for a console reached at a
+   * loopback address only, {@code http://<Host>/console/signin/callback}; null for another Host
+   * (any caller chooses it, so it must not choose where a code goes).
+   */
   private URI redirectUri(HttpExchange exchange) {
     if (signIn.redirectUri() != null) {
       return signIn.redirectUri();
     }
     String host = exchange.getRequestHeaders().getFirst("Host");
-    return URI.create("http://" + (host == null ? "127.0.0.1" : host) + CALLBACK);
+    if (host == null) {
+      return null;
+    }
+    try {
+      URI derived = URI.create("http://" + host + CALLBACK);
+      String name = derived.getHost();
+      return name != null
+              && (name.equals("127.0.0.1") || name.equals("localhost") || name.equals("[::1]"))
+          ? derived
+          : null;
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
+
+  private boolean secure() {
+    return signIn.redirectUri() != null
+        && "https".equalsIgnoreCase(signIn.redirectUri().getScheme());
   }
 
   /** The sign-in form's post: a session for a token this processor knows. */

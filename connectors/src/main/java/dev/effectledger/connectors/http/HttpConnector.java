@@ -74,6 +74,10 @@ public final class HttpConnector implements Connector {
             .timeout(settings.timeout())
             .header(settings.keyHeader(), request.effectKey());
     settings.headers().forEach(builder::header);
+    if (request.traceId() != null) {
+      builder.header(
+          "X-Trace-Id", request.traceId()); // as before traceparent: kept for those who read it
+    }
     if (BODY_METHODS.contains(settings.method())) {
       builder
           .header("Content-Type", "application/json")
@@ -85,24 +89,17 @@ public final class HttpConnector implements Connector {
     // the downstream call, a child of the attempt (none outside a trace): its traceparent goes
     // with the request
     Context parent = Traces.extract(request.traceId(), null);
-    Span span =
-        Traces.inTrace(parent)
-            ? Traces.tracer()
-                .spanBuilder(settings.method())
-                .setParent(parent)
-                .setSpanKind(SpanKind.CLIENT)
-                .startSpan()
-            : Span.getInvalid();
+    Span span = Traces.continued(settings.method(), parent, SpanKind.CLIENT);
     if (span.isRecording()) {
       span.setAttribute(HTTP_METHOD, settings.method())
-          .setAttribute(URL_FULL, sent.uri().toString())
+          .setAttribute(URL_FULL, withoutSecrets(sent.uri()))
           .setAttribute(SERVER_ADDRESS, String.valueOf(sent.uri().getHost()))
           .setAttribute(Traces.KEY, request.idempotencyKey());
     }
     String traceparent = Traces.traceparent(Context.root().with(span));
     if (traceparent != null) {
       sent =
-          HttpRequest.newBuilder(sent, (name, value) -> true)
+          HttpRequest.newBuilder(sent, (name, value) -> !name.equalsIgnoreCase(Traces.TRACEPARENT))
               .header(Traces.TRACEPARENT, traceparent)
               .build();
     }
@@ -124,6 +121,15 @@ public final class HttpConnector implements Connector {
       AttributeKey.stringKey("server.address");
   private static final AttributeKey<Long> HTTP_STATUS =
       AttributeKey.longKey("http.response.status_code");
+
+  /** The URL without its query and user info, which may hold credentials. */
+  static String withoutSecrets(URI uri) {
+    return uri.getScheme()
+        + "://"
+        + uri.getHost()
+        + (uri.getPort() < 0 ? "" : ":" + uri.getPort())
+        + (uri.getRawPath() == null ? "" : uri.getRawPath());
+  }
 
   private EffectOutcome send(HttpRequest sent, Span span) {
     HttpResponse<String> response;

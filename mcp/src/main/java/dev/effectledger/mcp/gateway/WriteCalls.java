@@ -23,7 +23,6 @@ import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.opentelemetry.api.trace.Span;
-import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.context.Scope;
 import java.time.Duration;
@@ -223,19 +222,13 @@ final class WriteCalls implements AutoCloseable {
             metaText(request.meta(), Traces.TRACEPARENT),
             metaText(request.meta(), Traces.TRACESTATE));
     Span span =
-        Traces.tracer()
-            .spanBuilder("execute_tool " + call.tool())
-            .setParent(parent)
-            .setSpanKind(SpanKind.SERVER)
-            .startSpan();
-    if (span.isRecording()) {
-      span.setAttribute(Traces.OPERATION, "execute_tool")
-          .setAttribute(Traces.TOOL, call.tool())
-          .setAttribute(Traces.TOOL_TYPE, "function")
-          .setAttribute(Traces.TOOL_CALL_ID, call.step().stepId())
-          .setAttribute(Traces.TENANT, call.step().tenant())
-          .setAttribute(Traces.RUN, call.step().runId());
-    }
+        Traces.toolCall(
+            parent,
+            call.tool(),
+            call.step().stepId(),
+            call.step().tenant(),
+            call.step().runId(),
+            null);
     if (Traces.carried(span, parent)) {
       call = call.withTraceId(Traces.traceparent(Context.root().with(span)));
     }

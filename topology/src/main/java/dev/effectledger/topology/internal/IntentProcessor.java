@@ -87,9 +87,12 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
     Header requestId = record.headers().lastHeader(Topics.REQUEST_ID_HEADER);
     actions.outputs().answering(requestId == null ? null : requestId.value());
     ToolIntent traced = decoded instanceof DecodedIntent.Valid valid ? valid.intent() : null;
-    Context parent = parentOf(record, traced);
-    Span span = decisionSpan(parent, traced);
-    try (Scope scope = Traces.enter(span, parent)) {
+    Span span = Span.getInvalid();
+    Scope scope = Scope.noop();
+    try {
+      Context parent = parentOf(record, traced);
+      span = decisionSpan(parent, traced);
+      scope = Traces.enter(span, parent);
       if (decoded instanceof DecodedIntent.Invalid invalid) {
         refusals.deadLetter(record, invalid);
       } else {
@@ -101,8 +104,9 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
         }
       }
     } finally {
-      actions.outputs().answered();
+      scope.close(); // never left open on the stream thread: the next record has its own parent
       span.end();
+      actions.outputs().answered();
     }
   }
 

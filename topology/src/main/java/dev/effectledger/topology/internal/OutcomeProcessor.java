@@ -63,13 +63,7 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
     // the ledger settling the key, a child of the executor's attempt (the outcome's headers)
     Context parent = Traces.extract(record.headers());
     Span span =
-        Traces.inTrace(parent)
-            ? Traces.tracer()
-                .spanBuilder("effectledger settle " + outcome.getTool())
-                .setParent(parent)
-                .setSpanKind(SpanKind.CONSUMER)
-                .startSpan()
-            : Span.getInvalid();
+        Traces.continued("effectledger settle " + outcome.getTool(), parent, SpanKind.CONSUMER);
     if (span.isRecording()) {
       span.setAttribute(Traces.TOOL, outcome.getTool())
           .setAttribute(Traces.KEY, outcome.getIdempotencyKey())

@@ -20,6 +20,7 @@ import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.Traces;
 import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.context.Scope;
 import java.nio.charset.StandardCharsets;
@@ -128,12 +129,7 @@ public final class EffectPerformer {
     // the attempt, a child of the ledger's decision that dispatched it (the dispatch's traceId)
     Context parent = Traces.extract(dispatch.getTraceId(), null);
     Span span =
-        Traces.inTrace(parent)
-            ? Traces.tracer()
-                .spanBuilder("effectledger attempt " + dispatch.getTool())
-                .setParent(parent)
-                .startSpan()
-            : Span.getInvalid();
+        Traces.continued("effectledger attempt " + dispatch.getTool(), parent, SpanKind.INTERNAL);
     if (span.isRecording()) {
       span.setAttribute(Traces.TOOL, dispatch.getTool())
           .setAttribute(Traces.KEY, dispatch.getIdempotencyKey())
