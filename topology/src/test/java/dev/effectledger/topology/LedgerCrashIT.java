@@ -89,10 +89,15 @@ class LedgerCrashIT {
         long changelogRecords = LedgerProcesses.changelogEnd(bootstrap, APPLICATION_ID);
         ledger = startLedger(bootstrap, registry.url(), firstState, "a2");
         // Until 2026-11-29 (transactional state stores off) Kafka Streams wiped the store after
-        // kill -9 under exactly_once_v2 and replayed its whole changelog.
+        // kill -9 under exactly_once_v2 and replayed its whole changelog. Now it restores from
+        // where its store last got to disk, and replays the rest: how much depends on when
+        // RocksDB last flushed, not on what was committed. On 2026-12-07 every record was
+        // committed at the kill, and the restart replayed 410 and 414 of about 1,300 (two runs
+        // alone) and 985 of 1,279 (a CI run), which failed the bound of half this test had. What
+        // it asserts is what a wipe would break: the restore starts past the changelog's start.
         assertThat(LedgerProcesses.replayed(work.resolve("ledger-a2.log")))
             .as("records replayed by the restart on its own state, of %d", changelogRecords)
-            .isLessThan(changelogRecords / 2);
+            .isLessThan(changelogRecords);
 
         await("three fifths of the load sent, before the second kill")
             .atMost(Duration.ofMinutes(2))
