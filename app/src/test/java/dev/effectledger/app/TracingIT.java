@@ -158,9 +158,12 @@ class TracingIT {
     assertThat(request.getKind()).isEqualTo(SpanKind.CLIENT);
     assertThat(settle.getParentSpanId()).isEqualTo(attempt.getSpanId());
     assertThat(settle.getAttributes().get(Traces.DECISION)).isEqualTo("completed");
-    assertThat(pipeline.payments.traceparent(key))
+    assertThat(pipeline.payments.traceHeader(key, "traceparent"))
         .as("the payment API got the request span's traceparent")
         .isEqualTo("00-" + trace + "-" + request.getSpanId() + "-01");
+    assertThat(pipeline.payments.traceHeader(key, "X-Trace-Id"))
+        .as("and, as before traceparent, the attempt's trace in X-Trace-Id")
+        .isEqualTo("00-" + trace + "-" + attempt.getSpanId() + "-01");
 
     // the agent retries in a trace of its own: a replay, linked to the decision of the effect
     String retryTrace = "4bf92f3577b34da6a3ce929d0e0e4736";

@@ -225,7 +225,7 @@ final class TracingBench {
                     "- Tracing %s: p99 over tracing off's, median of %d rounds: %.2f%n",
                     mode,
                     each.size(),
-                    median(each))));
+                    LatencyReport.median(each))));
     return md.toString();
   }
 
@@ -285,10 +285,10 @@ final class TracingBench {
             Locale.ROOT,
             "%n- Median over the rounds: 1%% sampling %.3f of tracing off's throughput (a cost of"
                 + " %.1f%%; target: at most 5%%), 100%% sampling %.3f (%.1f%%).%n",
-            median(onePercent),
-            (1 - median(onePercent)) * 100,
-            median(all),
-            (1 - median(all)) * 100));
+            LatencyReport.median(onePercent),
+            (1 - LatencyReport.median(onePercent)) * 100,
+            LatencyReport.median(all),
+            (1 - LatencyReport.median(all)) * 100));
     exported.forEach(
         (mode, sent) ->
             md.append(
@@ -299,11 +299,5 @@ final class TracingBench {
                     sent[0],
                     sent[1] / 1e6)));
     return md.toString();
-  }
-
-  static double median(List<Double> values) {
-    List<Double> sorted = values.stream().sorted().toList();
-    int n = sorted.size();
-    return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
   }
 }

@@ -33,7 +33,7 @@ class TracingBenchTest {
         .contains("1% sampling 0.970 of tracing off's throughput (a cost of 3.0%")
         .contains("100% sampling 0.850 (15.0%)")
         .contains("Tracing 1%: 3 OTLP export requests, 2.0 MB");
-    assertThat(TracingBench.median(List.of(3.0, 1.0, 2.0, 4.0))).isEqualTo(2.5);
+    assertThat(LatencyReport.median(List.of(3.0, 1.0, 2.0, 4.0))).isEqualTo(2.5);
   }
 
   private static LatencyBench.Point point(double p50, double p99) {

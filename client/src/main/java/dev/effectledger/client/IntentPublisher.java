@@ -3,7 +3,6 @@ package dev.effectledger.client;
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.Topics;
 import dev.effectledger.schema.Traces;
-import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.context.Context;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -82,10 +81,7 @@ public final class IntentPublisher {
     }
     // W3C trace context: the caller's current span (an agent's tool span, the gateway's call), else
     // the traceparent the call was given; the intent's traceId names the same
-    Context trace =
-        Span.current().getSpanContext().isValid()
-            ? Context.current()
-            : Traces.extract(intent.getTraceId(), null);
+    Context trace = Traces.currentOr(intent.getTraceId());
     Traces.inject(trace, headers);
     if (intent.getTraceId() == null) {
       intent.setTraceId(Traces.traceparent(trace)); // a traceId the caller gave stays as given

@@ -78,7 +78,7 @@ public final class CountingDownstream implements AutoCloseable {
   private final Map<String, String> lastResponse = new ConcurrentHashMap<>();
   private final Map<String, Boolean> inProgress = new ConcurrentHashMap<>();
   private final Map<String, Fault> faults = new ConcurrentHashMap<>();
-  private final Map<String, String> traceparents = new ConcurrentHashMap<>();
+  private final Map<String, Map<String, String>> traceHeaders = new ConcurrentHashMap<>();
   private final Map<String, CountDownLatch> gates = new ConcurrentHashMap<>();
   private final AtomicInteger ids = new AtomicInteger();
   private final Duration hang;
@@ -222,9 +222,16 @@ public final class CountingDownstream implements AutoCloseable {
     }
   }
 
-  /** The W3C {@code traceparent} the latest request for {@code key} carried; null when none. */
-  public String traceparent(String key) {
-    return traceparents.get(key);
+  /** The trace headers {@link #traceHeader} remembers. */
+  private static final java.util.List<String> TRACE_HEADERS =
+      java.util.List.of("traceparent", "X-Trace-Id");
+
+  /**
+   * The trace header {@code name} ({@code traceparent} or {@code X-Trace-Id}) the latest request
+   * for {@code key} carried; null when none.
+   */
+  public String traceHeader(String key, String name) {
+    return traceHeaders.getOrDefault(key, Map.of()).get(name);
   }
 
   /** Effects performed for {@code key}. */
@@ -258,10 +265,14 @@ public final class CountingDownstream implements AutoCloseable {
         return;
       }
       String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
-      String traceparent = exchange.getRequestHeaders().getFirst("traceparent");
-      if (traceparent != null) {
-        traceparents.put(key, traceparent);
+      Map<String, String> traced = new java.util.HashMap<>();
+      for (String name : TRACE_HEADERS) {
+        String value = exchange.getRequestHeaders().getFirst(name);
+        if (value != null) {
+          traced.put(name, value);
+        }
       }
+      traceHeaders.put(key, traced);
       int seen = counts.request(key);
       Fault fault = faults.remove(key);
       if (fault == null && seen == 1) {

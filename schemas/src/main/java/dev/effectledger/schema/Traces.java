@@ -138,12 +138,13 @@ public final class Traces {
       Context parent, String tool, String step, String tenant, String run, String key) {
     Span span =
         tracer()
-            .spanBuilder("execute_tool " + tool)
+            .spanBuilder("execute_tool")
             .setParent(parent)
             .setSpanKind(SpanKind.SERVER)
             .startSpan();
-    if (span.isRecording()) {
-      span.setAttribute(OPERATION, "execute_tool")
+    if (span.isRecording()) { // the name and attributes built only for a span that records
+      span.updateName("execute_tool " + tool)
+          .setAttribute(OPERATION, "execute_tool")
           .setAttribute(TOOL, tool)
           .setAttribute(TOOL_TYPE, "function")
           .setAttribute(TOOL_CALL_ID, step)
@@ -221,6 +222,19 @@ public final class Traces {
     if (Span.fromContext(context).getSpanContext().isValid()) {
       W3C.inject(context, headers, TO_HEADERS);
     }
+  }
+
+  /** The current context when it has a span, else the one {@code traceparent} names. */
+  public static Context currentOr(String traceparent) {
+    return Span.current().getSpanContext().isValid()
+        ? Context.current()
+        : extract(traceparent, null);
+  }
+
+  /** The current span's {@code traceparent}, else {@code fallback}. */
+  public static String currentTraceparentOr(String fallback) {
+    String current = traceparent(Context.current());
+    return current != null ? current : fallback;
   }
 
   /** The {@code traceparent} of {@code context}'s span; null when it has no valid one. */

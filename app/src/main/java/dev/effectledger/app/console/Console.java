@@ -41,18 +41,6 @@ public final class Console {
   private final ConsolePages pages;
   private final ConsoleResponses responses = new ConsoleResponses();
 
-  public Console(
-      LedgerReads server,
-      HttpAuth auth,
-      String host,
-      ConsoleActions actions,
-      List<String> executors,
-      Supplier<ToolPolicies> policies,
-      Duration sessionTtl,
-      Clock clock) {
-    this(server, auth, host, actions, executors, policies, sessionTtl, clock, null, null);
-  }
-
   /**
    * A console whose sign-in page also signs people in through the identity provider with {@code
    * signIn} (null: tokens only), the provider sending them back to {@code redirectUri} (null: to

@@ -223,4 +223,14 @@ class HttpConnectorTest {
         .hasMessageContaining("tools.charge.settings.statuses.409: 'maybe' is not allowed")
         .hasMessageContaining("tools.charge.settings.colour: unknown field");
   }
+
+  @Test
+  void shouldTraceTheDownstreamUrlWithoutItsQueryOrUserInfo() {
+    assertThat(
+            HttpConnector.withoutSecrets(
+                java.net.URI.create("https://user:pw@api.example.com:8443/v1/charges?api_key=s3")))
+        .isEqualTo("https://api.example.com:8443/v1/charges");
+    assertThat(HttpConnector.withoutSecrets(java.net.URI.create("http://127.0.0.1/charges")))
+        .isEqualTo("http://127.0.0.1/charges");
+  }
 }

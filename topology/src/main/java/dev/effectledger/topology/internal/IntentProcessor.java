@@ -130,13 +130,13 @@ public final class IntentProcessor implements Processor<byte[], byte[], Object, 
   private static Span decisionSpan(Context parent, ToolIntent intent) {
     Span span =
         Traces.tracer()
-            .spanBuilder(
-                intent == null ? "effectledger decide" : "effectledger decide " + intent.getTool())
+            .spanBuilder("effectledger decide")
             .setParent(parent)
             .setSpanKind(SpanKind.CONSUMER)
             .startSpan();
-    if (intent != null && span.isRecording()) {
-      span.setAttribute(Traces.TOOL, intent.getTool())
+    if (intent != null && span.isRecording()) { // built only for a span that records
+      span.updateName("effectledger decide " + intent.getTool())
+          .setAttribute(Traces.TOOL, intent.getTool())
           .setAttribute(Traces.TOOL_CALL_ID, intent.getStepId())
           .setAttribute(Traces.KEY, intent.getIdempotencyKey())
           .setAttribute(Traces.TENANT, intent.getTenant())

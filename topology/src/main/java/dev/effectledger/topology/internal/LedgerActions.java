@@ -179,7 +179,7 @@ final class LedgerActions {
             .setLastDispatchedAt(Instant.ofEpochMilli(wallClock()))
             .setReplyTopic(replyTopic)
             // the decision's span: every dispatch of this life is its child, a replay links to it
-            .setTraceId(traceOf(intent))
+            .setTraceId(Traces.currentTraceparentOr(intent.getTraceId()))
             .setIncarnation(intentOffset())
             .setRequestId(outputs.answeringId())
             .build();
@@ -196,12 +196,6 @@ final class LedgerActions {
         entry.getTool(),
         previous == null ? null : previous.getState(),
         LedgerState.PENDING);
-  }
-
-  /** The traceparent of the current span (the decision's), else the intent's own. */
-  private static String traceOf(ToolIntent intent) {
-    String current = Traces.traceparent(io.opentelemetry.context.Context.current());
-    return current != null ? current : intent.getTraceId();
   }
 
   /**

@@ -75,11 +75,7 @@ final class Outputs {
   void dispatch(Dispatch dispatch, long timestamp) {
     Headers headers = new RecordHeaders();
     // the decision's span; a re-dispatch on a timer has none current: the entry's (its traceId)
-    Traces.inject(
-        Span.current().getSpanContext().isValid()
-            ? Context.current()
-            : Traces.extract(dispatch.getTraceId(), null),
-        headers);
+    Traces.inject(Traces.currentOr(dispatch.getTraceId()), headers);
     context.forward(
         new Record<>(dispatch.getIdempotencyKey(), dispatch, timestamp, headers), DISPATCH_SINK);
   }

@@ -167,7 +167,7 @@ public final class EffectPerformer {
                   dispatch.getTool(),
                   dispatch.getArguments(),
                   dispatch.getAttempt(),
-                  traceOf(dispatch)),
+                  Traces.currentTraceparentOr(dispatch.getTraceId())),
               retry,
               () -> observer.retried(tool));
       effectsRun.incrementAndGet();
@@ -182,12 +182,6 @@ public final class EffectPerformer {
     }
     records.addAll(outcomeRecords(dispatch, outcome));
     return new Answer(records, outcome instanceof EffectOutcome.Retryable);
-  }
-
-  /** The current span's traceparent (the attempt's), else the dispatch's. */
-  private static String traceOf(Dispatch dispatch) {
-    String current = Traces.traceparent(Context.current());
-    return current != null ? current : dispatch.getTraceId();
   }
 
   /**
@@ -300,11 +294,7 @@ public final class EffectPerformer {
     byte[] key = utf8(dispatch.getIdempotencyKey());
     List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
     RecordHeaders traced = new RecordHeaders();
-    Traces.inject(
-        Span.current().getSpanContext().isValid()
-            ? Context.current()
-            : Traces.extract(dispatch.getTraceId(), null),
-        traced);
+    Traces.inject(Traces.currentOr(dispatch.getTraceId()), traced);
     if (Span.current().isRecording()) {
       Span.current().setAttribute(Traces.OUTCOME, outcome.getStatus().name());
     }
