@@ -3,9 +3,9 @@ package dev.effectledger.app;
 import dev.effectledger.connectors.executor.EffectExecutor;
 import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.connectors.executor.ExecutorObserver;
+import dev.effectledger.gateway.PrometheusMetrics;
 import dev.effectledger.mcp.connector.McpConnectors;
 import dev.effectledger.policy.ToolPolicies;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -52,8 +52,7 @@ final class ExecutorCommand implements Callable<Integer> {
     }
     KafkaReachable.await(cfg.kafka(), "executor", cfg.startupWait(), System.err);
     String httpPort = cfg.get(AppConfig.EXECUTOR_HTTP_PORT);
-    PrometheusMeterRegistry metrics =
-        httpPort == null ? null : new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    PrometheusMeterRegistry metrics = httpPort == null ? null : PrometheusMetrics.registry();
     EffectExecutor executor =
         EffectExecutor.start(
             executorConfig,
@@ -68,7 +67,7 @@ final class ExecutorCommand implements Callable<Integer> {
                 cfg.getInt(AppConfig.EXECUTOR_HTTP_PORT, 0),
                 AppConfig.EXECUTOR_HTTP_PORT,
                 () -> executor.isRunning() ? null : "the executor stopped: " + executor.failure(),
-                metrics::scrape);
+                metrics);
     // The shutdown hook before anything else that takes time: the executor runs effects and /readyz
     // answers from here on, and a SIGTERM while tool-policy was read used to end the JVM without
     // closing the executor (status 143; ProcessesIT, 2026-11-28).

@@ -3,6 +3,8 @@ package dev.effectledger.app;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.effectledger.embedded.JdkHttpServers;
+import dev.effectledger.gateway.PrometheusMetrics;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -32,11 +34,15 @@ final class HealthEndpoint implements AutoCloseable {
   }
 
   /**
-   * As {@link #start(String, int, String, Supplier)}, with {@code /metrics} in Prometheus text
-   * format from {@code metrics} (none when null).
+   * As {@link #start(String, int, String, Supplier)}, with {@code /metrics} from {@code metrics}
+   * (none when null), in the format the scraper asks for ({@link PrometheusMetrics#scrape}).
    */
   static HealthEndpoint start(
-      String host, int port, String setting, Supplier<String> notReady, Supplier<String> metrics) {
+      String host,
+      int port,
+      String setting,
+      Supplier<String> notReady,
+      PrometheusMeterRegistry metrics) {
     HttpServer server;
     try {
       server = JdkHttpServers.create(new InetSocketAddress(host, port), 0);
@@ -58,7 +64,11 @@ final class HealthEndpoint implements AutoCloseable {
     if (metrics != null) {
       server.createContext(
           "/metrics",
-          ex -> answer(ex, 200, metrics.get(), "text/plain; version=0.0.4; charset=utf-8"));
+          ex -> {
+            PrometheusMetrics.Scrape scrape =
+                PrometheusMetrics.scrape(metrics, ex.getRequestHeaders().getFirst("Accept"));
+            answer(ex, 200, scrape.body(), scrape.contentType());
+          });
     }
     server.start();
     return new HealthEndpoint(server);

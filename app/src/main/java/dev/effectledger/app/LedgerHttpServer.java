@@ -9,6 +9,7 @@ import dev.effectledger.app.console.Console;
 import dev.effectledger.app.console.HttpAuth;
 import dev.effectledger.app.console.LedgerReads;
 import dev.effectledger.embedded.JdkHttpServers;
+import dev.effectledger.gateway.PrometheusMetrics;
 import dev.effectledger.policy.Durations;
 import dev.effectledger.schema.LedgerEntry;
 import dev.effectledger.schema.Problem;
@@ -102,7 +103,9 @@ public final class LedgerHttpServer implements AutoCloseable, LedgerReads {
         "/metrics",
         ex -> {
           if (!metricsNeedAuth || allowed(ex)) {
-            answer(ex, 200, "text/plain; version=0.0.4; charset=utf-8", metrics.scrape());
+            PrometheusMetrics.Scrape scrape =
+                PrometheusMetrics.scrape(metrics, ex.getRequestHeaders().getFirst("Accept"));
+            answer(ex, 200, scrape.contentType(), scrape.body());
           }
         });
     guarded("/v1/keys/", ex -> key(ex, "/v1/keys/", false));

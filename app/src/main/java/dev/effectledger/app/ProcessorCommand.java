@@ -2,6 +2,7 @@ package dev.effectledger.app;
 
 import dev.effectledger.app.console.Console;
 import dev.effectledger.app.console.ConsoleActions;
+import dev.effectledger.gateway.PrometheusMetrics;
 import dev.effectledger.policy.AppliedPolicy;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicy;
@@ -11,7 +12,6 @@ import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopology;
 import dev.effectledger.topology.LivePolicies;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -96,7 +96,7 @@ final class ProcessorCommand implements Callable<Integer> {
         CoPartitioning.verifyPolicy(admin, partitions);
       }
     }
-    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    PrometheusMeterRegistry registry = PrometheusMetrics.registry();
     LedgerHttpServer http =
         new LedgerHttpServer(
             cfg.get(AppConfig.HTTP_HOST, "127.0.0.1"),

@@ -12,6 +12,7 @@ import dev.effectledger.connectors.executor.EffectExecutor;
 import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.gateway.Credentials;
+import dev.effectledger.gateway.PrometheusMetrics;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
 import dev.effectledger.schema.BypassApprovals;
@@ -19,7 +20,6 @@ import dev.effectledger.schema.ToolResult;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopology;
 import dev.effectledger.topology.LivePolicies;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -101,7 +101,7 @@ final class ConsolePipeline implements AutoCloseable {
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
       new TopicProvisioner(admin).create(TopicProvisioner.topics(policies), 4, (short) 1, 0);
     }
-    PrometheusMeterRegistry executorMetrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    PrometheusMeterRegistry executorMetrics = PrometheusMetrics.registry();
     executor =
         EffectExecutor.start(
             ExecutorConfig.of(kafka(), List.of("payments", "risky"), registry),
@@ -114,7 +114,7 @@ final class ConsolePipeline implements AutoCloseable {
             0,
             AppConfig.EXECUTOR_HTTP_PORT,
             () -> executor.isRunning() ? null : "stopped",
-            executorMetrics::scrape);
+            executorMetrics);
 
     Path keyFile = dir.resolve("console-signer.key");
     Files.writeString(
@@ -138,7 +138,7 @@ final class ConsolePipeline implements AutoCloseable {
             String.join("\n", settings),
             ""));
     AppConfig cfg = AppConfig.load(config, Map.of());
-    PrometheusMeterRegistry ledgerMetrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    PrometheusMeterRegistry ledgerMetrics = PrometheusMetrics.registry();
     http = new LedgerHttpServer("127.0.0.1", 0, ledgerMetrics, cfg.httpAuth(), false);
     LedgerConfig ledgerConfig =
         cfg.ledgerConfig(policies)

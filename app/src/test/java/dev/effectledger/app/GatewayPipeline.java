@@ -7,11 +7,11 @@ import dev.effectledger.connectors.executor.ExecutorConfig;
 import dev.effectledger.embedded.CountingDownstream;
 import dev.effectledger.gateway.Credentials;
 import dev.effectledger.gateway.GatewayConfig;
+import dev.effectledger.gateway.PrometheusMetrics;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopology;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -54,6 +54,8 @@ final class GatewayPipeline implements AutoCloseable {
   private final LedgerHttpServer ledgerHttp;
   private final EffectExecutor executor;
   private final Path state;
+  final PrometheusMeterRegistry ledgerMetrics;
+  final PrometheusMeterRegistry executorMetrics;
 
   /** How long the payment APIs hold a hanging answer. */
   private static final Duration HANG = Duration.ofSeconds(20);
@@ -127,27 +129,30 @@ final class GatewayPipeline implements AutoCloseable {
     Properties auth = new Properties();
     auth.setProperty("http.auth.gateways.sha256", Credentials.sha256Hex(LEDGER_TOKEN));
     // the processor's query API wants a token, as deployed: the gateways send theirs
+    // the processor's and the executor's meters as the commands register them
+    ledgerMetrics = PrometheusMetrics.registry();
+    executorMetrics = PrometheusMetrics.registry();
     ledgerHttp =
-        new LedgerHttpServer(
-            "127.0.0.1",
-            0,
-            new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
-            HttpAuth.fromProperties(auth),
-            false);
+        new LedgerHttpServer("127.0.0.1", 0, ledgerMetrics, HttpAuth.fromProperties(auth), false);
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, name);
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     props.put(StreamsConfig.STATE_DIR_CONFIG, state.toString());
     props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "127.0.0.1:" + ledgerHttp.port());
     ledger =
-        LedgerTopology.streams(LedgerConfig.of(policies, registry).withIntentPartitions(4), props);
+        LedgerTopology.streams(
+            LedgerConfig.of(policies, registry)
+                .withIntentPartitions(4)
+                .withObserver(new MicrometerObserver(ledgerMetrics, policies.tools().keySet())),
+            props);
     ledgerHttp.serve(ledger);
     ledger.start();
     executor =
         EffectExecutor.start(
             ExecutorConfig.of(kafka(), List.of("payments", "risky"), registry),
             Connectors.forLanes(policies, List.of("payments", "risky"), Clock.systemUTC()),
-            policies);
+            policies,
+            new MicrometerExecutorObserver(executorMetrics));
   }
 
   static GatewayPipeline start(String bootstrap, String name) throws Exception {

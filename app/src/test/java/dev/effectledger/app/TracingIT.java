@@ -9,6 +9,7 @@ import dev.effectledger.client.ToolCall;
 import dev.effectledger.client.ToolCallClient;
 import dev.effectledger.embedded.CountingDownstream.Fault;
 import dev.effectledger.gateway.Gateway;
+import dev.effectledger.gateway.PrometheusMetrics;
 import dev.effectledger.schema.ResultStatus;
 import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.Traces;
@@ -30,6 +31,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -46,7 +49,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * each a trace of its own, the replay and the held retry linked to the decision that dispatched the
  * key's effect. The SDK is the command's ({@link Tracing}, from {@code OTEL_*} variables),
  * exporting over OTLP to a receiver the test starts ({@link OtlpReceiver}), which reads the spans
- * back.
+ * back. The latency timers of the gateway, the ledger and the executor, registered as the commands
+ * register them, carry those spans as OpenMetrics exemplars.
  */
 @Tag("integration")
 @Timeout(180)
@@ -268,7 +272,79 @@ class TracingIT {
     assertThat(pipeline.risky.effects(key)).isEqualTo(1);
   }
 
+  @Test
+  void shouldGiveTheLatencyMetricsTheTracesTheyWereRecordedInAsExemplars() throws Exception {
+    String trace = "abababababababababababababababab";
+    HttpResponse<String> answered =
+        post(
+            "charge_card",
+            call("run-exemplar", "charge", "{\"amount\":5,\"to\":\"acct-5\"}"),
+            traceparent(trace, "cdcdcdcdcdcdcdcd"));
+    assertThat(answered.statusCode()).isEqualTo(200);
+    awaitSpan(trace, "effectledger settle charge_card");
+
+    // each timer's exemplar names a span of this class's calls, recorded where that span was
+    // current: the gateway's wait in the call's span, the ledger's outcome latency in its settling,
+    // the executor's effect in its attempt (which call's, the exemplar sampler picks)
+    assertExemplarNames(
+        scrape(URI.create(gateway.uri() + "/metrics")),
+        "gateway_call_wait_seconds_count",
+        "execute_tool charge_card");
+    assertExemplarNames(
+        scrape(URI.create(pipeline.ledgerUrl() + "/metrics")),
+        "effectledger_outcome_latency_seconds_count{tool=\"charge_card\"}",
+        "effectledger settle charge_card");
+    assertExemplarNames(
+        PrometheusMetrics.scrape(pipeline.executorMetrics, OPEN_METRICS).body(),
+        "effectledger_executor_effect_seconds_count{tool=\"charge_card\"}",
+        "effectledger attempt charge_card");
+
+    HttpResponse<String> classic =
+        http.send(
+            HttpRequest.newBuilder(URI.create(gateway.uri() + "/metrics")).build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(classic.headers().firstValue("Content-Type"))
+        .hasValue("text/plain; version=0.0.4; charset=utf-8");
+    assertThat(classic.body())
+        .as("no exemplars in the classic text format")
+        .contains("gateway_call_wait_seconds_count")
+        .doesNotContain("trace_id");
+  }
+
   // --- helpers ---------------------------------------------------------------------------------
+
+  /** A Prometheus server's Accept header when it stores exemplars. */
+  private static final String OPEN_METRICS =
+      "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+
+  private static String scrape(URI metrics) throws Exception {
+    HttpResponse<String> scraped =
+        http.send(
+            HttpRequest.newBuilder(metrics).header("Accept", OPEN_METRICS).build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(scraped.statusCode()).isEqualTo(200);
+    assertThat(scraped.headers().firstValue("Content-Type").orElse(""))
+        .startsWith("application/openmetrics-text");
+    return scraped.body();
+  }
+
+  private static void assertExemplarNames(String scraped, String series, String spanName) {
+    Matcher exemplar =
+        Pattern.compile(
+                "(?m)^"
+                    + Pattern.quote(series)
+                    + " \\d+ # \\{span_id=\"(\\p{XDigit}{16})\",trace_id=\"(\\p{XDigit}{32})\"\\}")
+            .matcher(scraped);
+    assertThat(exemplar.find()).as(series + " with an exemplar in:%n%s", scraped).isTrue();
+    assertThat(spans.getFinishedSpanItems())
+        .as(series + "'s exemplar")
+        .anySatisfy(
+            span -> {
+              assertThat(span.getName()).isEqualTo(spanName);
+              assertThat(span.getSpanId()).isEqualTo(exemplar.group(1));
+              assertThat(span.getTraceId()).isEqualTo(exemplar.group(2));
+            });
+  }
 
   private static String traceparent(String trace, String span) {
     return "00-" + trace + "-" + span + "-01";

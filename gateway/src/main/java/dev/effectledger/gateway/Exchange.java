@@ -11,6 +11,7 @@ import io.micrometer.core.instrument.Timer;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.context.Scope;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -261,6 +262,14 @@ final class Exchange {
         .tag("status", status)
         .register(meters.registry())
         .increment();
-    meters.waits().record(Duration.ofNanos(System.nanoTime() - started));
+    Duration waited = Duration.ofNanos(System.nanoTime() - started);
+    Span traced = span;
+    if (traced == null) {
+      meters.waits().record(waited);
+    } else {
+      try (Scope scope = traced.makeCurrent()) { // the call's span as the timer's exemplar
+        meters.waits().record(waited);
+      }
+    }
   }
 }

@@ -8,7 +8,6 @@ import dev.effectledger.schema.ToolResult;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.schema.serde.SchemaRegistry;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.InputStream;
 import java.net.URI;
@@ -21,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -74,7 +74,7 @@ public final class Gateway implements AutoCloseable {
         FollowedPolicy.start(kafka, config.policies(), "Gateway", "effectledger-gateway-policy");
     HttpClient ledger = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     this.timers = Timers.create();
-    this.metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    this.metrics = PrometheusMetrics.registry();
     this.meters = Exchange.Meters.on(metrics);
     metrics.gauge("gateway.calls.waiting", replies, ReplyRouter::waiting);
     this.readiness = new Readiness(config, admin, ledger, replies);
@@ -186,7 +186,9 @@ public final class Gateway implements AutoCloseable {
             "text/plain; charset=utf-8",
             why == null ? "ready\n" : "not ready: " + why + "\n");
       } else if (path.equals("/metrics")) {
-        ex.send(200, "text/plain; version=0.0.4; charset=utf-8", metrics.scrape());
+        PrometheusMetrics.Scrape scrape =
+            PrometheusMetrics.scrape(metrics, request.getHeaders().get(HttpHeader.ACCEPT));
+        ex.send(200, scrape.contentType(), scrape.body());
       } else if (path.equals("/openapi.yaml")) {
         ex.send(200, "application/yaml", openApi);
       } else {

@@ -12,13 +12,12 @@ import dev.effectledger.embedded.EmbeddedKafkaCluster;
 import dev.effectledger.gateway.Credentials;
 import dev.effectledger.gateway.Gateway;
 import dev.effectledger.gateway.GatewayConfig;
+import dev.effectledger.gateway.PrometheusMetrics;
 import dev.effectledger.mcp.connector.McpConnectors;
 import dev.effectledger.policy.ToolPolicies;
 import dev.effectledger.policy.ToolPolicyLoader;
 import dev.effectledger.topology.LedgerConfig;
 import dev.effectledger.topology.LedgerTopology;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -125,8 +124,7 @@ public final class DemoCommand implements Callable<Integer> {
         streamsProps.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
         LedgerHttpServer http =
             via == Via.gateway
-                ? new LedgerHttpServer(
-                    "127.0.0.1", 0, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT))
+                ? new LedgerHttpServer("127.0.0.1", 0, PrometheusMetrics.registry())
                 : null;
         if (http != null) {
           streamsProps.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "127.0.0.1:" + http.port());

@@ -1,0 +1,57 @@
+package dev.effectledger.gateway;
+
+import io.micrometer.core.instrument.Clock;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;
+import io.prometheus.metrics.expositionformats.ExpositionFormats;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.tracer.otel.OpenTelemetrySpanContext;
+
+/**
+ * The Prometheus registry each Effect Ledger process serves on {@code /metrics} (the gateway, the
+ * ledger, the executor), and its scrape in the format the scraper asks for.
+ *
+ * <p>A timer records the OpenTelemetry span current where it is recorded as its exemplar, when that
+ * span is sampled (the Prometheus client's {@code OpenTelemetrySpanContext}, rate-limited by the
+ * client's exemplar sampler): {@code gateway_call_wait} the call's {@code execute_tool} span,
+ * {@code effectledger_outcome_latency} the ledger's {@code settle} span, {@code
+ * effectledger_executor_effect} the executor's {@code attempt} span. Exemplars go out only in
+ * OpenMetrics, which a Prometheus with exemplar storage asks for in its {@code Accept} header; the
+ * classic text format (the default) has none, so a scraper that does not ask sees what it saw
+ * before.
+ */
+public final class PrometheusMetrics {
+
+  /** The classic text format, for a scraper that does not ask for OpenMetrics. */
+  public static final String TEXT = "text/plain; version=0.0.4; charset=utf-8";
+
+  private static final ExpositionFormatWriter OPEN_METRICS =
+      ExpositionFormats.init().getOpenMetricsTextFormatWriter();
+
+  private PrometheusMetrics() {}
+
+  /** A registry whose timers take the current sampled span as their exemplar. */
+  public static PrometheusMeterRegistry registry() {
+    return new PrometheusMeterRegistry(
+        PrometheusConfig.DEFAULT,
+        new PrometheusRegistry(),
+        Clock.SYSTEM,
+        new OpenTelemetrySpanContext());
+  }
+
+  /** A scrape's body and the content type to send it with. */
+  public record Scrape(String contentType, String body) {}
+
+  /**
+   * The scrape for a request with this {@code Accept} header (null: none): OpenMetrics, with
+   * exemplars, when it accepts it, else the classic text format.
+   */
+  public static Scrape scrape(PrometheusMeterRegistry registry, String accept) {
+    if (accept != null && OPEN_METRICS.accepts(accept)) {
+      String type = OPEN_METRICS.getContentType();
+      return new Scrape(type, registry.scrape(type));
+    }
+    return new Scrape(TEXT, registry.scrape());
+  }
+}
