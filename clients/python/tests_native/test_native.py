@@ -67,6 +67,30 @@ class _SendsLate:
         return getattr(self._producer, name)
 
 
+def _intent_headers(key):
+    """The headers of the intent published with ``key``, read back from tool-intents."""
+    from confluent_kafka import Consumer
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": env("EFFECTLEDGER_BOOTSTRAP"),
+            "group.id": "py-intent-headers-" + key[:16],
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    try:
+        consumer.subscribe(["tool-intents"])
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            message = consumer.poll(1.0)
+            if message is not None and message.error() is None and message.key() == key.encode("utf-8"):
+                return {name: value.decode("utf-8") for name, value in message.headers() or ()}
+        raise AssertionError(f"no intent with key {key} on tool-intents in 30 s")
+    finally:
+        consumer.close()
+
+
 class NativeClientTest(unittest.TestCase):
     def test_the_retry_layers_take_effect_once_and_a_new_client_replaying_the_step_gets_the_result(self):
         step = StepContext("acme", "run-py-native", "pay-invoice", "customer:44")
@@ -181,6 +205,18 @@ class NativeClientTest(unittest.TestCase):
         self.assertIsInstance(answer, Succeeded, answer)
         self.assertFalse(answer.replayed)
         report("python native: answered after a release", answer.key)
+
+    def test_the_intent_carries_the_agent_s_traceparent_and_tracestate(self):
+        step = StepContext("acme", "run-py-native-traced", "pay")
+        traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        with client() as native:
+            answer = native.call(
+                step, "charge_card", {"amount": 6, "to": "cus_6"}, traceparent=traceparent, tracestate="vendor=py"
+            )
+        self.assertIsInstance(answer, Succeeded, answer)
+        headers = _intent_headers(answer.key)
+        self.assertEqual(headers.get("traceparent"), traceparent)
+        self.assertEqual(headers.get("tracestate"), "vendor=py")
 
     def test_a_registry_demanding_credentials_refuses_a_client_without_them(self):
         with self.assertRaises(EffectLedgerError) as refused:

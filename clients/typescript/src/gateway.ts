@@ -14,6 +14,7 @@ import {
   Unavailable,
 } from './errors.js';
 import { type StepContext, stepContext } from './keys.js';
+import { traceHeaders } from './trace.js';
 
 export type CallResult =
   | { kind: 'succeeded'; key: string; result: unknown; effectId?: string; replayed: boolean; attempts: number }
@@ -128,7 +129,8 @@ export class GatewayClient {
     } catch (e) {
       throw new KeyDerivationError('ARGUMENTS_NOT_JSON', `arguments are not JSON: ${(e as Error).message}`);
     }
-    const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+    // the agent's span, so the call's spans join its trace
+    const headers: Record<string, string> = { 'Content-Type': 'application/json', ...traceHeaders() };
     if (options.idempotencyKey !== undefined) headers['Idempotency-Key'] = options.idempotencyKey;
     const wait = options.wait ?? this.wait;
     const answer = await this.send('POST', `/v1/tools/${encodeURIComponent(tool)}/calls`, wait, body, headers);

@@ -23,6 +23,7 @@ import { type CallError, EffectLedgerError, KeyDerivationError, Unavailable } fr
 import type { CallResult } from './gateway.js';
 import { derive, type KeyRules, type StepContext, stepContext } from './keys.js';
 import { PendingReply, throughOf } from './pending.js';
+import { traceHeaders } from './trace.js';
 
 export interface RegistryOptions {
   /** `http(s)://host:port` of the Schema Registry. */
@@ -231,6 +232,7 @@ export class NativeToolCallClient {
     if (this.closed) throw new EffectLedgerError('the client is closed');
     const s = stepContext(step);
     const derived = derive(s, tool, args, this.keyRulesOf(tool));
+    const trace = traceHeaders(); // the agent's span, so the ledger's decision joins its trace
     const argumentsJson = typeof args === 'string' ? args : JSON.stringify(args);
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
     let settle!: (r: CallResult) => void;
@@ -255,7 +257,7 @@ export class NativeToolCallClient {
         bypassApproval: null,
         traceId: null,
       });
-      const [sent] = await this.producer.send({ topic: this.options.intentsTopic, acks: -1, messages: [{ key: derived.key, value, headers: { [REQUEST_ID_HEADER]: waiter.requestId } }] });
+      const [sent] = await this.producer.send({ topic: this.options.intentsTopic, acks: -1, messages: [{ key: derived.key, value, headers: { ...trace, [REQUEST_ID_HEADER]: waiter.requestId } }] });
       waiter.reply.published(Number(sent?.baseOffset ?? sent?.offset ?? -1));
       return await answered;
     } catch (e) {

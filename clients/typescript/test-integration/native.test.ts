@@ -6,6 +6,11 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { Kafka, logLevel } from 'kafkajs';
+import { context, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { derive, EffectLedgerError, NativeToolCallClient, type CallResult, type NativeClientOptions } from '../src/index.js';
 
 const env = (name: string): string => {
@@ -169,6 +174,53 @@ test('native: closing the client answers a waiting call at once, still running',
   assert.equal(answer.kind, 'running');
   assert.ok(Date.now() - started < 30_000, 'answered when the client closed, not at its timeout');
 });
+
+test("native: the intent carries the agent's active span as traceparent", async () => {
+  // the agent's OpenTelemetry SDK: a tracer provider and the AsyncLocalStorage context manager
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  const provider = new BasicTracerProvider();
+  trace.setGlobalTracerProvider(provider);
+  const step = { tenant: 'acme', runId: 'run-ts-native-traced', stepId: 'pay' };
+  try {
+    const { answer, traceparent } = await trace.getTracer('agent').startActiveSpan('agent tool call', async (span) => {
+      try {
+        const answer = succeeded(await client.call(step, 'charge_card', { amount: 9, to: 'cus_9' }));
+        const { traceId, spanId } = span.spanContext();
+        return { answer, traceparent: `00-${traceId}-${spanId}-01` };
+      } finally {
+        span.end();
+      }
+    });
+    assert.equal(await intentHeader(answer.key, 'traceparent'), traceparent);
+  } finally {
+    await provider.shutdown();
+    trace.disable();
+    context.disable();
+  }
+});
+
+/** The header `name` of the intent published with `key`, read back from tool-intents. */
+async function intentHeader(key: string, name: string): Promise<string | undefined> {
+  const kafka = new Kafka({ brokers: [env('EFFECTLEDGER_BOOTSTRAP')], logLevel: logLevel.NOTHING });
+  const consumer = kafka.consumer({ groupId: `ts-intent-headers-${randomUUID()}` });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic: 'tool-intents', fromBeginning: true });
+    return await new Promise<string | undefined>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no intent with key ${key} on tool-intents in 30 s`)), 30_000);
+      void consumer.run({
+        eachMessage: async ({ message }) => {
+          if (message.key?.toString() === key) {
+            clearTimeout(timer);
+            resolve(message.headers?.[name]?.toString());
+          }
+        },
+      });
+    });
+  } finally {
+    await consumer.disconnect();
+  }
+}
 
 test('native: a registry refusing the credentials stops the client at connect, naming what to give', async () => {
   await assert.rejects(

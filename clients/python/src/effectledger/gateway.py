@@ -21,6 +21,7 @@ from typing import Any, Mapping, Optional, Union
 
 from .errors import CallError, GatewayError, KeyDerivationError, Unavailable
 from .keys import StepContext
+from .tracing import trace_headers
 
 _KEY_ERRORS = {"ARGUMENTS_NOT_JSON", "ARGUMENTS_NOT_OBJECT", "MISSING_REQUIRED_FIELD"}
 
@@ -118,13 +119,16 @@ class GatewayClient:
         wait: Optional[float] = None,
         idempotency_key: Optional[str] = None,
         bypass_approval: Optional[str] = None,
+        traceparent: Optional[str] = None,
+        tracestate: Optional[str] = None,
     ) -> CallResult:
         """Calls ``tool`` once for ``step``: a retry of this call (here, after a crash, from
         another process) gets the first call's result, never a second effect. ``arguments`` is a
         dict or JSON text. ``idempotency_key``: the caller's own key instead of the derived one.
         ``bypass_approval``: an operator's approval for a deliberate second execution of a settled
         call (once per approval, where the tool's policy allows bypass; otherwise a
-        :class:`Rejected` result with ``BYPASS_NOT_ALLOWED``).
+        :class:`Rejected` result with ``BYPASS_NOT_ALLOWED``). ``traceparent`` and
+        ``tracestate``: the agent's trace (W3C), when not the current OpenTelemetry span's.
         Raises :class:`GatewayError` when the gateway refuses the request itself,
         :class:`KeyDerivationError` when the arguments cannot give a key, :class:`Unavailable`
         when it cannot be reached within the retries."""
@@ -147,7 +151,7 @@ class GatewayClient:
             payload = json.dumps(body, allow_nan=False, ensure_ascii=False).encode("utf-8")
         except (TypeError, ValueError) as e:
             raise KeyDerivationError("ARGUMENTS_NOT_JSON", f"arguments are not JSON: {e}") from None
-        headers = {"Content-Type": "application/json"}
+        headers = {"Content-Type": "application/json", **trace_headers(traceparent, tracestate)}
         if idempotency_key is not None:
             headers["Idempotency-Key"] = idempotency_key
         path = "/v1/tools/" + urllib.parse.quote(tool, safe="") + "/calls"

@@ -39,6 +39,7 @@ from typing import Any, Dict, Mapping, Optional, Set, Tuple, Union
 from .errors import CallError, EffectLedgerError, Unavailable
 from .gateway import CallResult, Failed, HeldUnknown, Rejected, StillRunning, Succeeded
 from .keys import KeyRules, StepContext, derive
+from .tracing import trace_headers
 
 # The status the gateway answers for each refusal, so that a Rejected means the same in both modes.
 _REJECTED_STATUS = {
@@ -299,17 +300,22 @@ class NativeToolCallClient:
         *,
         timeout: Optional[float] = None,
         bypass_approval: Optional[str] = None,
+        traceparent: Optional[str] = None,
+        tracestate: Optional[str] = None,
     ) -> CallResult:
         """Derives the key (with the tool's key rules), publishes the intent and waits for the
         final reply. ``StillRunning`` when the timeout passed first: the action takes effect at
         most once either way, and calling again with the same step finds it. Raises
         :class:`KeyDerivationError` for arguments that give no key, :class:`Unavailable` when the
-        intent could not be published (nothing ran; call again with the same step)."""
+        intent could not be published (nothing ran; call again with the same step).
+        ``traceparent`` and ``tracestate``: the agent's trace (W3C), when not the current
+        OpenTelemetry span's; they go on the intent's Kafka headers."""
         if self._closed.is_set():
             raise EffectLedgerError("the client is closed")
         if bypass_approval is not None and (not isinstance(bypass_approval, str) or not bypass_approval.strip()):
             raise ValueError("bypass_approval must be an operator's approval; leave it out for a normal call")
         derived = derive(step, tool, arguments, self.key_rules_of(tool))
+        trace = trace_headers(traceparent, tracestate)
         arguments_json = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False, allow_nan=False)
         waiter = _Waiter(step.tenant)
         with self._lock:
@@ -332,7 +338,7 @@ class NativeToolCallClient:
                     "traceId": None,
                 }
             )
-            waiter.published(self._publish(derived.key, value, waiter.request_id))
+            waiter.published(self._publish(derived.key, value, waiter.request_id, trace))
             if not waiter.done.wait(self._timeout if timeout is None else timeout):
                 return StillRunning(derived.key, "")
             return waiter.result  # type: ignore[return-value]
@@ -447,8 +453,9 @@ class NativeToolCallClient:
         self._intent_writer.write(intent, self._avro.io.BinaryEncoder(out))
         return out.getvalue()
 
-    def _publish(self, key: str, value: bytes, request_id: str) -> int:
-        """Publishes an intent; its offset once the broker took it."""
+    def _publish(self, key: str, value: bytes, request_id: str, trace: Mapping[str, str]) -> int:
+        """Publishes an intent, with its trace context headers; its offset once the broker took
+        it."""
         outcome: Dict[str, Any] = {}
         acked = threading.Event()
 
@@ -462,7 +469,8 @@ class NativeToolCallClient:
                 self._intents_topic,
                 key=key.encode("utf-8"),
                 value=value,
-                headers=[(REQUEST_ID_HEADER, request_id.encode("utf-8"))],
+                headers=[(REQUEST_ID_HEADER, request_id.encode("utf-8"))]
+                + [(name, text.encode("utf-8")) for name, text in trace.items()],
                 on_delivery=on_delivery,
             )
         except BufferError as e:

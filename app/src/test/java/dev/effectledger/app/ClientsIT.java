@@ -159,9 +159,9 @@ class ClientsIT {
       assertThat(python.exit()).as(python.output()).isZero();
       assertThat(python.output()).contains("Ran 8 tests").contains("OK");
       assertThat(typescript.exit()).as(typescript.output()).isZero();
-      assertThat(typescript.output()).contains("# pass 16").contains("# fail 0");
+      assertThat(typescript.output()).contains("# pass 17").contains("# fail 0");
       assertThat(pythonNative.exit()).as(pythonNative.output()).isZero();
-      assertThat(pythonNative.output()).contains("Ran 6 tests").contains("OK");
+      assertThat(pythonNative.output()).contains("Ran 7 tests").contains("OK");
       List<JsonNode> actions = new ArrayList<>();
       for (String line : Files.readAllLines(report, StandardCharsets.UTF_8)) {
         actions.add(JSON.readTree(line));
