@@ -11,13 +11,20 @@ import dev.effectledger.connectors.EffectOutcome;
 import dev.effectledger.connectors.EffectRequest;
 import dev.effectledger.connectors.Lookup;
 import dev.effectledger.mcp.McpMeta;
+import dev.effectledger.schema.Traces;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpTransportSessionNotFoundException;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.context.Context;
 import java.net.ConnectException;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeoutException;
@@ -25,9 +32,10 @@ import java.util.concurrent.TimeoutException;
 /**
  * Performs a tool's effect as a {@code tools/call} on an upstream MCP server, over Streamable HTTP
  * or stdio, with the effect key in the request's {@code _meta} ({@value McpMeta#IDEMPOTENCY_KEY})
- * and, over HTTP, in an {@code Idempotency-Key} header. One MCP session per connector, opened at
- * the first call and opened again after a transport failure (over stdio: the process started
- * again).
+ * and, over HTTP, in an {@code Idempotency-Key} header; in a trace, the call is a CLIENT span
+ * {@code tools/call {tool}} whose {@code traceparent} goes in {@code _meta} too (as OpenTelemetry's
+ * MCP conventions carry it). One MCP session per connector, opened at the first call and opened
+ * again after a transport failure (over stdio: the process started again).
  *
  * <p>Outcomes: no session (connection refused, the server not starting, initialization failing or
  * timing out, a session the server no longer knows) means the call was never sent: retryable. A
@@ -74,12 +82,41 @@ public final class McpConnector implements Connector {
           causedBy(e, ConnectException.class) ? "CONNECTION_REFUSED" : "MCP_UNAVAILABLE",
           "no session with the MCP server " + where() + " (" + reason(e) + "); nothing was sent");
     }
+    // the upstream call, a child of the attempt (none outside a trace), as OpenTelemetry's MCP
+    // conventions name it; its traceparent goes in the request's _meta, where MCP servers read it
+    Span span =
+        Traces.continued(
+            "tools/call " + settings.tool(),
+            Traces.extract(request.traceId(), null),
+            SpanKind.CLIENT);
+    if (span.isRecording()) {
+      span.setAttribute(MCP_METHOD, "tools/call")
+          .setAttribute(Traces.OPERATION, "execute_tool")
+          .setAttribute(Traces.TOOL, settings.tool())
+          .setAttribute(Traces.KEY, request.idempotencyKey());
+    }
+    Map<String, Object> meta = new HashMap<>();
+    meta.put(McpMeta.IDEMPOTENCY_KEY, request.effectKey());
+    String traceparent = Traces.traceparent(Context.root().with(span));
+    if (traceparent != null) {
+      meta.put(Traces.TRACEPARENT, traceparent);
+    }
     CallToolRequest call =
-        CallToolRequest.builder()
-            .name(settings.tool())
-            .arguments(arguments)
-            .meta(Map.of(McpMeta.IDEMPOTENCY_KEY, request.effectKey()))
-            .build();
+        CallToolRequest.builder().name(settings.tool()).arguments(arguments).meta(meta).build();
+    try {
+      EffectOutcome outcome = call(client, call);
+      if (!(outcome instanceof EffectOutcome.Succeeded) && span.isRecording()) {
+        span.setStatus(StatusCode.ERROR, outcome.getClass().getSimpleName());
+      }
+      return outcome;
+    } finally {
+      span.end();
+    }
+  }
+
+  private static final AttributeKey<String> MCP_METHOD = AttributeKey.stringKey("mcp.method.name");
+
+  private EffectOutcome call(McpSyncClient client, CallToolRequest call) {
     try {
       CallToolResult result = client.callTool(call);
       String resultJson = JSON.writeValueAsString(result);

@@ -23,6 +23,7 @@ final class ChargeLedger {
   private final Map<String, AtomicInteger> keyHeaders = new ConcurrentHashMap<>();
   private final Map<String, CountingMcpServer.Fault> faults = new ConcurrentHashMap<>();
   private final Map<String, Map<String, Object>> charges = new ConcurrentHashMap<>();
+  private final Map<String, String> traceparents = new ConcurrentHashMap<>();
   private final AtomicInteger ids = new AtomicInteger();
   private final Path effectsFile;
 
@@ -90,6 +91,14 @@ final class ChargeLedger {
 
   int requests(String key) {
     return count(requests, key);
+  }
+
+  void traceparent(String key, String traceparent) {
+    traceparents.put(key, traceparent);
+  }
+
+  String traceparent(String key) {
+    return traceparents.get(key);
   }
 
   int keyHeaders(String key) {

@@ -102,6 +102,10 @@ final class ChargeTools {
   private CallToolResult createCharge(McpSyncServerExchange exchange, CallToolRequest request) {
     String key = keyOf(exchange, request);
     ledger.countRequest(key);
+    Object traceparent = request.meta() == null ? null : request.meta().get("traceparent");
+    if (traceparent != null) {
+      ledger.traceparent(key, traceparent.toString());
+    }
     Object header =
         exchange.transportContext() == null ? null : exchange.transportContext().get(HEADER_KEY);
     if (header != null) {

@@ -268,6 +268,11 @@ public final class CountingMcpServer implements AutoCloseable {
     return ledger.keyHeaders(key);
   }
 
+  /** The {@code _meta.traceparent} of the latest {@code create_charge} call for {@code key}. */
+  public String traceparent(String key) {
+    return ledger.traceparent(key);
+  }
+
   public int effectCount() {
     return ledger.effectCount();
   }

@@ -64,6 +64,22 @@ class McpConnectorTest {
   }
 
   @Test
+  void shouldCarryTheAttemptsTraceToTheUpstreamInMeta() throws Exception {
+    String attempt = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    EffectOutcome outcome =
+        http("")
+            .execute(
+                new EffectRequest(
+                    "k-traced", "k-traced", "acme", "create_charge", CHARGE, 1, attempt));
+
+    assertThat(outcome).isInstanceOf(EffectOutcome.Succeeded.class);
+    // no OpenTelemetry SDK in this test: the call's span is the attempt's context, carried as is
+    assertThat(upstream.traceparent("k-traced")).isEqualTo(attempt);
+    http("").execute(request("k-untraced", CHARGE));
+    assertThat(upstream.traceparent("k-untraced")).as("outside a trace, none").isNull();
+  }
+
+  @Test
   void shouldCallTheToolOnceWithTheKeyInMetaAndInTheHeaderAndKeepTheWholeResult() throws Exception {
     EffectOutcome outcome = http("").execute(request("k-ok", CHARGE));
 
