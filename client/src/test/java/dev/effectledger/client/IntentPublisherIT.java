@@ -4,10 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.effectledger.schema.ToolIntent;
 import dev.effectledger.schema.Topics;
+import dev.effectledger.schema.Traces;
 import dev.effectledger.schema.serde.RegistryAvroSerde;
 import dev.effectledger.schema.serde.SchemaRegistries;
 import dev.effectledger.schema.serde.SchemaRegistry;
 import dev.effectledger.testkit.KafkaClusterExtension;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
+import io.opentelemetry.api.trace.TraceFlags;
+import io.opentelemetry.api.trace.TraceState;
+import io.opentelemetry.context.Scope;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -86,6 +92,68 @@ class IntentPublisherIT {
     assertThat(second.key()).isEqualTo("k-client");
     assertThat(second.offset()).isEqualTo(withoutId);
     assertThat(second.headers().lastHeader(Topics.REQUEST_ID_HEADER)).isNull();
+  }
+
+  @Test
+  void shouldCarryTheCurrentSpanElseTheTraceTheCallWasGivenAndKeepTheGivenTraceId()
+      throws Exception {
+    String topic = "tool-intents-traced";
+    kafka.createTopics(Map.of(topic, 1));
+    SchemaRegistry registry =
+        SchemaRegistries.forUrl("mock://intent-publisher-traced", new Properties());
+    Properties props = new Properties();
+    props.put("bootstrap.servers", kafka.bootstrapServers());
+    String given = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    Span agent =
+        Span.wrap(
+            SpanContext.create(
+                "4bf92f3577b34da6a3ce929d0e0e4736",
+                "00f067aa0ba902b7",
+                TraceFlags.getSampled(),
+                TraceState.getDefault()));
+    ToolIntent outsideSpan = intent("k-given");
+    outsideSpan.setTraceId(given);
+    ToolIntent inSpan = intent("k-span");
+    inSpan.setTraceId(given);
+    IntentPublisher publisher =
+        new IntentPublisher(
+            new KafkaProducer<>(
+                props, new StringSerializer(), new RegistryAvroSerde<>(registry, ToolIntent.class)),
+            topic,
+            "tool-results.it",
+            Clock.systemUTC());
+    try {
+      publisher.publish(outsideSpan, null).get(30, TimeUnit.SECONDS);
+      try (Scope scope = agent.makeCurrent()) {
+        publisher.publish(inSpan, null).get(30, TimeUnit.SECONDS);
+      }
+    } finally {
+      publisher.close(Duration.ofSeconds(5));
+    }
+
+    List<ConsumerRecord<String, byte[]>> read = new ArrayList<>();
+    try (KafkaConsumer<String, byte[]> consumer =
+        new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer())) {
+      TopicPartition p0 = new TopicPartition(topic, 0);
+      consumer.assign(List.of(p0));
+      consumer.seekToBeginning(List.of(p0));
+      for (int polls = 0; polls < 100 && read.size() < 2; polls++) {
+        consumer.poll(Duration.ofMillis(200)).forEach(read::add);
+      }
+    }
+    assertThat(read).as("intents read back").hasSize(2);
+    assertThat(header(read.get(0), Traces.TRACEPARENT))
+        .as("no current span: the trace the call was given")
+        .isEqualTo(given);
+    assertThat(header(read.get(1), Traces.TRACEPARENT))
+        .as("the current span wins")
+        .isEqualTo("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+    assertThat(inSpan.getTraceId()).as("a traceId the caller gave stays as given").isEqualTo(given);
+  }
+
+  private static String header(ConsumerRecord<String, byte[]> record, String name) {
+    Header header = record.headers().lastHeader(name);
+    return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
   }
 
   private static ToolIntent intent(String key) {
