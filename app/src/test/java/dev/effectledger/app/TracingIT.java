@@ -111,13 +111,7 @@ class TracingIT {
   @Test
   void shouldExportTheCallsSpansOverOtlpAsTheCommandConfiguresIt() throws Exception {
     String trace = "99999999999999999999999999999999";
-    HttpResponse<String> answered =
-        post(
-            "charge_card",
-            call("run-otlp", "charge", "{\"amount\":7,\"to\":\"acct-1\"}"),
-            traceparent(trace, "8888888888888888"));
-    assertThat(answered.statusCode()).isEqualTo(200);
-    awaitSpan(trace, "effectledger settle charge_card");
+    chargeSettled(trace, "run-otlp");
 
     await("the call's spans at the OTLP receiver")
         .atMost(Duration.ofSeconds(30))
@@ -274,14 +268,7 @@ class TracingIT {
 
   @Test
   void shouldGiveTheLatencyMetricsTheTracesTheyWereRecordedInAsExemplars() throws Exception {
-    String trace = "abababababababababababababababab";
-    HttpResponse<String> answered =
-        post(
-            "charge_card",
-            call("run-exemplar", "charge", "{\"amount\":5,\"to\":\"acct-5\"}"),
-            traceparent(trace, "cdcdcdcdcdcdcdcd"));
-    assertThat(answered.statusCode()).isEqualTo(200);
-    awaitSpan(trace, "effectledger settle charge_card");
+    chargeSettled("abababababababababababababababab", "run-exemplar");
 
     // each timer's exemplar names a span of this class's calls, recorded where that span was
     // current: the gateway's wait in the call's span, the ledger's outcome latency in its settling,
@@ -344,6 +331,17 @@ class TracingIT {
               assertThat(span.getSpanId()).isEqualTo(exemplar.group(1));
               assertThat(span.getTraceId()).isEqualTo(exemplar.group(2));
             });
+  }
+
+  /** A charge_card call under the caller's span in {@code trace}, answered and settled. */
+  private static void chargeSettled(String trace, String run) throws Exception {
+    HttpResponse<String> answered =
+        post(
+            "charge_card",
+            call(run, "charge", "{\"amount\":7,\"to\":\"acct-" + run + "\"}"),
+            traceparent(trace, "8888888888888888"));
+    assertThat(answered.statusCode()).as(answered.body()).isEqualTo(200);
+    awaitSpan(trace, "effectledger settle charge_card");
   }
 
   private static String traceparent(String trace, String span) {
