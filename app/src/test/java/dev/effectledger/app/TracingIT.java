@@ -300,7 +300,7 @@ class TracingIT {
 
   // --- helpers ---------------------------------------------------------------------------------
 
-  /** A Prometheus server's Accept header when it stores exemplars. */
+  /** What Prometheus sends in its Accept header (OpenMetrics first). */
   private static final String OPEN_METRICS =
       "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
 
