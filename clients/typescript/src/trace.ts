@@ -5,18 +5,22 @@
  *
  * The span is the one active in `@opentelemetry/api`'s context where `call` is called, the API
  * being an optional peer dependency: without it, or with no active span, a call carries nothing and
- * the ledger starts the trace. It is the application's copy of the API, so the application's
- * registered context manager and tracer are the ones read.
+ * the ledger starts the trace.
  *
  * The header is written from the span's context in W3C's format, not by the application's
  * registered propagator: the ledger reads `traceparent` and `tracestate` only, whatever else the
  * application propagates (B3, Jaeger, ...), as the Java client does.
  */
+import { createRequire } from 'node:module';
+
 type Api = typeof import('@opentelemetry/api');
 
+// Loaded with require, not a top-level await import: the package stays loadable where top-level
+// await is not (a bundle to CommonJS), and a missing API is one caught error. Its state is global
+// (registered by version), so this copy sees the application's context manager and tracer.
 let api: Api | undefined;
 try {
-  api = await import('@opentelemetry/api');
+  api = createRequire(import.meta.url)('@opentelemetry/api') as Api;
 } catch {
   api = undefined; // not installed: nothing to carry
 }

@@ -70,3 +70,18 @@ test('a call outside any span carries no trace context', async () => {
   assert.equal(seen.at(-1)?.traceparent, undefined);
   assert.equal(seen.at(-1)?.tracestate, undefined);
 });
+
+test('without @opentelemetry/api installed, nothing is carried and nothing fails', async () => {
+  // the built module alone, where no node_modules can be found from
+  const { mkdtempSync, copyFileSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'el-trace-'));
+  writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
+  copyFileSync(new URL('../src/trace.js', import.meta.url), join(dir, 'trace.js'));
+  const alone = (await import(join(dir, 'trace.js'))) as typeof import('../src/trace.js');
+  const span = trace.wrapSpanContext({ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: TraceFlags.SAMPLED });
+  await context.with(trace.setSpan(context.active(), span), async () => {
+    assert.deepEqual(alone.traceHeaders(), {});
+  });
+});
