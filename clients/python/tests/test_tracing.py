@@ -4,8 +4,10 @@ sent (the native mode's intent headers are checked against the real broker in te
 import http.server
 import threading
 import unittest
+from types import SimpleNamespace
+from unittest import mock
 
-from effectledger import GatewayClient, StepContext
+from effectledger import GatewayClient, StepContext, tracing
 
 TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
@@ -66,7 +68,39 @@ class TracingTest(unittest.TestCase):
                 self.client.call(self.step, "charge_card", {"amount": 3}, traceparent=bad)
         with self.assertRaisesRegex(ValueError, "tracestate goes with a traceparent"):
             self.client.call(self.step, "charge_card", {"amount": 3}, tracestate="vendor=x")
+        for state in ("vendor=x\r\nX-Injected: 1", "v=" + "x" * 600):
+            with self.subTest(state=state[:20]), self.assertRaisesRegex(ValueError, "tracestate"):
+                self.client.call(self.step, "charge_card", {"amount": 3}, traceparent=TRACEPARENT, tracestate=state)
         self.assertEqual(len(_Recording.seen), sent)
+
+
+
+class CurrentSpanTest(unittest.TestCase):
+    """The current OpenTelemetry span's context, read with opentelemetry-api's names. This machine
+    has no Python OpenTelemetry (Debian packages none, and there is no PyPI here), so its
+    ``trace`` module is stood in for by one with the same attributes; with the real package this
+    path runs against it instead."""
+
+    def _with_current(self, context):
+        span = SimpleNamespace(get_span_context=lambda: context)
+        return mock.patch.object(tracing, "_otel_trace", SimpleNamespace(get_current_span=lambda: span))
+
+    def test_the_current_span_is_carried_as_w3c_trace_context(self):
+        state = SimpleNamespace(to_header=lambda: "vendor=opaque")
+        context = SimpleNamespace(
+            is_valid=True, trace_id=0x0AF7651916CD43DD8448EB211C80319C, span_id=0xB7AD6B7169203331, trace_flags=1, trace_state=state
+        )
+        with self._with_current(context):
+            self.assertEqual(tracing.trace_headers(), {"traceparent": TRACEPARENT, "tracestate": "vendor=opaque"})
+            # a traceparent given wins over the current span
+            given = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"
+            self.assertEqual(tracing.trace_headers(given), {"traceparent": given})
+
+    def test_an_invalid_current_span_or_none_carries_nothing(self):
+        with self._with_current(SimpleNamespace(is_valid=False)):
+            self.assertEqual(tracing.trace_headers(), {})
+        with mock.patch.object(tracing, "_otel_trace", None):
+            self.assertEqual(tracing.trace_headers(), {})
 
 
 if __name__ == "__main__":

@@ -25,7 +25,11 @@ except ImportError:  # pragma: no cover - depends on what is installed
 def trace_headers(traceparent: Optional[str] = None, tracestate: Optional[str] = None) -> Dict[str, str]:
     """The trace context headers of a call: ``traceparent`` (and ``tracestate``) as given, else the
     current OpenTelemetry span's, else none. Raises ValueError for a ``traceparent`` that is not
-    W3C's (``00-<32 hex>-<16 hex>-<2 hex>``, ids not all zero), or a ``tracestate`` without one."""
+    W3C's (``00-<32 hex>-<16 hex>-<2 hex>``, ids not all zero), or a ``tracestate`` without one or
+    with what a header cannot hold (a line break, a control character, over 512 characters)."""
+    tracestate = tracestate.strip() if tracestate is not None else None
+    if tracestate is not None and (len(tracestate) > 512 or any(ord(c) < 0x20 or ord(c) == 0x7F for c in tracestate)):
+        raise ValueError(f"tracestate {tracestate[:40]!r}... is not W3C trace context: at most 512 printable characters")
     if traceparent is not None:
         match = _TRACEPARENT.match(traceparent.strip())
         if match is None or match.group(1) == "ff" or set(match.group(2)) == {"0"} or set(match.group(3)) == {"0"}:
@@ -37,7 +41,7 @@ def trace_headers(traceparent: Optional[str] = None, tracestate: Optional[str] =
         if tracestate:
             headers["tracestate"] = tracestate
         return headers
-    if tracestate is not None:
+    if tracestate:
         raise ValueError("tracestate goes with a traceparent: give both, or neither")
     return _current_span()
 
