@@ -6,15 +6,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.effectledger.connectors.Capabilities;
 import dev.effectledger.connectors.Connector;
+import dev.effectledger.connectors.DownstreamSpan;
 import dev.effectledger.connectors.EffectOutcome;
 import dev.effectledger.connectors.EffectRequest;
 import dev.effectledger.connectors.Lookup;
 import dev.effectledger.schema.Traces;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
-import io.opentelemetry.api.trace.SpanKind;
-import io.opentelemetry.api.trace.StatusCode;
-import io.opentelemetry.context.Context;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
@@ -86,31 +84,22 @@ public final class HttpConnector implements Connector {
       builder.method(settings.method(), HttpRequest.BodyPublishers.noBody());
     }
     HttpRequest sent = builder.build();
-    // the downstream call, a child of the attempt (none outside a trace): its traceparent goes
-    // with the request
-    Context parent = Traces.extract(request.traceId(), null);
-    Span span = Traces.continued(settings.method(), parent, SpanKind.CLIENT);
-    if (span.isRecording()) {
-      span.setAttribute(HTTP_METHOD, settings.method())
-          .setAttribute(URL_FULL, withoutSecrets(sent.uri()))
-          .setAttribute(SERVER_ADDRESS, String.valueOf(sent.uri().getHost()))
-          .setAttribute(Traces.KEY, request.idempotencyKey());
-    }
-    String traceparent = Traces.traceparent(Context.root().with(span));
-    if (traceparent != null) {
-      sent =
-          HttpRequest.newBuilder(sent, (name, value) -> !name.equalsIgnoreCase(Traces.TRACEPARENT))
-              .header(Traces.TRACEPARENT, traceparent)
-              .build();
-    }
-    try {
-      EffectOutcome outcome = send(sent, span);
-      if (!(outcome instanceof EffectOutcome.Succeeded) && span.isRecording()) {
-        span.setStatus(StatusCode.ERROR, outcome.getClass().getSimpleName());
+    try (DownstreamSpan call = DownstreamSpan.start(settings.method(), request)) {
+      if (call.span().isRecording()) {
+        call.span()
+            .setAttribute(HTTP_METHOD, settings.method())
+            .setAttribute(URL_FULL, withoutSecrets(sent.uri()))
+            .setAttribute(SERVER_ADDRESS, String.valueOf(sent.uri().getHost()));
       }
-      return outcome;
-    } finally {
-      span.end();
+      String traceparent = call.traceparent();
+      if (traceparent != null) {
+        sent =
+            HttpRequest.newBuilder(
+                    sent, (name, value) -> !name.equalsIgnoreCase(Traces.TRACEPARENT))
+                .header(Traces.TRACEPARENT, traceparent)
+                .build();
+      }
+      return call.ended(send(sent, call.span()));
     }
   }
 

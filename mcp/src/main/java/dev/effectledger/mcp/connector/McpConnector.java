@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectWriter;
 import dev.effectledger.connectors.Capabilities;
 import dev.effectledger.connectors.Connector;
+import dev.effectledger.connectors.DownstreamSpan;
 import dev.effectledger.connectors.EffectOutcome;
 import dev.effectledger.connectors.EffectRequest;
 import dev.effectledger.connectors.Lookup;
@@ -19,10 +20,6 @@ import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpTransportSessionNotFoundException;
 import io.opentelemetry.api.common.AttributeKey;
-import io.opentelemetry.api.trace.Span;
-import io.opentelemetry.api.trace.SpanKind;
-import io.opentelemetry.api.trace.StatusCode;
-import io.opentelemetry.context.Context;
 import java.net.ConnectException;
 import java.util.HashMap;
 import java.util.List;
@@ -82,35 +79,30 @@ public final class McpConnector implements Connector {
           causedBy(e, ConnectException.class) ? "CONNECTION_REFUSED" : "MCP_UNAVAILABLE",
           "no session with the MCP server " + where() + " (" + reason(e) + "); nothing was sent");
     }
-    // the upstream call, a child of the attempt (none outside a trace), as OpenTelemetry's MCP
-    // conventions name it; its traceparent goes in the request's _meta, where MCP servers read it
-    Span span =
-        Traces.continued(
-            "tools/call " + settings.tool(),
-            Traces.extract(request.traceId(), null),
-            SpanKind.CLIENT);
-    if (span.isRecording()) {
-      span.setAttribute(MCP_METHOD, "tools/call")
-          .setAttribute(Traces.OPERATION, "execute_tool")
-          .setAttribute(Traces.TOOL, settings.tool())
-          .setAttribute(Traces.KEY, request.idempotencyKey());
-    }
-    Map<String, Object> meta = new HashMap<>();
-    meta.put(McpMeta.IDEMPOTENCY_KEY, request.effectKey());
-    String traceparent = Traces.traceparent(Context.root().with(span));
-    if (traceparent != null) {
-      meta.put(Traces.TRACEPARENT, traceparent);
-    }
-    CallToolRequest call =
-        CallToolRequest.builder().name(settings.tool()).arguments(arguments).meta(meta).build();
-    try {
-      EffectOutcome outcome = call(client, call);
-      if (!(outcome instanceof EffectOutcome.Succeeded) && span.isRecording()) {
-        span.setStatus(StatusCode.ERROR, outcome.getClass().getSimpleName());
+    // the upstream call as OpenTelemetry's MCP conventions name it; its traceparent goes in the
+    // request's _meta, where MCP servers read it
+    try (DownstreamSpan upstream = DownstreamSpan.start("tools/call " + settings.tool(), request)) {
+      if (upstream.span().isRecording()) {
+        upstream
+            .span()
+            .setAttribute(MCP_METHOD, "tools/call")
+            .setAttribute(Traces.OPERATION, "execute_tool")
+            .setAttribute(Traces.TOOL, settings.tool());
       }
-      return outcome;
-    } finally {
-      span.end();
+      Map<String, Object> meta = new HashMap<>();
+      meta.put(McpMeta.IDEMPOTENCY_KEY, request.effectKey());
+      String traceparent = upstream.traceparent();
+      if (traceparent != null) {
+        meta.put(Traces.TRACEPARENT, traceparent);
+      }
+      return upstream.ended(
+          call(
+              client,
+              CallToolRequest.builder()
+                  .name(settings.tool())
+                  .arguments(arguments)
+                  .meta(meta)
+                  .build()));
     }
   }
 
