@@ -20,10 +20,17 @@ public final class DownstreamSpan implements AutoCloseable {
     this.span = span;
   }
 
-  /** Starts the span {@code name} for {@code request}. */
-  public static DownstreamSpan start(String name, EffectRequest request) {
-    Span span = Traces.continued(name, Traces.extract(request.traceId(), null), SpanKind.CLIENT);
+  /**
+   * Starts the span for {@code request}, named {@code operation}, or "{@code operation target}"
+   * when {@code target} is not null (the name built only for a span that records).
+   */
+  public static DownstreamSpan start(String operation, String target, EffectRequest request) {
+    Span span =
+        Traces.continued(operation, Traces.extract(request.traceId(), null), SpanKind.CLIENT);
     if (span.isRecording()) {
+      if (target != null) {
+        span.updateName(operation + " " + target);
+      }
       span.setAttribute(Traces.KEY, request.idempotencyKey());
     }
     return new DownstreamSpan(span);

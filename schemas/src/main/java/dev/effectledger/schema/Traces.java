@@ -169,6 +169,30 @@ public final class Traces {
   }
 
   /**
+   * {@link #continued} for one attempt at a key's effect (the executor's attempt, the ledger
+   * settling it): named "{@code operation tool}", with the tool, key, tenant and attempt, the name
+   * and attributes built only for a span that records (nothing per record with tracing off).
+   */
+  public static Span continuedAttempt(
+      String operation,
+      Context parent,
+      SpanKind kind,
+      String tool,
+      String key,
+      String tenant,
+      int attempt) {
+    Span span = continued(operation, parent, kind);
+    if (span.isRecording()) {
+      span.updateName(operation + " " + tool)
+          .setAttribute(TOOL, tool)
+          .setAttribute(KEY, key)
+          .setAttribute(TENANT, tenant)
+          .setAttribute(ATTEMPT, (long) attempt);
+    }
+    return span;
+  }
+
+  /**
    * Whether {@code span} (started under {@code parent}) is carried on: made current, its context
    * put on the records it causes. Always under a caller's context, sampled or not (the W3C trace
    * goes on); a span that starts a trace only when it is sampled, so that an unsampled call costs

@@ -84,7 +84,7 @@ public final class HttpConnector implements Connector {
       builder.method(settings.method(), HttpRequest.BodyPublishers.noBody());
     }
     HttpRequest sent = builder.build();
-    try (DownstreamSpan call = DownstreamSpan.start(settings.method(), request)) {
+    try (DownstreamSpan call = DownstreamSpan.start(settings.method(), null, request)) {
       if (call.span().isRecording()) {
         call.span()
             .setAttribute(HTTP_METHOD, settings.method())

@@ -81,7 +81,7 @@ public final class McpConnector implements Connector {
     }
     // the upstream call as OpenTelemetry's MCP conventions name it; its traceparent goes in the
     // request's _meta, where MCP servers read it
-    try (DownstreamSpan upstream = DownstreamSpan.start("tools/call " + settings.tool(), request)) {
+    try (DownstreamSpan upstream = DownstreamSpan.start("tools/call", settings.tool(), request)) {
       if (upstream.span().isRecording()) {
         upstream
             .span()

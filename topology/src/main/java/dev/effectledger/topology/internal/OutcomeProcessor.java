@@ -63,13 +63,16 @@ public final class OutcomeProcessor implements Processor<String, Outcome, Object
     // the ledger settling the key, a child of the executor's attempt (the outcome's headers)
     Context parent = Traces.extract(record.headers());
     Span span =
-        Traces.continued("effectledger settle " + outcome.getTool(), parent, SpanKind.CONSUMER);
+        Traces.continuedAttempt(
+            "effectledger settle",
+            parent,
+            SpanKind.CONSUMER,
+            outcome.getTool(),
+            outcome.getIdempotencyKey(),
+            outcome.getTenant(),
+            outcome.getAttempt());
     if (span.isRecording()) {
-      span.setAttribute(Traces.TOOL, outcome.getTool())
-          .setAttribute(Traces.KEY, outcome.getIdempotencyKey())
-          .setAttribute(Traces.TENANT, outcome.getTenant())
-          .setAttribute(Traces.ATTEMPT, (long) outcome.getAttempt())
-          .setAttribute(Traces.OUTCOME, outcome.getStatus().name());
+      span.setAttribute(Traces.OUTCOME, outcome.getStatus().name());
     }
     try (Scope scope = Traces.enter(span, parent)) {
       settleTraced(record, outcome);

@@ -129,13 +129,14 @@ public final class EffectPerformer {
     // the attempt, a child of the ledger's decision that dispatched it (the dispatch's traceId)
     Context parent = Traces.extract(dispatch.getTraceId(), null);
     Span span =
-        Traces.continued("effectledger attempt " + dispatch.getTool(), parent, SpanKind.INTERNAL);
-    if (span.isRecording()) {
-      span.setAttribute(Traces.TOOL, dispatch.getTool())
-          .setAttribute(Traces.KEY, dispatch.getIdempotencyKey())
-          .setAttribute(Traces.TENANT, dispatch.getTenant())
-          .setAttribute(Traces.ATTEMPT, (long) dispatch.getAttempt());
-    }
+        Traces.continuedAttempt(
+            "effectledger attempt",
+            parent,
+            SpanKind.INTERNAL,
+            dispatch.getTool(),
+            dispatch.getIdempotencyKey(),
+            dispatch.getTenant(),
+            dispatch.getAttempt());
     try (Scope scope = Traces.enter(span, parent)) {
       return performTraced(dispatch);
     } finally {
