@@ -252,16 +252,22 @@ public final class FairShare {
 
     @Override
     public void close() {
-      if (closed.compareAndSet(false, true) && count != null) {
-        count.decrementAndGet();
-      }
+      end(false);
     }
 
     @Override
     public void giveBack() {
-      boolean first = !closed.get();
-      close();
-      if (first && bucket != null) {
+      end(true);
+    }
+
+    private void end(boolean giveBack) {
+      if (!closed.compareAndSet(false, true)) {
+        return; // ended already: a place and a second are given back once
+      }
+      if (count != null) {
+        count.decrementAndGet();
+      }
+      if (giveBack && bucket != null) {
         bucket.addTokens(1);
       }
     }
