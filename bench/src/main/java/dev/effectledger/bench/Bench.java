@@ -159,6 +159,19 @@ public final class Bench {
         intents, distinct, (intents - distinct) * 100 / intents);
   }
 
+  /**
+   * A report's head: its title, the command that made it and the machine it ran on (each report
+   * goes on from the machine's line).
+   */
+  static StringBuilder reportHead(String title, String command) {
+    return new StringBuilder("# ")
+        .append(title)
+        .append("\n\nCommand: `")
+        .append(command)
+        .append("`  \n")
+        .append(machine());
+  }
+
   static String machine() {
     return "Machine: "
         + Runtime.getRuntime().availableProcessors()

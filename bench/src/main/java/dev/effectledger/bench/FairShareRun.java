@@ -271,10 +271,9 @@ final class FairShareRun {
   }
 
   static String render(List<Segment> segments, Plan plan, String command, Warmed warmed) {
-    StringBuilder md = new StringBuilder();
-    md.append("# Fair share: one tenant flooding a gateway, another's latency\n\n");
-    md.append("Command: `").append(command).append("`  \n");
-    md.append(Bench.machine()).append("\n\n");
+    StringBuilder md =
+        Bench.reportHead("Fair share: one tenant flooding a gateway, another's latency", command);
+    md.append("\n\n");
     md.append(
         String.format(
             Locale.ROOT,

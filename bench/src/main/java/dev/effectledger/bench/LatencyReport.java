@@ -27,9 +27,8 @@ final class LatencyReport {
     int seconds = plan.seconds();
     int executorMinMs = plan.executorMinMs();
     StringBuilder md =
-        new StringBuilder("# Latency: intent to reply, against the baseline's single hop\n\n");
-    md.append("Command: `").append(command).append("`  \n");
-    md.append(Bench.machine()).append("  \n");
+        Bench.reportHead("Latency: intent to reply, against the baseline's single hop", command);
+    md.append("  \n");
     md.append(
             "Each point on a fresh embedded broker, 8 partitions, exactly_once_v2, "
                 + plan.threads()

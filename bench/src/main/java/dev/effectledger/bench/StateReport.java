@@ -17,9 +17,8 @@ final class StateReport {
   }
 
   static void write(Figures small, Figures large, String command) throws IOException {
-    StringBuilder md = new StringBuilder("# Ledger state: size, restore and purge\n\n");
-    md.append("Command: `").append(command).append("`  \n");
-    md.append(Bench.machine()).append("  \n");
+    StringBuilder md = Bench.reportHead("Ledger state: size, restore and purge", command);
+    md.append("  \n");
     md.append(
         "Each store on a fresh embedded broker, 8 partitions, exactly_once_v2, record cache on, 24 h window. Entries are"
             + " completed by SUCCEEDED outcomes produced directly. Disk bytes are the RocksDB files after a clean close"

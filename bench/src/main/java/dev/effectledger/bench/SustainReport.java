@@ -78,9 +78,8 @@ final class SustainReport {
             && maxLag <= 5L * rate * 2
             && bytesGrowth <= 1 + BYTES_TOLERANCE;
 
-    StringBuilder md = new StringBuilder("# Sustained load: ledger state over many windows\n\n");
-    md.append("Command: `").append(command).append("`  \n");
-    md.append(Bench.machine()).append("  \n");
+    StringBuilder md = Bench.reportHead("Sustained load: ledger state over many windows", command);
+    md.append("  \n");
     md.append(
             "One embedded broker, 8 partitions, exactly_once_v2, 2 stream threads, the processor's default punctuations (")
         .append("expiry every ")

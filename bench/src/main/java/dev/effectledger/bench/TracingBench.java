@@ -182,10 +182,9 @@ final class TracingBench {
 
   static String latencyReport(
       Map<String, List<LatencyBench.Point>> points, int load, int seconds, String command) {
-    StringBuilder md = new StringBuilder();
-    md.append("# Tracing: intent to reply with tracing off, at 1% and at 100%\n\n");
-    md.append("Command: `").append(command).append("`  \n");
-    md.append(Bench.machine()).append("\n\n");
+    StringBuilder md =
+        Bench.reportHead("Tracing: intent to reply with tracing off, at 1% and at 100%", command);
+    md.append("\n\n");
     md.append(
         String.format(
             Locale.ROOT,
@@ -251,10 +250,10 @@ final class TracingBench {
       int intents,
       int distinct,
       String command) {
-    StringBuilder md = new StringBuilder();
-    md.append("# Tracing: the ledger's throughput with tracing off, at 1% and at 100%\n\n");
-    md.append("Command: `").append(command).append("`  \n");
-    md.append(Bench.machine()).append("  \n");
+    StringBuilder md =
+        Bench.reportHead(
+            "Tracing: the ledger's throughput with tracing off, at 1% and at 100%", command);
+    md.append("  \n");
     md.append(Bench.input(intents, distinct)).append("\n\n");
     md.append(
         "exactly_once_v2, one embedded broker, the ledger alone (its decision spans; no executor)."
